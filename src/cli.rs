@@ -1,0 +1,302 @@
+//! The command line (clap derive) and what each command does, as a table of contents:
+//! parse → plan → run → report.
+//!
+//! Owns flag definitions, reading the lab file or choosing the demo, terminal decisions
+//! (colour, progress mode), Ctrl-C handling and exit codes. Must not: measure, render or
+//! touch SQL itself; it calls `plan`, `runner`, `store` and `report`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED};
+use crate::plan::{self, RunOptions};
+use crate::progress::{Mode, Progress};
+use crate::report::{self, Format};
+use crate::store::Store;
+use crate::workload::{DurationRule, sysbench};
+
+/// Find the performance delta between database versions, builds and configurations.
+#[derive(Debug, Parser)]
+#[command(name = "dbdelta", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Results database (SQLite); created by `run` when missing.
+    #[arg(long, global = true, value_name = "PATH", default_value = "dbdelta.db")]
+    pub store: PathBuf,
+    /// Print no progress, only results and errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Print more detail while running.
+    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a lab (without LAB: a built-in demo on embedded SQLite), then print its report.
+    Run(RunArgs),
+    /// Print the report of a stored run (default: the latest).
+    Report(ReportArgs),
+    /// List what the store holds, or the step catalog.
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
+    pub lab: Option<PathBuf>,
+    /// Tiny scale and 2-second steps, for demos and tests.
+    #[arg(long)]
+    pub quick: bool,
+    /// Run only steps matching this glob (repeatable), e.g. --only 'point-*'.
+    #[arg(long, value_name = "STEP_GLOB")]
+    pub only: Vec<String>,
+    /// Skip steps matching this glob (repeatable).
+    #[arg(long, value_name = "STEP_GLOB")]
+    pub skip: Vec<String>,
+    /// Client counts to sweep, e.g. 1,4,16 (overrides the lab).
+    #[arg(long, value_name = "LIST")]
+    pub clients: Option<String>,
+    /// Repeats per target (overrides the lab; ≥ 2 enables verdicts).
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<u32>,
+    /// Keep data directories after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print the plan and start nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where data directories are created.
+    #[arg(long, value_name = "DIR", default_value = "dbdelta-work")]
+    pub workdir: PathBuf,
+    /// Target the report compares against (default: the lab's first target).
+    #[arg(long, value_name = "TARGET")]
+    pub base: Option<String>,
+    /// Format of the report printed at the end.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run id (default: the latest run).
+    pub run: Option<String>,
+    /// Target to compare against (default: the run's first target).
+    #[arg(long, value_name = "TARGET")]
+    pub base: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(value_enum)]
+    pub what: ListWhat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListWhat {
+    /// Runs in the store.
+    Runs,
+    /// The step catalog, in run order.
+    Steps,
+    /// Targets of every stored run.
+    Targets,
+}
+
+/// Run a parsed command line. Returns the process exit code.
+pub fn execute(cli: Cli) -> Result<ExitCode> {
+    let progress = Progress {
+        mode: Mode::detect(cli.quiet),
+        verbose: cli.verbose,
+    };
+    match cli.command {
+        Command::Run(args) => run(&cli.store, args, &progress),
+        Command::Report(args) => report_cmd(&cli.store, args),
+        Command::List(args) => list(&cli.store, args.what),
+    }
+}
+
+fn color_wanted() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
+    // Parse and plan: every input error surfaces here, before anything is written.
+    let lab = match &args.lab {
+        Some(path) => crate::lab::load(path)?,
+        None => crate::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
+    };
+    let opts = RunOptions {
+        quick: args.quick,
+        only: args.only,
+        skip: args.skip,
+        clients: args.clients,
+        repeats: args.repeats,
+        keep: args.keep,
+        workdir: args.workdir,
+    };
+    let plan = plan::plan(lab, &opts)?;
+    if let Some(base) = &args.base {
+        if !plan.targets.iter().any(|t| &t.name == base) {
+            return crate::error::input(format!(
+                "--base {base}: the lab has no such target (targets: {})",
+                plan.targets
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    if args.dry_run {
+        print!("{}", plan.describe());
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    // Run: results reach the store after every step.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupt.clone();
+        // A second Ctrl-C ends the process at once.
+        let _ = ctrlc::set_handler(move || {
+            if flag.swap(true, Ordering::SeqCst) {
+                std::process::exit(EXIT_INTERRUPTED as i32);
+            }
+        });
+    }
+    let mut store = Store::open(store_path)?;
+    progress.line(&format!(
+        "plan: {} step(s) × {} cell(s), at least {:.0} s",
+        plan.steps.len(),
+        plan.cells().len(),
+        plan.estimated().as_secs_f64()
+    ));
+    let outcome = crate::runner::execute(&plan, &mut store, progress, &interrupt)?;
+
+    // Report what exists, then say what failed.
+    let data = store.load_run(&outcome.run_id)?;
+    let model = report::build(&data, args.base.as_deref())?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(report::render(&model, args.format, color_wanted()).as_bytes())?;
+    out.flush()?;
+    if outcome.interrupted {
+        eprintln!(
+            "interrupted: run {} is stored as incomplete in {}",
+            outcome.run_id,
+            store.path().display()
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    if !outcome.failures.is_empty() {
+        eprintln!(
+            "{} failure(s) in run {}:",
+            outcome.failures.len(),
+            outcome.run_id
+        );
+        for f in &outcome.failures {
+            eprintln!("  {f}");
+        }
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
+    let store = Store::open_existing(store_path)?;
+    let run_id = store.resolve_run(args.run.as_deref())?;
+    let data = store.load_run(&run_id)?;
+    let model = report::build(&data, args.base.as_deref())
+        .map_err(|e| crate::error::InputError::new(e.to_string()))?;
+    match &args.output {
+        Some(path) => {
+            let text = report::render(&model, args.format, false);
+            let tmp = path.with_extension("tmp~");
+            std::fs::write(&tmp, text)
+                .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
+            std::fs::rename(&tmp, path)
+                .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
+        }
+        None => {
+            let text = report::render(&model, args.format, color_wanted());
+            std::io::stdout().lock().write_all(text.as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(store_path: &Path, what: ListWhat) -> Result<ExitCode> {
+    let mut out = String::new();
+    match what {
+        ListWhat::Steps => {
+            out.push_str(&format!(
+                "{:<26} {:<12} {:>10}  {}\n",
+                "step", "group", "stmts/evt", "duration"
+            ));
+            for s in sysbench::CATALOG {
+                let dur = match s.duration {
+                    DurationRule::Read => "read_secs",
+                    DurationRule::Write => "write_secs",
+                };
+                out.push_str(&format!(
+                    "{:<26} {:<12} {:>10}  {}\n",
+                    s.label,
+                    s.group.id(),
+                    s.statements_per_event(),
+                    dur
+                ));
+            }
+        }
+        ListWhat::Runs => {
+            let store = Store::open_existing(store_path)?;
+            for r in store.list_runs()? {
+                out.push_str(&format!(
+                    "{}  {}  {:<10}  {} step(s)  {}  [{}]\n",
+                    r.id,
+                    r.started,
+                    if r.complete { "complete" } else { "INCOMPLETE" },
+                    r.measurements,
+                    r.lab,
+                    r.targets.join(", ")
+                ));
+            }
+        }
+        ListWhat::Targets => {
+            let store = Store::open_existing(store_path)?;
+            for r in store.list_runs()? {
+                let data = store.load_run(&r.id)?;
+                for t in data.targets {
+                    out.push_str(&format!(
+                        "{}  {:<24} {:<8} {}{}\n",
+                        r.id,
+                        t.name,
+                        t.engine,
+                        t.server_version.unwrap_or_else(|| "-".into()),
+                        if t.failed { "  FAILED" } else { "" }
+                    ));
+                }
+            }
+        }
+    }
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,186 @@
+//! Engines: the traits every DBMS implements, and the registry that picks one for a target.
+//!
+//! Three traits, one per stage of a target's life:
+//! - [`Server`]: lifecycle (create data, start, version and settings, size, cleanup, stop) and
+//!   which processes to measure.
+//! - [`Driver`]: opens client connections; shared by the runner's threads.
+//! - [`Session`]: one connection, used by one thread: prepare, execute, bulk load.
+//!
+//! Drivers never time anything and never count ops: the runner does. A driver's job is to get
+//! statements to the engine as cheaply as possible and to classify errors
+//! (retryable, reconnect, fatal).
+
+pub mod sqlite;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::plan::TargetPlan;
+
+/// The kinds of DBMS dbdelta can drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    Sqlite,
+}
+
+impl EngineKind {
+    /// Every engine name a lab may use, for error messages.
+    pub const NAMES: &'static [&'static str] = &["sqlite"];
+
+    pub fn parse(name: &str) -> Option<EngineKind> {
+        match name {
+            "sqlite" => Some(EngineKind::Sqlite),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sqlite => "sqlite",
+        }
+    }
+
+    pub fn dialect(self) -> Dialect {
+        match self {
+            EngineKind::Sqlite => Dialect::Sqlite,
+        }
+    }
+
+    /// True when the engine runs inside dbdelta's own process (its CPU is ours).
+    pub fn embedded(self) -> bool {
+        matches!(self, EngineKind::Sqlite)
+    }
+}
+
+/// SQL dialects: the workloads keep one SQL text per dialect for every statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+/// A statement parameter. Borrowed, so binding one allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// How the runner should react to an error, decided by the driver that saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Try the next event on the same connection (lock timeout, serialization failure, busy).
+    Retryable,
+    /// The connection is unusable; open a new one.
+    Reconnect,
+    /// Give up on the step.
+    Fatal,
+}
+
+/// An error from a driver, already classified.
+#[derive(Debug, Clone)]
+pub struct DbError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn fatal(message: impl Into<String>) -> Self {
+        DbError {
+            kind: ErrorKind::Fatal,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// Handle of a statement prepared on one session.
+pub type StmtId = usize;
+
+/// Receives the columns of one row of a bulk load, in column order.
+pub trait RowSink {
+    fn int(&mut self, value: i64);
+    fn text(&mut self, value: &str);
+}
+
+/// Produces the rows of a bulk load. The engine decides how to ship them (one transaction of
+/// prepared inserts, `COPY`, multi-row inserts).
+pub trait RowSource {
+    /// Column names, in the order `write_row` emits them.
+    fn columns(&self) -> &[&'static str];
+    /// Number of rows to load.
+    fn rows(&self) -> u64;
+    /// Emit row `i` (0-based) into the sink.
+    fn write_row(&mut self, i: u64, sink: &mut dyn RowSink);
+}
+
+/// One client connection, owned by one thread.
+pub trait Session: Send {
+    /// Prepare `sql` once; later executions use the handle. With prepared statements switched
+    /// off the session keeps the text and sends it each time.
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError>;
+    /// Execute a prepared statement and consume its whole result.
+    /// Returns the rows returned (queries) or changed (writes).
+    fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError>;
+    /// Run one unprepared statement (DDL, maintenance). Returns rows returned or changed.
+    fn execute_sql(&mut self, sql: &str) -> Result<u64, DbError>;
+    /// Run a query and return the first column of every row as text (for settings and sizes).
+    fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError>;
+    /// Load all rows of `source` into `table` as fast as the engine allows.
+    fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError>;
+}
+
+/// Opens connections to a started server. Shared by all client threads.
+pub trait Driver: Send + Sync {
+    fn connect(&self) -> Result<Box<dyn Session>, DbError>;
+    fn dialect(&self) -> Dialect;
+}
+
+/// Which processes hold the engine's cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    /// The engine runs inside dbdelta (SQLite): measure our own process.
+    SelfProcess,
+}
+
+/// A started DBMS instance for one target.
+pub trait Server {
+    fn driver(&self) -> Arc<dyn Driver>;
+    /// The engine's own version string.
+    fn version(&self) -> String;
+    /// Effective settings read back after start.
+    fn settings(&self) -> BTreeMap<String, String>;
+    /// Which processes to measure.
+    fn observed(&self) -> Observed;
+    /// The directory holding the database files (its device is the one whose IO we count).
+    fn data_dir(&self) -> &Path;
+    /// Logical database size in bytes, as the engine reports it.
+    fn db_size(&self) -> Option<u64>;
+    /// Bring the database to a settled state after loads and writes ("postwrite", suites.md §1):
+    /// statistics collected, dirty data flushed. `tables` are the suite's tables.
+    fn postwrite(&self, tables: &[String]) -> anyhow::Result<()>;
+    /// Stop the engine (fast shutdown). Does not remove the data directory.
+    fn stop(self: Box<Self>) -> anyhow::Result<()>;
+}
+
+/// Create, initialise and start the server of `target` in the fresh directory `data_dir`.
+pub fn start(target: &TargetPlan, data_dir: &Path) -> anyhow::Result<Box<dyn Server>> {
+    match target.engine {
+        EngineKind::Sqlite => Ok(Box::new(sqlite::SqliteServer::start(target, data_dir)?)),
+    }
+}
+
+/// The data directory of one target × clients × repeat under a run's work directory.
+pub fn data_dir_for(run_dir: &Path, target: &str, clients: u32, repeat: u32) -> PathBuf {
+    run_dir.join(format!("{target}.c{clients}.r{repeat}"))
+}

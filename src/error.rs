@@ -1,0 +1,48 @@
+//! Errors at the program's boundary and the exit codes they map to.
+//!
+//! Owns the distinction between bad input (exit 2: the user can fix the command or the lab file)
+//! and failures while running (exit 1). Inside the application errors are `anyhow` with context;
+//! only input problems are typed, so `main` can pick the exit code.
+
+use std::process::ExitCode;
+
+/// A problem with what the user asked for: a flag, a lab file, a store path.
+/// Its message is one line that says what is wrong and how to fix it.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct InputError(pub String);
+
+impl InputError {
+    pub fn new(msg: impl Into<String>) -> Self {
+        InputError(msg.into())
+    }
+}
+
+/// Shorthand: `Err(input_error!("..."))`-style construction for bad input.
+pub fn input<T>(msg: impl Into<String>) -> anyhow::Result<T> {
+    Err(InputError::new(msg).into())
+}
+
+/// Exit code for bad input (the same code clap uses for usage errors).
+pub const EXIT_INPUT: u8 = 2;
+/// Exit code when a run finished but some target or step failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code after Ctrl-C (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Map an error that reached `main` to its exit code.
+pub fn exit_code(err: &anyhow::Error) -> ExitCode {
+    if err.chain().any(|e| e.is::<InputError>()) {
+        ExitCode::from(EXIT_INPUT)
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+/// The one-line message for an error that reached `main`: the whole cause chain.
+pub fn message(err: &anyhow::Error) -> String {
+    if let Some(input) = err.chain().find_map(|e| e.downcast_ref::<InputError>()) {
+        return input.to_string();
+    }
+    format!("{err:#}")
+}

@@ -1,0 +1,477 @@
+//! Lab files: TOML text → a validated [`Lab`], or one line naming the file, line and key at fault.
+//!
+//! Owns the lab file's schema (spec §4) and every check that needs only the file: unknown keys,
+//! wrong types, duplicate target names, unknown engines, unreadable config files.
+//! Must not: look at the machine, apply CLI flags (that is `plan`), or start anything.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::engine::EngineKind;
+use crate::error::InputError;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLab {
+    lab: RawLabSection,
+    #[serde(rename = "target", default)]
+    targets: Vec<RawTarget>,
+    #[serde(default)]
+    suite: RawSuites,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLabSection {
+    name: String,
+    #[serde(default = "one")]
+    repeats: Spanned<i64>,
+    #[serde(default)]
+    order: Option<Spanned<String>>,
+    #[serde(default)]
+    clients: Option<Spanned<Vec<i64>>>,
+}
+
+fn one() -> Spanned<i64> {
+    Spanned::new(0..0, 1)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    name: Spanned<String>,
+    engine: Spanned<String>,
+    #[serde(default)]
+    config: Option<Spanned<String>>,
+    #[serde(default)]
+    settings: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSuites {
+    #[serde(default)]
+    sysbench: Option<Spanned<RawSysbench>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSysbench {
+    #[serde(default = "defaults::tables")]
+    tables: u32,
+    #[serde(default = "defaults::rows")]
+    rows: u64,
+    #[serde(default = "defaults::read_secs")]
+    read_secs: f64,
+    #[serde(default = "defaults::write_secs")]
+    write_secs: f64,
+    #[serde(default = "defaults::warmup_secs")]
+    warmup_secs: f64,
+    #[serde(default = "defaults::prepared")]
+    prepared: bool,
+    #[serde(default)]
+    pre: bool,
+}
+
+mod defaults {
+    pub fn tables() -> u32 {
+        1
+    }
+    pub fn rows() -> u64 {
+        1_000_000
+    }
+    pub fn read_secs() -> f64 {
+        60.0
+    }
+    pub fn write_secs() -> f64 {
+        90.0
+    }
+    pub fn warmup_secs() -> f64 {
+        5.0
+    }
+    pub fn prepared() -> bool {
+        true
+    }
+}
+
+/// How repeats of several targets are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// A B A B: each repeat runs every target before the next repeat starts.
+    Interleaved,
+    /// A A B B.
+    Sequential,
+}
+
+/// One target of a lab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabTarget {
+    pub name: String,
+    pub engine: EngineKind,
+    /// Engine settings: the config file's lines, then the `settings` list.
+    pub settings: Vec<String>,
+    /// The config file as written in the lab.
+    pub config_name: Option<String>,
+}
+
+/// The `[suite.sysbench]` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SysbenchConfig {
+    pub tables: u32,
+    pub rows: u64,
+    pub read_secs: f64,
+    pub write_secs: f64,
+    pub warmup_secs: f64,
+    pub prepared: bool,
+}
+
+/// A validated lab.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lab {
+    pub name: String,
+    /// The file's text, kept with the run.
+    pub text: String,
+    /// Where it came from (`lab.toml`, or `<built-in demo>`), for messages.
+    pub origin: String,
+    pub repeats: u32,
+    pub order: Order,
+    pub clients: Vec<u32>,
+    pub targets: Vec<LabTarget>,
+    pub sysbench: SysbenchConfig,
+}
+
+/// Locates spans in the lab text for messages.
+struct Source<'a> {
+    text: &'a str,
+    origin: &'a str,
+}
+
+impl Source<'_> {
+    fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    /// The `[section]` header in force at `line`, e.g. `[suite.sysbench]` or `[[target]]`.
+    fn section_at(&self, line: usize) -> Option<&str> {
+        self.text
+            .lines()
+            .take(line)
+            .map(str::trim)
+            .filter(|l| l.starts_with('['))
+            .last()
+            .map(|l| l.split('#').next().unwrap_or(l).trim())
+    }
+
+    fn key_at(&self, line: usize) -> Option<&str> {
+        let l = self.text.lines().nth(line.checked_sub(1)?)?.trim();
+        if l.starts_with('[') {
+            return None;
+        }
+        let (key, _) = l.split_once('=')?;
+        Some(key.trim())
+    }
+
+    /// `origin:line: [section] key: message`.
+    fn error_at(&self, span: Range<usize>, message: impl AsRef<str>) -> InputError {
+        let line = self.line_of(span.start);
+        let mut out = format!("{}:{line}: ", self.origin);
+        if let Some(section) = self.section_at(line) {
+            out.push_str(section);
+            out.push(' ');
+        }
+        let message = message.as_ref();
+        if let Some(key) = self.key_at(line) {
+            if !message.contains(&format!("`{key}`")) {
+                out.push_str(key);
+                out.push_str(": ");
+            }
+        }
+        out.push_str(message);
+        InputError(out)
+    }
+
+    fn error(&self, message: impl AsRef<str>) -> InputError {
+        InputError(format!("{}: {}", self.origin, message.as_ref()))
+    }
+}
+
+/// Parse and validate a lab. `base_dir` resolves relative `config` paths (the lab file's folder).
+pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputError> {
+    let src = Source { text, origin };
+    let raw: RawLab = toml::from_str(text).map_err(|e| {
+        let msg = e.message().replace('\n', " ");
+        match e.span() {
+            Some(span) => src.error_at(span, msg.trim()),
+            None => src.error(msg.trim()),
+        }
+    })?;
+
+    let lab = raw.lab;
+    let repeats = u32::try_from(*lab.repeats.get_ref())
+        .ok()
+        .filter(|r| *r >= 1)
+        .ok_or_else(|| src.error_at(lab.repeats.span(), "repeats must be a whole number ≥ 1"))?;
+    let order = match &lab.order {
+        None => Order::Interleaved,
+        Some(o) => match o.get_ref().as_str() {
+            "interleaved" => Order::Interleaved,
+            "sequential" => Order::Sequential,
+            other => {
+                return Err(src.error_at(
+                    o.span(),
+                    format!("order must be \"interleaved\" or \"sequential\", not \"{other}\""),
+                ));
+            }
+        },
+    };
+    let clients = match &lab.clients {
+        None => vec![1],
+        Some(c) => {
+            let list = c.get_ref();
+            if list.is_empty() || list.iter().any(|n| *n < 1 || *n > 10_000) {
+                return Err(src.error_at(
+                    c.span(),
+                    "clients must be a non-empty list of client counts from 1 to 10000, e.g. [1, 4]",
+                ));
+            }
+            list.iter().map(|n| *n as u32).collect()
+        }
+    };
+
+    if raw.targets.is_empty() {
+        return Err(src.error(
+            "the lab has no [[target]]; add at least one, e.g. [[target]] name = \"a\" engine = \"sqlite\"",
+        ));
+    }
+    let mut targets: Vec<LabTarget> = Vec::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for t in raw.targets {
+        let name = t.name.get_ref().clone();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+        if !valid {
+            return Err(src.error_at(
+                t.name.span(),
+                format!(
+                    "target name \"{name}\" may only use letters, digits, '.', '_' and '-' (it names directories)"
+                ),
+            ));
+        }
+        let line = src.line_of(t.name.span().start);
+        if let Some(first) = seen.insert(name.clone(), line) {
+            return Err(src.error_at(
+                t.name.span(),
+                format!(
+                    "target name \"{name}\" is used twice (first at line {first}); give each target a unique name"
+                ),
+            ));
+        }
+        let engine = EngineKind::parse(t.engine.get_ref()).ok_or_else(|| {
+            src.error_at(
+                t.engine.span(),
+                format!(
+                    "unknown engine \"{}\"; this version supports: {}",
+                    t.engine.get_ref(),
+                    EngineKind::NAMES.join(", ")
+                ),
+            )
+        })?;
+        let mut settings = Vec::new();
+        let config_name = match &t.config {
+            None => None,
+            Some(c) => {
+                let rel = PathBuf::from(c.get_ref());
+                let path = if rel.is_absolute() {
+                    rel.clone()
+                } else {
+                    base_dir.join(&rel)
+                };
+                let body = std::fs::read_to_string(&path).map_err(|e| {
+                    src.error_at(
+                        c.span(),
+                        format!(
+                            "cannot read config file \"{}\" ({}): {e}; fix the path (relative paths start at the lab file's folder)",
+                            c.get_ref(),
+                            path.display()
+                        ),
+                    )
+                })?;
+                settings.extend(body.lines().map(str::to_string));
+                Some(c.get_ref().clone())
+            }
+        };
+        settings.extend(t.settings);
+        targets.push(LabTarget {
+            name,
+            engine,
+            settings,
+            config_name,
+        });
+    }
+
+    let sysbench = match raw.suite.sysbench {
+        None => RawSysbench {
+            tables: defaults::tables(),
+            rows: defaults::rows(),
+            read_secs: defaults::read_secs(),
+            write_secs: defaults::write_secs(),
+            warmup_secs: defaults::warmup_secs(),
+            prepared: defaults::prepared(),
+            pre: false,
+        },
+        Some(s) => {
+            let span = s.span();
+            let s = s.into_inner();
+            let bad = |what: &str| src.error_at(span.clone(), what);
+            if s.tables < 1 || s.tables > 1000 {
+                return Err(bad("tables must be from 1 to 1000"));
+            }
+            if s.rows < 200 {
+                return Err(bad(
+                    "rows must be at least 200 (the hot-points and range steps need them)",
+                ));
+            }
+            for (key, v) in [("read_secs", s.read_secs), ("write_secs", s.write_secs)] {
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(bad(&format!("{key} must be a positive number of seconds")));
+                }
+            }
+            if !(s.warmup_secs >= 0.0 && s.warmup_secs.is_finite()) {
+                return Err(bad(
+                    "warmup_secs must be zero or a positive number of seconds",
+                ));
+            }
+            if s.pre {
+                return Err(bad(
+                    "pre = true needs the .pre steps of the full catalog, which this version does not have yet; remove it",
+                ));
+            }
+            s
+        }
+    };
+    Ok(Lab {
+        name: lab.name,
+        text: text.to_string(),
+        origin: origin.to_string(),
+        repeats,
+        order,
+        clients,
+        targets,
+        sysbench: SysbenchConfig {
+            tables: sysbench.tables,
+            rows: sysbench.rows,
+            read_secs: sysbench.read_secs,
+            write_secs: sysbench.write_secs,
+            warmup_secs: sysbench.warmup_secs,
+            prepared: sysbench.prepared,
+        },
+    })
+}
+
+/// Read and parse a lab file.
+pub fn load(path: &Path) -> Result<Lab, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        InputError(format!(
+            "cannot read lab file {}: {e}; check the path",
+            path.display()
+        ))
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse(&text, &path.display().to_string(), base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse(text, "lab.toml", Path::new(".")).unwrap_err().0
+    }
+
+    const OK: &str = r#"
+[lab]
+name = "t"
+
+[[target]]
+name = "a"
+engine = "sqlite"
+settings = ["synchronous = NORMAL"]
+
+[suite.sysbench]
+rows = 1000
+read_secs = 0.5
+"#;
+
+    #[test]
+    fn parses_a_lab_with_defaults() {
+        let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.repeats, 1);
+        assert_eq!(lab.order, Order::Interleaved);
+        assert_eq!(lab.clients, vec![1]);
+        assert_eq!(lab.sysbench.rows, 1000);
+        assert_eq!(lab.sysbench.read_secs, 0.5);
+        assert_eq!(lab.sysbench.write_secs, 90.0);
+        assert_eq!(
+            lab.targets[0].settings,
+            vec!["synchronous = NORMAL".to_string()]
+        );
+    }
+
+    #[test]
+    fn unknown_key_names_file_line_section_and_key() {
+        let e = err(&OK.replace("rows = 1000", "rowz = 1000"));
+        assert!(
+            e.starts_with("lab.toml:12: [suite.sysbench] unknown field `rowz`"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        let e = err(&OK.replace("rows = 1000", "rows = \"many\""));
+        assert!(
+            e.starts_with("lab.toml:12: [suite.sysbench] rows: invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn duplicate_target_names_are_rejected() {
+        let text = format!("{OK}\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n");
+        let e = err(&text);
+        assert!(
+            e.contains(":16: [[target]] target name \"a\" is used twice (first at line 6)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn missing_config_file_is_named() {
+        let e = err(&OK.replace("settings = [", "config = \"nope.conf\"\nsettings = ["));
+        assert!(
+            e.starts_with("lab.toml:8: [[target]] config: cannot read config file \"nope.conf\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_engine_and_bad_clients() {
+        let e = err(&OK.replace("engine = \"sqlite\"", "engine = \"oracle\""));
+        assert!(
+            e.contains("unknown engine \"oracle\"; this version supports: sqlite"),
+            "{e}"
+        );
+        let e = err(&OK.replace("name = \"t\"", "name = \"t\"\nclients = [0]"));
+        assert!(e.starts_with("lab.toml:4: [lab] clients:"), "{e}");
+    }
+}

@@ -1,0 +1,21 @@
+//! dbdelta: find the performance delta between database versions, builds and configurations.
+//!
+//! The binary (`src/main.rs`) only parses arguments and maps errors to exit codes; everything
+//! else lives here so tests can call it in-process. The pipeline is
+//! lab file → [`plan`] → [`runner`] (engines × workloads, timed by the runner only) →
+//! [`store`] (after every step) → [`report`] (pure renderers).
+//! See `ARCHITECTURE.md` for the code map and the invariants.
+
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod lab;
+pub mod plan;
+pub mod progress;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod sampler;
+pub mod store;
+pub mod workload;

@@ -1,0 +1,130 @@
+//! Progress output on stderr: a bar per step on a terminal, plain lines otherwise, nothing with `-q`.
+//!
+//! Owns how long work is shown while it happens. Must not: print results (reports go to stdout)
+//! or take part in measuring; the runner hands it numbers it already has.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// indicatif bars (stderr is a terminal).
+    Bars,
+    /// One line per finished step.
+    Lines,
+    /// Nothing (`-q`).
+    Quiet,
+}
+
+impl Mode {
+    pub fn detect(quiet: bool) -> Mode {
+        if quiet {
+            Mode::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Mode::Bars
+        } else {
+            Mode::Lines
+        }
+    }
+}
+
+/// Progress reporter for a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub mode: Mode,
+    pub verbose: bool,
+}
+
+/// The bar (or nothing) of one running step.
+pub struct StepProgress {
+    bar: Option<ProgressBar>,
+    total: Duration,
+    mode: Mode,
+}
+
+impl Progress {
+    /// A line about the run itself (load done, cleanup, failures). Shown unless quiet.
+    pub fn line(&self, text: &str) {
+        if self.mode != Mode::Quiet {
+            eprintln!("{text}");
+        }
+    }
+
+    /// Detail shown only with `-v`.
+    pub fn detail(&self, text: &str) {
+        if self.verbose && self.mode != Mode::Quiet {
+            eprintln!("{text}");
+        }
+    }
+
+    /// Start showing a step that will take `total` (warm-up included).
+    pub fn step(&self, prefix: &str, total: Duration) -> StepProgress {
+        let bar = (self.mode == Mode::Bars).then(|| {
+            let bar = ProgressBar::new(total.as_millis() as u64);
+            bar.set_style(
+                ProgressStyle::with_template("{prefix:.bold} [{bar:24}] {msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix(prefix.to_string());
+            bar
+        });
+        StepProgress {
+            bar,
+            total,
+            mode: self.mode,
+        }
+    }
+}
+
+impl StepProgress {
+    /// Update with the time elapsed since the step started and the live rate.
+    pub fn update(&self, elapsed: Duration, warming: bool, qps: f64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(elapsed.as_millis() as u64);
+            let left = self.total.saturating_sub(elapsed).as_secs_f64();
+            let phase = if warming { "warm-up, " } else { "" };
+            bar.set_message(format!("{phase}{left:.0}s left · {} qps", thousands(qps)));
+        }
+    }
+
+    /// The step ended: replace the bar with its summary line.
+    pub fn finish(self, summary: &str) {
+        match (&self.bar, self.mode) {
+            (Some(bar), _) => {
+                bar.finish_and_clear();
+                eprintln!("{summary}");
+            }
+            (None, Mode::Lines) => eprintln!("{summary}"),
+            _ => {}
+        }
+    }
+}
+
+/// `12345.6` → `12,346`.
+pub fn thousands(v: f64) -> String {
+    let n = v.round() as i64;
+    let digits = n.abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(super::thousands(0.0), "0");
+        assert_eq!(super::thousands(999.4), "999");
+        assert_eq!(super::thousands(1234567.0), "1,234,567");
+        assert_eq!(super::thousands(-1000.0), "-1,000");
+    }
+}

@@ -1,0 +1,203 @@
+//! Result records: what a run measured, in the shape the store keeps and the reports read.
+//!
+//! Plain data only. Nothing here measures, times, reads files or renders: the runner fills these
+//! records from what it measured, the store persists them, and `report` turns them into a model.
+//! Units: times in µs, sizes in bytes, rates per second. `None` means "could not be computed"
+//! (for example a per-op value over zero ops), never zero.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The machine a run executed on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct HostInfo {
+    pub cpu_model: String,
+    pub cores: u32,
+    pub memory_bytes: u64,
+    pub kernel: String,
+}
+
+/// One execution of a lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    /// The lab's `name`.
+    pub lab: String,
+    /// The lab file's full text (the built-in demo's text for `dbdelta run` without a lab).
+    pub lab_text: String,
+    /// RFC 3339.
+    pub started: String,
+    /// RFC 3339; `None` while running or when the run was interrupted.
+    pub finished: Option<String>,
+    /// False until every planned step ran (or failed and was recorded).
+    pub complete: bool,
+    pub host: HostInfo,
+    pub dbdelta_version: String,
+    /// Whether `--quick` scaled the run down.
+    pub quick: bool,
+}
+
+/// One target (DBMS under test) of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TargetInfo {
+    pub name: String,
+    /// `sqlite`, `postgres` or `mysql`.
+    pub engine: String,
+    /// The server's own version string (SQLite: `sqlite_version()`).
+    pub server_version: Option<String>,
+    /// The config file name given in the lab, if any.
+    pub config_name: Option<String>,
+    /// The engine settings that were applied, one per line, as given.
+    pub config_text: String,
+    /// Environment variables set for the target.
+    pub env: BTreeMap<String, String>,
+    /// Effective settings read back from the engine after start.
+    pub settings: BTreeMap<String, String>,
+    pub failed: bool,
+    /// What failed, one line.
+    pub error: Option<String>,
+    /// Where the failing server's log is.
+    pub log_path: Option<String>,
+}
+
+/// The load phase of one target × clients × repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadResult {
+    pub target: String,
+    pub suite: String,
+    pub clients: u32,
+    pub repeat: u32,
+    pub tables: u32,
+    pub rows_per_table: u64,
+    /// Seconds spent inserting all rows of all tables.
+    pub load_secs: f64,
+    /// All rows / `load_secs`.
+    pub rows_per_sec: Option<f64>,
+    /// Seconds spent building the secondary indexes.
+    pub index_secs: f64,
+    /// Logical database size after the load and index build.
+    pub db_size_bytes: Option<u64>,
+}
+
+/// Latency distribution of one step's events, in µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Latency {
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Errors of one step, by kind (a driver classifies each error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ErrorCounts {
+    pub retryable: u64,
+    pub reconnect: u64,
+    pub fatal: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.retryable + self.reconnect + self.fatal
+    }
+}
+
+/// One measured step of one target × clients × repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Measurement {
+    pub target: String,
+    /// `sysbench` for now.
+    pub suite: String,
+    /// Catalog label, e.g. `point-query`, `read-only_range=10`.
+    pub step: String,
+    /// Position of the step in the suite's order (0-based), for stable ordering in reports.
+    pub step_index: u32,
+    /// Report group id: `point`, `range-noagg`, `range-agg`, `writes`.
+    pub group: String,
+    /// Statements per event (the QPS counting rule: BEGIN and COMMIT count).
+    pub statements_per_event: u32,
+    pub clients: u32,
+    pub repeat: u32,
+    /// Scale the step ran at (compare refuses to mix scales).
+    pub tables: u32,
+    pub rows_per_table: u64,
+    /// Measured seconds (warm-up excluded), as timed by the runner.
+    pub seconds: f64,
+    /// Statements completed in the measured period (ops = events × statements_per_event).
+    pub ops: u64,
+    /// Events (transactions) completed in the measured period.
+    pub events: u64,
+    pub errors: ErrorCounts,
+    /// ops / seconds.
+    pub qps: Option<f64>,
+    /// events / seconds.
+    pub tps: Option<f64>,
+    /// Event latency; `None` when no event completed.
+    pub latency_us: Option<Latency>,
+    /// CPU of the database engine per op: the server process tree, or for SQLite the dbdelta
+    /// process itself (engine and client are not separable in-process).
+    pub server_cpu_us_per_op: Option<f64>,
+    /// dbdelta's own CPU per op; `None` when it cannot be separated from the engine (SQLite).
+    pub client_cpu_us_per_op: Option<f64>,
+    /// Host-wide busy CPU per op (`/proc/stat`, what vmstat shows).
+    pub host_cpu_us_per_op: Option<f64>,
+    /// Context switches of the engine's threads per op.
+    pub cs_per_op: Option<f64>,
+    /// Host-wide context switches per op (`/proc/stat ctxt`).
+    pub host_cs_per_op: Option<f64>,
+    /// Device reads per op (`/proc/diskstats` of the device holding the data).
+    pub reads_per_op: Option<f64>,
+    /// Device KB read per op.
+    pub read_kb_per_op: Option<f64>,
+    /// Device writes per op.
+    pub writes_per_op: Option<f64>,
+    /// Device KB written per op.
+    pub write_kb_per_op: Option<f64>,
+    /// Engine process KB read per op (`/proc/PID/io read_bytes`).
+    pub proc_read_kb_per_op: Option<f64>,
+    /// Engine process KB written per op (`/proc/PID/io write_bytes`).
+    pub proc_write_kb_per_op: Option<f64>,
+    /// Peak RSS of the largest engine process during the step.
+    pub peak_rss_bytes: Option<u64>,
+    /// Peak VSZ of the largest engine process during the step.
+    pub peak_vsz_bytes: Option<u64>,
+    /// Logical database size after the step.
+    pub db_size_bytes: Option<u64>,
+    /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
+    pub client_bound: bool,
+    /// The step did not complete; `error` says why.
+    pub failed: bool,
+    pub error: Option<String>,
+}
+
+/// One second of a step's measured period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SecondSample {
+    pub target: String,
+    pub step: String,
+    pub clients: u32,
+    pub repeat: u32,
+    /// 0-based second of the measured period.
+    pub second: u32,
+    pub ops: u64,
+    /// p99 event latency in that second, µs; `None` when no event completed in it.
+    pub p99_us: Option<f64>,
+    pub max_us: Option<f64>,
+}
+
+/// Everything the store holds about one run: the input of every report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunData {
+    pub run: RunInfo,
+    /// In lab order; the first one is the default base.
+    pub targets: Vec<TargetInfo>,
+    pub loads: Vec<LoadResult>,
+    /// In execution order.
+    pub measurements: Vec<Measurement>,
+    pub series: Vec<SecondSample>,
+}

@@ -1,0 +1,431 @@
+//! The runner: executes a [`RunPlan`] cell by cell and persists every result as it appears.
+//!
+//! For each target × clients × repeat: fresh data directory, start the engine, record its
+//! version and settings, load and index (timed here), postwrite cleanup, then every step
+//! ([`step::run`]), each stored the moment it ends; stop the engine and remove the data directory
+//! unless `--keep`. A failing target is recorded with its reason and the run goes on; Ctrl-C
+//! stops the current step, cleans up and leaves the run marked incomplete.
+//! Must not: render reports, or let drivers/workloads time themselves.
+
+pub mod recorder;
+pub mod step;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::engine::{self, Server};
+use crate::plan::{Cell, RunPlan, TargetPlan};
+use crate::progress::{Progress, thousands};
+use crate::results::{LoadResult, Measurement, RunInfo, SecondSample, TargetInfo};
+use crate::sampler::Probe;
+use crate::store::Store;
+use crate::workload::{StepDef, sql, sysbench};
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub run_id: String,
+    /// One line per failed target or step.
+    pub failures: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// A new run id: sortable UTC time plus a random suffix.
+pub fn new_run_id() -> String {
+    let now = chrono::Utc::now();
+    format!(
+        "{}-{:04x}",
+        now.format("%Y%m%d-%H%M%S"),
+        rand::random::<u16>()
+    )
+}
+
+/// Removes a data directory when dropped, unless told to keep it.
+struct DataDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Execute `plan`, writing into `store`. Returns how it ended; errors are only for failures
+/// that stop the whole run (the store or the work directory).
+pub fn execute(
+    plan: &RunPlan,
+    store: &mut Store,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<Outcome> {
+    let run_id = new_run_id();
+    let run = RunInfo {
+        id: run_id.clone(),
+        lab: plan.lab.name.clone(),
+        lab_text: plan.lab.text.clone(),
+        started: chrono::Utc::now().to_rfc3339(),
+        finished: None,
+        complete: false,
+        host: crate::host::describe(),
+        dbdelta_version: env!("CARGO_PKG_VERSION").to_string(),
+        quick: plan.quick,
+    };
+    let targets: Vec<TargetInfo> = plan
+        .targets
+        .iter()
+        .map(|t| TargetInfo {
+            name: t.name.clone(),
+            engine: t.engine.name().to_string(),
+            config_name: t.config_name.clone(),
+            config_text: t.settings.join("\n"),
+            ..Default::default()
+        })
+        .collect();
+    let created_workdir = !plan.workdir.exists();
+    std::fs::create_dir_all(&plan.workdir).with_context(|| {
+        format!(
+            "--workdir {}: cannot create the work directory",
+            plan.workdir.display()
+        )
+    })?;
+    let run_dir = plan.workdir.join(&run_id);
+    std::fs::create_dir(&run_dir)
+        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    store.begin_run(&run, &targets)?;
+    progress.line(&format!(
+        "run {run_id}: {} — {} target(s), results in {}",
+        plan.lab.name,
+        plan.targets.len(),
+        store.path().display()
+    ));
+
+    let mut outcome = Outcome {
+        run_id: run_id.clone(),
+        failures: Vec::new(),
+        interrupted: false,
+    };
+    let mut recorded_server = vec![false; plan.targets.len()];
+    for cell in plan.cells() {
+        if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            outcome.interrupted = true;
+            break;
+        }
+        let target = &plan.targets[cell.target];
+        let mut ctx = CellRun {
+            plan,
+            cell,
+            target,
+            run_id: &run_id,
+            run_dir: &run_dir,
+            store,
+            progress,
+            interrupt,
+            record_server: !recorded_server[cell.target],
+            failures: &mut outcome.failures,
+        };
+        match ctx.run() {
+            Ok(CellEnd::Done) => recorded_server[cell.target] = true,
+            Ok(CellEnd::Interrupted) => {
+                outcome.interrupted = true;
+                break;
+            }
+            Err(e) => {
+                let msg = format!("{e:#}");
+                progress.line(&format!(
+                    "target {} (clients {}, repeat {}) failed: {msg}",
+                    target.name, cell.clients, cell.repeat
+                ));
+                store.fail_target(&run_id, &target.name, &msg, None)?;
+                outcome
+                    .failures
+                    .push(format!("target {}: {msg}", target.name));
+            }
+        }
+    }
+    if !plan.keep {
+        // Only empty directories go: whatever is left in them is kept for inspection.
+        let _ = std::fs::remove_dir(&run_dir);
+        if created_workdir {
+            let _ = std::fs::remove_dir(&plan.workdir);
+        }
+    }
+    let complete = !outcome.interrupted;
+    store.finish_run(&run_id, &chrono::Utc::now().to_rfc3339(), complete)?;
+    Ok(outcome)
+}
+
+enum CellEnd {
+    Done,
+    Interrupted,
+}
+
+/// One target × clients × repeat.
+struct CellRun<'a> {
+    plan: &'a RunPlan,
+    cell: Cell,
+    target: &'a TargetPlan,
+    run_id: &'a str,
+    run_dir: &'a Path,
+    store: &'a mut Store,
+    progress: &'a Progress,
+    interrupt: &'a Arc<AtomicBool>,
+    record_server: bool,
+    failures: &'a mut Vec<String>,
+}
+
+impl CellRun<'_> {
+    fn label(&self) -> String {
+        format!(
+            "{} c={} r={}",
+            self.target.name, self.cell.clients, self.cell.repeat
+        )
+    }
+
+    fn run(&mut self) -> Result<CellEnd> {
+        let path = engine::data_dir_for(
+            self.run_dir,
+            &self.target.name,
+            self.cell.clients,
+            self.cell.repeat,
+        );
+        if path.exists() {
+            return Err(crate::error::InputError::new(format!(
+                "data directory {} exists; remove it or choose another --workdir",
+                path.display()
+            ))
+            .into());
+        }
+        std::fs::create_dir(&path)
+            .with_context(|| format!("cannot create data directory {}", path.display()))?;
+        let _dir = DataDir {
+            path: path.clone(),
+            keep: self.plan.keep,
+        };
+        let server = engine::start(self.target, &path)?;
+        if self.record_server {
+            self.store.set_target_server(
+                self.run_id,
+                &self.target.name,
+                &server.version(),
+                &server.settings(),
+            )?;
+        }
+        self.progress.detail(&format!(
+            "{}: {} started in {}",
+            self.label(),
+            server.version(),
+            path.display()
+        ));
+        let end = self.load_and_steps(server.as_ref());
+        server.stop()?;
+        end
+    }
+
+    fn load_and_steps(&mut self, server: &dyn Server) -> Result<CellEnd> {
+        let scale = self.plan.scale;
+        let tables = sysbench::tables(scale);
+        self.load(server)?;
+        server
+            .postwrite(&tables)
+            .context("postwrite cleanup after the load")?;
+        let probe = Probe::new(server.observed(), server.data_dir());
+        for (index, step) in self.plan.steps.iter().copied().enumerate() {
+            if self.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(CellEnd::Interrupted);
+            }
+            let step_index = sysbench::CATALOG
+                .iter()
+                .position(|s| s.label == step.label)
+                .unwrap_or(index) as u32;
+            let interrupted = self.step(server, &probe, step, step_index)?;
+            if interrupted {
+                return Ok(CellEnd::Interrupted);
+            }
+            if step.postwrite_after {
+                server
+                    .postwrite(&tables)
+                    .context("postwrite cleanup after the writes")?;
+            }
+        }
+        Ok(CellEnd::Done)
+    }
+
+    fn load(&mut self, server: &dyn Server) -> Result<()> {
+        let scale = self.plan.scale;
+        let driver = server.driver();
+        let mut session = driver.connect().context("connecting for the load")?;
+        let dialect = driver.dialect();
+        let started = Instant::now();
+        for t in 1..=scale.tables {
+            session
+                .execute_sql(&sql::create_table(dialect, t))
+                .context("create table")?;
+            let mut rows = sysbench::TableRows::new(scale.rows, 0x5eed ^ t as u64);
+            session
+                .bulk_load(&sql::table(t), &mut rows)
+                .with_context(|| format!("loading {}", sql::table(t)))?;
+        }
+        let load_secs = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        for t in 1..=scale.tables {
+            session
+                .execute_sql(&sql::create_index(dialect, t))
+                .context("create index")?;
+        }
+        let index_secs = started.elapsed().as_secs_f64();
+        drop(session);
+        let total = scale.rows * scale.tables as u64;
+        let rows_per_sec = (load_secs > 0.0).then(|| total as f64 / load_secs);
+        let load = LoadResult {
+            target: self.target.name.clone(),
+            suite: "sysbench".into(),
+            clients: self.cell.clients,
+            repeat: self.cell.repeat,
+            tables: scale.tables,
+            rows_per_table: scale.rows,
+            load_secs,
+            rows_per_sec,
+            index_secs,
+            db_size_bytes: server.db_size(),
+        };
+        self.store.save_load(self.run_id, &load)?;
+        self.progress.line(&format!(
+            "{}: loaded {} rows in {:.2} s ({} rows/s), index {:.2} s",
+            self.label(),
+            thousands(total as f64),
+            load_secs,
+            thousands(rows_per_sec.unwrap_or(0.0)),
+            index_secs
+        ));
+        Ok(())
+    }
+
+    /// Run and store one step. Returns true when interrupted (nothing stored for it).
+    fn step(
+        &mut self,
+        server: &dyn Server,
+        probe: &Probe,
+        step: &'static StepDef,
+        step_index: u32,
+    ) -> Result<bool> {
+        let measure = self.plan.duration_of(step);
+        let spec = step::StepSpec {
+            step,
+            scale: self.plan.scale,
+            clients: self.cell.clients,
+            warmup: self.plan.warmup,
+            measure,
+            seed: 0x0db0_de17a ^ u64::from(step_index) << 32 ^ u64::from(self.cell.repeat),
+        };
+        let prefix = format!("{} {}", self.label(), step.label);
+        let bar = self.progress.step(&prefix, self.plan.warmup + measure);
+        let driver = server.driver();
+        let result = step::run(&spec, &driver, probe, &bar, self.interrupt);
+        let mut m = Measurement {
+            target: self.target.name.clone(),
+            suite: "sysbench".into(),
+            step: step.label.to_string(),
+            step_index,
+            group: step.group.id().to_string(),
+            statements_per_event: step.statements_per_event(),
+            clients: self.cell.clients,
+            repeat: self.cell.repeat,
+            tables: self.plan.scale.tables,
+            rows_per_table: self.plan.scale.rows,
+            ..Default::default()
+        };
+        let run = match result {
+            Ok(run) => run,
+            Err(e) => {
+                let msg = format!("{e:#}");
+                m.failed = true;
+                m.error = Some(msg.clone());
+                self.store.save_step(self.run_id, &m, &[], &[])?;
+                bar.finish(&format!("{prefix}: FAILED: {msg}"));
+                self.failures.push(format!("{}: {msg}", prefix));
+                return Ok(false);
+            }
+        };
+        if run.interrupted {
+            bar.finish(&format!("{prefix}: interrupted (not recorded)"));
+            return Ok(true);
+        }
+        let spe = u64::from(step.statements_per_event());
+        let merged = &run.merged;
+        m.seconds = run.seconds;
+        m.events = merged.events;
+        m.ops = merged.events * spe;
+        m.errors = merged.errors;
+        let rate = |n: u64| (run.seconds > 0.0 && n > 0).then(|| n as f64 / run.seconds);
+        m.qps = rate(m.ops);
+        m.tps = rate(m.events);
+        m.latency_us = merged.latency();
+        let per = run.costs.per_op(m.ops);
+        m.server_cpu_us_per_op = per.proc_cpu_us;
+        m.cs_per_op = per.proc_cs;
+        m.proc_read_kb_per_op = per.proc_read_kb;
+        m.proc_write_kb_per_op = per.proc_write_kb;
+        // In-process engines share our CPU: client cost is not separable from engine cost.
+        m.client_cpu_us_per_op = None;
+        m.client_bound = false;
+        m.host_cpu_us_per_op = per.host_cpu_us;
+        m.host_cs_per_op = per.host_cs;
+        m.reads_per_op = per.reads;
+        m.read_kb_per_op = per.read_kb;
+        m.writes_per_op = per.writes;
+        m.write_kb_per_op = per.write_kb;
+        m.peak_rss_bytes = run.peaks.rss;
+        m.peak_vsz_bytes = run.peaks.vsz;
+        m.db_size_bytes = server.db_size();
+        if let Some(err) = &run.fatal {
+            m.failed = true;
+            m.error = Some(err.clone());
+            self.failures.push(format!("{prefix}: {err}"));
+        }
+        let series: Vec<SecondSample> = merged
+            .seconds
+            .iter()
+            .enumerate()
+            .map(|(i, (events, p99, max))| SecondSample {
+                target: m.target.clone(),
+                step: m.step.clone(),
+                clients: m.clients,
+                repeat: m.repeat,
+                second: i as u32,
+                ops: events * spe,
+                p99_us: p99.map(|v| v as f64 / 1000.0),
+                max_us: max.map(|v| v as f64 / 1000.0),
+            })
+            .collect();
+        self.store
+            .save_step(self.run_id, &m, &series, &merged.serialized_histogram())?;
+        let summary = match (&m.qps, &m.latency_us) {
+            (Some(qps), Some(lat)) => format!(
+                "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op{}",
+                thousands(*qps),
+                lat.p99,
+                m.server_cpu_us_per_op.unwrap_or(f64::NAN),
+                if m.errors.total() > 0 {
+                    format!(", {} errors", m.errors.total())
+                } else {
+                    String::new()
+                }
+            ),
+            _ => format!("{prefix}: no event completed ({} errors)", m.errors.total()),
+        };
+        bar.finish(&summary);
+        self.progress.detail(&format!(
+            "{prefix}: rows touched per statement {:?}",
+            run.rows_touched
+        ));
+        Ok(false)
+    }
+}

@@ -1,0 +1,256 @@
+//! One step: N client threads, an unmeasured warm-up, a measured period, a deadline.
+//!
+//! The only place that reads the clock around database work. Composition:
+//! stop condition (deadline or interrupt) × pacer (closed loop: next event as soon as the last
+//! one ends) × recorder (per-thread [`Recorder`], merged after the threads stop).
+//! Phases: every thread connects and prepares, all meet at a barrier, the coordinator fixes the
+//! warm-up end and the deadline, threads run until the deadline, meet again, and only then does
+//! the coordinator take the closing `/proc` snapshot.
+//! Must not: allocate, lock or format per event; write to the store (the caller does).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::recorder::{Merged, Recorder};
+use crate::engine::{DbError, Driver, ErrorKind};
+use crate::progress::StepProgress;
+use crate::sampler::{Costs, Peaks, Probe, Sampler};
+use crate::workload::{EventExecutor, Scale, StepDef};
+
+/// What a step needs to run.
+pub struct StepSpec {
+    pub step: &'static StepDef,
+    pub scale: Scale,
+    pub clients: u32,
+    pub warmup: Duration,
+    pub measure: Duration,
+    /// Seed of the first client's random generator (others add their index).
+    pub seed: u64,
+}
+
+/// What a step measured.
+pub struct StepRun {
+    pub merged: Merged,
+    /// Measured seconds: from the end of warm-up to the last event's end.
+    pub seconds: f64,
+    pub costs: Costs,
+    pub peaks: Peaks,
+    /// Rows returned or changed per statement of the event, over all clients and phases.
+    pub rows_touched: Vec<u64>,
+    /// The first fatal error a client hit, if any (the step ended early for that client).
+    pub fatal: Option<String>,
+    pub interrupted: bool,
+}
+
+/// A counter one thread writes and the progress display reads, alone on its cache line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Live(AtomicU64);
+
+struct Window {
+    measure_start: Instant,
+    deadline: Instant,
+}
+
+/// Run one step to its deadline (or until `interrupt` is set).
+pub fn run(
+    spec: &StepSpec,
+    driver: &Arc<dyn Driver>,
+    probe: &Probe,
+    progress: &StepProgress,
+    interrupt: &Arc<AtomicBool>,
+) -> anyhow::Result<StepRun> {
+    let n = spec.clients as usize;
+    let ready = Arc::new(Barrier::new(n + 1));
+    let go = Arc::new(Barrier::new(n + 1));
+    let done = Arc::new(Barrier::new(n + 1));
+    let window: Arc<Mutex<Option<Window>>> = Arc::new(Mutex::new(None));
+    let live: Arc<Vec<Live>> = Arc::new((0..n).map(|_| Live::default()).collect());
+    let stop = Arc::new(AtomicBool::new(false));
+
+    let mut handles = Vec::with_capacity(n);
+    for i in 0..n {
+        let (ready, go, done) = (ready.clone(), go.clone(), done.clone());
+        let (window, live, stop, interrupt) = (
+            window.clone(),
+            live.clone(),
+            stop.clone(),
+            interrupt.clone(),
+        );
+        let driver = driver.clone();
+        let step = spec.step;
+        let scale = spec.scale;
+        let measure = spec.measure;
+        let seed = spec.seed.wrapping_add(i as u64);
+        let handle = thread::Builder::new()
+            .name(format!("dbdelta-client-{i}"))
+            .spawn(move || -> (Option<Recorder>, Vec<u64>, Option<DbError>) {
+                // Setup: connect and prepare. Failures still pass every barrier.
+                let setup = driver.connect().and_then(|mut s| {
+                    let exec = EventExecutor::new(step, scale, s.as_mut(), driver.dialect(), seed)?;
+                    Ok((s, exec))
+                });
+                ready.wait();
+                go.wait();
+                let (mut session, mut exec) = match setup {
+                    Ok(v) => v,
+                    Err(e) => {
+                        done.wait();
+                        return (None, Vec::new(), Some(e));
+                    }
+                };
+                let (measure_start, deadline) = {
+                    let w = window.lock().expect("window lock");
+                    let w = w.as_ref().expect("window set before go");
+                    (w.measure_start, w.deadline)
+                };
+                let mut rec = Recorder::new(measure_start, measure);
+                let mut fatal = None;
+                let mut count = 0u64;
+                loop {
+                    let start = Instant::now();
+                    if start >= deadline
+                        || stop.load(Ordering::Relaxed)
+                        || interrupt.load(Ordering::Relaxed)
+                    {
+                        break;
+                    }
+                    let result = exec.run_event(session.as_mut());
+                    let end = Instant::now();
+                    count += 1;
+                    live[i].0.store(count, Ordering::Relaxed);
+                    match result {
+                        Ok(()) => {
+                            if start >= measure_start {
+                                rec.record_event(start, end);
+                            }
+                        }
+                        Err(e) => {
+                            if start >= measure_start {
+                                rec.record_error(e.kind, end);
+                            }
+                            match e.kind {
+                                ErrorKind::Retryable => {}
+                                ErrorKind::Reconnect => {
+                                    match driver.connect().and_then(|mut s| {
+                                        let x = EventExecutor::new(
+                                            step,
+                                            scale,
+                                            s.as_mut(),
+                                            driver.dialect(),
+                                            seed,
+                                        )?;
+                                        Ok((s, x))
+                                    }) {
+                                        Ok((s, x)) => {
+                                            session = s;
+                                            exec = x;
+                                        }
+                                        Err(e) => {
+                                            fatal = Some(e);
+                                            break;
+                                        }
+                                    }
+                                }
+                                ErrorKind::Fatal => {
+                                    fatal = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+                done.wait();
+                (Some(rec), exec.rows_touched.clone(), fatal)
+            })?;
+        handles.push(handle);
+    }
+
+    ready.wait();
+    let t0 = Instant::now();
+    let measure_start = t0 + spec.warmup;
+    let deadline = measure_start + spec.measure;
+    *window.lock().expect("window lock") = Some(Window {
+        measure_start,
+        deadline,
+    });
+    let sampler = Sampler::start(probe.clone());
+    go.wait();
+
+    // Warm-up: show progress, then take the opening snapshot at the start of the measured period.
+    let tick = Duration::from_millis(200);
+    let mut last = (t0, 0u64);
+    let total = |live: &[Live]| {
+        live.iter()
+            .map(|l| l.0.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    let mut interrupted = false;
+    let mut a = None;
+    loop {
+        let now = Instant::now();
+        if a.is_none() && now >= measure_start {
+            a = Some(probe.snapshot());
+        }
+        if now >= deadline {
+            break;
+        }
+        if interrupt.load(Ordering::Relaxed) {
+            interrupted = true;
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        let next_boundary = if a.is_none() { measure_start } else { deadline };
+        thread::sleep(tick.min(next_boundary.saturating_duration_since(now)));
+        let now = Instant::now();
+        let count = total(&live);
+        let dt = now.duration_since(last.0).as_secs_f64();
+        if dt > 0.0 {
+            let rate = (count - last.1) as f64 / dt * spec.step.statements_per_event() as f64;
+            progress.update(now.duration_since(t0), now < measure_start, rate);
+        }
+        last = (now, count);
+    }
+    let a = a.unwrap_or_else(|| probe.snapshot());
+    done.wait();
+    let b = probe.snapshot();
+    let peaks = sampler.finish();
+
+    let mut recorders = Vec::with_capacity(n);
+    let mut rows_touched = vec![0u64; spec.step.event.len()];
+    let mut fatal = None;
+    for h in handles {
+        let (rec, rows, err) = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
+        if let Some(r) = rec {
+            recorders.push(r);
+        }
+        for (into, v) in rows_touched.iter_mut().zip(rows) {
+            *into += v;
+        }
+        if let (None, Some(e)) = (&fatal, err) {
+            fatal = Some(e.to_string());
+        }
+    }
+    if recorders.is_empty() {
+        anyhow::bail!(
+            "no client could connect and prepare: {}",
+            fatal.unwrap_or_else(|| "unknown error".into())
+        );
+    }
+    let merged = Merged::from(recorders);
+    let end = merged.last_end.unwrap_or(deadline).max(measure_start);
+    let seconds = end.duration_since(measure_start).as_secs_f64();
+    Ok(StepRun {
+        merged,
+        seconds,
+        costs: Costs { a, b },
+        peaks,
+        rows_touched,
+        fatal,
+        interrupted,
+    })
+}

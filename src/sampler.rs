@@ -1,0 +1,253 @@
+//! Hardware cost: `/proc` snapshots at the measured period's boundaries and a 1 Hz sampler.
+//!
+//! Owns reading what the engine's processes and the host spent: process CPU and context
+//! switches (for an embedded engine that is dbdelta's own process, via `getrusage`), process IO
+//! bytes (`/proc/PID/io`), host busy CPU and context switches (`/proc/stat`), device IO of the
+//! data directory's disk (`/proc/diskstats`), and RSS/VSZ, which the 1 Hz sampler thread tracks
+//! to find the step's peak. Uses the `procfs` crate, not hand parsing.
+//! Must not: decide when the measured period starts or ends (the runner calls [`Probe::snapshot`]
+//! at those instants) or divide by ops (that is [`Costs::per_op`]).
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use procfs::CurrentSI;
+use procfs::process::Process;
+
+use crate::engine::Observed;
+
+/// Counters at one instant.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Snapshot {
+    /// Engine CPU time (user + system), µs.
+    pub proc_cpu_us: f64,
+    /// Engine context switches (voluntary + involuntary, all threads).
+    pub proc_cs: u64,
+    pub proc_read_bytes: u64,
+    pub proc_write_bytes: u64,
+    /// Host busy CPU (user, nice, system, irq, softirq), µs summed over CPUs.
+    pub host_busy_us: f64,
+    pub host_ctxt: u64,
+    /// Device counters of the data directory's disk, when it shows in `/proc/diskstats`.
+    pub disk: Option<DiskCounters>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DiskCounters {
+    pub reads: u64,
+    pub sectors_read: u64,
+    pub writes: u64,
+    pub sectors_written: u64,
+}
+
+/// What to read: the engine's processes and the device holding its data.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    observed: Observed,
+    device: Option<(i32, i32)>,
+    tick_us: f64,
+}
+
+fn rusage_self() -> libc::rusage {
+    // SAFETY: getrusage only writes the struct we hand it.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    }
+}
+
+fn timeval_us(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 * 1e6 + tv.tv_usec as f64
+}
+
+impl Probe {
+    pub fn new(observed: Observed, data_dir: &Path) -> Probe {
+        let device = std::fs::metadata(data_dir).ok().map(|m| {
+            let dev = m.dev();
+            (libc::major(dev) as i32, libc::minor(dev) as i32)
+        });
+        Probe {
+            observed,
+            device,
+            tick_us: 1e6 / procfs::ticks_per_second() as f64,
+        }
+    }
+
+    /// Read every counter now.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut s = Snapshot::default();
+        match self.observed {
+            Observed::SelfProcess => {
+                let ru = rusage_self();
+                s.proc_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
+                s.proc_cs = (ru.ru_nvcsw + ru.ru_nivcsw) as u64;
+                if let Ok(io) = Process::myself().and_then(|p| p.io()) {
+                    s.proc_read_bytes = io.read_bytes;
+                    s.proc_write_bytes = io.write_bytes;
+                }
+            }
+        }
+        if let Ok(ks) = procfs::KernelStats::current() {
+            let t = &ks.total;
+            let busy = t.user + t.nice + t.system + t.irq.unwrap_or(0) + t.softirq.unwrap_or(0);
+            s.host_busy_us = busy as f64 * self.tick_us;
+            s.host_ctxt = ks.ctxt;
+        }
+        if let Some((major, minor)) = self.device {
+            if let Ok(disks) = procfs::diskstats() {
+                s.disk = disks
+                    .iter()
+                    .find(|d| d.major == major && d.minor == minor)
+                    .map(|d| DiskCounters {
+                        reads: d.reads,
+                        sectors_read: d.sectors_read,
+                        writes: d.writes,
+                        sectors_written: d.sectors_written,
+                    });
+            }
+        }
+        s
+    }
+
+    /// Current (RSS, VSZ) of the largest engine process, bytes.
+    pub fn memory(&self) -> Option<(u64, u64)> {
+        match self.observed {
+            Observed::SelfProcess => {
+                let stat = Process::myself().and_then(|p| p.stat()).ok()?;
+                Some((stat.rss * procfs::page_size(), stat.vsize))
+            }
+        }
+    }
+}
+
+/// Differences between two snapshots, ready to be divided by ops.
+#[derive(Debug, Clone, Copy)]
+pub struct Costs {
+    pub a: Snapshot,
+    pub b: Snapshot,
+}
+
+/// Per-op values of a measured period.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PerOp {
+    pub proc_cpu_us: Option<f64>,
+    pub proc_cs: Option<f64>,
+    pub host_cpu_us: Option<f64>,
+    pub host_cs: Option<f64>,
+    pub reads: Option<f64>,
+    pub read_kb: Option<f64>,
+    pub writes: Option<f64>,
+    pub write_kb: Option<f64>,
+    pub proc_read_kb: Option<f64>,
+    pub proc_write_kb: Option<f64>,
+}
+
+impl Costs {
+    /// Divide every delta by `ops`; over zero ops every value is `None` ("n/a").
+    pub fn per_op(&self, ops: u64) -> PerOp {
+        if ops == 0 {
+            return PerOp::default();
+        }
+        let n = ops as f64;
+        let d = |a: u64, b: u64| Some(b.saturating_sub(a) as f64 / n);
+        let (a, b) = (&self.a, &self.b);
+        let disk = a.disk.zip(b.disk);
+        PerOp {
+            proc_cpu_us: Some((b.proc_cpu_us - a.proc_cpu_us).max(0.0) / n),
+            proc_cs: d(a.proc_cs, b.proc_cs),
+            host_cpu_us: Some((b.host_busy_us - a.host_busy_us).max(0.0) / n),
+            host_cs: d(a.host_ctxt, b.host_ctxt),
+            reads: disk.and_then(|(x, y)| d(x.reads, y.reads)),
+            read_kb: disk
+                .and_then(|(x, y)| d(x.sectors_read, y.sectors_read))
+                .map(|v| v / 2.0),
+            writes: disk.and_then(|(x, y)| d(x.writes, y.writes)),
+            write_kb: disk
+                .and_then(|(x, y)| d(x.sectors_written, y.sectors_written))
+                .map(|v| v / 2.0),
+            proc_read_kb: d(a.proc_read_bytes, b.proc_read_bytes).map(|v| v / 1024.0),
+            proc_write_kb: d(a.proc_write_bytes, b.proc_write_bytes).map(|v| v / 1024.0),
+        }
+    }
+}
+
+/// Peak memory seen by the sampler.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Peaks {
+    pub rss: Option<u64>,
+    pub vsz: Option<u64>,
+    pub samples: u32,
+}
+
+/// A thread that samples the engine's memory once per second until stopped.
+pub struct Sampler {
+    stop: mpsc::Sender<()>,
+    handle: thread::JoinHandle<Peaks>,
+}
+
+impl Sampler {
+    pub fn start(probe: Probe) -> Sampler {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let handle = thread::Builder::new()
+            .name("dbdelta-sampler".into())
+            .spawn(move || {
+                let mut peaks = Peaks::default();
+                let mut next = Instant::now();
+                loop {
+                    if let Some((rss, vsz)) = probe.memory() {
+                        peaks.rss = peaks.rss.max(Some(rss));
+                        peaks.vsz = peaks.vsz.max(Some(vsz));
+                        peaks.samples += 1;
+                    }
+                    next += Duration::from_secs(1);
+                    let wait = next.saturating_duration_since(Instant::now());
+                    match stopped.recv_timeout(wait) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                        _ => break,
+                    }
+                }
+                // One last sample at the end of the period.
+                if let Some((rss, vsz)) = probe.memory() {
+                    peaks.rss = peaks.rss.max(Some(rss));
+                    peaks.vsz = peaks.vsz.max(Some(vsz));
+                    peaks.samples += 1;
+                }
+                peaks
+            })
+            .expect("spawn sampler thread");
+        Sampler { stop, handle }
+    }
+
+    pub fn finish(self) -> Peaks {
+        let _ = self.stop.send(());
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_cpu_shows_up_in_snapshots() {
+        let probe = Probe::new(Observed::SelfProcess, Path::new("."));
+        let a = probe.snapshot();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_mul(31).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let b = probe.snapshot();
+        let per = Costs { a, b }.per_op(1);
+        // 50 ms of busy loop: at least 20 ms of CPU must be visible.
+        assert!(per.proc_cpu_us.unwrap() > 20_000.0, "{per:?}");
+        assert!(per.host_cpu_us.unwrap() > 0.0);
+        assert!(Costs { a, b }.per_op(0).proc_cpu_us.is_none());
+        assert!(probe.memory().unwrap().0 > 0);
+    }
+}

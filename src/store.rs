@@ -1,0 +1,661 @@
+//! The results store: one SQLite file (default `./dbdelta.db`) that keeps every run.
+//!
+//! Owns the schema (versioned by `PRAGMA user_version`, upgraded by the ordered [`MIGRATIONS`]),
+//! writing each result in its own transaction the moment it exists, and reading runs back as
+//! [`RunData`]. The schema is meant to be read by people too (`sqlite3`, pandas): one row per
+//! measurement, plain columns, units in column names. `ARCHITECTURE.md` documents it.
+//! Must not: compute metrics or format reports.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OptionalExtension, Row, named_params, params};
+
+use crate::error::InputError;
+use crate::results::{
+    ErrorCounts, HostInfo, Latency, LoadResult, Measurement, RunData, RunInfo, SecondSample,
+    TargetInfo,
+};
+
+/// Schema migrations, in order. Migration `i` brings the schema to version `i + 1`.
+/// Never edit a released migration; append a new one.
+pub const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    lab TEXT NOT NULL,
+    lab_text TEXT NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT,
+    complete INTEGER NOT NULL DEFAULT 0,
+    quick INTEGER NOT NULL DEFAULT 0,
+    host_cpu_model TEXT NOT NULL,
+    host_cores INTEGER NOT NULL,
+    host_memory_bytes INTEGER NOT NULL,
+    host_kernel TEXT NOT NULL,
+    dbdelta_version TEXT NOT NULL
+);
+CREATE TABLE targets (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    server_version TEXT,
+    config_name TEXT,
+    config_text TEXT NOT NULL,
+    env_json TEXT NOT NULL,
+    settings_json TEXT NOT NULL,
+    failed INTEGER NOT NULL DEFAULT 0,
+    error TEXT,
+    log_path TEXT,
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE loads (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    tables INTEGER NOT NULL,
+    rows_per_table INTEGER NOT NULL,
+    load_secs REAL NOT NULL,
+    rows_per_sec REAL,
+    index_secs REAL NOT NULL,
+    db_size_bytes INTEGER,
+    PRIMARY KEY (run_id, target, suite, clients, repeat)
+);
+CREATE TABLE measurements (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    step_index INTEGER NOT NULL,
+    grp TEXT NOT NULL,
+    statements_per_event INTEGER NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    tables INTEGER NOT NULL,
+    rows_per_table INTEGER NOT NULL,
+    seconds REAL NOT NULL,
+    ops INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    errors_retryable INTEGER NOT NULL,
+    errors_reconnect INTEGER NOT NULL,
+    errors_fatal INTEGER NOT NULL,
+    qps REAL,
+    tps REAL,
+    lat_min_us REAL, lat_p50_us REAL, lat_p90_us REAL, lat_p95_us REAL,
+    lat_p99_us REAL, lat_p999_us REAL, lat_max_us REAL, lat_mean_us REAL,
+    server_cpu_us_per_op REAL,
+    client_cpu_us_per_op REAL,
+    host_cpu_us_per_op REAL,
+    cs_per_op REAL,
+    host_cs_per_op REAL,
+    reads_per_op REAL,
+    read_kb_per_op REAL,
+    writes_per_op REAL,
+    write_kb_per_op REAL,
+    proc_read_kb_per_op REAL,
+    proc_write_kb_per_op REAL,
+    peak_rss_bytes INTEGER,
+    peak_vsz_bytes INTEGER,
+    db_size_bytes INTEGER,
+    client_bound INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    error TEXT,
+    histogram BLOB,
+    recorded_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat)
+);
+CREATE TABLE series (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    second INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    p99_us REAL,
+    max_us REAL,
+    PRIMARY KEY (run_id, target, step, clients, repeat, second)
+);
+"#];
+
+/// The schema version this build writes.
+pub fn schema_version() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// A summary line of `dbdelta list runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: String,
+    pub lab: String,
+    pub started: String,
+    pub complete: bool,
+    pub targets: Vec<String>,
+    pub measurements: u64,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Open (creating when missing) and migrate the store.
+    pub fn open(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).with_context(|| {
+            format!("--store {}: cannot open the results store", path.display())
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        conn.execute_batch("PRAGMA synchronous = FULL")?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Open an existing store for reading; a missing file is bad input, not a new store.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        if !path.exists() {
+            return Err(InputError::new(format!(
+                "no results store at {}; run `dbdelta run` first or pass --store PATH",
+                path.display()
+            ))
+            .into());
+        }
+        Store::open(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let current: i64 = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if current > schema_version() {
+            bail!(
+                "store {} has schema version {current}, newer than this dbdelta's {}; use a newer dbdelta",
+                self.path.display(),
+                schema_version()
+            );
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(sql)
+                .with_context(|| format!("store migration {}", i + 1))?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Record a new run (incomplete) and its targets.
+    pub fn begin_run(&mut self, run: &RunInfo, targets: &[TargetInfo]) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO runs (id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version)
+             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                run.id,
+                run.lab,
+                run.lab_text,
+                run.started,
+                run.quick,
+                run.host.cpu_model,
+                run.host.cores,
+                run.host.memory_bytes as i64,
+                run.host.kernel,
+                run.dbdelta_version
+            ],
+        )?;
+        for (i, t) in targets.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
+                    config_text, env_json, settings_json, failed, error, log_path)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    run.id,
+                    i as i64,
+                    t.name,
+                    t.engine,
+                    t.server_version,
+                    t.config_name,
+                    t.config_text,
+                    serde_json::to_string(&t.env)?,
+                    serde_json::to_string(&t.settings)?,
+                    t.failed,
+                    t.error,
+                    t.log_path
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Record what a started server said about itself.
+    pub fn set_target_server(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        version: &str,
+        settings: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        self.conn.execute(
+            "UPDATE targets SET server_version = ?3, settings_json = ?4 WHERE run_id = ?1 AND name = ?2",
+            params![run_id, target, version, serde_json::to_string(settings)?],
+        )?;
+        Ok(())
+    }
+
+    /// Mark a target failed with a one-line reason and where its log is.
+    pub fn fail_target(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        error: &str,
+        log_path: Option<&str>,
+    ) -> Result<()> {
+        self.conn.execute(
+            "UPDATE targets SET failed = 1, error = ?3, log_path = ?4 WHERE run_id = ?1 AND name = ?2",
+            params![run_id, target, error, log_path],
+        )?;
+        Ok(())
+    }
+
+    pub fn save_load(&mut self, run_id: &str, l: &LoadResult) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO loads (run_id, target, suite, clients, repeat, tables,
+                rows_per_table, load_secs, rows_per_sec, index_secs, db_size_bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run_id,
+                l.target,
+                l.suite,
+                l.clients,
+                l.repeat,
+                l.tables,
+                l.rows_per_table as i64,
+                l.load_secs,
+                l.rows_per_sec,
+                l.index_secs,
+                l.db_size_bytes.map(|v| v as i64)
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Persist one step: its measurement, per-second series and histogram, in one transaction.
+    pub fn save_step(
+        &mut self,
+        run_id: &str,
+        m: &Measurement,
+        series: &[SecondSample],
+        histogram: &[u8],
+    ) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        let lat = m.latency_us;
+        let l = |f: fn(&Latency) -> f64| lat.as_ref().map(f);
+        let opt_i = |v: Option<u64>| v.map(|x| x as i64);
+        tx.execute(
+            "INSERT OR REPLACE INTO measurements (run_id, target, suite, step, step_index, grp,
+                statements_per_event, clients, repeat, tables, rows_per_table, seconds, ops, events,
+                errors_retryable, errors_reconnect, errors_fatal, qps, tps,
+                lat_min_us, lat_p50_us, lat_p90_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
+                lat_mean_us, server_cpu_us_per_op, client_cpu_us_per_op, host_cpu_us_per_op,
+                cs_per_op, host_cs_per_op, reads_per_op, read_kb_per_op, writes_per_op,
+                write_kb_per_op, proc_read_kb_per_op, proc_write_kb_per_op, peak_rss_bytes,
+                peak_vsz_bytes, db_size_bytes, client_bound, failed, error, histogram, recorded_at)
+             VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
+                :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
+                :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
+                :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :size, :cb, :failed, :error, :hist,
+                strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+            named_params! {
+                ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
+                ":step_index": m.step_index, ":grp": m.group, ":spe": m.statements_per_event,
+                ":clients": m.clients, ":repeat": m.repeat, ":tables": m.tables,
+                ":rows": m.rows_per_table as i64, ":seconds": m.seconds, ":ops": m.ops as i64,
+                ":events": m.events as i64, ":er": m.errors.retryable as i64,
+                ":ec": m.errors.reconnect as i64, ":ef": m.errors.fatal as i64,
+                ":qps": m.qps, ":tps": m.tps,
+                ":lmin": l(|x| x.min), ":l50": l(|x| x.p50), ":l90": l(|x| x.p90),
+                ":l95": l(|x| x.p95), ":l99": l(|x| x.p99), ":l999": l(|x| x.p999),
+                ":lmax": l(|x| x.max), ":lmean": l(|x| x.mean),
+                ":scpu": m.server_cpu_us_per_op, ":ccpu": m.client_cpu_us_per_op,
+                ":hcpu": m.host_cpu_us_per_op, ":cs": m.cs_per_op, ":hcs": m.host_cs_per_op,
+                ":r": m.reads_per_op, ":rkb": m.read_kb_per_op, ":w": m.writes_per_op,
+                ":wkb": m.write_kb_per_op, ":prkb": m.proc_read_kb_per_op,
+                ":pwkb": m.proc_write_kb_per_op, ":rss": opt_i(m.peak_rss_bytes),
+                ":vsz": opt_i(m.peak_vsz_bytes), ":size": opt_i(m.db_size_bytes),
+                ":cb": m.client_bound, ":failed": m.failed, ":error": m.error,
+                ":hist": if histogram.is_empty() { None } else { Some(histogram) },
+            },
+        )?;
+        {
+            let mut ins = tx.prepare(
+                "INSERT OR REPLACE INTO series (run_id, target, step, clients, repeat, second, ops,
+                    p99_us, max_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            )?;
+            for s in series {
+                ins.execute(params![
+                    run_id,
+                    s.target,
+                    s.step,
+                    s.clients,
+                    s.repeat,
+                    s.second,
+                    s.ops as i64,
+                    s.p99_us,
+                    s.max_us
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Mark a run finished; `complete` is false when it was interrupted.
+    pub fn finish_run(&mut self, run_id: &str, finished: &str, complete: bool) -> Result<()> {
+        self.conn.execute(
+            "UPDATE runs SET finished = ?2, complete = ?3 WHERE id = ?1",
+            params![run_id, finished, complete],
+        )?;
+        Ok(())
+    }
+
+    /// The newest run's id.
+    pub fn latest_run(&self) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Resolve `RUN` (an id, or `latest`/none) to an existing run id.
+    pub fn resolve_run(&self, run: Option<&str>) -> Result<String> {
+        match run {
+            None | Some("latest") => self.latest_run()?.ok_or_else(|| {
+                InputError::new(format!(
+                    "the store {} holds no run yet; run `dbdelta run` first",
+                    self.path.display()
+                ))
+                .into()
+            }),
+            Some(id) => {
+                let found: Option<String> = self
+                    .conn
+                    .query_row("SELECT id FROM runs WHERE id = ?1", [id], |r| r.get(0))
+                    .optional()?;
+                found.ok_or_else(|| {
+                    InputError::new(format!(
+                        "no run {id} in {}; `dbdelta list runs` shows the runs it holds",
+                        self.path.display()
+                    ))
+                    .into()
+                })
+            }
+        }
+    }
+
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.lab, r.started, r.complete,
+                    (SELECT group_concat(name, ',') FROM (SELECT name FROM targets t
+                        WHERE t.run_id = r.id ORDER BY position)),
+                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id)
+             FROM runs r ORDER BY r.started, r.rowid",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            let targets: Option<String> = r.get(4)?;
+            Ok(RunSummary {
+                id: r.get(0)?,
+                lab: r.get(1)?,
+                started: r.get(2)?,
+                complete: r.get(3)?,
+                targets: targets
+                    .map(|t| t.split(',').map(str::to_string).collect())
+                    .unwrap_or_default(),
+                measurements: r.get::<_, i64>(5)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Everything stored about one run.
+    pub fn load_run(&self, run_id: &str) -> Result<RunData> {
+        let run = self.conn.query_row(
+            "SELECT id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version FROM runs WHERE id = ?1",
+            [run_id],
+            |r| {
+                Ok(RunInfo {
+                    id: r.get(0)?,
+                    lab: r.get(1)?,
+                    lab_text: r.get(2)?,
+                    started: r.get(3)?,
+                    finished: r.get(4)?,
+                    complete: r.get(5)?,
+                    quick: r.get(6)?,
+                    host: HostInfo {
+                        cpu_model: r.get(7)?,
+                        cores: r.get(8)?,
+                        memory_bytes: r.get::<_, i64>(9)? as u64,
+                        kernel: r.get(10)?,
+                    },
+                    dbdelta_version: r.get(11)?,
+                })
+            },
+        )?;
+        let mut stmt = self.conn.prepare(
+            "SELECT name, engine, server_version, config_name, config_text, env_json, settings_json,
+                failed, error, log_path FROM targets WHERE run_id = ?1 ORDER BY position",
+        )?;
+        let targets = stmt
+            .query_map([run_id], |r| {
+                let env: String = r.get(5)?;
+                let settings: String = r.get(6)?;
+                Ok(TargetInfo {
+                    name: r.get(0)?,
+                    engine: r.get(1)?,
+                    server_version: r.get(2)?,
+                    config_name: r.get(3)?,
+                    config_text: r.get(4)?,
+                    env: serde_json::from_str(&env).unwrap_or_default(),
+                    settings: serde_json::from_str(&settings).unwrap_or_default(),
+                    failed: r.get(7)?,
+                    error: r.get(8)?,
+                    log_path: r.get(9)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT target, suite, clients, repeat, tables, rows_per_table, load_secs, rows_per_sec,
+                index_secs, db_size_bytes FROM loads WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let loads = stmt
+            .query_map([run_id], |r| {
+                Ok(LoadResult {
+                    target: r.get(0)?,
+                    suite: r.get(1)?,
+                    clients: r.get(2)?,
+                    repeat: r.get(3)?,
+                    tables: r.get(4)?,
+                    rows_per_table: r.get::<_, i64>(5)? as u64,
+                    load_secs: r.get(6)?,
+                    rows_per_sec: r.get(7)?,
+                    index_secs: r.get(8)?,
+                    db_size_bytes: r.get::<_, Option<i64>>(9)?.map(|v| v as u64),
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT * FROM measurements WHERE run_id = ?1 ORDER BY rowid")?;
+        let measurements = stmt
+            .query_map([run_id], measurement_from_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT target, step, clients, repeat, second, ops, p99_us, max_us FROM series
+             WHERE run_id = ?1 ORDER BY rowid",
+        )?;
+        let series = stmt
+            .query_map([run_id], |r| {
+                Ok(SecondSample {
+                    target: r.get(0)?,
+                    step: r.get(1)?,
+                    clients: r.get(2)?,
+                    repeat: r.get(3)?,
+                    second: r.get(4)?,
+                    ops: r.get::<_, i64>(5)? as u64,
+                    p99_us: r.get(6)?,
+                    max_us: r.get(7)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RunData {
+            run,
+            targets,
+            loads,
+            measurements,
+            series,
+        })
+    }
+}
+
+fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
+    let u = |name: &str| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(name)? as u64) };
+    let ou = |name: &str| -> rusqlite::Result<Option<u64>> {
+        Ok(r.get::<_, Option<i64>>(name)?.map(|v| v as u64))
+    };
+    let lat_p50: Option<f64> = r.get("lat_p50_us")?;
+    let latency_us = match lat_p50 {
+        None => None,
+        Some(p50) => Some(Latency {
+            min: r.get("lat_min_us")?,
+            p50,
+            p90: r.get("lat_p90_us")?,
+            p95: r.get("lat_p95_us")?,
+            p99: r.get("lat_p99_us")?,
+            p999: r.get("lat_p999_us")?,
+            max: r.get("lat_max_us")?,
+            mean: r.get("lat_mean_us")?,
+        }),
+    };
+    Ok(Measurement {
+        target: r.get("target")?,
+        suite: r.get("suite")?,
+        step: r.get("step")?,
+        step_index: r.get("step_index")?,
+        group: r.get("grp")?,
+        statements_per_event: r.get("statements_per_event")?,
+        clients: r.get("clients")?,
+        repeat: r.get("repeat")?,
+        tables: r.get("tables")?,
+        rows_per_table: u("rows_per_table")?,
+        seconds: r.get("seconds")?,
+        ops: u("ops")?,
+        events: u("events")?,
+        errors: ErrorCounts {
+            retryable: u("errors_retryable")?,
+            reconnect: u("errors_reconnect")?,
+            fatal: u("errors_fatal")?,
+        },
+        qps: r.get("qps")?,
+        tps: r.get("tps")?,
+        latency_us,
+        server_cpu_us_per_op: r.get("server_cpu_us_per_op")?,
+        client_cpu_us_per_op: r.get("client_cpu_us_per_op")?,
+        host_cpu_us_per_op: r.get("host_cpu_us_per_op")?,
+        cs_per_op: r.get("cs_per_op")?,
+        host_cs_per_op: r.get("host_cs_per_op")?,
+        reads_per_op: r.get("reads_per_op")?,
+        read_kb_per_op: r.get("read_kb_per_op")?,
+        writes_per_op: r.get("writes_per_op")?,
+        write_kb_per_op: r.get("write_kb_per_op")?,
+        proc_read_kb_per_op: r.get("proc_read_kb_per_op")?,
+        proc_write_kb_per_op: r.get("proc_write_kb_per_op")?,
+        peak_rss_bytes: ou("peak_rss_bytes")?,
+        peak_vsz_bytes: ou("peak_vsz_bytes")?,
+        db_size_bytes: ou("db_size_bytes")?,
+        client_bound: r.get("client_bound")?,
+        failed: r.get("failed")?,
+        error: r.get("error")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> RunInfo {
+        RunInfo {
+            id: "r1".into(),
+            lab: "lab".into(),
+            lab_text: "[lab]".into(),
+            started: "2026-11-22T00:00:00Z".into(),
+            finished: None,
+            complete: false,
+            host: HostInfo {
+                cpu_model: "cpu".into(),
+                cores: 2,
+                memory_bytes: 1,
+                kernel: "k".into(),
+            },
+            dbdelta_version: "0.1.0".into(),
+            quick: true,
+        }
+    }
+
+    #[test]
+    fn round_trips_a_run_and_stays_incomplete_until_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut s = Store::open(&path).unwrap();
+        let t = TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            ..Default::default()
+        };
+        s.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
+        let m = Measurement {
+            target: "a".into(),
+            step: "point-query".into(),
+            ops: 10,
+            events: 10,
+            qps: Some(5.0),
+            latency_us: Some(Latency {
+                p50: 1.5,
+                ..Default::default()
+            }),
+            peak_rss_bytes: Some(1 << 40),
+            ..Default::default()
+        };
+        s.save_step("r1", &m, &[], &[]).unwrap();
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        let data = s.load_run("r1").unwrap();
+        assert!(!data.run.complete);
+        assert_eq!(data.measurements, vec![m]);
+        assert_eq!(data.targets[0].name, "a");
+        assert_eq!(s.resolve_run(None).unwrap(), "r1");
+        assert!(s.resolve_run(Some("nope")).is_err());
+        let v: i64 = s
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, schema_version());
+    }
+}
