@@ -430,7 +430,7 @@ read_secs = 0.5
     fn unknown_key_names_file_line_section_and_key() {
         let e = err(&OK.replace("rows = 1000", "rowz = 1000"));
         assert!(
-            e.starts_with("lab.toml:12: [suite.sysbench] unknown field `rowz`"),
+            e.starts_with("lab.toml:11: [suite.sysbench] unknown field `rowz`"),
             "{e}"
         );
         assert!(!e.contains('\n'));
@@ -440,7 +440,7 @@ read_secs = 0.5
     fn wrong_type_names_the_key() {
         let e = err(&OK.replace("rows = 1000", "rows = \"many\""));
         assert!(
-            e.starts_with("lab.toml:12: [suite.sysbench] rows: invalid type"),
+            e.starts_with("lab.toml:11: [suite.sysbench] rows: invalid type"),
             "{e}"
         );
     }
@@ -450,7 +450,7 @@ read_secs = 0.5
         let text = format!("{OK}\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n");
         let e = err(&text);
         assert!(
-            e.contains(":16: [[target]] target name \"a\" is used twice (first at line 6)"),
+            e.contains(":15: [[target]] name: target name \"a\" is used twice (first at line 6)"),
             "{e}"
         );
     }

@@ -1,22 +1,46 @@
-//! Temporary stub; replaced by the report layer (model + renderers).
-use crate::results::RunData;
+//! Reports: turn one run's records ([`RunData`](crate::results::RunData)) into text, Markdown
+//! or JSON, every format drawn from the same [`ReportModel`].
+//!
+//! Owns the public report API ([`build`], [`render`], [`Format`], [`ReportError`]). Everything
+//! here is pure: data in, bytes out. It must not read or write files, look at the terminal,
+//! the clock or the environment; callers decide colour and where the bytes go.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+mod build;
+mod json;
+mod layout;
+mod markdown;
+pub mod model;
+mod stats;
+mod text;
+
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
+mod tests;
+
+pub use model::ReportModel;
+
+/// Output format of `dbdelta report --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// Terminal tables.
+    #[value(name = "text")]
     Text,
+    /// Blog-ready GitHub Markdown.
     #[value(name = "md")]
     Markdown,
+    /// The versioned JSON contract (`schema/report-v1.schema.json`).
+    #[value(name = "json")]
     Json,
 }
 
-#[derive(Debug, serde::Serialize)]
-pub struct ReportModel {
-    pub data: RunData,
-}
-
-#[derive(Debug, thiserror::Error)]
+/// Why a report could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReportError {
-    #[error("--base {base}: run {run} has no such target (targets: {}); pick one of them", known.join(", "))]
+    #[error(
+        "--base {base}: run {run} has no such target (targets: {}); pick one of them",
+        known.join(", ")
+    )]
     UnknownBase {
         base: String,
         run: String,
@@ -24,10 +48,19 @@ pub enum ReportError {
     },
 }
 
-pub fn build(data: &RunData, _base: Option<&str>) -> Result<ReportModel, ReportError> {
-    Ok(ReportModel { data: data.clone() })
+/// Builds the report model of a run, relative to `base` (default: the run's first target).
+pub fn build(
+    data: &crate::results::RunData,
+    base: Option<&str>,
+) -> Result<ReportModel, ReportError> {
+    build::build(data, base)
 }
 
-pub fn render(model: &ReportModel, _format: Format, _color: bool) -> String {
-    serde_json::to_string_pretty(&model.data).unwrap_or_default()
+/// Renders a model. `color` only affects [`Format::Text`] (ANSI colours on relative cells).
+pub fn render(model: &ReportModel, format: Format, color: bool) -> String {
+    match format {
+        Format::Text => text::render(&layout::document(model), color),
+        Format::Markdown => markdown::render(&layout::document(model)),
+        Format::Json => json::render(model),
+    }
 }

@@ -1,0 +1,709 @@
+//! Computes the [`ReportModel`] from a run's records: aggregation over repeats, relative
+//! numbers, group statistics, verdicts, tl;dr sentences, warnings and method notes.
+//!
+//! Owns every number and sentence a report shows. It must not format tables, pick colours or
+//! do any I/O (files, terminal, clock, environment): same `RunData` in, same model out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::ReportError;
+use super::model::*;
+use super::stats::{self, mean_known, ratio};
+use crate::results::{Latency, Measurement, RunData, TargetInfo};
+
+/// Builds the model; `base` defaults to the first target.
+pub fn build(data: &RunData, base: Option<&str>) -> Result<ReportModel, ReportError> {
+    let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
+    let base = match base {
+        Some(b) if names.iter().any(|n| n == b) => b.to_string(),
+        Some(b) => {
+            return Err(ReportError::UnknownBase {
+                base: b.to_string(),
+                run: data.run.id.clone(),
+                known: names,
+            });
+        }
+        None => match names.first() {
+            Some(first) => first.clone(),
+            None => {
+                return Err(ReportError::UnknownBase {
+                    base: String::new(),
+                    run: data.run.id.clone(),
+                    known: names,
+                });
+            }
+        },
+    };
+    let base_info = data
+        .targets
+        .iter()
+        .find(|t| t.name == base)
+        .expect("base is one of the targets");
+
+    let measured: BTreeSet<&str> = data
+        .measurements
+        .iter()
+        .map(|m| m.target.as_str())
+        .collect();
+    let compared: Vec<String> = names
+        .iter()
+        .filter(|n| **n != base && measured.contains(n.as_str()))
+        .cloned()
+        .collect();
+    let clients: Vec<u32> = data
+        .measurements
+        .iter()
+        .map(|m| m.clients)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let step_groups = step_groups(&data.measurements);
+    let aggregates = aggregates(&data.measurements, &step_groups, &names);
+    let max_repeats = aggregates.iter().map(|a| a.repeats).max().unwrap_or(0);
+
+    let mut model = ReportModel {
+        schema_version: SCHEMA_VERSION,
+        run: RunSummary {
+            id: data.run.id.clone(),
+            lab: data.run.lab.clone(),
+            started: data.run.started.clone(),
+            finished: data.run.finished.clone(),
+            complete: data.run.complete,
+            quick: data.run.quick,
+            host: data.run.host.clone(),
+            dbdelta_version: data.run.dbdelta_version.clone(),
+        },
+        base: base.clone(),
+        targets: data
+            .targets
+            .iter()
+            .map(|t| target_summary(t, base_info))
+            .collect(),
+        clients,
+        compared,
+        step_groups,
+        max_repeats,
+        measurements: data.measurements.iter().map(measurement_row).collect(),
+        aggregates,
+        relative: Vec::new(),
+        groups: Vec::new(),
+        loads: loads(data),
+        series: series(data),
+        tldr: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+    };
+    model.relative = relative(&model, &data.measurements);
+    model.groups = group_summaries(&model);
+    model.tldr = tldr(&model);
+    model.warnings = warnings(&model, data);
+    model.notes = notes(&model, data);
+    Ok(model)
+}
+
+/// Groups in order of first appearance in step order; steps in step order.
+fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
+    let mut steps: Vec<(u32, usize, &str, &str)> = Vec::new();
+    for (pos, m) in ms.iter().enumerate() {
+        if !steps.iter().any(|s| s.2 == m.step) {
+            steps.push((m.step_index, pos, &m.step, &m.group));
+        }
+    }
+    steps.sort_by_key(|s| (s.0, s.1));
+    let mut groups: Vec<StepGroup> = Vec::new();
+    for (_, _, step, group) in steps {
+        match groups.iter_mut().find(|g| g.id == group) {
+            Some(g) => g.steps.push(step.to_string()),
+            None => groups.push(StepGroup {
+                id: group.to_string(),
+                title: group_title(group),
+                steps: vec![step.to_string()],
+            }),
+        }
+    }
+    groups
+}
+
+fn measurement_row(m: &Measurement) -> MeasurementRow {
+    MeasurementRow {
+        target: m.target.clone(),
+        suite: m.suite.clone(),
+        step: m.step.clone(),
+        step_index: m.step_index,
+        group: m.group.clone(),
+        clients: m.clients,
+        repeat: m.repeat,
+        tables: m.tables,
+        rows_per_table: m.rows_per_table,
+        statements_per_event: m.statements_per_event,
+        seconds: m.seconds,
+        ops: m.ops,
+        events: m.events,
+        errors: m.errors.total(),
+        errors_by_kind: m.errors,
+        qps: m.qps,
+        tps: m.tps,
+        latency_us: m.latency_us,
+        server_cpu_us_per_op: m.server_cpu_us_per_op,
+        client_cpu_us_per_op: m.client_cpu_us_per_op,
+        host_cpu_us_per_op: m.host_cpu_us_per_op,
+        cs_per_op: m.cs_per_op,
+        host_cs_per_op: m.host_cs_per_op,
+        reads_per_op: m.reads_per_op,
+        read_kb_per_op: m.read_kb_per_op,
+        writes_per_op: m.writes_per_op,
+        write_kb_per_op: m.write_kb_per_op,
+        proc_read_kb_per_op: m.proc_read_kb_per_op,
+        proc_write_kb_per_op: m.proc_write_kb_per_op,
+        peak_rss_bytes: m.peak_rss_bytes,
+        peak_vsz_bytes: m.peak_vsz_bytes,
+        db_size_bytes: m.db_size_bytes,
+        client_bound: m.client_bound,
+        failed: m.failed,
+        error: m.error.clone(),
+    }
+}
+
+fn mean_latency(ls: &[&Latency]) -> Option<Latency> {
+    if ls.is_empty() {
+        return None;
+    }
+    let f = |get: fn(&Latency) -> f64| ls.iter().map(|l| get(l)).sum::<f64>() / ls.len() as f64;
+    Some(Latency {
+        min: f(|l| l.min),
+        p50: f(|l| l.p50),
+        p90: f(|l| l.p90),
+        p95: f(|l| l.p95),
+        p99: f(|l| l.p99),
+        p999: f(|l| l.p999),
+        max: f(|l| l.max),
+        mean: f(|l| l.mean),
+    })
+}
+
+/// One aggregate per target × step × clients seen (targets in lab order, then steps in report
+/// order, then clients); failed repeats are left out of the numbers.
+fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> Vec<Aggregate> {
+    let mut keys: Vec<(&str, &str, u32)> = Vec::new();
+    for m in ms {
+        let k = (m.target.as_str(), m.step.as_str(), m.clients);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let target_pos = |t: &str| targets.iter().position(|n| n == t).unwrap_or(usize::MAX);
+    let step_pos = |s: &str| {
+        groups
+            .iter()
+            .flat_map(|g| g.steps.iter())
+            .position(|n| n == s)
+            .unwrap_or(usize::MAX)
+    };
+    keys.sort_by_key(|(t, s, c)| (target_pos(t), step_pos(s), *c));
+    keys.into_iter()
+        .map(|(target, step, clients)| {
+            let all: Vec<&Measurement> = ms
+                .iter()
+                .filter(|m| m.target == target && m.step == step && m.clients == clients)
+                .collect();
+            let ok: Vec<&Measurement> = all.iter().copied().filter(|m| !m.failed).collect();
+            let mean = |get: fn(&Measurement) -> Option<f64>| mean_known(ok.iter().map(|m| get(m)));
+            let max_u64 =
+                |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
+            let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
+            Aggregate {
+                target: target.to_string(),
+                step: step.to_string(),
+                group: all[0].group.clone(),
+                clients,
+                repeats: ok.len() as u32,
+                qps: mean(|m| m.qps),
+                tps: mean(|m| m.tps),
+                latency_us: mean_latency(&lats),
+                server_cpu_us_per_op: mean(|m| m.server_cpu_us_per_op),
+                client_cpu_us_per_op: mean(|m| m.client_cpu_us_per_op),
+                host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
+                cs_per_op: mean(|m| m.cs_per_op),
+                reads_per_op: mean(|m| m.reads_per_op),
+                read_kb_per_op: mean(|m| m.read_kb_per_op),
+                writes_per_op: mean(|m| m.writes_per_op),
+                write_kb_per_op: mean(|m| m.write_kb_per_op),
+                peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
+                db_size_bytes: max_u64(|m| m.db_size_bytes),
+                client_bound: ok.iter().any(|m| m.client_bound),
+                errors: ok.iter().map(|m| m.errors.total()).sum(),
+            }
+        })
+        .collect()
+}
+
+/// Per-repeat QPS of the usable (non-failed, known QPS) repeats of one target × step × clients.
+fn repeat_qps(ms: &[Measurement], target: &str, step: &str, clients: u32) -> BTreeMap<u32, f64> {
+    ms.iter()
+        .filter(|m| m.target == target && m.step == step && m.clients == clients && !m.failed)
+        .filter_map(|m| m.qps.map(|q| (m.repeat, q)))
+        .collect()
+}
+
+fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
+    let mut out = Vec::new();
+    for target in &model.compared {
+        for group in &model.step_groups {
+            for step in &group.steps {
+                for &clients in &model.clients {
+                    let t = model.aggregate(target, step, clients);
+                    let b = model.aggregate(&model.base, step, clients);
+                    if t.is_none() && b.is_none() {
+                        continue;
+                    }
+                    let rel = |get: fn(&Aggregate) -> Option<f64>| {
+                        ratio(t.and_then(get), b.and_then(get))
+                    };
+                    let tq = repeat_qps(ms, target, step, clients);
+                    let bq = repeat_qps(ms, &model.base, step, clients);
+                    let ratios: Vec<f64> = tq
+                        .iter()
+                        .filter_map(|(r, q)| ratio(Some(*q), bq.get(r).copied()))
+                        .collect();
+                    let noise = stats::noise(&ratios);
+                    out.push(Relative {
+                        target: target.clone(),
+                        step: step.clone(),
+                        group: group.id.clone(),
+                        clients,
+                        qps: rel(|a| a.qps),
+                        server_cpu_us_per_op: rel(|a| a.server_cpu_us_per_op),
+                        client_cpu_us_per_op: rel(|a| a.client_cpu_us_per_op),
+                        cs_per_op: rel(|a| a.cs_per_op),
+                        reads_per_op: rel(|a| a.reads_per_op),
+                        read_kb_per_op: rel(|a| a.read_kb_per_op),
+                        write_kb_per_op: rel(|a| a.write_kb_per_op),
+                        paired_repeats: ratios.len() as u32,
+                        geo_mean: noise.map(|n| n.geo_mean),
+                        ci95: noise.map(|n| n.ci95),
+                        verdict: noise.map(|n| n.verdict.to_string()),
+                        unstable: noise.is_some_and(|n| n.unstable),
+                        client_bound: t.is_some_and(|a| a.client_bound)
+                            || b.is_some_and(|a| a.client_bound),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
+    let mut out = Vec::new();
+    for target in &model.compared {
+        for group in &model.step_groups {
+            for &clients in &model.clients {
+                let rows: Vec<&Relative> = model
+                    .relative
+                    .iter()
+                    .filter(|r| r.target == *target && r.group == group.id && r.clients == clients)
+                    .collect();
+                if rows.is_empty() {
+                    continue;
+                }
+                let qps: Vec<f64> = rows.iter().filter_map(|r| r.qps).collect();
+                let cpu: Vec<f64> = rows.iter().filter_map(|r| r.server_cpu_us_per_op).collect();
+                let s = stats::summary(&qps);
+                let largest = rows
+                    .iter()
+                    .filter_map(|r| r.qps.filter(|q| *q > 0.0).map(|q| (r, q)))
+                    .fold(None::<(&Relative, f64)>, |best, (r, q)| match best {
+                        Some((_, bq)) if bq.ln().abs() >= q.ln().abs() => best,
+                        _ => Some((r, q)),
+                    });
+                let count = |v: &str| {
+                    rows.iter()
+                        .filter(|r| r.verdict.as_deref() == Some(v))
+                        .count()
+                };
+                out.push(GroupSummary {
+                    target: target.clone(),
+                    group: group.id.clone(),
+                    title: group.title.clone(),
+                    clients,
+                    steps: qps.len() as u32,
+                    min: s.map(|s| s.0),
+                    max: s.map(|s| s.1),
+                    avg: s.map(|s| s.2),
+                    median: s.map(|s| s.3),
+                    server_cpu_us_per_op_median: stats::median(&cpu),
+                    largest_change: largest.map(|(r, q)| StepValue {
+                        step: r.step.clone(),
+                        value: q,
+                    }),
+                    regressions: count("regression") as u32,
+                    improvements: count("improvement") as u32,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `0.97`: the two-decimal form every relative number is printed with.
+pub fn two(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// A cost ratio as a signed percent change: `1.04` → `+4%`, `0.97` → `-3%`.
+pub fn signed_percent(ratio: f64) -> String {
+    let p = ((ratio - 1.0) * 100.0).round();
+    if p == 0.0 {
+        "+0%".to_string()
+    } else {
+        format!("{p:+.0}%")
+    }
+}
+
+fn tldr(model: &ReportModel) -> Vec<String> {
+    let several_clients = model.clients.len() > 1;
+    let mut out = Vec::new();
+    for &clients in &model.clients {
+        for target in &model.compared {
+            for group in &model.step_groups {
+                let Some(g) = model.group_of(target, &group.id, clients) else {
+                    continue;
+                };
+                let mut line = format!("{target} vs {}, {}", model.base, g.title);
+                if several_clients {
+                    line.push_str(&format!(" ({})", plural(clients as usize, "client")));
+                }
+                match (g.median, g.min, g.max) {
+                    (Some(med), Some(min), Some(max)) => line.push_str(&format!(
+                        ": median {} (min {}, max {})",
+                        two(med),
+                        two(min),
+                        two(max)
+                    )),
+                    _ => {
+                        line.push_str(": no step with a relative QPS");
+                        out.push(line);
+                        continue;
+                    }
+                }
+                if let Some(l) = &g.largest_change {
+                    line.push_str(&format!("; largest change: {} {}", l.step, two(l.value)));
+                }
+                if let Some(cpu) = g.server_cpu_us_per_op_median {
+                    line.push_str(&format!("; server CPU/op {}", signed_percent(cpu)));
+                }
+                if model.max_repeats >= 2 {
+                    line.push_str(&format!(
+                        "; beyond noise: {} regression{}, {} improvement{}",
+                        g.regressions,
+                        if g.regressions == 1 { "" } else { "s" },
+                        g.improvements,
+                        if g.improvements == 1 { "" } else { "s" },
+                    ));
+                }
+                out.push(line);
+            }
+        }
+    }
+    out
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// A second below this fraction of the step's median second is reported as a stall.
+const STALL_FRACTION: f64 = 0.5;
+
+fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
+    let mut out = Vec::new();
+    if !data.run.complete {
+        let finished: BTreeSet<&str> = data
+            .measurements
+            .iter()
+            .filter(|m| !m.failed)
+            .map(|m| m.step.as_str())
+            .collect();
+        out.push(format!(
+            "run is incomplete (interrupted?): showing the {} that finished",
+            plural(finished.len(), "step")
+        ));
+    }
+    for t in &data.targets {
+        if t.failed {
+            let mut w = format!(
+                "target {} failed: {}",
+                t.name,
+                t.error.as_deref().unwrap_or("no error recorded")
+            );
+            if let Some(log) = &t.log_path {
+                w.push_str(&format!(" (server log: {log})"));
+            }
+            if t.name == model.base {
+                w.push_str(
+                    "; it is the base, so relative numbers are n/a (pick another with --base)",
+                );
+            }
+            out.push(w);
+        }
+    }
+    let known: BTreeSet<&str> = data.targets.iter().map(|t| t.name.as_str()).collect();
+    let unknown: BTreeSet<&str> = data
+        .measurements
+        .iter()
+        .map(|m| m.target.as_str())
+        .filter(|t| !known.contains(t))
+        .collect();
+    for t in unknown {
+        out.push(format!(
+            "measurements name target {t}, which the run does not list: they appear only in the JSON measurements"
+        ));
+    }
+    let where_ = |m: &Measurement| {
+        let mut s = format!(
+            "{} {} at {}",
+            m.target,
+            m.step,
+            plural(m.clients as usize, "client")
+        );
+        if model.max_repeats > 1 || m.repeat > 1 {
+            s.push_str(&format!(", repeat {}", m.repeat));
+        }
+        s
+    };
+    for m in data.measurements.iter().filter(|m| m.failed) {
+        out.push(format!(
+            "failed: {}: {}; left out of the numbers",
+            where_(m),
+            m.error.as_deref().unwrap_or("no error recorded")
+        ));
+    }
+    for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
+        let e = m.errors;
+        out.push(format!(
+            "errors: {}: {} (retryable {}, reconnect {}, fatal {})",
+            where_(m),
+            plural(e.total() as usize, "error"),
+            e.retryable,
+            e.reconnect,
+            e.fatal
+        ));
+    }
+    for s in &model.series {
+        if s.ops_per_sec_median > 0.0 && s.ops_per_sec_min < STALL_FRACTION * s.ops_per_sec_median {
+            let mut w = format!(
+                "stall: {} {} at {}",
+                s.target,
+                s.step,
+                plural(s.clients as usize, "client")
+            );
+            if model.max_repeats > 1 || s.repeat > 1 {
+                w.push_str(&format!(", repeat {}", s.repeat));
+            }
+            w.push_str(&format!(
+                ": throughput fell to {:.0} ops/s in its worst second ({:.0}% of the median second, {:.0} ops/s)",
+                s.ops_per_sec_min,
+                100.0 * s.ops_per_sec_min / s.ops_per_sec_median,
+                s.ops_per_sec_median
+            ));
+            out.push(w);
+        }
+    }
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.client_bound && !m.failed)
+    {
+        out.push(format!(
+            "client-bound: {}: the client may have been the bottleneck, so this number measures dbdelta as much as the engine",
+            where_(m)
+        ));
+    }
+    out
+}
+
+fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
+    let mut out = vec![
+        "Relative QPS = QPS(target) / QPS(base) for the same step and client count; > 1 is faster than the base. \
+         Relative cost (CPU/op, context switches/op, reads/op, KB read/op, KB written/op) = target / base; < 1 is cheaper. \
+         0/0 = 1; x/0 and missing values are n/a."
+            .to_string(),
+        "Repeats are averaged: the arithmetic mean over non-failed repeats of QPS, each per-op value and each latency \
+         percentile; peak RSS and database size are the largest over the repeats."
+            .to_string(),
+        "Group rows min/max/avg/median summarise the relative QPS of the group's steps (avg = arithmetic mean)."
+            .to_string(),
+        "Relative cells carry a sign: a \"+\" suffix when the two-decimal value is ≥ 1.05, \"-\" when it is ≤ 0.95, none in \
+         between. In colour, green is better and red is worse: for QPS \"+\" is better, for costs \"+\" is worse."
+            .to_string(),
+    ];
+    let with_ci = model.relative.iter().filter(|r| r.ci95.is_some()).count();
+    if with_ci == 0 {
+        out.push("One repeat: no verdict is possible (set repeats ≥ 2).".to_string());
+    } else {
+        out.push(format!(
+            "Verdicts: per step, the QPS ratios r_i = QPS(target, repeat i) / QPS(base, repeat i) (repeats paired by number, \
+             failed repeats left out); a 95% confidence interval of their geometric mean is exp(m ± t·s/√n), where m and s are \
+             the mean and sample standard deviation of ln r_i and t is Student's t with n−1 degrees of freedom. \
+             Regression when the interval is entirely below 1, improvement when entirely above 1, else within noise. \
+             Unstable when the spread of the ratios (max − min) exceeds both the effect |geometric mean − 1| and {:.2}.",
+            stats::UNSTABLE_FLOOR
+        ));
+        if with_ci < model.relative.len() {
+            out.push("Steps with fewer than 2 paired repeats have no verdict.".to_string());
+        }
+    }
+    let sqlite: Vec<&str> = data
+        .targets
+        .iter()
+        .filter(|t| t.engine == "sqlite")
+        .map(|t| t.name.as_str())
+        .collect();
+    if !sqlite.is_empty() {
+        out.push(format!(
+            "SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be \
+             separated ({}).",
+            sqlite.join(", ")
+        ));
+    }
+    out
+}
+
+fn diff_maps(
+    base: &BTreeMap<String, String>,
+    target: &BTreeMap<String, String>,
+) -> Vec<Difference> {
+    let keys: BTreeSet<&String> = base.keys().chain(target.keys()).collect();
+    keys.into_iter()
+        .filter(|k| base.get(*k) != target.get(*k))
+        .map(|k| Difference {
+            key: k.clone(),
+            base: base.get(k).cloned(),
+            target: target.get(k).cloned(),
+        })
+        .collect()
+}
+
+fn config_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+fn target_summary(t: &TargetInfo, base: &TargetInfo) -> TargetSummary {
+    let is_base = t.name == base.name;
+    let (config_diff, settings_diff, env_diff) = if is_base {
+        (Vec::new(), Vec::new(), Vec::new())
+    } else {
+        let (bl, tl) = (
+            config_lines(&base.config_text),
+            config_lines(&t.config_text),
+        );
+        let mut config: Vec<String> = tl
+            .iter()
+            .filter(|l| !bl.contains(l))
+            .map(|l| format!("+ {l}"))
+            .collect();
+        config.extend(
+            bl.iter()
+                .filter(|l| !tl.contains(l))
+                .map(|l| format!("- {l}")),
+        );
+        let settings =
+            if t.engine == base.engine && !t.settings.is_empty() && !base.settings.is_empty() {
+                diff_maps(&base.settings, &t.settings)
+            } else {
+                Vec::new()
+            };
+        (config, settings, diff_maps(&base.env, &t.env))
+    };
+    TargetSummary {
+        name: t.name.clone(),
+        engine: t.engine.clone(),
+        server_version: t.server_version.clone(),
+        config_name: t.config_name.clone(),
+        failed: t.failed,
+        error: t.error.clone(),
+        log_path: t.log_path.clone(),
+        is_base,
+        env: t.env.clone(),
+        config_diff,
+        settings_diff,
+        env_diff,
+    }
+}
+
+fn loads(data: &RunData) -> Vec<LoadSummary> {
+    let mut keys: Vec<(&str, &str, u32)> = Vec::new();
+    for l in &data.loads {
+        let k = (l.target.as_str(), l.suite.as_str(), l.clients);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(target, suite, clients)| {
+            let ls: Vec<_> = data
+                .loads
+                .iter()
+                .filter(|l| l.target == target && l.suite == suite && l.clients == clients)
+                .collect();
+            let n = ls.len() as f64;
+            LoadSummary {
+                target: target.to_string(),
+                suite: suite.to_string(),
+                clients,
+                repeats: ls.len() as u32,
+                tables: ls[0].tables,
+                rows_per_table: ls[0].rows_per_table,
+                load_secs: ls.iter().map(|l| l.load_secs).sum::<f64>() / n,
+                rows_per_sec: mean_known(ls.iter().map(|l| l.rows_per_sec)),
+                index_secs: ls.iter().map(|l| l.index_secs).sum::<f64>() / n,
+                db_size_bytes: mean_known(ls.iter().map(|l| l.db_size_bytes.map(|b| b as f64)))
+                    .map(|b| b.round() as u64),
+            }
+        })
+        .collect()
+}
+
+fn series(data: &RunData) -> Vec<SeriesSummary> {
+    let mut keys: Vec<(&str, &str, u32, u32)> = Vec::new();
+    for s in &data.series {
+        let k = (s.target.as_str(), s.step.as_str(), s.clients, s.repeat);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(target, step, clients, repeat)| {
+            let ss: Vec<_> = data
+                .series
+                .iter()
+                .filter(|s| {
+                    s.target == target
+                        && s.step == step
+                        && s.clients == clients
+                        && s.repeat == repeat
+                })
+                .collect();
+            let ops: Vec<f64> = ss.iter().map(|s| s.ops as f64).collect();
+            let (min, max, _, median) = stats::summary(&ops).expect("at least one sample");
+            SeriesSummary {
+                target: target.to_string(),
+                step: step.to_string(),
+                clients,
+                repeat,
+                seconds: ss.len() as u32,
+                ops_per_sec_min: min,
+                ops_per_sec_median: median,
+                ops_per_sec_max: max,
+                p99_us_max: ss.iter().filter_map(|s| s.p99_us).reduce(f64::max),
+            }
+        })
+        .collect()
+}

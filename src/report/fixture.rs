@@ -1,0 +1,323 @@
+//! Test fixtures: fixed `RunData` values that exercise every report feature.
+//!
+//! Owns only test data (built in code, deterministic). It must not read files or depend on
+//! the machine the tests run on.
+
+use std::collections::BTreeMap;
+
+use crate::results::*;
+
+fn host() -> HostInfo {
+    HostInfo {
+        cpu_model: "AMD EPYC 7B13".into(),
+        cores: 8,
+        memory_bytes: 32 * (1 << 30),
+        kernel: "6.8.0-49-generic".into(),
+    }
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
+    let mut settings = map(&[
+        ("shared_buffers", "1GB"),
+        ("max_wal_size", "4GB"),
+        ("wal_compression", "off"),
+    ]);
+    let mut config_text = "shared_buffers = 1GB\nmax_wal_size = 4GB\n".to_string();
+    for (k, v) in extra {
+        settings.insert(k.to_string(), v.to_string());
+        config_text.push_str(&format!("{k} = {v}\n"));
+    }
+    TargetInfo {
+        name: name.into(),
+        engine: "postgres".into(),
+        server_version: Some(format!(
+            "PostgreSQL {version} on x86_64-pc-linux-gnu, compiled by gcc 12.2.0, 64-bit"
+        )),
+        config_name: Some("configs/pg.conf".into()),
+        config_text,
+        env: BTreeMap::new(),
+        settings,
+        failed: false,
+        error: None,
+        log_path: None,
+    }
+}
+
+/// One measurement with plausible, formula-derived metrics.
+#[allow(clippy::too_many_arguments)]
+fn measurement(
+    target: &str,
+    step: &str,
+    step_index: u32,
+    group: &str,
+    clients: u32,
+    repeat: u32,
+    qps: f64,
+    cpu_us: f64,
+) -> Measurement {
+    let seconds = 10.0;
+    let spe = if group == "writes" { 3 } else { 1 };
+    let ops = (qps * seconds).round() as u64;
+    let events = ops / spe as u64;
+    let lat = 1e6 * clients as f64 / (qps / spe as f64);
+    Measurement {
+        target: target.into(),
+        suite: "sysbench".into(),
+        step: step.into(),
+        step_index,
+        group: group.into(),
+        statements_per_event: spe,
+        clients,
+        repeat,
+        tables: 1,
+        rows_per_table: 100_000,
+        seconds,
+        ops,
+        events,
+        errors: ErrorCounts::default(),
+        qps: Some(qps),
+        tps: Some(qps / spe as f64),
+        latency_us: Some(Latency {
+            min: lat * 0.4,
+            p50: lat * 0.9,
+            p90: lat * 1.5,
+            p95: lat * 2.0,
+            p99: lat * 4.0,
+            p999: lat * 9.0,
+            max: lat * 40.0,
+            mean: lat,
+        }),
+        server_cpu_us_per_op: Some(cpu_us),
+        client_cpu_us_per_op: Some(cpu_us / 4.0),
+        host_cpu_us_per_op: Some(cpu_us * 1.3),
+        cs_per_op: Some(if group == "writes" { 2.5 } else { 0.4 }),
+        host_cs_per_op: Some(if group == "writes" { 3.1 } else { 0.6 }),
+        reads_per_op: Some(0.0),
+        read_kb_per_op: Some(0.0),
+        writes_per_op: Some(if group == "writes" { 1.2 } else { 0.0 }),
+        write_kb_per_op: Some(if group == "writes" { 9.6 } else { 0.0 }),
+        proc_read_kb_per_op: Some(0.0),
+        proc_write_kb_per_op: Some(if group == "writes" { 8.0 } else { 0.0 }),
+        peak_rss_bytes: Some(180_000_000 + 1_000_000 * step_index as u64),
+        peak_vsz_bytes: Some(1_200_000_000),
+        db_size_bytes: Some(25_000_000 + 100_000 * step_index as u64),
+        client_bound: false,
+        failed: false,
+        error: None,
+    }
+}
+
+fn load(target: &str, clients: u32, repeat: u32, rows_per_sec: f64, index_secs: f64) -> LoadResult {
+    LoadResult {
+        target: target.into(),
+        suite: "sysbench".into(),
+        clients,
+        repeat,
+        tables: 1,
+        rows_per_table: 100_000,
+        load_secs: 100_000.0 / rows_per_sec,
+        rows_per_sec: Some(rows_per_sec),
+        index_secs,
+        db_size_bytes: Some(24_117_248),
+    }
+}
+
+/// Steps of the fixtures: (label, step_index, group, base QPS at 1 client, base CPU µs/op).
+const STEPS: [(&str, u32, &str, f64, f64); 5] = [
+    ("update-index", 4, "writes", 9_100.0, 105.0),
+    ("update-one", 6, "writes", 14_250.0, 61.0),
+    ("read-only_range=10", 14, "range-agg", 21_400.0, 44.0),
+    ("point-query", 22, "point", 48_500.0, 19.5),
+    ("random-points_range=100", 24, "point", 6_020.0, 160.0),
+];
+
+/// Three targets with data (`pg16` base, `pg17`, `sqlite.wal`) and one failed target, at 1 and
+/// 4 clients with one repeat; one client-bound step, one failed step, one step with errors,
+/// missing metrics (SQLite client CPU, one `cs_per_op`).
+pub fn run_two_clients() -> RunData {
+    let mut targets = vec![
+        postgres("pg16", "16.4", &[]),
+        postgres("pg17", "17.2", &[("wal_compression", "lz4")]),
+        TargetInfo {
+            name: "sqlite.wal".into(),
+            engine: "sqlite".into(),
+            server_version: Some("3.46.0".into()),
+            config_name: None,
+            config_text: "journal_mode = WAL\nsynchronous = NORMAL\n".into(),
+            env: BTreeMap::new(),
+            settings: map(&[("journal_mode", "wal"), ("synchronous", "1")]),
+            failed: false,
+            error: None,
+            log_path: None,
+        },
+        postgres("pg17.jemalloc", "17.2", &[]),
+    ];
+    targets[3].env = map(&[("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")]);
+    targets[3].failed = true;
+    targets[3].server_version = None;
+    targets[3].error = Some("server did not accept connections within 30 s".into());
+    targets[3].log_path = Some("/tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log".into());
+
+    // Per step: pg17 and sqlite.wal QPS multipliers, and pg17/sqlite.wal CPU multipliers.
+    let factors: [(f64, f64, f64, f64); 5] = [
+        (1.07, 0.62, 0.95, 1.40),
+        (0.91, 1.85, 1.12, 0.55),
+        (1.02, 0.88, 0.99, 1.10),
+        (0.97, 2.40, 1.04, 0.45),
+        (1.00, 0.71, 1.00, 1.30),
+    ];
+    let mut measurements = Vec::new();
+    for clients in [1u32, 4] {
+        let scale = if clients == 1 { 1.0 } else { 3.2 };
+        for (i, (step, idx, group, qps, cpu)) in STEPS.iter().enumerate() {
+            let (fq17, fqlite, fc17, fclite) = factors[i];
+            // interleaved execution order: targets alternate per step
+            let base_qps = qps * scale;
+            measurements.push(measurement(
+                "pg16", step, *idx, group, clients, 1, base_qps, *cpu,
+            ));
+            let mut m17 = measurement(
+                "pg17",
+                step,
+                *idx,
+                group,
+                clients,
+                1,
+                base_qps * fq17 * if clients == 4 { 1.03 } else { 1.0 },
+                cpu * fc17,
+            );
+            let mut ml = measurement(
+                "sqlite.wal",
+                step,
+                *idx,
+                group,
+                clients,
+                1,
+                base_qps * fqlite / if clients == 4 { 2.5 } else { 1.0 },
+                cpu * fclite,
+            );
+            ml.client_cpu_us_per_op = None;
+            ml.cs_per_op = Some(0.0);
+            ml.reads_per_op = None;
+            ml.read_kb_per_op = None;
+            ml.write_kb_per_op = ml.write_kb_per_op.map(|w| w * 0.5);
+            if *step == "point-query" && clients == 4 {
+                ml.client_bound = true;
+            }
+            if *step == "update-one" && clients == 1 {
+                m17.cs_per_op = None;
+            }
+            if *step == "update-one" && clients == 4 {
+                m17.errors = ErrorCounts {
+                    retryable: 3,
+                    reconnect: 0,
+                    fatal: 0,
+                };
+            }
+            if *step == "update-index" && clients == 4 {
+                m17.failed = true;
+                m17.qps = None;
+                m17.tps = None;
+                m17.latency_us = None;
+                m17.error =
+                    Some("connection lost: server closed the connection unexpectedly".into());
+            }
+            measurements.push(m17);
+            measurements.push(ml);
+        }
+    }
+    let mut loads = Vec::new();
+    for clients in [1u32, 4] {
+        loads.push(load("pg16", clients, 1, 412_000.0, 0.21));
+        loads.push(load("pg17", clients, 1, 431_500.0, 0.19));
+        loads.push(load("sqlite.wal", clients, 1, 655_000.0, 0.12));
+    }
+    let series = (0..5)
+        .map(|s| SecondSample {
+            target: "pg16".into(),
+            step: "point-query".into(),
+            clients: 1,
+            repeat: 1,
+            second: s,
+            ops: [48_200, 48_900, 19_000, 48_700, 48_600][s as usize],
+            p99_us: Some([80.0, 78.0, 950.0, 79.0, 81.0][s as usize]),
+            max_us: Some(2_000.0),
+        })
+        .collect();
+    RunData {
+        run: RunInfo {
+            id: "20261122-0301".into(),
+            lab: "pg16 vs pg17 vs sqlite".into(),
+            lab_text: "[lab]\nname = \"pg16 vs pg17 vs sqlite\"\nclients = [1, 4]\n".into(),
+            started: "2026-11-22T03:01:07Z".into(),
+            finished: Some("2026-11-22T03:19:42Z".into()),
+            complete: true,
+            host: host(),
+            dbdelta_version: "0.1.0".into(),
+            quick: false,
+        },
+        targets,
+        loads,
+        measurements,
+        series,
+    }
+}
+
+/// Two Postgres targets, 3 repeats at 1 client, interrupted before the end: point-query is a
+/// regression (ratios 0.90, 0.92, 0.91), update-one an improvement, scan unstable, and the
+/// `l.i0` step is in a group id the report does not know (`insert`).
+pub fn run_three_repeats() -> RunData {
+    let mut measurements = Vec::new();
+    let steps: [(&str, u32, &str, f64, [f64; 3]); 4] = [
+        ("update-one", 6, "writes", 14_000.0, [1.10, 1.12, 1.11]),
+        ("scan", 9, "range-noagg", 2_000.0, [0.80, 1.25, 1.00]),
+        ("point-query", 22, "point", 50_000.0, [0.90, 0.92, 0.91]),
+        ("l.i0", 40, "insert", 90_000.0, [1.01, 0.99, 1.00]),
+    ];
+    for repeat in 1..=3u32 {
+        for (step, idx, group, qps, ratios) in steps {
+            let drift = 1.0 + 0.01 * repeat as f64;
+            let base = qps * drift;
+            let r = ratios[(repeat - 1) as usize];
+            measurements.push(measurement("pg16", step, idx, group, 1, repeat, base, 20.0));
+            let mut m = measurement("pg17", step, idx, group, 1, repeat, base * r, 20.0 / r);
+            if step == "l.i0" && repeat == 3 {
+                m.failed = true;
+                m.qps = None;
+                m.error = Some("interrupted".into());
+            }
+            measurements.push(m);
+        }
+    }
+    RunData {
+        run: RunInfo {
+            id: "20261123-1010".into(),
+            lab: "pg16 vs pg17, 3 repeats".into(),
+            lab_text: String::new(),
+            started: "2026-11-23T10:10:00Z".into(),
+            finished: None,
+            complete: false,
+            host: host(),
+            dbdelta_version: "0.1.0".into(),
+            quick: true,
+        },
+        targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
+        loads: (1..=3)
+            .flat_map(|r| {
+                [
+                    load("pg16", 1, r, 400_000.0 + 1000.0 * r as f64, 0.2),
+                    load("pg17", 1, r, 420_000.0 + 1000.0 * r as f64, 0.2),
+                ]
+            })
+            .collect(),
+        measurements,
+        series: Vec::new(),
+    }
+}

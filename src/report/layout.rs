@@ -1,0 +1,696 @@
+//! The report's layout, independent of output format: which sections, paragraphs and tables a
+//! human-readable report has, in what order, with every number already formatted.
+//!
+//! Owns section order, table contents, number formatting and the better/worse tone of relative
+//! cells. It must not compute new statistics (read them from the model), emit ANSI codes or
+//! Markdown syntax (that is `text` and `markdown`), or do any I/O.
+
+use super::build::two;
+use super::model::{Aggregate, Relative, ReportModel};
+
+/// One piece of a report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Title(String),
+    Heading(String),
+    SubHeading(String),
+    Para(String),
+    Bullets(Vec<String>),
+    Table(Grid),
+}
+
+/// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Grid {
+    pub header: Vec<String>,
+    /// Right-align this column (numbers).
+    pub right: Vec<bool>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// Whether a value is good or bad news, for colouring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Plain,
+    Better,
+    Worse,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub tone: Tone,
+}
+
+impl Cell {
+    fn plain(text: impl Into<String>) -> Self {
+        Cell {
+            text: text.into(),
+            tone: Tone::Plain,
+        }
+    }
+}
+
+const NA: &str = "n/a";
+/// Marks a step flagged client-bound in a table's step column.
+const CB: &str = " [cb]";
+
+/// Relative value with its sign suffix and tone; `cost` inverts the tone (< 1 is better).
+pub fn rel_cell(v: Option<f64>, cost: bool) -> Cell {
+    let Some(v) = v else {
+        return Cell::plain(NA);
+    };
+    let cents = (v * 100.0).round() as i64;
+    let (suffix, up) = if cents >= 105 {
+        ("+", Some(true))
+    } else if cents <= 95 {
+        ("-", Some(false))
+    } else {
+        ("", None)
+    };
+    let tone = match up {
+        None => Tone::Plain,
+        Some(up) if up != cost => Tone::Better,
+        Some(_) => Tone::Worse,
+    };
+    Cell {
+        text: format!("{}{suffix}", two(v)),
+        tone,
+    }
+}
+
+/// Integer with thousands separators: `1234567` → `1,234,567`.
+pub fn thousands(v: f64) -> String {
+    let n = v.round() as i64;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// A rate (QPS, rows/s): integer with separators from 100 up, else a few decimals.
+pub fn rate(v: Option<f64>) -> String {
+    match v {
+        None => NA.into(),
+        Some(v) if v.abs() >= 100.0 => thousands(v),
+        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+/// A per-op value with about three significant digits.
+pub fn metric(v: Option<f64>) -> String {
+    match v {
+        None => NA.into(),
+        Some(v) if v.abs() >= 1000.0 => thousands(v),
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+        Some(v) if v.abs() >= 0.01 || v == 0.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.4}"),
+    }
+}
+
+/// A latency in µs, compact: `850`, `12.3k`, `1.2M`.
+pub fn micros(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if v >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else if v >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Bytes as MB (10^6), one decimal.
+pub fn mb(v: Option<u64>) -> String {
+    match v {
+        None => NA.into(),
+        Some(b) => format!("{:.1}", b as f64 / 1e6),
+    }
+}
+
+fn step_label(step: &str, client_bound: bool) -> Cell {
+    Cell::plain(if client_bound {
+        format!("{step}{CB}")
+    } else {
+        step.to_string()
+    })
+}
+
+/// The whole human-readable report.
+pub fn document(m: &ReportModel) -> Vec<Block> {
+    let mut doc = Vec::new();
+    header(m, &mut doc);
+    doc.push(Block::Heading("tl;dr".into()));
+    if m.tldr.is_empty() {
+        doc.push(Block::Para(
+            "No comparison: relative numbers need at least 2 targets with measurements.".into(),
+        ));
+    } else {
+        doc.push(Block::Bullets(m.tldr.clone()));
+    }
+    load(m, &mut doc);
+    for &clients in &m.clients {
+        results(m, clients, &mut doc);
+    }
+    doc.push(Block::Heading("Warnings".into()));
+    if m.warnings.is_empty() {
+        doc.push(Block::Para("None.".into()));
+    } else {
+        doc.push(Block::Bullets(m.warnings.clone()));
+    }
+    doc.push(Block::Heading("Notes".into()));
+    let mut notes = m.notes.clone();
+    notes.push(format!(
+        "{NA}: the value could not be computed (no ops, metric not available on this host or engine, or the step \
+         did not run). \"{}\" after a step: flagged client-bound (see warnings).",
+        CB.trim()
+    ));
+    notes.push(
+        "Latency cells: k = thousand, M = million µs. MB = 10^6 bytes, GiB = 2^30 bytes.".into(),
+    );
+    doc.push(Block::Bullets(notes));
+    doc
+}
+
+fn header(m: &ReportModel, doc: &mut Vec<Block>) {
+    doc.push(Block::Title(format!("dbdelta report: {}", m.run.lab)));
+    let r = &m.run;
+    let status = match (&r.finished, r.complete) {
+        (Some(f), true) => format!("finished {f}, complete"),
+        (Some(f), false) => format!("finished {f}, INCOMPLETE"),
+        (None, _) => "INCOMPLETE (not finished)".to_string(),
+    };
+    let h = &r.host;
+    let mut facts = vec![
+        format!(
+            "run {}, started {}, {status}{}",
+            r.id,
+            r.started,
+            if r.quick { ", --quick scale" } else { "" }
+        ),
+        format!(
+            "host: {}, {} cores, {:.1} GiB memory, kernel {}",
+            h.cpu_model,
+            h.cores,
+            h.memory_bytes as f64 / (1u64 << 30) as f64,
+            h.kernel
+        ),
+        format!("dbdelta {}", r.dbdelta_version),
+        format!("base: {}", m.base),
+    ];
+    if m.max_repeats > 1 {
+        facts.push(format!("repeats: up to {}", m.max_repeats));
+    }
+    doc.push(Block::Bullets(facts));
+
+    doc.push(Block::Heading("Targets".into()));
+    let mut grid = Grid {
+        header: ["target", "engine", "server version", "config", "status"]
+            .map(String::from)
+            .to_vec(),
+        right: vec![false; 5],
+        rows: Vec::new(),
+    };
+    for t in &m.targets {
+        let mut version = t.server_version.clone().unwrap_or_else(|| NA.into());
+        if version.chars().count() > 40 {
+            version = version.chars().take(39).collect::<String>() + "…";
+        }
+        let status = match (t.is_base, t.failed) {
+            (true, false) => "base",
+            (true, true) => "base, FAILED",
+            (false, true) => "FAILED",
+            (false, false) => "ok",
+        };
+        grid.rows.push(vec![
+            Cell::plain(&t.name),
+            Cell::plain(&t.engine),
+            Cell::plain(version),
+            Cell::plain(t.config_name.as_deref().unwrap_or("-")),
+            Cell::plain(status),
+        ]);
+    }
+    doc.push(Block::Table(grid));
+
+    let mut diffs = Vec::new();
+    for t in m.targets.iter().filter(|t| !t.is_base) {
+        let mut parts = Vec::new();
+        if !t.config_diff.is_empty() {
+            parts.push(format!("config {}", t.config_diff.join("; ")));
+        }
+        const MAX_SETTINGS: usize = 10;
+        if !t.settings_diff.is_empty() {
+            let mut s: Vec<String> = t
+                .settings_diff
+                .iter()
+                .take(MAX_SETTINGS)
+                .map(|d| {
+                    format!(
+                        "{} {} → {}",
+                        d.key,
+                        d.base.as_deref().unwrap_or("(unset)"),
+                        d.target.as_deref().unwrap_or("(unset)")
+                    )
+                })
+                .collect();
+            if t.settings_diff.len() > MAX_SETTINGS {
+                s.push(format!(
+                    "and {} more (see the JSON report)",
+                    t.settings_diff.len() - MAX_SETTINGS
+                ));
+            }
+            parts.push(format!("settings {}", s.join("; ")));
+        }
+        if !t.env_diff.is_empty() {
+            let e: Vec<String> = t
+                .env_diff
+                .iter()
+                .map(|d| match &d.target {
+                    Some(v) => format!("{}={v}", d.key),
+                    None => format!(
+                        "{} unset (base: {})",
+                        d.key,
+                        d.base.as_deref().unwrap_or("")
+                    ),
+                })
+                .collect();
+            parts.push(format!("env {}", e.join("; ")));
+        }
+        if parts.is_empty() {
+            parts.push("no config, settings or environment difference".into());
+        }
+        diffs.push(format!("{}: {}", t.name, parts.join("; ")));
+    }
+    if !diffs.is_empty() {
+        doc.push(Block::Para(format!(
+            "Differences from the base ({}):",
+            m.base
+        )));
+        doc.push(Block::Bullets(diffs));
+    }
+}
+
+fn load(m: &ReportModel, doc: &mut Vec<Block>) {
+    doc.push(Block::Heading("Load".into()));
+    if m.loads.is_empty() {
+        doc.push(Block::Para("No load phase was recorded.".into()));
+        return;
+    }
+    let several_clients = m.loads.iter().any(|l| l.clients != m.loads[0].clients);
+    let several_suites = m.loads.iter().any(|l| l.suite != m.loads[0].suite);
+    let several_repeats = m.loads.iter().any(|l| l.repeats > 1);
+    let mut grid = Grid::default();
+    let mut col = |name: &str, right: bool| {
+        grid.header.push(name.into());
+        grid.right.push(right);
+    };
+    col("target", false);
+    if several_suites {
+        col("suite", false);
+    }
+    if several_clients {
+        col("clients", true);
+    }
+    if several_repeats {
+        col("repeats", true);
+    }
+    for (name, right) in [
+        ("rows", true),
+        ("load s", true),
+        ("rows/s", true),
+        ("index s", true),
+        ("size MB", true),
+    ] {
+        col(name, right);
+    }
+    for l in &m.loads {
+        let mut row = vec![Cell::plain(&l.target)];
+        if several_suites {
+            row.push(Cell::plain(&l.suite));
+        }
+        if several_clients {
+            row.push(Cell::plain(l.clients.to_string()));
+        }
+        if several_repeats {
+            row.push(Cell::plain(l.repeats.to_string()));
+        }
+        row.push(Cell::plain(thousands(
+            l.tables as f64 * l.rows_per_table as f64,
+        )));
+        row.push(Cell::plain(format!("{:.1}", l.load_secs)));
+        row.push(Cell::plain(rate(l.rows_per_sec)));
+        row.push(Cell::plain(format!("{:.1}", l.index_secs)));
+        row.push(Cell::plain(mb(l.db_size_bytes)));
+        grid.rows.push(row);
+    }
+    doc.push(Block::Table(grid));
+}
+
+/// Steps measured at `clients` by any shown target, in report order.
+fn steps_at(m: &ReportModel, clients: u32) -> Vec<&str> {
+    let shown = m.shown_targets();
+    m.step_groups
+        .iter()
+        .flat_map(|g| g.steps.iter())
+        .filter(|s| shown.iter().any(|t| m.aggregate(t, s, clients).is_some()))
+        .map(String::as_str)
+        .collect()
+}
+
+fn any_client_bound(m: &ReportModel, step: &str, clients: u32) -> bool {
+    m.shown_targets().iter().any(|t| {
+        m.aggregate(t, step, clients)
+            .is_some_and(|a| a.client_bound)
+    })
+}
+
+fn base_header(m: &ReportModel, t: &str) -> String {
+    if t == m.base {
+        format!("{t}\n(base)")
+    } else {
+        t.to_string()
+    }
+}
+
+fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    doc.push(Block::Heading(format!("Results, clients = {clients}")));
+    let steps = steps_at(m, clients);
+    if m.compared.is_empty() {
+        doc.push(Block::Para(
+            "Relative tables need at least 2 targets with measurements; showing absolute numbers only."
+                .into(),
+        ));
+    } else {
+        relative_tables(m, clients, doc);
+        noise_table(m, clients, doc);
+    }
+
+    let shown = m.shown_targets();
+    doc.push(Block::SubHeading(
+        "Absolute QPS (queries per second)".into(),
+    ));
+    let mut grid = Grid {
+        header: std::iter::once("step".to_string())
+            .chain(shown.iter().map(|t| base_header(m, t)))
+            .collect(),
+        right: std::iter::once(false)
+            .chain(shown.iter().map(|_| true))
+            .collect(),
+        rows: Vec::new(),
+    };
+    for step in &steps {
+        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+        for t in &shown {
+            row.push(Cell::plain(rate(
+                m.aggregate(t, step, clients).and_then(|a| a.qps),
+            )));
+        }
+        grid.rows.push(row);
+    }
+    doc.push(Block::Table(grid));
+
+    type Get = fn(&Aggregate) -> Option<f64>;
+    type GetRel = fn(&Relative) -> Option<f64>;
+    let costs: [(&str, Get, GetRel, bool); 6] = [
+        (
+            "Server CPU µs/op",
+            |a| a.server_cpu_us_per_op,
+            |r| r.server_cpu_us_per_op,
+            true,
+        ),
+        (
+            "Context switches/op",
+            |a| a.cs_per_op,
+            |r| r.cs_per_op,
+            true,
+        ),
+        (
+            "Client (dbdelta) CPU µs/op",
+            |a| a.client_cpu_us_per_op,
+            |r| r.client_cpu_us_per_op,
+            false,
+        ),
+        (
+            "Device reads/op",
+            |a| a.reads_per_op,
+            |r| r.reads_per_op,
+            false,
+        ),
+        (
+            "Device KB read/op",
+            |a| a.read_kb_per_op,
+            |r| r.read_kb_per_op,
+            false,
+        ),
+        (
+            "Device KB written/op",
+            |a| a.write_kb_per_op,
+            |r| r.write_kb_per_op,
+            false,
+        ),
+    ];
+    for (title, get, get_rel, always) in costs {
+        let known = steps.iter().any(|s| {
+            shown
+                .iter()
+                .any(|t| m.aggregate(t, s, clients).and_then(get).is_some())
+        });
+        if !known && !always {
+            continue;
+        }
+        doc.push(Block::SubHeading(format!(
+            "{title}: absolute, then relative to {} (< 1 is cheaper)",
+            m.base
+        )));
+        let mut grid = Grid {
+            header: std::iter::once("step".to_string())
+                .chain(shown.iter().map(|t| base_header(m, t)))
+                .chain(m.compared.iter().map(|t| format!("{t}\nrel")))
+                .collect(),
+            right: std::iter::once(false)
+                .chain(shown.iter().map(|_| true))
+                .chain(m.compared.iter().map(|_| true))
+                .collect(),
+            rows: Vec::new(),
+        };
+        for step in &steps {
+            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+            for t in &shown {
+                row.push(Cell::plain(metric(
+                    m.aggregate(t, step, clients).and_then(get),
+                )));
+            }
+            for t in &m.compared {
+                row.push(rel_cell(
+                    m.relative_of(t, step, clients).and_then(get_rel),
+                    true,
+                ));
+            }
+            grid.rows.push(row);
+        }
+        doc.push(Block::Table(grid));
+    }
+
+    doc.push(Block::SubHeading(
+        "Latency per event, µs: p50 / p99 / max".into(),
+    ));
+    let mut grid = Grid {
+        header: std::iter::once("step".to_string())
+            .chain(shown.iter().map(|t| base_header(m, t)))
+            .collect(),
+        right: std::iter::once(false)
+            .chain(shown.iter().map(|_| true))
+            .collect(),
+        rows: Vec::new(),
+    };
+    for step in &steps {
+        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+        for t in &shown {
+            row.push(Cell::plain(
+                match m.aggregate(t, step, clients).and_then(|a| a.latency_us) {
+                    Some(l) => format!("{} / {} / {}", micros(l.p50), micros(l.p99), micros(l.max)),
+                    None => NA.into(),
+                },
+            ));
+        }
+        grid.rows.push(row);
+    }
+    doc.push(Block::Table(grid));
+
+    doc.push(Block::SubHeading(
+        "Memory and size, MB: peak RSS / database size after the step".into(),
+    ));
+    let mut grid = Grid {
+        header: std::iter::once("step".to_string())
+            .chain(shown.iter().map(|t| base_header(m, t)))
+            .collect(),
+        right: std::iter::once(false)
+            .chain(shown.iter().map(|_| true))
+            .collect(),
+        rows: Vec::new(),
+    };
+    for step in &steps {
+        let mut row = vec![Cell::plain(*step)];
+        for t in &shown {
+            let a = m.aggregate(t, step, clients);
+            row.push(Cell::plain(format!(
+                "{} / {}",
+                mb(a.and_then(|a| a.peak_rss_bytes)),
+                mb(a.and_then(|a| a.db_size_bytes))
+            )));
+        }
+        grid.rows.push(row);
+    }
+    doc.push(Block::Table(grid));
+}
+
+fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    for group in &m.step_groups {
+        let steps: Vec<&String> = group
+            .steps
+            .iter()
+            .filter(|s| {
+                m.compared
+                    .iter()
+                    .any(|t| m.relative_of(t, s, clients).is_some())
+            })
+            .collect();
+        if steps.is_empty() {
+            continue;
+        }
+        doc.push(Block::SubHeading(format!(
+            "Relative QPS, {} (vs {}; > 1 is faster)",
+            group.title, m.base
+        )));
+        let mut grid = Grid {
+            header: std::iter::once("step".to_string())
+                .chain(m.compared.iter().cloned())
+                .collect(),
+            right: std::iter::once(false)
+                .chain(m.compared.iter().map(|_| true))
+                .collect(),
+            rows: Vec::new(),
+        };
+        for step in steps {
+            let cb = m.compared.iter().any(|t| {
+                m.relative_of(t, step, clients)
+                    .is_some_and(|r| r.client_bound)
+            });
+            let mut row = vec![step_label(step, cb)];
+            for t in &m.compared {
+                row.push(rel_cell(
+                    m.relative_of(t, step, clients).and_then(|r| r.qps),
+                    false,
+                ));
+            }
+            grid.rows.push(row);
+        }
+        type Stat = fn(&super::model::GroupSummary) -> Option<f64>;
+        let stats: [(&str, Stat); 4] = [
+            ("(min)", |g| g.min),
+            ("(max)", |g| g.max),
+            ("(avg)", |g| g.avg),
+            ("(median)", |g| g.median),
+        ];
+        for (label, get) in stats {
+            let mut row = vec![Cell::plain(label)];
+            for t in &m.compared {
+                row.push(rel_cell(
+                    m.group_of(t, &group.id, clients).and_then(get),
+                    false,
+                ));
+            }
+            grid.rows.push(row);
+        }
+        doc.push(Block::Table(grid));
+    }
+}
+
+fn noise_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    let rows: Vec<&Relative> = m
+        .relative
+        .iter()
+        .filter(|r| r.clients == clients && r.ci95.is_some())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    doc.push(Block::SubHeading(
+        "Noise: relative QPS over paired repeats (geometric mean, 95% CI)".into(),
+    ));
+    let mut grid = Grid {
+        header: ["step", "target", "geo mean", "95% CI", "repeats", "verdict"]
+            .map(String::from)
+            .to_vec(),
+        right: vec![false, false, true, true, true, false],
+        rows: Vec::new(),
+    };
+    for r in rows {
+        let ci = r.ci95.expect("filtered");
+        let mut verdict = r.verdict.clone().unwrap_or_default();
+        if r.unstable {
+            verdict.push_str(", unstable");
+        }
+        let tone = match r.verdict.as_deref() {
+            Some("regression") => Tone::Worse,
+            Some("improvement") => Tone::Better,
+            _ => Tone::Plain,
+        };
+        grid.rows.push(vec![
+            step_label(&r.step, r.client_bound),
+            Cell::plain(&r.target),
+            rel_cell(r.geo_mean, false),
+            Cell::plain(format!("{} .. {}", two(ci[0]), two(ci[1]))),
+            Cell::plain(r.paired_repeats.to_string()),
+            Cell {
+                text: verdict,
+                tone,
+            },
+        ]);
+    }
+    doc.push(Block::Table(grid));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_cells_carry_sign_and_tone() {
+        assert_eq!(rel_cell(Some(0.91), false).text, "0.91-");
+        assert_eq!(rel_cell(Some(0.91), false).tone, Tone::Worse);
+        assert_eq!(rel_cell(Some(0.91), true).tone, Tone::Better);
+        assert_eq!(rel_cell(Some(1.07), false).text, "1.07+");
+        assert_eq!(rel_cell(Some(1.0), false).text, "1.00");
+        assert_eq!(rel_cell(Some(1.0), false).tone, Tone::Plain);
+        assert_eq!(rel_cell(Some(0.9504), false).text, "0.95-");
+        assert_eq!(rel_cell(None, false).text, "n/a");
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(thousands(1234567.4), "1,234,567");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(rate(Some(12345.6)), "12,346");
+        assert_eq!(rate(Some(42.25)), "42.2");
+        assert_eq!(rate(None), "n/a");
+        assert_eq!(micros(850.2), "850");
+        assert_eq!(micros(12345.0), "12k");
+        assert_eq!(micros(2500.0), "2.5k");
+        assert_eq!(micros(1_500_000.0), "1.5M");
+        assert_eq!(mb(Some(52_428_800)), "52.4");
+    }
+}

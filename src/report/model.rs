@@ -1,0 +1,296 @@
+//! The report model: everything any report format shows, computed once from a run's records.
+//!
+//! Owns the model's shape (plain `Serialize` records whose JSON form is the JSON report).
+//! Computing it lives in `build`; drawing it lives in the format modules. Nothing here reads
+//! files, the terminal, the clock or the environment.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::results::{ErrorCounts, HostInfo, Latency};
+
+/// Version of the JSON contract (`schema/report-v1.schema.json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything a report shows. Its JSON form is the JSON report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReportModel {
+    pub schema_version: u32,
+    pub run: RunSummary,
+    /// The target every other target is compared with.
+    pub base: String,
+    /// Every target of the run, in lab order.
+    pub targets: Vec<TargetSummary>,
+    /// One row per stored measurement (each repeat separately), in execution order.
+    pub measurements: Vec<MeasurementRow>,
+    /// Per non-base target × step × clients.
+    pub relative: Vec<Relative>,
+    /// Per non-base target × group × clients.
+    pub groups: Vec<GroupSummary>,
+    /// One generated sentence per non-base target × group × clients.
+    pub tldr: Vec<String>,
+    pub warnings: Vec<String>,
+    /// Method notes (the report footer).
+    pub notes: Vec<String>,
+    /// Load phase per target × suite × clients (means over repeats).
+    pub loads: Vec<LoadSummary>,
+    /// Client counts that were measured, ascending.
+    pub clients: Vec<u32>,
+    /// Non-base targets with at least one measurement: the columns of relative tables.
+    pub compared: Vec<String>,
+    /// Report groups in display order (first appearance in step order), with their steps.
+    pub step_groups: Vec<StepGroup>,
+    /// Most non-failed repeats of any target × step × clients.
+    pub max_repeats: u32,
+    /// Means over non-failed repeats per target × step × clients.
+    pub aggregates: Vec<Aggregate>,
+    /// Per-second throughput summary per target × step × clients × repeat.
+    pub series: Vec<SeriesSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub lab: String,
+    pub started: String,
+    pub finished: Option<String>,
+    pub complete: bool,
+    pub quick: bool,
+    pub host: HostInfo,
+    pub dbdelta_version: String,
+}
+
+/// A key whose value differs between the base and a target (`None`: not set on that side).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Difference {
+    pub key: String,
+    pub base: Option<String>,
+    pub target: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetSummary {
+    pub name: String,
+    pub engine: String,
+    pub server_version: Option<String>,
+    pub config_name: Option<String>,
+    pub failed: bool,
+    pub error: Option<String>,
+    pub log_path: Option<String>,
+    pub is_base: bool,
+    pub env: BTreeMap<String, String>,
+    /// Config lines only in this target (`+ line`) or only in the base (`- line`).
+    pub config_diff: Vec<String>,
+    /// Effective settings that differ from the base (empty when either side has none
+    /// recorded, or the engines differ).
+    pub settings_diff: Vec<Difference>,
+    pub env_diff: Vec<Difference>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepGroup {
+    /// Group id as stored (`point`, `range-noagg`, ...).
+    pub id: String,
+    /// Display name (the id itself for unknown ids).
+    pub title: String,
+    /// Step labels in step order.
+    pub steps: Vec<String>,
+}
+
+/// One stored measurement, as the JSON contract names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasurementRow {
+    pub target: String,
+    pub suite: String,
+    pub step: String,
+    pub step_index: u32,
+    pub group: String,
+    pub clients: u32,
+    pub repeat: u32,
+    pub tables: u32,
+    pub rows_per_table: u64,
+    pub statements_per_event: u32,
+    pub seconds: f64,
+    pub ops: u64,
+    pub events: u64,
+    /// Total errors of all kinds.
+    pub errors: u64,
+    pub errors_by_kind: ErrorCounts,
+    pub qps: Option<f64>,
+    pub tps: Option<f64>,
+    pub latency_us: Option<Latency>,
+    pub server_cpu_us_per_op: Option<f64>,
+    pub client_cpu_us_per_op: Option<f64>,
+    pub host_cpu_us_per_op: Option<f64>,
+    pub cs_per_op: Option<f64>,
+    pub host_cs_per_op: Option<f64>,
+    pub reads_per_op: Option<f64>,
+    pub read_kb_per_op: Option<f64>,
+    pub writes_per_op: Option<f64>,
+    pub write_kb_per_op: Option<f64>,
+    pub proc_read_kb_per_op: Option<f64>,
+    pub proc_write_kb_per_op: Option<f64>,
+    pub peak_rss_bytes: Option<u64>,
+    pub peak_vsz_bytes: Option<u64>,
+    pub db_size_bytes: Option<u64>,
+    pub client_bound: bool,
+    pub failed: bool,
+    pub error: Option<String>,
+}
+
+/// Target × step × clients over its non-failed repeats: means of every value (latency: mean
+/// of each percentile), except peak RSS and size (the largest).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Aggregate {
+    pub target: String,
+    pub step: String,
+    pub group: String,
+    pub clients: u32,
+    /// Non-failed repeats that went into the numbers.
+    pub repeats: u32,
+    pub qps: Option<f64>,
+    pub tps: Option<f64>,
+    pub latency_us: Option<Latency>,
+    pub server_cpu_us_per_op: Option<f64>,
+    pub client_cpu_us_per_op: Option<f64>,
+    pub host_cpu_us_per_op: Option<f64>,
+    pub cs_per_op: Option<f64>,
+    pub reads_per_op: Option<f64>,
+    pub read_kb_per_op: Option<f64>,
+    pub writes_per_op: Option<f64>,
+    pub write_kb_per_op: Option<f64>,
+    pub peak_rss_bytes: Option<u64>,
+    pub db_size_bytes: Option<u64>,
+    /// Any repeat was flagged client-bound.
+    pub client_bound: bool,
+    /// Errors summed over the non-failed repeats.
+    pub errors: u64,
+}
+
+/// A non-base target relative to the base for one step and client count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Relative {
+    pub target: String,
+    pub step: String,
+    pub group: String,
+    pub clients: u32,
+    /// QPS(target) / QPS(base); > 1 is faster.
+    pub qps: Option<f64>,
+    /// Cost ratios: target / base; < 1 is cheaper.
+    pub server_cpu_us_per_op: Option<f64>,
+    pub client_cpu_us_per_op: Option<f64>,
+    pub cs_per_op: Option<f64>,
+    pub reads_per_op: Option<f64>,
+    pub read_kb_per_op: Option<f64>,
+    pub write_kb_per_op: Option<f64>,
+    /// Repeats present (and usable) in both target and base, paired by repeat number.
+    pub paired_repeats: u32,
+    /// Geometric mean of the per-repeat QPS ratios (with ≥ 2 paired repeats).
+    pub geo_mean: Option<f64>,
+    pub ci95: Option<[f64; 2]>,
+    /// `regression`, `improvement`, `within noise`; `None` with fewer than 2 paired repeats.
+    pub verdict: Option<String>,
+    /// The repeats disagree by more than the effect.
+    pub unstable: bool,
+    /// Either side was flagged client-bound.
+    pub client_bound: bool,
+}
+
+/// Relative-QPS statistics of one group's steps for one non-base target and client count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupSummary {
+    pub target: String,
+    pub group: String,
+    pub title: String,
+    pub clients: u32,
+    /// Steps with a known relative QPS.
+    pub steps: u32,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub avg: Option<f64>,
+    pub median: Option<f64>,
+    /// Median relative server CPU/op over the group's steps.
+    pub server_cpu_us_per_op_median: Option<f64>,
+    /// Step whose relative QPS is furthest from 1 (in log terms).
+    pub largest_change: Option<StepValue>,
+    pub regressions: u32,
+    pub improvements: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepValue {
+    pub step: String,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadSummary {
+    pub target: String,
+    pub suite: String,
+    pub clients: u32,
+    pub repeats: u32,
+    pub tables: u32,
+    pub rows_per_table: u64,
+    pub load_secs: f64,
+    pub rows_per_sec: Option<f64>,
+    pub index_secs: f64,
+    pub db_size_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeriesSummary {
+    pub target: String,
+    pub step: String,
+    pub clients: u32,
+    pub repeat: u32,
+    pub seconds: u32,
+    pub ops_per_sec_min: f64,
+    pub ops_per_sec_median: f64,
+    pub ops_per_sec_max: f64,
+    /// Worst per-second p99 latency, µs.
+    pub p99_us_max: Option<f64>,
+}
+
+impl ReportModel {
+    pub fn aggregate(&self, target: &str, step: &str, clients: u32) -> Option<&Aggregate> {
+        self.aggregates
+            .iter()
+            .find(|a| a.target == target && a.step == step && a.clients == clients)
+    }
+
+    pub fn relative_of(&self, target: &str, step: &str, clients: u32) -> Option<&Relative> {
+        self.relative
+            .iter()
+            .find(|r| r.target == target && r.step == step && r.clients == clients)
+    }
+
+    pub fn group_of(&self, target: &str, group: &str, clients: u32) -> Option<&GroupSummary> {
+        self.groups
+            .iter()
+            .find(|g| g.target == target && g.group == group && g.clients == clients)
+    }
+
+    /// Base first, then the compared targets: the columns of absolute tables.
+    pub fn shown_targets(&self) -> Vec<&str> {
+        std::iter::once(self.base.as_str())
+            .chain(self.compared.iter().map(String::as_str))
+            .collect()
+    }
+}
+
+/// Display name of a group id; unknown ids are shown as they are.
+pub fn group_title(id: &str) -> String {
+    match id {
+        "point" => "point queries",
+        "range-noagg" => "range queries without aggregation",
+        "range-agg" => "range queries with aggregation",
+        "writes" => "writes",
+        "point-1" => "point queries, before writes",
+        "range-1" => "range queries, before writes",
+        "point-2" => "point queries, after writes",
+        "range-2" => "range queries, after writes",
+        other => other,
+    }
+    .to_string()
+}

@@ -1,0 +1,279 @@
+//! Report tests over the fixtures: snapshots of every format, the JSON schema, and model
+//! properties (base selection, aggregation, verdicts).
+//!
+//! Owns only tests; it reads nothing but the schema compiled in with `include_str!`.
+
+use serde_json::Value;
+
+use super::fixture::{run_three_repeats, run_two_clients};
+use super::*;
+
+const SCHEMA: &str = include_str!("../../schema/report-v1.schema.json");
+
+fn validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
+    jsonschema::validator_for(&schema).expect("schema compiles")
+}
+
+fn schema_errors(instance: &Value) -> Vec<String> {
+    validator()
+        .iter_errors(instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn snapshot_text() {
+    let model = build(&run_two_clients(), None).unwrap();
+    insta::assert_snapshot!("two_clients_text", render(&model, Format::Text, false));
+}
+
+#[test]
+fn snapshot_markdown() {
+    let model = build(&run_two_clients(), None).unwrap();
+    insta::assert_snapshot!("two_clients_md", render(&model, Format::Markdown, false));
+}
+
+#[test]
+fn snapshot_json() {
+    let model = build(&run_two_clients(), None).unwrap();
+    insta::assert_snapshot!("two_clients_json", render(&model, Format::Json, false));
+}
+
+#[test]
+fn snapshot_repeats_text() {
+    let model = build(&run_three_repeats(), None).unwrap();
+    insta::assert_snapshot!("three_repeats_text", render(&model, Format::Text, false));
+}
+
+#[test]
+fn snapshot_repeats_markdown() {
+    let model = build(&run_three_repeats(), None).unwrap();
+    insta::assert_snapshot!("three_repeats_md", render(&model, Format::Markdown, false));
+}
+
+#[test]
+fn snapshot_repeats_json() {
+    let model = build(&run_three_repeats(), None).unwrap();
+    insta::assert_snapshot!("three_repeats_json", render(&model, Format::Json, false));
+}
+
+#[test]
+fn json_validates_against_schema() {
+    for data in [run_two_clients(), run_three_repeats()] {
+        for base in [None, Some("sqlite.wal"), Some("pg17")] {
+            let Ok(model) = build(&data, base) else {
+                continue;
+            };
+            let out = render(&model, Format::Json, false);
+            assert!(out.ends_with("}\n"));
+            let v: Value = serde_json::from_str(&out).unwrap();
+            let errors = schema_errors(&v);
+            assert!(errors.is_empty(), "{errors:#?}");
+        }
+    }
+}
+
+#[test]
+fn schema_rejects_a_string_qps() {
+    let model = build(&run_two_clients(), None).unwrap();
+    let mut v: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    v["measurements"][0]["qps"] = Value::String("48500".into());
+    let errors = schema_errors(&v);
+    assert!(!errors.is_empty(), "a string qps must not validate");
+    assert!(
+        errors.iter().any(|e| e.contains("/measurements/0/qps")),
+        "{errors:?}"
+    );
+
+    let mut v: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    v.as_object_mut().unwrap().remove("relative");
+    assert!(
+        !schema_errors(&v).is_empty(),
+        "a missing contract field must not validate"
+    );
+}
+
+#[test]
+fn unknown_base_names_the_choices() {
+    let err = build(&run_two_clients(), Some("pg99")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--base pg99: run 20261122-0301 has no such target \
+         (targets: pg16, pg17, sqlite.wal, pg17.jemalloc); pick one of them"
+    );
+    assert!(matches!(err, ReportError::UnknownBase { ref known, .. } if known.len() == 4));
+}
+
+#[test]
+fn base_defaults_to_first_target_and_can_be_chosen() {
+    let data = run_two_clients();
+    let m = build(&data, None).unwrap();
+    assert_eq!(m.base, "pg16");
+    assert_eq!(m.compared, ["pg17", "sqlite.wal"]);
+    let m = build(&data, Some("sqlite.wal")).unwrap();
+    assert_eq!(m.base, "sqlite.wal");
+    assert_eq!(m.compared, ["pg16", "pg17"]);
+    assert!(m.relative.iter().all(|r| r.target != "sqlite.wal"));
+}
+
+#[test]
+fn groups_follow_step_order_and_unknown_ids_show_as_is() {
+    let m = build(&run_two_clients(), None).unwrap();
+    let ids: Vec<&str> = m.step_groups.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["writes", "range-agg", "point"]);
+    assert_eq!(m.step_groups[1].title, "range queries with aggregation");
+    let m = build(&run_three_repeats(), None).unwrap();
+    let last = m.step_groups.last().unwrap();
+    assert_eq!(
+        (last.id.as_str(), last.title.as_str()),
+        ("insert", "insert")
+    );
+}
+
+#[test]
+fn relative_and_group_numbers() {
+    let m = build(&run_two_clients(), None).unwrap();
+    let r = m.relative_of("pg17", "update-one", 1).unwrap();
+    assert!((r.qps.unwrap() - 0.91).abs() < 1e-9);
+    assert_eq!(r.cs_per_op, None, "missing on one side is n/a");
+    assert_eq!(r.ci95, None);
+    assert_eq!(r.verdict, None);
+    // pg16 and pg17 both read 0 per op: 0/0 = 1; sqlite.wal has no reads metric: n/a.
+    let r = m.relative_of("pg17", "point-query", 1).unwrap();
+    assert_eq!(r.reads_per_op, Some(1.0), "0/0 = 1");
+    assert_eq!(
+        m.relative_of("sqlite.wal", "point-query", 1)
+            .unwrap()
+            .reads_per_op,
+        None
+    );
+    // sqlite.wal has 0 context switches/op against the base's 0.4: 0/x = 0, not n/a.
+    assert_eq!(
+        m.relative_of("sqlite.wal", "point-query", 1)
+            .unwrap()
+            .cs_per_op,
+        Some(0.0)
+    );
+    // pg17 update-index at 4 clients failed: left out, so n/a.
+    let r = m.relative_of("pg17", "update-index", 4).unwrap();
+    assert_eq!(r.qps, None);
+    let g = m.group_of("pg17", "writes", 1).unwrap();
+    assert_eq!(g.steps, 2);
+    assert!((g.median.unwrap() - 0.99).abs() < 1e-9, "{g:?}");
+    assert_eq!(g.largest_change.as_ref().unwrap().step, "update-one");
+    assert!(m.tldr[0].starts_with(
+        "pg17 vs pg16, writes (1 client): median 0.99 (min 0.91, max 1.07); largest change: update-one 0.91; server CPU/op +4%"
+    ), "{}", m.tldr[0]);
+}
+
+#[test]
+fn warnings_and_notes() {
+    let m = build(&run_two_clients(), None).unwrap();
+    let w = m.warnings.join("\n");
+    assert!(w.contains("target pg17.jemalloc failed: server did not accept connections within 30 s (server log: /tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log)"), "{w}");
+    assert!(
+        w.contains("client-bound: sqlite.wal point-query at 4 clients"),
+        "{w}"
+    );
+    assert!(
+        w.contains("failed: pg17 update-index at 4 clients: connection lost"),
+        "{w}"
+    );
+    assert!(
+        w.contains(
+            "errors: pg17 update-one at 4 clients: 3 errors (retryable 3, reconnect 0, fatal 0)"
+        ),
+        "{w}"
+    );
+    assert!(w.contains("stall: pg16 point-query at 1 client: throughput fell to 19000 ops/s in its worst second (39% of the median second, 48600 ops/s)"), "{w}");
+    assert!(!w.contains("incomplete"));
+    let n = m.notes.join("\n");
+    assert!(n.contains("One repeat: no verdict is possible (set repeats ≥ 2)."));
+    assert!(n.contains("SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be separated"));
+}
+
+#[test]
+fn repeats_give_verdicts() {
+    let m = build(&run_three_repeats(), None).unwrap();
+    let verdict = |step| m.relative_of("pg17", step, 1).unwrap().verdict.clone();
+    assert_eq!(verdict("point-query").as_deref(), Some("regression"));
+    assert_eq!(verdict("update-one").as_deref(), Some("improvement"));
+    assert_eq!(verdict("scan").as_deref(), Some("within noise"));
+    assert!(m.relative_of("pg17", "scan", 1).unwrap().unstable);
+    let pq = m.relative_of("pg17", "point-query", 1).unwrap();
+    let ci = pq.ci95.unwrap();
+    assert!(
+        (ci[0] - 0.88546).abs() < 1e-4 && (ci[1] - 0.93515).abs() < 1e-4,
+        "{ci:?}"
+    );
+    // l.i0 repeat 3 failed: only 2 pairs remain.
+    assert_eq!(m.relative_of("pg17", "l.i0", 1).unwrap().paired_repeats, 2);
+    assert!(
+        m.warnings[0]
+            .starts_with("run is incomplete (interrupted?): showing the 4 steps that finished")
+    );
+    assert!(m.notes.iter().any(|n| n.starts_with("Verdicts: per step")));
+}
+
+#[test]
+fn single_target_skips_relative_tables() {
+    let mut data = run_three_repeats();
+    data.targets.truncate(1);
+    data.measurements.retain(|m| m.target == "pg16");
+    let m = build(&data, None).unwrap();
+    assert!(m.relative.is_empty() && m.groups.is_empty() && m.tldr.is_empty());
+    let text = render(&m, Format::Text, false);
+    assert!(text.contains("Relative tables need at least 2 targets"));
+    assert!(text.contains("Absolute QPS"));
+}
+
+#[test]
+fn colour_only_in_text_and_only_when_asked() {
+    let m = build(&run_two_clients(), None).unwrap();
+    assert!(!render(&m, Format::Text, false).contains('\u{1b}'));
+    let coloured = render(&m, Format::Text, true);
+    assert!(coloured.contains("\u{1b}["), "colour codes expected");
+    assert!(!render(&m, Format::Markdown, true).contains('\u{1b}'));
+    assert!(!render(&m, Format::Json, true).contains('\u{1b}'));
+}
+
+#[test]
+fn text_fits_a_100_column_terminal() {
+    let m = build(&run_two_clients(), None).unwrap();
+    let text = render(&m, Format::Text, false);
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "too wide ({}): {line}",
+            line.chars().count()
+        );
+    }
+}
+
+#[test]
+fn format_value_names() {
+    use clap::ValueEnum;
+    let names: Vec<String> = Format::value_variants()
+        .iter()
+        .map(|f| f.to_possible_value().unwrap().get_name().to_string())
+        .collect();
+    assert_eq!(names, ["text", "md", "json"]);
+}
+
+#[test]
+fn run_without_measurements_still_renders() {
+    let mut data = run_two_clients();
+    data.run.complete = false;
+    data.measurements.clear();
+    data.loads.clear();
+    data.series.clear();
+    let m = build(&data, None).unwrap();
+    assert!(m.relative.is_empty() && m.clients.is_empty());
+    assert!(m.warnings[0].contains("showing the 0 steps that finished"));
+    for format in [Format::Text, Format::Markdown, Format::Json] {
+        assert!(!render(&m, format, true).is_empty());
+    }
+    let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    assert!(schema_errors(&v).is_empty());
+}

@@ -1,0 +1,445 @@
+//! End-to-end tests: the real `dbdelta` binary, real embedded SQLite, tiny data.
+//!
+//! Runs that measure take a global lock so that two of them never share the CPUs (measurements
+//! on a 2-core machine are only comparable when nothing else runs). Input-error tests need no
+//! lock: they must fail before anything starts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+static MEASURING: Mutex<()> = Mutex::new(());
+
+fn measuring() -> MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn dbdelta(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbdelta"));
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    dbdelta(dir).args(args).output().expect("start dbdelta")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A lab with tiny tables and short steps.
+fn lab(dir: &Path, targets: &str, sysbench: &str) -> PathBuf {
+    let body = format!(
+        "[lab]\nname = \"test lab\"\n\n{targets}\n[suite.sysbench]\nrows = 2000\nwarmup_secs = 0.2\n{sysbench}\n"
+    );
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+const ONE_TARGET: &str = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+
+fn store(dir: &Path) -> Connection {
+    Connection::open(dir.join("dbdelta.db")).unwrap()
+}
+
+fn markdown_table_lines(s: &str) -> usize {
+    s.lines()
+        .filter(|l| l.starts_with('|') && l.ends_with('|'))
+        .count()
+}
+
+#[test]
+fn demo_runs_reports_and_writes_the_store() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = run(dir.path(), &["run", "--quick"]);
+    let took = started.elapsed();
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert!(took < Duration::from_secs(30), "--quick took {took:?}");
+    let report = text(&out.stdout);
+    for step in [
+        "update-index",
+        "read-only_range=10",
+        "point-query",
+        "random-points_range=100",
+        "range-covered-pk",
+        "insert",
+    ] {
+        assert!(report.contains(step), "report lacks {step}:\n{report}");
+    }
+    assert!(dir.path().join("dbdelta.db").exists());
+    assert!(
+        !dir.path().join("dbdelta-work").exists(),
+        "work directory left behind"
+    );
+
+    // JSON validates against the schema in the repository.
+    let out = run(dir.path(), &["report", "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schema/report-v1.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:?}");
+    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["measurements"].as_array().unwrap().len(), 12);
+    let relative = json["relative"].as_array().unwrap();
+    assert_eq!(
+        relative.len(),
+        6,
+        "one relative row per step for the non-base target"
+    );
+    for r in relative {
+        assert!(r["qps"].as_f64().unwrap() > 0.0);
+        assert!(r["verdict"].is_null(), "one repeat gives no verdict");
+    }
+
+    // Markdown is a Markdown table.
+    let out = run(dir.path(), &["report", "--format", "md"]);
+    assert!(out.status.success());
+    let md = text(&out.stdout);
+    assert!(markdown_table_lines(&md) >= 8, "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("|") && l.replace(['|', '-', ':', ' '], "").is_empty()),
+        "no Markdown header separator:\n{md}"
+    );
+}
+
+#[test]
+fn point_query_measured_twice_agrees_and_counts_are_exact() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path(), ONE_TARGET, "read_secs = 1.5\nwrite_secs = 0.5");
+    let out = run(
+        dir.path(),
+        &["run", lab.to_str().unwrap(), "--repeats", "2", "-q"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let db = store(dir.path());
+    let mut stmt = db
+        .prepare(
+            "SELECT step, repeat, ops, events, statements_per_event, seconds, qps, tps
+             FROM measurements ORDER BY rowid",
+        )
+        .unwrap();
+    let rows: Vec<(String, u32, i64, i64, i64, f64, f64, f64)> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 12, "6 steps × 2 repeats");
+    for (step, _, ops, events, spe, seconds, qps, tps) in &rows {
+        assert!(*events > 0, "{step} ran no event");
+        assert_eq!(
+            *ops,
+            events * spe,
+            "{step}: ops must be events × statements per event"
+        );
+        assert!(
+            (qps - *ops as f64 / seconds).abs() < 1e-6 * qps,
+            "{step}: qps = ops / seconds"
+        );
+        assert!((tps - *events as f64 / seconds).abs() < 1e-6 * tps);
+        let expected = if step.starts_with("update") || step == "insert" {
+            0.5
+        } else {
+            1.5
+        };
+        assert!(
+            *seconds >= expected && *seconds < expected + 0.5,
+            "{step}: measured {seconds} s, configured {expected} s (warm-up must be excluded)"
+        );
+    }
+    let spe = |label: &str| rows.iter().find(|r| r.0 == label).unwrap().4;
+    assert_eq!(
+        spe("read-only_range=10"),
+        16,
+        "BEGIN + 10 points + 4 ranges + COMMIT"
+    );
+    assert_eq!(spe("point-query"), 1);
+    let pq: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.0 == "point-query")
+        .map(|r| r.6)
+        .collect();
+    let ratio = pq[0] / pq[1];
+    assert!(
+        (0.5..2.0).contains(&ratio),
+        "point-query QPS of two repeats: {pq:?}"
+    );
+}
+
+#[test]
+fn sigkill_keeps_finished_steps_and_marks_the_run_incomplete() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path(), ONE_TARGET, "read_secs = 1\nwrite_secs = 1");
+    let mut child = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let db_path = dir.path().join("dbdelta.db");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let count = |db: &Path| -> i64 {
+        Connection::open(db)
+            .and_then(|c| c.query_row("SELECT count(*) FROM measurements", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    while !(db_path.exists() && count(&db_path) >= 2) {
+        assert!(Instant::now() < deadline, "no step finished in 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let db = store(dir.path());
+    let (complete, finished): (bool, Option<String>) = db
+        .query_row("SELECT complete, finished FROM runs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(
+        !complete && finished.is_none(),
+        "a killed run must stay incomplete"
+    );
+    let stored: i64 = db
+        .query_row("SELECT count(*) FROM measurements", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        (2..6).contains(&stored),
+        "finished steps are kept: {stored}"
+    );
+    let with_data: i64 = db
+        .query_row(
+            "SELECT count(*) FROM measurements WHERE ops > 0 AND qps > 0 AND histogram IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(with_data, stored, "every stored step is whole");
+
+    let out = run(dir.path(), &["report"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.to_lowercase().contains("incomplete"), "{report}");
+    assert!(report.contains("update-index"), "{report}");
+}
+
+#[test]
+fn ctrl_c_stops_cleans_up_and_keeps_what_finished() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path(), ONE_TARGET, "read_secs = 1\nwrite_secs = 1");
+    let child = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let db_path = dir.path().join("dbdelta.db");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n: i64 = Connection::open(&db_path)
+            .and_then(|c| c.query_row("SELECT count(*) FROM measurements", [], |r| r.get(0)))
+            .unwrap_or(0);
+        if n >= 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no step finished in 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: sending a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("incomplete"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !dir.path().join("dbdelta-work").exists(),
+        "data directories must be removed"
+    );
+    let complete: bool = store(dir.path())
+        .query_row("SELECT complete FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert!(!complete);
+}
+
+#[test]
+fn a_target_with_a_bad_setting_fails_alone() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let targets = "[[target]]\nname = \"good\"\nengine = \"sqlite\"\n\n\
+                   [[target]]\nname = \"typo\"\nengine = \"sqlite\"\nsettings = [\"synchronus = OFF\"]\n";
+    let lab = lab(dir.path(), targets, "read_secs = 0.3\nwrite_secs = 0.3");
+    let out = run(
+        dir.path(),
+        &["run", lab.to_str().unwrap(), "--only", "point-query", "-q"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed target makes the run exit 1"
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("synchronus") && err.contains("typo"), "{err}");
+    let db = store(dir.path());
+    let (failed, error): (bool, String) = db
+        .query_row(
+            "SELECT failed, error FROM targets WHERE name = 'typo'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(failed && error.contains("synchronus"));
+    let good: i64 = db
+        .query_row(
+            "SELECT count(*) FROM measurements WHERE target = 'good'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(good, 1, "the good target still ran");
+}
+
+/// Each bad input: one line on stderr naming the problem, exit code 2, nothing written.
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let cases: Vec<(&str, String, Vec<&str>, &str)> = vec![
+        (
+            "unknown key",
+            "rowz = 10\n".into(),
+            vec![],
+            "unknown field `rowz`",
+        ),
+        (
+            "wrong type",
+            "tables = \"many\"\n".into(),
+            vec![],
+            "tables: invalid type",
+        ),
+        ("duplicate target", String::new(), vec![], "is used twice"),
+        (
+            "missing config",
+            String::new(),
+            vec![],
+            "cannot read config file",
+        ),
+        (
+            "zero clients",
+            String::new(),
+            vec!["--clients", "0"],
+            "--clients 0:",
+        ),
+    ];
+    for (name, sysbench, extra, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let targets = match name {
+            "duplicate target" => format!("{ONE_TARGET}\n{ONE_TARGET}"),
+            "missing config" => format!("{ONE_TARGET}config = \"nope.conf\"\n"),
+            _ => ONE_TARGET.to_string(),
+        };
+        let lab = lab(dir.path(), &targets, &sysbench);
+        let mut args = vec!["run", lab.to_str().unwrap()];
+        args.extend(extra);
+        let out = run(dir.path(), &args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{name}: not one line: {err}"
+        );
+        assert!(err.starts_with("error: "), "{name}: {err}");
+        assert!(err.contains(expected), "{name}: {err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n != "lab.toml")
+            .collect();
+        assert!(left.is_empty(), "{name}: wrote {left:?}");
+    }
+}
+
+#[test]
+fn report_without_a_store_says_how_to_get_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["report"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("run `dbdelta run` first"));
+    assert!(!dir.path().join("dbdelta.db").exists());
+}
+
+#[test]
+fn list_steps_shows_the_catalog_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["list", "steps"]);
+    assert!(out.status.success());
+    let s = text(&out.stdout);
+    let labels: Vec<&str> = s
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "update-index",
+            "read-only_range=10",
+            "point-query",
+            "random-points_range=100",
+            "range-covered-pk",
+            "insert"
+        ]
+    );
+    assert!(
+        s.contains("read-only_range=10         range-agg            16"),
+        "{s}"
+    );
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["run", "--dry-run", "--clients", "1,2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("sqlite.sync-full@c2r1"), "{s}");
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "dry run wrote files"
+    );
+}
