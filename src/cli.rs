@@ -147,17 +147,17 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         workdir: args.workdir,
     };
     let plan = plan::plan(lab, &opts)?;
-    if let Some(base) = &args.base {
-        if !plan.targets.iter().any(|t| &t.name == base) {
-            return crate::error::input(format!(
-                "--base {base}: the lab has no such target (targets: {})",
-                plan.targets
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
+    if let Some(base) = &args.base
+        && !plan.targets.iter().any(|t| &t.name == base)
+    {
+        return crate::error::input(format!(
+            "--base {base}: the lab has no such target (targets: {})",
+            plan.targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if args.dry_run {
         print!("{}", plan.describe());

@@ -187,11 +187,11 @@ impl Source<'_> {
             out.push(' ');
         }
         let message = message.as_ref();
-        if let Some(key) = self.key_at(line) {
-            if !message.contains(&format!("`{key}`")) {
-                out.push_str(key);
-                out.push_str(": ");
-            }
+        if let Some(key) = self.key_at(line)
+            && !message.contains(&format!("`{key}`"))
+        {
+            out.push_str(key);
+            out.push_str(": ");
         }
         out.push_str(message);
         InputError(out)

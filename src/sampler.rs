@@ -97,18 +97,18 @@ impl Probe {
             s.host_busy_us = busy as f64 * self.tick_us;
             s.host_ctxt = ks.ctxt;
         }
-        if let Some((major, minor)) = self.device {
-            if let Ok(disks) = procfs::diskstats() {
-                s.disk = disks
-                    .iter()
-                    .find(|d| d.major == major && d.minor == minor)
-                    .map(|d| DiskCounters {
-                        reads: d.reads,
-                        sectors_read: d.sectors_read,
-                        writes: d.writes,
-                        sectors_written: d.sectors_written,
-                    });
-            }
+        if let Some((major, minor)) = self.device
+            && let Ok(disks) = procfs::diskstats()
+        {
+            s.disk = disks
+                .iter()
+                .find(|d| d.major == major && d.minor == minor)
+                .map(|d| DiskCounters {
+                    reads: d.reads,
+                    sectors_read: d.sectors_read,
+                    writes: d.writes,
+                    sectors_written: d.sectors_written,
+                });
         }
         s
     }

@@ -141,24 +141,41 @@ fn point_query_measured_twice_agrees_and_counts_are_exact() {
              FROM measurements ORDER BY rowid",
         )
         .unwrap();
-    let rows: Vec<(String, u32, i64, i64, i64, f64, f64, f64)> = stmt
+    struct Row {
+        step: String,
+        ops: i64,
+        events: i64,
+        spe: i64,
+        seconds: f64,
+        qps: f64,
+        tps: f64,
+    }
+    let rows: Vec<Row> = stmt
         .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-            ))
+            Ok(Row {
+                step: r.get(0)?,
+                ops: r.get(2)?,
+                events: r.get(3)?,
+                spe: r.get(4)?,
+                seconds: r.get(5)?,
+                qps: r.get(6)?,
+                tps: r.get(7)?,
+            })
         })
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(rows.len(), 12, "6 steps × 2 repeats");
-    for (step, _, ops, events, spe, seconds, qps, tps) in &rows {
+    for Row {
+        step,
+        ops,
+        events,
+        spe,
+        seconds,
+        qps,
+        tps,
+    } in &rows
+    {
         assert!(*events > 0, "{step} ran no event");
         assert_eq!(
             *ops,
@@ -180,7 +197,7 @@ fn point_query_measured_twice_agrees_and_counts_are_exact() {
             "{step}: measured {seconds} s, configured {expected} s (warm-up must be excluded)"
         );
     }
-    let spe = |label: &str| rows.iter().find(|r| r.0 == label).unwrap().4;
+    let spe = |label: &str| rows.iter().find(|r| r.step == label).unwrap().spe;
     assert_eq!(
         spe("read-only_range=10"),
         16,
@@ -189,8 +206,8 @@ fn point_query_measured_twice_agrees_and_counts_are_exact() {
     assert_eq!(spe("point-query"), 1);
     let pq: Vec<f64> = rows
         .iter()
-        .filter(|r| r.0 == "point-query")
-        .map(|r| r.6)
+        .filter(|r| r.step == "point-query")
+        .map(|r| r.qps)
         .collect();
     let ratio = pq[0] / pq[1];
     assert!(

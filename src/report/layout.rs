@@ -385,6 +385,23 @@ fn base_header(m: &ReportModel, t: &str) -> String {
     }
 }
 
+/// An empty table with a left-aligned `step` column followed by right-aligned value columns.
+fn step_grid(columns: impl IntoIterator<Item = String>) -> Grid {
+    let columns: Vec<String> = columns.into_iter().collect();
+    Grid {
+        right: std::iter::once(false)
+            .chain(columns.iter().map(|_| true))
+            .collect(),
+        header: std::iter::once("step".to_string()).chain(columns).collect(),
+        rows: Vec::new(),
+    }
+}
+
+/// `step_grid` with one column per shown target (the base marked).
+fn targets_grid(m: &ReportModel, shown: &[&str]) -> Grid {
+    step_grid(shown.iter().map(|t| base_header(m, t)))
+}
+
 fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Heading(format!("Results, clients = {clients}")));
     let steps = steps_at(m, clients);
@@ -402,15 +419,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::SubHeading(
         "Absolute QPS (queries per second)".into(),
     ));
-    let mut grid = Grid {
-        header: std::iter::once("step".to_string())
-            .chain(shown.iter().map(|t| base_header(m, t)))
-            .collect(),
-        right: std::iter::once(false)
-            .chain(shown.iter().map(|_| true))
-            .collect(),
-        rows: Vec::new(),
-    };
+    let mut grid = targets_grid(m, &shown);
     for step in &steps {
         let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
         for t in &shown {
@@ -475,17 +484,12 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             "{title}: absolute, then relative to {} (< 1 is cheaper)",
             m.base
         )));
-        let mut grid = Grid {
-            header: std::iter::once("step".to_string())
-                .chain(shown.iter().map(|t| base_header(m, t)))
-                .chain(m.compared.iter().map(|t| format!("{t}\nrel")))
-                .collect(),
-            right: std::iter::once(false)
-                .chain(shown.iter().map(|_| true))
-                .chain(m.compared.iter().map(|_| true))
-                .collect(),
-            rows: Vec::new(),
-        };
+        let mut grid = step_grid(
+            shown
+                .iter()
+                .map(|t| base_header(m, t))
+                .chain(m.compared.iter().map(|t| format!("{t}\nrel"))),
+        );
         for step in &steps {
             let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
             for t in &shown {
@@ -507,15 +511,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::SubHeading(
         "Latency per event, µs: p50 / p99 / max".into(),
     ));
-    let mut grid = Grid {
-        header: std::iter::once("step".to_string())
-            .chain(shown.iter().map(|t| base_header(m, t)))
-            .collect(),
-        right: std::iter::once(false)
-            .chain(shown.iter().map(|_| true))
-            .collect(),
-        rows: Vec::new(),
-    };
+    let mut grid = targets_grid(m, &shown);
     for step in &steps {
         let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
         for t in &shown {
@@ -533,15 +529,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::SubHeading(
         "Memory and size, MB: peak RSS / database size after the step".into(),
     ));
-    let mut grid = Grid {
-        header: std::iter::once("step".to_string())
-            .chain(shown.iter().map(|t| base_header(m, t)))
-            .collect(),
-        right: std::iter::once(false)
-            .chain(shown.iter().map(|_| true))
-            .collect(),
-        rows: Vec::new(),
-    };
+    let mut grid = targets_grid(m, &shown);
     for step in &steps {
         let mut row = vec![Cell::plain(*step)];
         for t in &shown {
@@ -575,15 +563,7 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             "Relative QPS, {} (vs {}; > 1 is faster)",
             group.title, m.base
         )));
-        let mut grid = Grid {
-            header: std::iter::once("step".to_string())
-                .chain(m.compared.iter().cloned())
-                .collect(),
-            right: std::iter::once(false)
-                .chain(m.compared.iter().map(|_| true))
-                .collect(),
-            rows: Vec::new(),
-        };
+        let mut grid = step_grid(m.compared.iter().cloned());
         for step in steps {
             let cb = m.compared.iter().any(|t| {
                 m.relative_of(t, step, clients)

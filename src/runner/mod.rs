@@ -390,9 +390,13 @@ impl CellRun<'_> {
             m.error = Some(err.clone());
             self.failures.push(format!("{prefix}: {err}"));
         }
+        // Whole seconds of the measured period only: a partial last second (or the bucket of
+        // events that ended after the deadline) is not a rate and would read as a stall.
+        let whole_seconds = run.seconds.floor() as usize;
         let series: Vec<SecondSample> = merged
             .seconds
             .iter()
+            .take(whole_seconds)
             .enumerate()
             .map(|(i, (events, p99, max))| SecondSample {
                 target: m.target.clone(),

@@ -87,11 +87,16 @@ pub fn run(
         let handle = thread::Builder::new()
             .name(format!("dbdelta-client-{i}"))
             .spawn(move || -> (Option<Recorder>, Vec<u64>, Option<DbError>) {
-                // Setup: connect and prepare. Failures still pass every barrier.
-                let setup = driver.connect().and_then(|mut s| {
-                    let exec = EventExecutor::new(step, scale, s.as_mut(), driver.dialect(), seed)?;
-                    Ok((s, exec))
-                });
+                // Connect and prepare the step's statements (at setup and after a lost connection).
+                let open = || {
+                    driver.connect().and_then(|mut s| {
+                        let exec =
+                            EventExecutor::new(step, scale, s.as_mut(), driver.dialect(), seed)?;
+                        Ok((s, exec))
+                    })
+                };
+                // Setup failures still pass every barrier.
+                let setup = open();
                 ready.wait();
                 go.wait();
                 let (mut session, mut exec) = match setup {
@@ -133,27 +138,16 @@ pub fn run(
                             }
                             match e.kind {
                                 ErrorKind::Retryable => {}
-                                ErrorKind::Reconnect => {
-                                    match driver.connect().and_then(|mut s| {
-                                        let x = EventExecutor::new(
-                                            step,
-                                            scale,
-                                            s.as_mut(),
-                                            driver.dialect(),
-                                            seed,
-                                        )?;
-                                        Ok((s, x))
-                                    }) {
-                                        Ok((s, x)) => {
-                                            session = s;
-                                            exec = x;
-                                        }
-                                        Err(e) => {
-                                            fatal = Some(e);
-                                            break;
-                                        }
+                                ErrorKind::Reconnect => match open() {
+                                    Ok((s, x)) => {
+                                        session = s;
+                                        exec = x;
                                     }
-                                }
+                                    Err(e) => {
+                                        fatal = Some(e);
+                                        break;
+                                    }
+                                },
                                 ErrorKind::Fatal => {
                                     fatal = Some(e);
                                     break;
