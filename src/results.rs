@@ -166,6 +166,8 @@ pub struct Measurement {
     pub peak_rss_bytes: Option<u64>,
     /// Peak VSZ of the largest engine process during the step.
     pub peak_vsz_bytes: Option<u64>,
+    /// Peak PSS summed over the engine's processes (shared memory counted once).
+    pub peak_pss_bytes: Option<u64>,
     /// Logical database size after the step.
     pub db_size_bytes: Option<u64>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.

@@ -19,15 +19,26 @@ use procfs::process::Process;
 
 use crate::engine::Observed;
 
+/// Counters of one engine process at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcCounters {
+    pub pid: u32,
+    /// Context switches (voluntary + involuntary) summed over the process's threads.
+    pub cs: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
 /// Counters at one instant.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// Engine CPU time (user + system), µs.
+    /// Engine CPU time (user + system), µs: for a server tree, every live process's time plus
+    /// the time of the children it reaped (`cutime + cstime`), so exited backends still count.
     pub proc_cpu_us: f64,
-    /// Engine context switches (voluntary + involuntary, all threads).
-    pub proc_cs: u64,
-    pub proc_read_bytes: u64,
-    pub proc_write_bytes: u64,
+    /// Per engine process; deltas pair processes by PID.
+    pub procs: Vec<ProcCounters>,
+    /// dbdelta's own CPU time (user + system), µs: the client.
+    pub client_cpu_us: f64,
     /// Host busy CPU (user, nice, system, irq, softirq), µs summed over CPUs.
     pub host_busy_us: f64,
     pub host_ctxt: u64,
@@ -80,14 +91,45 @@ impl Probe {
     /// Read every counter now.
     pub fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::default();
+        let ru = rusage_self();
+        s.client_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
         match self.observed {
             Observed::SelfProcess => {
-                let ru = rusage_self();
-                s.proc_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
-                s.proc_cs = (ru.ru_nvcsw + ru.ru_nivcsw) as u64;
+                s.proc_cpu_us = s.client_cpu_us;
+                let mut me = ProcCounters {
+                    pid: std::process::id(),
+                    cs: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+                    ..Default::default()
+                };
                 if let Ok(io) = Process::myself().and_then(|p| p.io()) {
-                    s.proc_read_bytes = io.read_bytes;
-                    s.proc_write_bytes = io.write_bytes;
+                    me.read_bytes = io.read_bytes;
+                    me.write_bytes = io.write_bytes;
+                }
+                s.procs.push(me);
+            }
+            Observed::Tree(root) => {
+                for p in tree(root) {
+                    let Ok(stat) = p.stat() else { continue };
+                    let ticks = stat.utime + stat.stime;
+                    let reaped = (stat.cutime + stat.cstime).max(0) as u64;
+                    s.proc_cpu_us += (ticks + reaped) as f64 * self.tick_us;
+                    let mut c = ProcCounters {
+                        pid: p.pid as u32,
+                        ..Default::default()
+                    };
+                    if let Ok(tasks) = p.tasks() {
+                        for t in tasks.flatten() {
+                            if let Ok(st) = t.status() {
+                                c.cs += st.voluntary_ctxt_switches.unwrap_or(0)
+                                    + st.nonvoluntary_ctxt_switches.unwrap_or(0);
+                            }
+                        }
+                    }
+                    if let Ok(io) = p.io() {
+                        c.read_bytes = io.read_bytes;
+                        c.write_bytes = io.write_bytes;
+                    }
+                    s.procs.push(c);
                 }
             }
         }
@@ -113,19 +155,77 @@ impl Probe {
         s
     }
 
-    /// Current (RSS, VSZ) of the largest engine process, bytes.
-    pub fn memory(&self) -> Option<(u64, u64)> {
-        match self.observed {
-            Observed::SelfProcess => {
-                let stat = Process::myself().and_then(|p| p.stat()).ok()?;
-                Some((stat.rss * procfs::page_size(), stat.vsize))
+    /// Current memory of the engine: largest RSS and VSZ of one process, and PSS summed over
+    /// the processes (shared memory counted once), bytes.
+    pub fn memory(&self) -> Option<Memory> {
+        let procs = match self.observed {
+            Observed::SelfProcess => vec![Process::myself().ok()?],
+            Observed::Tree(root) => tree(root),
+        };
+        let page = procfs::page_size();
+        let mut m = Memory::default();
+        for p in procs {
+            let Ok(stat) = p.stat() else { continue };
+            m.rss = m.rss.max(stat.rss * page);
+            m.vsz = m.vsz.max(stat.vsize);
+            if let Ok(rollup) = p.smaps_rollup()
+                && let Some(pss) = rollup
+                    .memory_map_rollup
+                    .0
+                    .first()
+                    .and_then(|mm| mm.extension.map.get("Pss"))
+            {
+                m.pss += pss;
             }
         }
+        (m.rss > 0).then_some(m)
     }
 }
 
+/// Memory of the engine at one instant, bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Memory {
+    pub rss: u64,
+    pub vsz: u64,
+    pub pss: u64,
+}
+
+/// `root` and every process descending from it.
+fn tree(root: u32) -> Vec<Process> {
+    let Ok(all) = procfs::process::all_processes() else {
+        return Process::new(root as i32).into_iter().collect();
+    };
+    let mut procs: Vec<(Process, i32)> = all
+        .flatten()
+        .filter_map(|p| p.stat().ok().map(|st| (p, st.ppid)))
+        .collect();
+    let mut members = vec![root as i32];
+    let mut out = Vec::new();
+    // Parents come before their children often but not always: repeat until nothing moves.
+    loop {
+        let before = out.len();
+        let mut i = 0;
+        while i < procs.len() {
+            let (pid, ppid) = (procs[i].0.pid, procs[i].1);
+            if pid == root as i32 || members.contains(&ppid) {
+                let (p, _) = procs.swap_remove(i);
+                if pid != root as i32 {
+                    members.push(pid);
+                }
+                out.push(p);
+            } else {
+                i += 1;
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
+}
+
 /// Differences between two snapshots, ready to be divided by ops.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Costs {
     pub a: Snapshot,
     pub b: Snapshot,
@@ -135,6 +235,7 @@ pub struct Costs {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PerOp {
     pub proc_cpu_us: Option<f64>,
+    pub client_cpu_us: Option<f64>,
     pub proc_cs: Option<f64>,
     pub host_cpu_us: Option<f64>,
     pub host_cs: Option<f64>,
@@ -156,9 +257,24 @@ impl Costs {
         let d = |a: u64, b: u64| Some(b.saturating_sub(a) as f64 / n);
         let (a, b) = (&self.a, &self.b);
         let disk = a.disk.zip(b.disk);
+        // Per process: a process that is new in `b` counts from zero; one that exited between
+        // the snapshots is lost (its CPU is not: it moved to its parent's reaped-children time).
+        let (mut cs, mut rd, mut wr) = (0u64, 0u64, 0u64);
+        for pb in &b.procs {
+            let pa = a
+                .procs
+                .iter()
+                .find(|p| p.pid == pb.pid)
+                .copied()
+                .unwrap_or_default();
+            cs += pb.cs.saturating_sub(pa.cs);
+            rd += pb.read_bytes.saturating_sub(pa.read_bytes);
+            wr += pb.write_bytes.saturating_sub(pa.write_bytes);
+        }
         PerOp {
             proc_cpu_us: Some((b.proc_cpu_us - a.proc_cpu_us).max(0.0) / n),
-            proc_cs: d(a.proc_cs, b.proc_cs),
+            client_cpu_us: Some((b.client_cpu_us - a.client_cpu_us).max(0.0) / n),
+            proc_cs: Some(cs as f64 / n),
             host_cpu_us: Some((b.host_busy_us - a.host_busy_us).max(0.0) / n),
             host_cs: d(a.host_ctxt, b.host_ctxt),
             reads: disk.and_then(|(x, y)| d(x.reads, y.reads)),
@@ -169,8 +285,8 @@ impl Costs {
             write_kb: disk
                 .and_then(|(x, y)| d(x.sectors_written, y.sectors_written))
                 .map(|v| v / 2.0),
-            proc_read_kb: d(a.proc_read_bytes, b.proc_read_bytes).map(|v| v / 1024.0),
-            proc_write_kb: d(a.proc_write_bytes, b.proc_write_bytes).map(|v| v / 1024.0),
+            proc_read_kb: Some(rd as f64 / n / 1024.0),
+            proc_write_kb: Some(wr as f64 / n / 1024.0),
         }
     }
 }
@@ -180,7 +296,21 @@ impl Costs {
 pub struct Peaks {
     pub rss: Option<u64>,
     pub vsz: Option<u64>,
+    pub pss: Option<u64>,
     pub samples: u32,
+}
+
+impl Peaks {
+    fn add(&mut self, m: Option<Memory>) {
+        if let Some(m) = m {
+            self.rss = self.rss.max(Some(m.rss));
+            self.vsz = self.vsz.max(Some(m.vsz));
+            if m.pss > 0 {
+                self.pss = self.pss.max(Some(m.pss));
+            }
+            self.samples += 1;
+        }
+    }
 }
 
 /// A thread that samples the engine's memory once per second until stopped.
@@ -198,11 +328,7 @@ impl Sampler {
                 let mut peaks = Peaks::default();
                 let mut next = Instant::now();
                 loop {
-                    if let Some((rss, vsz)) = probe.memory() {
-                        peaks.rss = peaks.rss.max(Some(rss));
-                        peaks.vsz = peaks.vsz.max(Some(vsz));
-                        peaks.samples += 1;
-                    }
+                    peaks.add(probe.memory());
                     next += Duration::from_secs(1);
                     let wait = next.saturating_duration_since(Instant::now());
                     match stopped.recv_timeout(wait) {
@@ -211,11 +337,7 @@ impl Sampler {
                     }
                 }
                 // One last sample at the end of the period.
-                if let Some((rss, vsz)) = probe.memory() {
-                    peaks.rss = peaks.rss.max(Some(rss));
-                    peaks.vsz = peaks.vsz.max(Some(vsz));
-                    peaks.samples += 1;
-                }
+                peaks.add(probe.memory());
                 peaks
             })
             .expect("spawn sampler thread");
@@ -243,11 +365,15 @@ mod tests {
         }
         std::hint::black_box(x);
         let b = probe.snapshot();
-        let per = Costs { a, b }.per_op(1);
+        let per = Costs {
+            a: a.clone(),
+            b: b.clone(),
+        }
+        .per_op(1);
         // 50 ms of busy loop: at least 20 ms of CPU must be visible.
         assert!(per.proc_cpu_us.unwrap() > 20_000.0, "{per:?}");
         assert!(per.host_cpu_us.unwrap() > 0.0);
         assert!(Costs { a, b }.per_op(0).proc_cpu_us.is_none());
-        assert!(probe.memory().unwrap().0 > 0);
+        assert!(probe.memory().unwrap().rss > 0);
     }
 }

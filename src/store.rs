@@ -20,7 +20,8 @@ use crate::results::{
 
 /// Schema migrations, in order. Migration `i` brings the schema to version `i + 1`.
 /// Never edit a released migration; append a new one.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id TEXT PRIMARY KEY,
     lab TEXT NOT NULL,
@@ -119,7 +120,10 @@ CREATE TABLE series (
     max_us REAL,
     PRIMARY KEY (run_id, target, step, clients, repeat, second)
 );
-"#];
+"#,
+    // v2: peak PSS of the engine's processes.
+    "ALTER TABLE measurements ADD COLUMN peak_pss_bytes INTEGER;",
+];
 
 /// The schema version this build writes.
 pub fn schema_version() -> i64 {
@@ -313,11 +317,12 @@ impl Store {
                 lat_mean_us, server_cpu_us_per_op, client_cpu_us_per_op, host_cpu_us_per_op,
                 cs_per_op, host_cs_per_op, reads_per_op, read_kb_per_op, writes_per_op,
                 write_kb_per_op, proc_read_kb_per_op, proc_write_kb_per_op, peak_rss_bytes,
-                peak_vsz_bytes, db_size_bytes, client_bound, failed, error, histogram, recorded_at)
+                peak_vsz_bytes, peak_pss_bytes, db_size_bytes, client_bound, failed, error,
+                histogram, recorded_at)
              VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
                 :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
                 :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
-                :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :size, :cb, :failed, :error, :hist,
+                :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :pss, :size, :cb, :failed, :error, :hist,
                 strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
             named_params! {
                 ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
@@ -335,7 +340,7 @@ impl Store {
                 ":r": m.reads_per_op, ":rkb": m.read_kb_per_op, ":w": m.writes_per_op,
                 ":wkb": m.write_kb_per_op, ":prkb": m.proc_read_kb_per_op,
                 ":pwkb": m.proc_write_kb_per_op, ":rss": opt_i(m.peak_rss_bytes),
-                ":vsz": opt_i(m.peak_vsz_bytes), ":size": opt_i(m.db_size_bytes),
+                ":vsz": opt_i(m.peak_vsz_bytes), ":pss": opt_i(m.peak_pss_bytes), ":size": opt_i(m.db_size_bytes),
                 ":cb": m.client_bound, ":failed": m.failed, ":error": m.error,
                 ":hist": if histogram.is_empty() { None } else { Some(histogram) },
             },
@@ -589,6 +594,7 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         proc_write_kb_per_op: r.get("proc_write_kb_per_op")?,
         peak_rss_bytes: ou("peak_rss_bytes")?,
         peak_vsz_bytes: ou("peak_vsz_bytes")?,
+        peak_pss_bytes: ou("peak_pss_bytes")?,
         db_size_bytes: ou("db_size_bytes")?,
         client_bound: r.get("client_bound")?,
         failed: r.get("failed")?,

@@ -10,6 +10,7 @@
 //! statements to the engine as cheaply as possible and to classify errors
 //! (retryable, reconnect, fatal).
 
+pub mod process;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -151,6 +152,8 @@ pub trait Driver: Send + Sync {
 pub enum Observed {
     /// The engine runs inside dbdelta (SQLite): measure our own process.
     SelfProcess,
+    /// A server: this PID and every process descending from it.
+    Tree(u32),
 }
 
 /// A started DBMS instance for one target.

@@ -157,6 +157,7 @@ fn measurement_row(m: &Measurement) -> MeasurementRow {
         proc_write_kb_per_op: m.proc_write_kb_per_op,
         peak_rss_bytes: m.peak_rss_bytes,
         peak_vsz_bytes: m.peak_vsz_bytes,
+        peak_pss_bytes: m.peak_pss_bytes,
         db_size_bytes: m.db_size_bytes,
         client_bound: m.client_bound,
         failed: m.failed,

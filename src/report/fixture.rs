@@ -107,6 +107,7 @@ fn measurement(
         proc_write_kb_per_op: Some(if group == "writes" { 8.0 } else { 0.0 }),
         peak_rss_bytes: Some(180_000_000 + 1_000_000 * step_index as u64),
         peak_vsz_bytes: Some(1_200_000_000),
+        peak_pss_bytes: None,
         db_size_bytes: Some(25_000_000 + 100_000 * step_index as u64),
         client_bound: false,
         failed: false,

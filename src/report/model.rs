@@ -133,6 +133,7 @@ pub struct MeasurementRow {
     pub proc_write_kb_per_op: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
     pub peak_vsz_bytes: Option<u64>,
+    pub peak_pss_bytes: Option<u64>,
     pub db_size_bytes: Option<u64>,
     pub client_bound: bool,
     pub failed: bool,

@@ -162,6 +162,13 @@ pub fn execute(
     Ok(outcome)
 }
 
+/// The client may be the bottleneck (metrics-and-reports.md §1): its CPU per op is at least half
+/// the server's, or one client thread was busy more than 80% of the time.
+pub fn client_bound(client_us: Option<f64>, server_us: Option<f64>, busiest: Option<f64>) -> bool {
+    let by_cost = matches!((client_us, server_us), (Some(c), Some(s)) if s > 0.0 && c >= 0.5 * s);
+    by_cost || busiest.is_some_and(|b| b > 0.8)
+}
+
 enum CellEnd {
     Done,
     Interrupted,
@@ -373,9 +380,14 @@ impl CellRun<'_> {
         m.cs_per_op = per.proc_cs;
         m.proc_read_kb_per_op = per.proc_read_kb;
         m.proc_write_kb_per_op = per.proc_write_kb;
-        // In-process engines share our CPU: client cost is not separable from engine cost.
-        m.client_cpu_us_per_op = None;
-        m.client_bound = false;
+        if self.target.engine.embedded() {
+            // In-process engines share our CPU: client cost is not separable from engine cost.
+            m.client_cpu_us_per_op = None;
+            m.client_bound = false;
+        } else {
+            m.client_cpu_us_per_op = per.client_cpu_us;
+            m.client_bound = client_bound(per.client_cpu_us, per.proc_cpu_us, run.max_client_busy);
+        }
         m.host_cpu_us_per_op = per.host_cpu_us;
         m.host_cs_per_op = per.host_cs;
         m.reads_per_op = per.reads;
@@ -384,6 +396,7 @@ impl CellRun<'_> {
         m.write_kb_per_op = per.write_kb;
         m.peak_rss_bytes = run.peaks.rss;
         m.peak_vsz_bytes = run.peaks.vsz;
+        m.peak_pss_bytes = run.peaks.pss;
         m.db_size_bytes = server.db_size();
         if let Some(err) = &run.fatal {
             m.failed = true;

@@ -41,7 +41,29 @@ pub struct StepRun {
     pub rows_touched: Vec<u64>,
     /// The first fatal error a client hit, if any (the step ended early for that client).
     pub fatal: Option<String>,
+    /// The busiest client thread's CPU time / wall time over its measured events (0..1).
+    pub max_client_busy: Option<f64>,
     pub interrupted: bool,
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    // SAFETY: clock_gettime writes the timespec we hand it.
+    let ts = unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+        ts
+    };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// What one client thread hands back.
+struct ClientEnd {
+    recorder: Option<Recorder>,
+    rows_touched: Vec<u64>,
+    error: Option<DbError>,
+    /// Thread CPU / wall time over the measured period.
+    busy: Option<f64>,
 }
 
 /// A counter one thread writes and the progress display reads, alone on its cache line.
@@ -66,13 +88,15 @@ pub fn run(
     let ready = Arc::new(Barrier::new(n + 1));
     let go = Arc::new(Barrier::new(n + 1));
     let done = Arc::new(Barrier::new(n + 1));
+    let snapshotted = Arc::new(Barrier::new(n + 1));
     let window: Arc<Mutex<Option<Window>>> = Arc::new(Mutex::new(None));
     let live: Arc<Vec<Live>> = Arc::new((0..n).map(|_| Live::default()).collect());
     let stop = Arc::new(AtomicBool::new(false));
 
     let mut handles = Vec::with_capacity(n);
     for i in 0..n {
-        let (ready, go, done) = (ready.clone(), go.clone(), done.clone());
+        let (ready, go, done, snapshotted) =
+            (ready.clone(), go.clone(), done.clone(), snapshotted.clone());
         let (window, live, stop, interrupt) = (
             window.clone(),
             live.clone(),
@@ -86,7 +110,7 @@ pub fn run(
         let seed = spec.seed.wrapping_add(i as u64);
         let handle = thread::Builder::new()
             .name(format!("dbdelta-client-{i}"))
-            .spawn(move || -> (Option<Recorder>, Vec<u64>, Option<DbError>) {
+            .spawn(move || -> ClientEnd {
                 // Connect and prepare the step's statements (at setup and after a lost connection).
                 let open = || {
                     driver.connect().and_then(|mut s| {
@@ -103,7 +127,13 @@ pub fn run(
                     Ok(v) => v,
                     Err(e) => {
                         done.wait();
-                        return (None, Vec::new(), Some(e));
+                        snapshotted.wait();
+                        return ClientEnd {
+                            recorder: None,
+                            rows_touched: Vec::new(),
+                            error: Some(e),
+                            busy: None,
+                        };
                     }
                 };
                 let (measure_start, deadline) = {
@@ -114,6 +144,8 @@ pub fn run(
                 let mut rec = Recorder::new(measure_start, measure);
                 let mut fatal = None;
                 let mut count = 0u64;
+                // (wall, thread CPU) when the first measured event started.
+                let mut measured_from: Option<(Instant, Duration)> = None;
                 loop {
                     let start = Instant::now();
                     if start >= deadline
@@ -121,6 +153,9 @@ pub fn run(
                         || interrupt.load(Ordering::Relaxed)
                     {
                         break;
+                    }
+                    if measured_from.is_none() && start >= measure_start {
+                        measured_from = Some((start, thread_cpu()));
                     }
                     let result = exec.run_event(session.as_mut());
                     let end = Instant::now();
@@ -156,8 +191,20 @@ pub fn run(
                         }
                     }
                 }
+                let busy = measured_from.and_then(|(wall, cpu)| {
+                    let w = wall.elapsed().as_secs_f64();
+                    (w > 0.0).then(|| (thread_cpu() - cpu).as_secs_f64() / w)
+                });
                 done.wait();
-                (Some(rec), exec.rows_touched.clone(), fatal)
+                // Keep the connection open until the closing snapshot is taken, so a server
+                // process serving it is still there to be counted.
+                snapshotted.wait();
+                ClientEnd {
+                    recorder: Some(rec),
+                    rows_touched: exec.rows_touched.clone(),
+                    error: fatal,
+                    busy,
+                }
             })?;
         handles.push(handle);
     }
@@ -210,23 +257,28 @@ pub fn run(
     let a = a.unwrap_or_else(|| probe.snapshot());
     done.wait();
     let b = probe.snapshot();
+    snapshotted.wait();
     let peaks = sampler.finish();
 
     let mut recorders = Vec::with_capacity(n);
     let mut rows_touched = vec![0u64; spec.step.event.len()];
     let mut fatal = None;
+    let mut max_client_busy: Option<f64> = None;
     for h in handles {
-        let (rec, rows, err) = h
+        let end = h
             .join()
             .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
-        if let Some(r) = rec {
+        if let Some(r) = end.recorder {
             recorders.push(r);
         }
-        for (into, v) in rows_touched.iter_mut().zip(rows) {
+        for (into, v) in rows_touched.iter_mut().zip(end.rows_touched) {
             *into += v;
         }
-        if let (None, Some(e)) = (&fatal, err) {
+        if let (None, Some(e)) = (&fatal, end.error) {
             fatal = Some(e.to_string());
+        }
+        if let Some(b) = end.busy {
+            max_client_busy = Some(max_client_busy.map_or(b, |m: f64| m.max(b)));
         }
     }
     if recorders.is_empty() {
@@ -245,6 +297,7 @@ pub fn run(
         peaks,
         rows_touched,
         fatal,
+        max_client_busy,
         interrupted,
     })
 }

@@ -1,0 +1,265 @@
+//! Running a database server as a child process: the parts every server engine shares.
+//!
+//! Owns: the unprivileged user servers run as when dbdelta is root, picking a free loopback
+//! port, spawning with the target's environment and a log file, waiting until the server
+//! accepts connections (or showing the end of its log when it died), and stopping it by its PID
+//! (a polite signal, then SIGKILL after a timeout). A `ServerProcess` that is dropped while
+//! running is killed, so no server outlives dbdelta's own cleanup.
+//! Must not: know any engine's SQL or files (the engines do), or measure cost (the sampler does).
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// Name of the account servers run as when dbdelta runs as root.
+pub const SERVER_USER: &str = "dbdelta";
+
+/// The account a server process runs as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerUser {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+fn lookup_user(name: &str) -> Option<ServerUser> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: getpwnam returns a pointer into static storage or null; we copy out at once.
+    unsafe {
+        let pw = libc::getpwnam(cname.as_ptr());
+        if pw.is_null() {
+            return None;
+        }
+        Some(ServerUser {
+            name: name.to_string(),
+            uid: (*pw).pw_uid,
+            gid: (*pw).pw_gid,
+        })
+    }
+}
+
+/// The user servers must run as: `None` when dbdelta is not root (servers run as us),
+/// else the `dbdelta` system account, created when missing. Database servers refuse to run as
+/// root, and we never start one as root.
+pub fn server_user() -> Result<Option<ServerUser>> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Ok(None);
+    }
+    if let Some(u) = lookup_user(SERVER_USER) {
+        return Ok(Some(u));
+    }
+    let status = Command::new("useradd")
+        .args([
+            "--system",
+            "--no-create-home",
+            "--shell",
+            "/usr/sbin/nologin",
+            SERVER_USER,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .context("running useradd to create the unprivileged server account")?;
+    if !status.status.success() && lookup_user(SERVER_USER).is_none() {
+        bail!(
+            "cannot create the unprivileged user `{SERVER_USER}` servers run as: {}; create it yourself (useradd --system {SERVER_USER})",
+            String::from_utf8_lossy(&status.stderr).trim()
+        );
+    }
+    lookup_user(SERVER_USER)
+        .map(Some)
+        .context("the server account vanished after useradd")
+}
+
+/// Give `path` (recursively) to `user`.
+pub fn chown_tree(path: &Path, user: &ServerUser) -> Result<()> {
+    let status = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{}:{}", user.uid, user.gid))
+        .arg(path)
+        .status()
+        .context("running chown")?;
+    if !status.success() {
+        bail!("chown -R {} {} failed", user.name, path.display());
+    }
+    Ok(())
+}
+
+/// A loopback TCP port that was free a moment ago.
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free loopback port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Fail with a clear message when `port` is taken on loopback.
+pub fn check_port_free(port: u16) -> Result<()> {
+    match TcpListener::bind(("127.0.0.1", port)) {
+        Ok(_) => Ok(()),
+        Err(e) => bail!(
+            "port {port} on 127.0.0.1 is in use ({e}); stop what listens there or choose another port"
+        ),
+    }
+}
+
+/// The last `n` lines of a log file.
+pub fn log_tail(path: &Path, n: usize) -> String {
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(64 * 1024);
+    let _ = f.seek(SeekFrom::Start(start));
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Run a helper program (initdb, install-db) as the server user, its output into `log`.
+/// On failure the error carries the last lines of the log.
+pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &str) -> Result<()> {
+    let out = File::options().create(true).append(true).open(log)?;
+    cmd.stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    if let Some(u) = user {
+        cmd.uid(u.uid).gid(u.gid);
+    }
+    let status = cmd
+        .status()
+        .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    if !status.success() {
+        bail!(
+            "{what} failed ({status}); last lines of {}:\n{}",
+            log.display(),
+            log_tail(log, 20)
+        );
+    }
+    Ok(())
+}
+
+/// A running server.
+pub struct ServerProcess {
+    child: Option<Child>,
+    pid: u32,
+    log: PathBuf,
+    what: String,
+}
+
+impl ServerProcess {
+    /// Start `cmd` as `user`, stdout and stderr appended to `log`.
+    pub fn spawn(
+        mut cmd: Command,
+        user: Option<&ServerUser>,
+        log: &Path,
+        what: &str,
+    ) -> Result<ServerProcess> {
+        let out = File::options().create(true).append(true).open(log)?;
+        cmd.stdin(Stdio::null())
+            .stdout(out.try_clone()?)
+            .stderr(out);
+        if let Some(u) = user {
+            cmd.uid(u.uid).gid(u.gid);
+        }
+        // Own process group: a Ctrl-C on the terminal reaches dbdelta, which stops the server
+        // itself in order, instead of the terminal killing the server mid-step.
+        cmd.process_group(0);
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+        Ok(ServerProcess {
+            pid: child.id(),
+            child: Some(child),
+            log: log.to_path_buf(),
+            what: what.into(),
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn log_path(&self) -> &Path {
+        &self.log
+    }
+
+    /// True while the process has not exited.
+    pub fn alive(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// Poll `ready` until it returns true; fail when the process exits or `timeout` passes.
+    pub fn wait_ready(&mut self, timeout: Duration, mut ready: impl FnMut() -> bool) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            if !self.alive() {
+                bail!(
+                    "{} exited during start-up; last lines of its log {}:\n{}",
+                    self.what,
+                    self.log.display(),
+                    log_tail(&self.log, 20)
+                );
+            }
+            if Instant::now() >= deadline {
+                bail!(
+                    "{} did not accept connections within {} s; last lines of its log {}:\n{}",
+                    self.what,
+                    timeout.as_secs(),
+                    self.log.display(),
+                    log_tail(&self.log, 20)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Send `signal`, wait up to `timeout`, then SIGKILL. Only our own child's PID is signalled.
+    pub fn stop(&mut self, signal: i32, timeout: Duration) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return Ok(());
+        }
+        // SAFETY: signalling the PID of a child we spawned and have not reaped.
+        unsafe { libc::kill(self.pid as i32, signal) };
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        bail!(
+            "{} did not stop within {} s and was killed; see {}",
+            self.what,
+            timeout.as_secs(),
+            self.log.display()
+        )
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
