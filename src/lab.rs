@@ -49,6 +49,12 @@ struct RawTarget {
     config: Option<Spanned<String>>,
     #[serde(default)]
     settings: Vec<String>,
+    #[serde(default)]
+    bin: Option<Spanned<String>>,
+    #[serde(default)]
+    env: Option<Spanned<BTreeMap<String, String>>>,
+    #[serde(default)]
+    args: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -116,6 +122,10 @@ pub struct LabTarget {
     pub settings: Vec<String>,
     /// The config file as written in the lab.
     pub config_name: Option<String>,
+    /// Directory of the server binaries.
+    pub bin: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+    pub args: Vec<String>,
 }
 
 /// The `[suite.sysbench]` section.
@@ -310,11 +320,53 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             }
         };
         settings.extend(t.settings);
+        let embedded = engine.embedded();
+        let bin = match &t.bin {
+            Some(b) if embedded => {
+                return Err(src.error_at(
+                    b.span(),
+                    "bin is for server engines; SQLite is the library built into dbdelta",
+                ));
+            }
+            Some(b) => {
+                let rel = PathBuf::from(b.get_ref());
+                let path = if rel.is_absolute() {
+                    rel
+                } else {
+                    base_dir.join(rel)
+                };
+                if !path.is_dir() {
+                    return Err(src.error_at(
+                        b.span(),
+                        format!(
+                            "bin directory \"{}\" ({}) does not exist; point bin at the folder holding the server binaries",
+                            b.get_ref(),
+                            path.display()
+                        ),
+                    ));
+                }
+                Some(path)
+            }
+            None => None,
+        };
+        let env = match t.env {
+            Some(e) if embedded => {
+                return Err(src.error_at(
+                    e.span(),
+                    "env is for server engines; SQLite runs inside dbdelta's own process",
+                ));
+            }
+            Some(e) => e.into_inner(),
+            None => BTreeMap::new(),
+        };
         targets.push(LabTarget {
             name,
             engine,
             settings,
             config_name,
+            bin,
+            env,
+            args: t.args,
         });
     }
 

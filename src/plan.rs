@@ -58,7 +58,14 @@ pub struct RunOptions {
 pub struct TargetPlan {
     pub name: String,
     pub engine: EngineKind,
+    /// Engine settings, one per line (SQLite PRAGMAs; server config-file lines).
     pub settings: Vec<String>,
+    /// Directory holding the server binaries (`bin = ...`); `None`: Debian's install.
+    pub bin: Option<PathBuf>,
+    /// Environment of the server process.
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Extra command-line arguments of the server.
+    pub args: Vec<String>,
     pub config_name: Option<String>,
     /// Server-side prepared statements (the suite's `prepared`).
     pub prepared: bool,
@@ -85,6 +92,9 @@ pub struct RunPlan {
     pub warmup: Duration,
     pub read: Duration,
     pub write: Duration,
+    /// Time a postwrite cleanup may take: min(60 s + 1 s per million rows, 1200 s)
+    /// (methodology §2.6); 1 s with `--quick`.
+    pub postwrite_budget: Duration,
     pub quick: bool,
     pub keep: bool,
     pub workdir: PathBuf,
@@ -184,11 +194,21 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
             name: t.name.clone(),
             engine: t.engine,
             settings: t.settings.clone(),
+            bin: t.bin.clone(),
+            env: t.env.clone(),
+            args: t.args.clone(),
             config_name: t.config_name.clone(),
             prepared: sb.prepared,
         })
         .collect();
+    let total_rows = scale.rows * u64::from(scale.tables);
+    let postwrite_budget = if opts.quick {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_secs((60 + total_rows / 1_000_000).min(1200))
+    };
     Ok(RunPlan {
+        postwrite_budget,
         order: lab.order,
         targets,
         clients,

@@ -10,6 +10,8 @@
 //! statements to the engine as cheaply as possible and to classify errors
 //! (retryable, reconnect, fatal).
 
+pub mod mysql;
+pub mod postgres;
 pub mod process;
 pub mod sqlite;
 
@@ -24,15 +26,20 @@ use crate::plan::TargetPlan;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EngineKind {
     Sqlite,
+    Postgres,
+    /// MySQL and MariaDB: one engine, same protocol.
+    Mysql,
 }
 
 impl EngineKind {
     /// Every engine name a lab may use, for error messages.
-    pub const NAMES: &'static [&'static str] = &["sqlite"];
+    pub const NAMES: &'static [&'static str] = &["sqlite", "postgres", "mysql"];
 
     pub fn parse(name: &str) -> Option<EngineKind> {
         match name {
             "sqlite" => Some(EngineKind::Sqlite),
+            "postgres" | "postgresql" => Some(EngineKind::Postgres),
+            "mysql" | "mariadb" => Some(EngineKind::Mysql),
             _ => None,
         }
     }
@@ -40,12 +47,16 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Sqlite => "sqlite",
+            EngineKind::Postgres => "postgres",
+            EngineKind::Mysql => "mysql",
         }
     }
 
     pub fn dialect(self) -> Dialect {
         match self {
             EngineKind::Sqlite => Dialect::Sqlite,
+            EngineKind::Postgres => Dialect::Postgres,
+            EngineKind::Mysql => Dialect::Mysql,
         }
     }
 
@@ -170,16 +181,29 @@ pub trait Server {
     /// Logical database size in bytes, as the engine reports it.
     fn db_size(&self) -> Option<u64>;
     /// Bring the database to a settled state after loads and writes ("postwrite", suites.md §1):
-    /// statistics collected, dirty data flushed. `tables` are the suite's tables.
-    fn postwrite(&self, tables: &[String]) -> anyhow::Result<()>;
+    /// statistics collected, dirty data flushed. `tables` are the suite's tables; `budget` is
+    /// the time the cleanup may take (methodology §2.6's deadline), which a server engine
+    /// waits out so background flushing settles.
+    fn postwrite(&self, tables: &[String], budget: std::time::Duration) -> anyhow::Result<()>;
+    /// The server's log file, when it has one.
+    fn log_path(&self) -> Option<PathBuf> {
+        None
+    }
+    /// An error (with the end of the log) when the server process has died.
+    fn check_alive(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }
 
-/// Create, initialise and start the server of `target` in the fresh directory `data_dir`.
-pub fn start(target: &TargetPlan, data_dir: &Path) -> anyhow::Result<Box<dyn Server>> {
+/// Create, initialise and start the server of `target` in the fresh directory `data_dir`;
+/// a server engine writes its log to `log`.
+pub fn start(target: &TargetPlan, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
     match target.engine {
         EngineKind::Sqlite => Ok(Box::new(sqlite::SqliteServer::start(target, data_dir)?)),
+        EngineKind::Postgres => postgres::PgServer::start(target, data_dir, log),
+        EngineKind::Mysql => mysql::MysqlServer::start(target, data_dir, log),
     }
 }
 

@@ -44,6 +44,12 @@ pub fn new_run_id() -> String {
     )
 }
 
+/// The server log of one cell: beside its data directory, so it outlives the directory.
+fn log_path_for(run_dir: &Path, target: &str, clients: u32, repeat: u32) -> PathBuf {
+    let dir = engine::data_dir_for(run_dir, target, clients, repeat);
+    PathBuf::from(format!("{}.log", dir.display()))
+}
+
 /// Removes a data directory when dropped, unless told to keep it.
 struct DataDir {
     path: PathBuf,
@@ -119,6 +125,7 @@ pub fn execute(
             break;
         }
         let target = &plan.targets[cell.target];
+        let log = log_path_for(&run_dir, &target.name, cell.clients, cell.repeat);
         let mut ctx = CellRun {
             plan,
             cell,
@@ -130,8 +137,15 @@ pub fn execute(
             interrupt,
             record_server: !recorded_server[cell.target],
             failures: &mut outcome.failures,
+            log: &log,
         };
-        match ctx.run() {
+        let result = ctx.run();
+        let keep_log = plan.keep || result.is_err();
+        if !keep_log {
+            let _ = std::fs::remove_file(&log);
+        }
+        let log_shown = (keep_log && log.exists()).then(|| log.display().to_string());
+        match result {
             Ok(CellEnd::Done) => recorded_server[cell.target] = true,
             Ok(CellEnd::Interrupted) => {
                 outcome.interrupted = true;
@@ -139,14 +153,19 @@ pub fn execute(
             }
             Err(e) => {
                 let msg = format!("{e:#}");
+                let first_line = msg.lines().next().unwrap_or("").to_string();
+                let log_note = log_shown
+                    .as_deref()
+                    .map(|l| format!(" (log: {l})"))
+                    .unwrap_or_default();
                 progress.line(&format!(
-                    "target {} (clients {}, repeat {}) failed: {msg}",
+                    "target {} (clients {}, repeat {}) failed: {msg}{log_note}",
                     target.name, cell.clients, cell.repeat
                 ));
-                store.fail_target(&run_id, &target.name, &msg, None)?;
+                store.fail_target(&run_id, &target.name, &msg, log_shown.as_deref())?;
                 outcome
                     .failures
-                    .push(format!("target {}: {msg}", target.name));
+                    .push(format!("target {}: {first_line}{log_note}", target.name));
             }
         }
     }
@@ -186,6 +205,7 @@ struct CellRun<'a> {
     interrupt: &'a Arc<AtomicBool>,
     record_server: bool,
     failures: &'a mut Vec<String>,
+    log: &'a Path,
 }
 
 impl CellRun<'_> {
@@ -216,7 +236,7 @@ impl CellRun<'_> {
             path: path.clone(),
             keep: self.plan.keep,
         };
-        let server = engine::start(self.target, &path)?;
+        let server = engine::start(self.target, &path, self.log)?;
         if self.record_server {
             self.store.set_target_server(
                 self.run_id,
@@ -241,7 +261,7 @@ impl CellRun<'_> {
         let tables = sysbench::tables(scale);
         self.load(server)?;
         server
-            .postwrite(&tables)
+            .postwrite(&tables, self.plan.postwrite_budget)
             .context("postwrite cleanup after the load")?;
         let probe = Probe::new(server.observed(), server.data_dir());
         for (index, step) in self.plan.steps.iter().copied().enumerate() {
@@ -258,7 +278,7 @@ impl CellRun<'_> {
             }
             if step.postwrite_after {
                 server
-                    .postwrite(&tables)
+                    .postwrite(&tables, self.plan.postwrite_budget)
                     .context("postwrite cleanup after the writes")?;
             }
         }
@@ -357,7 +377,11 @@ impl CellRun<'_> {
                 m.error = Some(msg.clone());
                 self.store.save_step(self.run_id, &m, &[], &[])?;
                 bar.finish(&format!("{prefix}: FAILED: {msg}"));
-                self.failures.push(format!("{}: {msg}", prefix));
+                // A dead server ends the target; anything else ends only the step.
+                server
+                    .check_alive()
+                    .with_context(|| format!("{prefix} failed"))?;
+                self.failures.push(format!("{prefix}: {msg}"));
                 return Ok(false);
             }
         };
@@ -398,10 +422,16 @@ impl CellRun<'_> {
         m.peak_vsz_bytes = run.peaks.vsz;
         m.peak_pss_bytes = run.peaks.pss;
         m.db_size_bytes = server.db_size();
+        let mut dead = None;
         if let Some(err) = &run.fatal {
             m.failed = true;
             m.error = Some(err.clone());
-            self.failures.push(format!("{prefix}: {err}"));
+            if let Err(e) = server.check_alive() {
+                m.error = Some(format!("{err}; {e:#}"));
+                dead = Some(e);
+            } else {
+                self.failures.push(format!("{prefix}: {err}"));
+            }
         }
         // Whole seconds of the measured period only: a partial last second (or the bucket of
         // events that ended after the deadline) is not a rate and would read as a stall.
@@ -424,6 +454,10 @@ impl CellRun<'_> {
             .collect();
         self.store
             .save_step(self.run_id, &m, &series, &merged.serialized_histogram())?;
+        if let Some(e) = dead {
+            bar.finish(&format!("{prefix}: FAILED: the server died"));
+            return Err(e.context(format!("{prefix}: the server died during the step")));
+        }
         let summary = match (&m.qps, &m.latency_us) {
             (Some(qps), Some(lat)) => format!(
                 "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op{}",
