@@ -92,6 +92,37 @@ pub fn chown_tree(path: &Path, user: &ServerUser) -> Result<()> {
     Ok(())
 }
 
+/// Fail clearly when `user` cannot reach `dir` because a parent directory is not searchable
+/// for it (a 0700 home or temporary directory is the usual cause).
+pub fn check_reachable(dir: &Path, user: &ServerUser) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for a in abs.ancestors().skip(1) {
+        let Ok(m) = std::fs::metadata(a) else {
+            continue;
+        };
+        let mode = m.mode();
+        let ok = if m.uid() == user.uid {
+            mode & 0o100 != 0
+        } else if m.gid() == user.gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !ok {
+            bail!(
+                "the server runs as `{}`, which cannot reach {}: {} has mode {:o}; use a --workdir below a directory others may enter, or chmod o+x {}",
+                user.name,
+                dir.display(),
+                a.display(),
+                mode & 0o7777,
+                a.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A loopback TCP port that was free a moment ago.
 pub fn free_port() -> Result<u16> {
     let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free loopback port")?;

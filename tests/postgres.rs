@@ -1,0 +1,297 @@
+//! End-to-end tests against real PostgreSQL servers started by dbdelta's own lifecycle code.
+//!
+//! They need Debian's PostgreSQL (`.ci/run` installs `postgresql-15`). Without it they print a
+//! note and pass locally, but fail under CI (`CI` set), where a missing server is a broken setup.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+static MEASURING: Mutex<()> = Mutex::new(());
+
+fn measuring() -> MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn postgres_installed() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/postgres").is_file()))
+        .unwrap_or(false);
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install postgresql-15"
+        );
+        eprintln!("note: PostgreSQL is not installed; skipping (apt-get install postgresql-15)");
+    }
+    found
+}
+
+/// A scratch directory the unprivileged server user may enter.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn dbdelta(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbdelta"));
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn lab(dir: &Path, target: &str, secs: f64) -> PathBuf {
+    let body = format!(
+        "[lab]\nname = \"pg test\"\n\n[[target]]\nname = \"pg\"\nengine = \"postgres\"\n{target}\n\n\
+         [suite.sysbench]\nrows = 2000\nwarmup_secs = 0.2\nread_secs = {secs}\nwrite_secs = {secs}\n"
+    );
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// (pid, ppid, user) of every process named `postgres`.
+fn postgres_processes() -> Vec<(u32, u32, String)> {
+    let out = Command::new("ps")
+        .args(["-C", "postgres", "-o", "pid=,ppid=,user="])
+        .output()
+        .unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((
+                f.next()?.parse().ok()?,
+                f.next()?.parse().ok()?,
+                f.next()?.to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// Children of `parent` named postgres (the postmaster dbdelta started).
+fn postmaster_of(parent: u32) -> Option<u32> {
+    postgres_processes()
+        .into_iter()
+        .find(|p| p.1 == parent)
+        .map(|p| p.0)
+}
+
+fn wait_for_steps(db: &Path, n: i64, child: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let done: i64 = Connection::open(db)
+            .and_then(|c| c.query_row("SELECT count(*) FROM measurements", [], |r| r.get(0)))
+            .unwrap_or(0);
+        if done >= n {
+            return;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "dbdelta ended early");
+        assert!(Instant::now() < deadline, "no {n} steps in 60 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn postgres_runs_every_step_as_an_unprivileged_user() {
+    if !postgres_installed() {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = lab(dir.path(), "", 0.5);
+    let mut child = dbdelta(dir.path())
+        .args([
+            "run",
+            lab.to_str().unwrap(),
+            "-q",
+            "--quick",
+            "--clients",
+            "2",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it runs: its server exists and no server process is root.
+    wait_for_steps(&dir.path().join("dbdelta.db"), 1, &mut child);
+    let pm = postmaster_of(child.id()).expect("a postmaster child of dbdelta");
+    let ours: Vec<_> = postgres_processes()
+        .into_iter()
+        .filter(|p| p.0 == pm || p.1 == pm)
+        .collect();
+    assert!(ours.len() >= 3, "postmaster and its helpers: {ours:?}");
+    assert!(
+        ours.iter().all(|p| p.2 != "root"),
+        "a server process runs as root: {ours:?}"
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("PostgreSQL"),
+        "report names the server version"
+    );
+
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT step, ops, events, statements_per_event, server_cpu_us_per_op,
+                    client_cpu_us_per_op, cs_per_op FROM measurements",
+        )
+        .unwrap();
+    type Row = (String, i64, i64, i64, Option<f64>, Option<f64>, Option<f64>);
+    let rows: Vec<Row> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 6);
+    for (step, ops, events, spe, server, client, cs) in rows {
+        assert!(events > 0, "{step}: no events");
+        assert_eq!(ops, events * spe, "{step}");
+        assert!(
+            server.unwrap() > 0.0,
+            "{step}: server CPU measured from the process tree"
+        );
+        assert!(
+            client.unwrap() > 0.0,
+            "{step}: client CPU measured separately"
+        );
+        assert!(cs.unwrap() > 0.0, "{step}: server context switches");
+    }
+    assert!(postmaster_of(std::process::id()).is_none());
+    assert!(
+        postgres_processes().iter().all(|p| p.1 != pm && p.0 != pm),
+        "server left running"
+    );
+    assert!(
+        !dir.path().join("dbdelta-work").exists(),
+        "data directory left behind"
+    );
+}
+
+#[test]
+fn a_bad_setting_fails_the_target_with_its_log() {
+    if !postgres_installed() {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = lab(dir.path(), "settings = [\"shared_buffers = 'lots'\"]", 0.3);
+    let out: Output = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("shared_buffers"),
+        "the log tail names the setting: {err}"
+    );
+    assert!(err.contains(".log"), "the message points at the log: {err}");
+    let log = std::fs::read_dir(dir.path().join("dbdelta-work"))
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "log"))
+        .expect("the failed target's log is kept");
+    assert!(
+        std::fs::read_to_string(log)
+            .unwrap()
+            .contains("shared_buffers")
+    );
+    let data_dirs = std::fs::read_dir(dir.path().join("dbdelta-work"))
+        .unwrap()
+        .flatten()
+        .flat_map(|run| std::fs::read_dir(run.path()).unwrap().flatten())
+        .filter(|e| e.path().is_dir())
+        .count();
+    assert_eq!(data_dirs, 0, "the data directory is removed");
+}
+
+#[test]
+fn a_bin_directory_without_a_server_is_named() {
+    let dir = scratch();
+    std::fs::create_dir(dir.path().join("emptybin")).unwrap();
+    let lab = lab(dir.path(), "bin = \"emptybin\"", 0.3);
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("holds no PostgreSQL server"), "{err}");
+    assert!(err.contains("emptybin"), "{err}");
+}
+
+#[test]
+fn killing_the_server_mid_run_keeps_finished_steps_and_cleans_up() {
+    if !postgres_installed() {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = lab(dir.path(), "", 1.0);
+    let mut child = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q", "--quick"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let db = dir.path().join("dbdelta.db");
+    wait_for_steps(&db, 2, &mut child);
+    let pm = postmaster_of(child.id()).expect("postmaster");
+    // SAFETY: SIGKILL to the server dbdelta started for this test.
+    unsafe { libc::kill(pm as i32, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("pg"), "{err}");
+    let conn = Connection::open(&db).unwrap();
+    let (failed, error, log): (bool, String, Option<String>) = conn
+        .query_row("SELECT failed, error, log_path FROM targets", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
+    assert!(failed, "the target is marked failed");
+    assert!(error.contains("gone") || error.contains("died"), "{error}");
+    assert!(log.is_some_and(|l| Path::new(&l).exists() || dir.path().join(&l).exists()));
+    let whole: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM measurements WHERE failed = 0 AND ops > 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(whole >= 2, "finished steps are kept: {whole}");
+    let complete: bool = conn
+        .query_row("SELECT complete FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert!(complete, "the run itself finished (with a failed target)");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        postgres_processes().iter().all(|p| p.0 != pm && p.1 != pm),
+        "no server process of the run is left"
+    );
+}
