@@ -46,6 +46,14 @@ pub enum Command {
     Report(ReportArgs),
     /// List what the store holds, or the step catalog.
     List(ListArgs),
+    /// Download and cache server binaries, e.g. `dbdelta fetch postgres@17`.
+    Fetch(FetchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// What to fetch: postgres@VERSION (17, 17.10 or an exact build like 17.10.0-beta.17).
+    pub what: String,
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +132,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run(&cli.store, args, &progress),
         Command::Report(args) => report_cmd(&cli.store, args),
         Command::List(args) => list(&cli.store, args.what),
+        Command::Fetch(args) => fetch_cmd(&args.what, &progress),
     }
 }
 
@@ -146,7 +155,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         keep: args.keep,
         workdir: args.workdir,
     };
-    let plan = plan::plan(lab, &opts)?;
+    let mut plan = plan::plan(lab, &opts)?;
     if let Some(base) = &args.base
         && !plan.targets.iter().any(|t| &t.name == base)
     {
@@ -162,6 +171,16 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     if args.dry_run {
         print!("{}", plan.describe());
         return Ok(ExitCode::SUCCESS);
+    }
+    // Binaries by version: in the cache before anything is written (a version that does not
+    // exist is bad input, and a failed download leaves no half-made run behind).
+    for t in plan.targets.iter_mut() {
+        if let Some(v) = &t.version {
+            let fetched = crate::fetch::fetch(v, &|line| progress.line(line))
+                .with_context(|| format!("target {}: postgres@{v}", t.name))?;
+            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
+            t.bin = Some(fetched.bin);
+        }
     }
 
     // Run: results reach the store after every step.
@@ -208,6 +227,30 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
             eprintln!("  {f}");
         }
         return Ok(ExitCode::from(EXIT_FAILED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
+    let Some(version) = what.strip_prefix("postgres@").filter(|v| !v.is_empty()) else {
+        return crate::error::input(format!(
+            "fetch {what}: expected postgres@VERSION, e.g. dbdelta fetch postgres@17"
+        ));
+    };
+    let f = crate::fetch::fetch(version, &|line| progress.line(line))?;
+    if f.downloaded == 0 {
+        println!(
+            "PostgreSQL {}: {} (from the cache, nothing downloaded)",
+            f.version,
+            f.bin.display()
+        );
+    } else {
+        println!(
+            "PostgreSQL {}: {} (downloaded {:.1} MB)",
+            f.version,
+            f.bin.display(),
+            f.downloaded as f64 / 1e6
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,12 @@ struct RawTarget {
     env: Option<Spanned<BTreeMap<String, String>>>,
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    version: Option<Spanned<String>>,
+    #[serde(default)]
+    malloc: Option<Spanned<String>>,
+    #[serde(default)]
+    port: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -126,6 +132,10 @@ pub struct LabTarget {
     pub bin: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
     pub args: Vec<String>,
+    /// PostgreSQL version to fetch (`17`, `17.10`, exact), when no `bin` is given.
+    pub version: Option<String>,
+    /// Fixed loopback port (default: a free one).
+    pub port: Option<u16>,
 }
 
 /// The `[suite.sysbench]` section.
@@ -349,7 +359,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             }
             None => None,
         };
-        let env = match t.env {
+        let mut env = match t.env {
             Some(e) if embedded => {
                 return Err(src.error_at(
                     e.span(),
@@ -359,6 +369,41 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             Some(e) => e.into_inner(),
             None => BTreeMap::new(),
         };
+        let version = match &t.version {
+            Some(v) if engine != EngineKind::Postgres => {
+                return Err(src.error_at(
+                    v.span(),
+                    "version fetches PostgreSQL builds; for other engines point `bin` at a build",
+                ));
+            }
+            Some(v) if bin.is_some() => {
+                return Err(src.error_at(v.span(), "set either bin or version, not both"));
+            }
+            Some(v) => Some(v.get_ref().trim_start_matches("postgres@").to_string()),
+            None => None,
+        };
+        if let Some(m) = &t.malloc {
+            if embedded {
+                return Err(src.error_at(
+                    m.span(),
+                    "malloc preloads an allocator into a server; SQLite runs inside dbdelta",
+                ));
+            }
+            let lib = malloc_library(m.get_ref()).map_err(|e| src.error_at(m.span(), e))?;
+            env.insert("LD_PRELOAD".into(), lib);
+        }
+        let port = match &t.port {
+            Some(p) if embedded => {
+                return Err(src.error_at(p.span(), "port is for server engines"));
+            }
+            Some(p) => Some(
+                u16::try_from(*p.get_ref())
+                    .ok()
+                    .filter(|p| *p >= 1024)
+                    .ok_or_else(|| src.error_at(p.span(), "port must be from 1024 to 65535"))?,
+            ),
+            None => None,
+        };
         targets.push(LabTarget {
             name,
             engine,
@@ -367,6 +412,8 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             bin,
             env,
             args: t.args,
+            version,
+            port,
         });
     }
 
@@ -427,6 +474,29 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             prepared: sysbench.prepared,
         },
     })
+}
+
+/// The Debian library behind `malloc = "jemalloc" | "tcmalloc" | "mimalloc"`.
+fn malloc_library(name: &str) -> Result<String, String> {
+    let (file, package) = match name {
+        "jemalloc" => ("libjemalloc.so.2", "libjemalloc2"),
+        "tcmalloc" => ("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4"),
+        "mimalloc" => ("libmimalloc.so.2", "libmimalloc2.0"),
+        other => {
+            return Err(format!(
+                "unknown allocator \"{other}\"; use jemalloc, tcmalloc or mimalloc, or set env LD_PRELOAD"
+            ));
+        }
+    };
+    let path = Path::new("/usr/lib/x86_64-linux-gnu").join(file);
+    if path.is_file() {
+        Ok(path.display().to_string())
+    } else {
+        Err(format!(
+            "malloc = \"{name}\" needs {} which is not installed; apt-get install {package}",
+            path.display()
+        ))
+    }
 }
 
 /// Read and parse a lab file.

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod fetch;
 pub mod host;
 pub mod lab;
 pub mod plan;

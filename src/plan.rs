@@ -66,6 +66,10 @@ pub struct TargetPlan {
     pub env: std::collections::BTreeMap<String, String>,
     /// Extra command-line arguments of the server.
     pub args: Vec<String>,
+    /// PostgreSQL version to fetch; `bin` is set once it is in the cache.
+    pub version: Option<String>,
+    /// Fixed loopback port (default: a free one).
+    pub port: Option<u16>,
     pub config_name: Option<String>,
     /// Server-side prepared statements (the suite's `prepared`).
     pub prepared: bool,
@@ -197,6 +201,8 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
             bin: t.bin.clone(),
             env: t.env.clone(),
             args: t.args.clone(),
+            version: t.version.clone(),
+            port: t.port,
             config_name: t.config_name.clone(),
             prepared: sb.prepared,
         })

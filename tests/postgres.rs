@@ -295,3 +295,118 @@ fn killing_the_server_mid_run_keeps_finished_steps_and_cleans_up() {
         "no server process of the run is left"
     );
 }
+
+#[test]
+fn fetched_postgres_with_jemalloc_runs_and_the_cache_is_reused() {
+    if !postgres_installed() {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let lab = lab(dir.path(), "version = \"17\"\nmalloc = \"jemalloc\"", 1.0);
+    let mut child = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", &cache)
+        .args([
+            "run",
+            lab.to_str().unwrap(),
+            "-q",
+            "--quick",
+            "--only",
+            "point-query",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the step runs, the server has the allocator mapped.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let pm = loop {
+        if let Some(pm) = postmaster_of(child.id()) {
+            break pm;
+        }
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "dbdelta ended before its server started"
+        );
+        assert!(Instant::now() < deadline, "no server in 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let maps = std::fs::read_to_string(format!("/proc/{pm}/maps")).unwrap_or_default();
+    assert!(
+        maps.contains("libjemalloc"),
+        "jemalloc is not loaded in the server"
+    );
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let (version, env): (String, String) = db
+        .query_row("SELECT server_version, env_json FROM targets", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(version.starts_with("PostgreSQL 17."), "{version}");
+    assert!(env.contains("libjemalloc.so.2"), "{env}");
+
+    // `fetch` finds it in the cache: nothing downloaded.
+    let out = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", &cache)
+        .args(["fetch", "postgres@17"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("from the cache, nothing downloaded"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_version_that_does_not_exist_is_bad_input() {
+    let dir = scratch();
+    let lab = lab(dir.path(), "version = \"99\"", 0.3);
+    let out = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", dir.path().join("cache"))
+        .args(["run", lab.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("postgres@99: no such PostgreSQL build"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("dbdelta.db").exists(),
+        "nothing is written"
+    );
+}
+
+#[test]
+fn a_port_in_use_fails_the_target_clearly() {
+    if !postgres_installed() {
+        return;
+    }
+    let dir = scratch();
+    let busy = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let lab = lab(dir.path(), &format!("port = {port}"), 0.3);
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "--quick"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("port {port} on 127.0.0.1 is in use")),
+        "{err}"
+    );
+    assert!(
+        postgres_processes()
+            .iter()
+            .all(|p| p.1 != std::process::id())
+    );
+}

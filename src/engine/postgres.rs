@@ -98,6 +98,18 @@ fn find_binaries(bin: Option<&Path>) -> Result<Binaries> {
     })
 }
 
+/// Settings that name this cell's own files, socket or port: they differ between any two runs,
+/// so recording them would only hide the differences that matter.
+const PER_CELL_SETTINGS: &[&str] = &[
+    "config_file",
+    "data_directory",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+    "unix_socket_directories",
+    "port",
+];
+
 /// Settings dbdelta appends to `postgresql.conf` before the target's own lines.
 fn base_config(data_dir: &Path, port: u16) -> String {
     format!(
@@ -401,7 +413,10 @@ impl PgServer {
     fn start_server(target: &TargetPlan, data_dir: &Path, log: &Path) -> Result<PgServer> {
         // Absolute: the server resolves relative paths (the socket directory) from the data dir.
         let data_dir = &std::path::absolute(data_dir)?;
-        let bins = find_binaries(target.bin.as_deref())?;
+        let bins = find_binaries(target.bin.as_deref()).map_err(|e| match &target.version {
+            Some(v) => e.context(format!("postgres@{v} was not fetched into the cache")),
+            None => e,
+        })?;
         let user = process::server_user()?;
         // The log is ours; the server user writes to it through the descriptors we hand over.
         std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
@@ -422,7 +437,13 @@ impl PgServer {
             initdb.arg("--no-data-checksums");
         }
         process::run_tool(initdb, user.as_ref(), log, "initdb")?;
-        let port = process::free_port()?;
+        let port = match target.port {
+            Some(p) => {
+                process::check_port_free(p)?;
+                p
+            }
+            None => process::free_port()?,
+        };
         let conf = data_dir.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf).context("reading postgresql.conf")?;
         text.push_str(&base_config(data_dir, port));
@@ -464,7 +485,10 @@ impl PgServer {
         let version: String = admin.query_one("SELECT version()", &[])?.get(0);
         let mut settings = BTreeMap::new();
         for row in admin.query("SELECT name, setting FROM pg_settings", &[])? {
-            settings.insert(row.get::<_, String>(0), row.get::<_, String>(1));
+            let name: String = row.get(0);
+            if !PER_CELL_SETTINGS.contains(&name.as_str()) {
+                settings.insert(name, row.get::<_, String>(1));
+            }
         }
         Ok(PgServer {
             data_dir: data_dir.to_path_buf(),

@@ -92,6 +92,7 @@ pub fn execute(
             engine: t.engine.name().to_string(),
             config_name: t.config_name.clone(),
             config_text: t.settings.join("\n"),
+            env: t.env.clone(),
             ..Default::default()
         })
         .collect();
