@@ -87,6 +87,8 @@ struct RawSysbench {
     prepared: bool,
     #[serde(default)]
     pre: bool,
+    #[serde(default)]
+    postwrite_secs: Option<f64>,
 }
 
 mod defaults {
@@ -147,6 +149,8 @@ pub struct SysbenchConfig {
     pub write_secs: f64,
     pub warmup_secs: f64,
     pub prepared: bool,
+    /// Overrides the postwrite budget of methodology §2.6.
+    pub postwrite_secs: Option<f64>,
 }
 
 /// A validated lab.
@@ -426,6 +430,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             warmup_secs: defaults::warmup_secs(),
             prepared: defaults::prepared(),
             pre: false,
+            postwrite_secs: None,
         },
         Some(s) => {
             let span = s.span();
@@ -443,6 +448,13 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
                 if !(v > 0.0 && v.is_finite()) {
                     return Err(bad(&format!("{key} must be a positive number of seconds")));
                 }
+            }
+            if s.postwrite_secs
+                .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
+            {
+                return Err(bad(
+                    "postwrite_secs must be zero or a positive number of seconds",
+                ));
             }
             if !(s.warmup_secs >= 0.0 && s.warmup_secs.is_finite()) {
                 return Err(bad(
@@ -472,6 +484,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             write_secs: sysbench.write_secs,
             warmup_secs: sysbench.warmup_secs,
             prepared: sysbench.prepared,
+            postwrite_secs: sysbench.postwrite_secs,
         },
     })
 }

@@ -208,10 +208,10 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
         })
         .collect();
     let total_rows = scale.rows * u64::from(scale.tables);
-    let postwrite_budget = if opts.quick {
-        Duration::from_secs(1)
-    } else {
-        Duration::from_secs((60 + total_rows / 1_000_000).min(1200))
+    let postwrite_budget = match (sb.postwrite_secs, opts.quick) {
+        (Some(s), quick) => secs(if quick { s.min(1.0) } else { s }),
+        (None, true) => Duration::from_secs(1),
+        (None, false) => Duration::from_secs((60 + total_rows / 1_000_000).min(1200)),
     };
     Ok(RunPlan {
         postwrite_budget,
