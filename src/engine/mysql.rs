@@ -560,9 +560,7 @@ impl MysqlServer {
         data_dir: &Path,
         log: &Path,
     ) -> anyhow::Result<Box<dyn Server>> {
-        Self::start_inner(target, data_dir, log)
-            .map(|s| Box::new(s) as Box<dyn Server>)
-            .with_context(|| format!("target {}", target.name))
+        Ok(Box::new(Self::start_inner(target, data_dir, log)?))
     }
 
     fn start_inner(target: &TargetPlan, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
@@ -619,12 +617,21 @@ impl MysqlServer {
             }
         };
         cmd.current_dir(&data_dir).envs(&target.env);
-        process::run_tool(
-            cmd,
-            user.as_ref(),
-            log,
-            "initialising the MySQL data directory",
-        )?;
+        let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+        if let Err(e) =
+            process::run_tool(cmd, user.as_ref(), log, "initialising the data directory")
+        {
+            // install-db ends with a page of advice that pushes the cause out of the log tail:
+            // put the server's own error lines first.
+            let errors = error_lines(&read_from(log, log_start));
+            if errors.is_empty() {
+                return Err(e);
+            }
+            bail!(
+                "initialising the data directory: {}\n{e:#}",
+                errors.join("; ")
+            );
+        }
 
         // Start the server.
         let port = process::free_port()?;
@@ -720,6 +727,20 @@ impl MysqlServer {
             std::thread::sleep(FLUSH_POLL.min(deadline.saturating_duration_since(Instant::now())));
         }
     }
+}
+
+/// The log text appended since byte `start`.
+fn read_from(log: &Path, start: u64) -> String {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let start = usize::try_from(start).unwrap_or(0).min(bytes.len());
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// The server's `[ERROR]` lines of a log, without their timestamps.
+fn error_lines(log: &str) -> Vec<String> {
+    log.lines()
+        .filter_map(|l| l.find("[ERROR]").map(|i| l[i..].trim().to_string()))
+        .collect()
 }
 
 /// `SHOW GLOBAL VARIABLES` as recorded settings: the per-cell paths are written relative to
@@ -946,6 +967,20 @@ mod tests {
         assert_eq!(s["socket"], "<socket>");
         assert!(!s.contains_key("port"));
         assert_eq!(s["version"], "");
+    }
+
+    #[test]
+    fn error_lines_lose_their_timestamps() {
+        let log = "Installing MariaDB/MySQL system tables in '/d' ...\n\
+                   2026-11-22  2:52:17 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'x=1'\n\
+                   2026-11-22  2:52:17 0 [ERROR] Aborting\n\nInstallation of system tables failed!\n";
+        assert_eq!(
+            error_lines(log),
+            [
+                "[ERROR] /usr/sbin/mariadbd: unknown variable 'x=1'",
+                "[ERROR] Aborting"
+            ]
+        );
     }
 
     #[test]
