@@ -1,21 +1,970 @@
-//! MySQL and MariaDB (one engine). Placeholder until the engine lands: starting fails clearly.
+//! MySQL and MariaDB (one engine, one protocol): a private server per target.
+//!
+//! Owns: finding the server and install-db binaries (the target's `bin`, else Debian's
+//! MariaDB), the config file (dbdelta's defaults, then the target's settings), initialising the
+//! data directory and starting the server as the unprivileged server user on a unix socket and
+//! a free loopback port, recording version and effective settings, the InnoDB "postwrite"
+//! cleanup (`ANALYZE TABLE`, forced dirty-page flush, settings restored), and the client side:
+//! sessions over the unix socket with server-side prepared statements (or SQL text with escaped
+//! literals when `prepared = false`), multi-row-insert bulk loads, error classification.
+//! Must not: time anything or count operations (the runner does), or invent suite SQL
+//! (`workload/sql.rs` does).
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
+use anyhow::{Context, bail};
+use mysql::prelude::Queryable;
+use mysql::{Conn, Opts, OptsBuilder, Params, Statement, Value};
+
+use super::process::{self, ServerProcess};
+use super::{
+    DbError, Dialect, Driver, ErrorKind, Observed, Param, RowSink, RowSource, Server, Session,
+    StmtId,
+};
 use crate::plan::TargetPlan;
 
-/// A MySQL/MariaDB server (not available yet).
-pub enum MysqlServer {}
+/// The database the suite's tables live in.
+const DB_NAME: &str = "dbdelta";
+/// Config file written into the data directory.
+const CONFIG_NAME: &str = "dbdelta.cnf";
+/// Unix socket, inside the data directory when the path is short enough.
+const SOCKET_NAME: &str = "mysqld.sock";
+/// Longest socket path we use (`sun_path` holds 108 bytes including the NUL).
+const MAX_SOCKET_PATH: usize = 100;
+/// How long the server may take to accept connections, and to stop.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+const STOP_TIMEOUT: Duration = Duration::from_secs(60);
+/// Bulk load: rows per multi-row INSERT, INSERTs per transaction.
+const ROWS_PER_INSERT: usize = 1000;
+const INSERTS_PER_COMMIT: usize = 10;
+/// How often postwrite polls the number of dirty pages.
+const FLUSH_POLL: Duration = Duration::from_millis(100);
+
+/// dbdelta's defaults for a benchmark server, written before the target's own settings (later
+/// lines win). Everything else is the server's compiled-in default, recorded with the results.
+const DEFAULTS: &[&str] = &[
+    // No DNS lookups on connect.
+    "skip-name-resolve",
+    // Instrumentation costs CPU per statement; measure the engine, not the profiler.
+    "performance_schema = OFF",
+    // Sized for the suite's default scale on small machines; targets set their own.
+    "innodb_buffer_pool_size = 128M",
+    // Client sweeps go beyond the default 151 connections.
+    "max_connections = 1000",
+];
+
+/// The InnoDB settings postwrite forces (methodology §2.6), in the order they are set; they
+/// are restored in reverse order. A server without one skips it.
+const FLUSH_SETTINGS: &[(&str, &str)] = &[
+    ("innodb_max_dirty_pages_pct_lwm", "1"),
+    ("innodb_max_dirty_pages_pct", "1"),
+    ("innodb_idle_flush_pct", "100"),
+];
+
+/// Server error codes the driver treats specially.
+const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
+const ER_LOCK_DEADLOCK: u16 = 1213;
+const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+const ER_UNSUPPORTED_PS: u16 = 1295;
+/// Connection-level codes: server gone away / lost, shutdown in progress, connection killed,
+/// disconnected for inactivity (MySQL 8).
+const RECONNECT_CODES: &[u16] = &[2006, 2013, 1053, 1927, 4031];
+
+// ---------------------------------------------------------------------------------------------
+// Binaries and config
+
+/// The programs a target runs.
+#[derive(Debug, Clone, PartialEq)]
+struct Binaries {
+    server: PathBuf,
+    /// `mariadb-install-db`/`mysql_install_db`; `None`: `mysqld --initialize-insecure` (MySQL 8).
+    install: Option<PathBuf>,
+    /// The installation root of a `bin` directory (its parent), passed as `basedir`.
+    basedir: Option<PathBuf>,
+}
+
+const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
+const INSTALL_NAMES: &[&str] = &["mariadb-install-db", "mysql_install_db"];
+const DEBIAN_SERVER: &str = "/usr/sbin/mariadbd";
+const DEBIAN_INSTALL: &str = "/usr/bin/mariadb-install-db";
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn first_file(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
+    dirs.iter()
+        .flat_map(|d| names.iter().map(move |n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Find the server and install-db of a target: in `bin` (install-db also in `bin/../scripts`,
+/// then `PATH`), or without `bin` Debian's MariaDB, then `PATH`.
+fn find_binaries(bin: Option<&Path>) -> anyhow::Result<Binaries> {
+    match bin {
+        Some(bin) => {
+            let server = first_file(&[bin.to_path_buf()], SERVER_NAMES).with_context(|| {
+                format!(
+                    "bin directory {} holds no MySQL/MariaDB server: looked for {}",
+                    bin.display(),
+                    SERVER_NAMES.join(" and ")
+                )
+            })?;
+            let basedir = bin.parent().map(Path::to_path_buf);
+            let mut dirs = vec![bin.to_path_buf()];
+            if let Some(base) = &basedir {
+                dirs.push(base.join("scripts"));
+            }
+            let install = first_file(&dirs, INSTALL_NAMES)
+                .or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
+            if install.is_none() && server.ends_with("mariadbd") {
+                bail!(
+                    "no mariadb-install-db for {}: looked in {} and {}/scripts and on PATH",
+                    server.display(),
+                    bin.display(),
+                    basedir.as_deref().unwrap_or(bin).display()
+                );
+            }
+            Ok(Binaries {
+                server,
+                install,
+                basedir,
+            })
+        }
+        None => {
+            let server = Some(PathBuf::from(DEBIAN_SERVER))
+                .filter(|p| p.is_file())
+                .or_else(|| SERVER_NAMES.iter().find_map(|n| on_path(n)))
+                .with_context(|| {
+                    format!(
+                        "no MySQL/MariaDB server found: looked for {DEBIAN_SERVER} and for {} on PATH; \
+                         install mariadb-server or set the target's `bin`",
+                        SERVER_NAMES.join("/")
+                    )
+                })?;
+            let install = Some(PathBuf::from(DEBIAN_INSTALL))
+                .filter(|p| p.is_file())
+                .or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
+            if install.is_none() && server.ends_with("mariadbd") {
+                bail!(
+                    "no mariadb-install-db found: looked for {DEBIAN_INSTALL} and on PATH; install mariadb-server"
+                );
+            }
+            Ok(Binaries {
+                server,
+                install,
+                basedir: None,
+            })
+        }
+    }
+}
+
+/// The config file: dbdelta's defaults, the installation paths of a `bin` target, then the
+/// target's settings lines as written.
+fn render_config(basedir: Option<&Path>, messages: Option<&Path>, settings: &[String]) -> String {
+    let mut out = String::from(
+        "# Written by dbdelta. dbdelta's defaults first; the target's settings follow and win.\n\
+         [mysqld]\n",
+    );
+    for line in DEFAULTS {
+        out.push_str(line);
+        out.push('\n');
+    }
+    if let Some(base) = basedir {
+        let _ = writeln!(out, "basedir = {}", base.display());
+    }
+    if let Some(dir) = messages {
+        let _ = writeln!(out, "lc-messages-dir = {}", dir.display());
+    }
+    out.push_str("# target settings\n");
+    for line in settings {
+        out.push_str(line.trim());
+        out.push('\n');
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors and literals
+
+fn classify(err: &mysql::Error) -> ErrorKind {
+    use mysql::DriverError as D;
+    match err {
+        mysql::Error::MySqlError(e) => match e.code {
+            ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT => ErrorKind::Retryable,
+            c if RECONNECT_CODES.contains(&c) => ErrorKind::Reconnect,
+            _ => ErrorKind::Fatal,
+        },
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) => ErrorKind::Reconnect,
+        mysql::Error::DriverError(
+            D::ConnectTimeout
+            | D::CouldNotConnect(_)
+            | D::PacketOutOfSync
+            | D::UnexpectedPacket
+            | D::Timeout,
+        ) => ErrorKind::Reconnect,
+        _ => ErrorKind::Fatal,
+    }
+}
+
+fn db_err(err: mysql::Error) -> DbError {
+    DbError {
+        kind: classify(&err),
+        message: err.to_string(),
+    }
+}
+
+fn server_code(err: &mysql::Error) -> Option<u16> {
+    match err {
+        mysql::Error::MySqlError(e) => Some(e.code),
+        _ => None,
+    }
+}
+
+/// Append `s` as a quoted string literal. Quotes are doubled (valid in every SQL mode); with
+/// backslash escapes on (the default `sql_mode`), backslashes and control characters are
+/// escaped as `mysql_real_escape_string` does.
+fn push_literal(out: &mut String, s: &str, backslash_escapes: bool) {
+    out.push('\'');
+    for ch in s.chars() {
+        match ch {
+            '\'' => out.push_str("''"),
+            '\\' if backslash_escapes => out.push_str("\\\\"),
+            '\0' if backslash_escapes => out.push_str("\\0"),
+            '\n' if backslash_escapes => out.push_str("\\n"),
+            '\r' if backslash_escapes => out.push_str("\\r"),
+            '\x1a' if backslash_escapes => out.push_str("\\Z"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+}
+
+fn push_param(out: &mut String, p: &Param<'_>, backslash_escapes: bool) {
+    match *p {
+        Param::Int(v) => {
+            let _ = write!(out, "{v}");
+        }
+        Param::Text(s) => push_literal(out, s, backslash_escapes),
+    }
+}
+
+/// Render `parts` (the SQL split at its `?` placeholders) with `params` into `out`.
+fn render_text(
+    out: &mut String,
+    parts: &[String],
+    params: &[Param<'_>],
+    backslash_escapes: bool,
+) -> Result<(), DbError> {
+    if parts.len() != params.len() + 1 {
+        return Err(DbError::fatal(format!(
+            "statement has {} placeholders but {} parameters were given",
+            parts.len() - 1,
+            params.len()
+        )));
+    }
+    out.clear();
+    out.push_str(&parts[0]);
+    for (p, part) in params.iter().zip(&parts[1..]) {
+        push_param(out, p, backslash_escapes);
+        out.push_str(part);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver and session
+
+/// Opens client connections over the server's unix socket to the `dbdelta` database.
+pub struct MysqlDriver {
+    opts: Opts,
+    prepared: bool,
+    /// False when the server's `sql_mode` has NO_BACKSLASH_ESCAPES.
+    backslash_escapes: bool,
+}
+
+fn client_opts(socket: &Path, db: Option<&str>) -> Opts {
+    OptsBuilder::new()
+        .socket(Some(socket.to_string_lossy().into_owned()))
+        .prefer_socket(false)
+        .user(Some("root"))
+        .db_name(db)
+        // Our sessions keep their statements themselves; a crate-side cache could close one
+        // we still hold when it evicts.
+        .stmt_cache_size(0)
+        .into()
+}
+
+impl Driver for MysqlDriver {
+    fn connect(&self) -> Result<Box<dyn Session>, DbError> {
+        let conn = Conn::new(self.opts.clone()).map_err(db_err)?;
+        Ok(Box::new(MysqlSession {
+            conn,
+            prepared: self.prepared,
+            backslash_escapes: self.backslash_escapes,
+            statements: Vec::new(),
+            sql: String::with_capacity(4096),
+        }))
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+}
+
+/// A statement of one session.
+enum Prepared {
+    /// A server-side prepared statement.
+    Server(Statement),
+    /// SQL text split at its `?` placeholders, sent with the parameters as literals.
+    Text(Vec<String>),
+}
+
+/// One connection, used by one thread.
+pub struct MysqlSession {
+    conn: Conn,
+    prepared: bool,
+    backslash_escapes: bool,
+    statements: Vec<(String, Prepared)>,
+    /// Reused buffer for SQL text.
+    sql: String,
+}
+
+/// Consume every result set: count the rows (reading each row's first column, as a client
+/// that fetches the result would), else return the affected rows.
+fn drain<P: mysql::prelude::Protocol>(
+    mut result: mysql::QueryResult<'_, '_, '_, P>,
+) -> mysql::Result<u64> {
+    let mut rows = 0u64;
+    let mut affected = 0u64;
+    while let Some(set) = result.iter() {
+        affected += set.affected_rows();
+        for row in set {
+            let row = row?;
+            let _ = row.as_ref(0);
+            rows += 1;
+        }
+    }
+    Ok(if rows > 0 { rows } else { affected })
+}
+
+fn to_params(params: &[Param<'_>]) -> Params {
+    if params.is_empty() {
+        return Params::Empty;
+    }
+    let mut values = Vec::with_capacity(params.len());
+    for p in params {
+        values.push(match *p {
+            Param::Int(v) => Value::Int(v),
+            Param::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
+        });
+    }
+    Params::Positional(values)
+}
+
+impl MysqlSession {
+    fn run_text(&mut self, sql: &str) -> Result<u64, DbError> {
+        let result = self.conn.query_iter(sql).map_err(db_err)?;
+        drain(result).map_err(db_err)
+    }
+}
+
+impl Session for MysqlSession {
+    fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        if let Some(i) = self.statements.iter().position(|(s, _)| s == sql) {
+            return Ok(i);
+        }
+        let stmt = if self.prepared {
+            match self.conn.prep(sql) {
+                Ok(st) => Prepared::Server(st),
+                // Statements the server cannot prepare go as text (as sysbench does).
+                Err(e) if server_code(&e) == Some(ER_UNSUPPORTED_PS) => {
+                    Prepared::Text(sql.split('?').map(str::to_string).collect())
+                }
+                Err(e) => return Err(db_err(e)),
+            }
+        } else {
+            Prepared::Text(sql.split('?').map(str::to_string).collect())
+        };
+        self.statements.push((sql.to_string(), stmt));
+        Ok(self.statements.len() - 1)
+    }
+
+    fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
+        let Some((_, prepared)) = self.statements.get(stmt) else {
+            return Err(DbError::fatal(format!("unknown statement handle {stmt}")));
+        };
+        match prepared {
+            Prepared::Server(st) => {
+                let result = self.conn.exec_iter(st, to_params(params)).map_err(db_err)?;
+                drain(result).map_err(db_err)
+            }
+            Prepared::Text(parts) => {
+                render_text(&mut self.sql, parts, params, self.backslash_escapes)?;
+                let result = self.conn.query_iter(&self.sql).map_err(db_err)?;
+                drain(result).map_err(db_err)
+            }
+        }
+    }
+
+    fn execute_sql(&mut self, sql: &str) -> Result<u64, DbError> {
+        self.run_text(sql)
+    }
+
+    fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
+        let rows: Vec<Option<String>> = self.conn.query(sql).map_err(db_err)?;
+        Ok(rows
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| "NULL".into()))
+            .collect())
+    }
+
+    fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError> {
+        let head = format!(
+            "INSERT INTO {table} ({}) VALUES ",
+            source.columns().join(", ")
+        );
+        let total = source.rows();
+        let mut sink = LiteralSink {
+            out: std::mem::take(&mut self.sql),
+            backslash_escapes: self.backslash_escapes,
+            first: true,
+        };
+        let result = (|| {
+            self.run_text("BEGIN")?;
+            let (mut in_insert, mut inserts) = (0usize, 0usize);
+            for i in 0..total {
+                if in_insert == 0 {
+                    sink.out.clear();
+                    sink.out.push_str(&head);
+                } else {
+                    sink.out.push(',');
+                }
+                sink.out.push('(');
+                sink.first = true;
+                source.write_row(i, &mut sink);
+                sink.out.push(')');
+                in_insert += 1;
+                if in_insert == ROWS_PER_INSERT || i + 1 == total {
+                    self.conn.query_drop(&sink.out).map_err(db_err)?;
+                    in_insert = 0;
+                    inserts += 1;
+                    if inserts % INSERTS_PER_COMMIT == 0 {
+                        self.run_text("COMMIT")?;
+                        self.run_text("BEGIN")?;
+                    }
+                }
+            }
+            self.run_text("COMMIT")?;
+            Ok(total)
+        })();
+        if result.is_err() {
+            let _ = self.run_text("ROLLBACK");
+        }
+        self.sql = sink.out;
+        self.sql.clear();
+        result
+    }
+}
+
+/// Writes one row's columns as SQL literals, comma-separated.
+struct LiteralSink {
+    out: String,
+    backslash_escapes: bool,
+    first: bool,
+}
+
+impl LiteralSink {
+    fn sep(&mut self) {
+        if !self.first {
+            self.out.push(',');
+        }
+        self.first = false;
+    }
+}
+
+impl RowSink for LiteralSink {
+    fn int(&mut self, value: i64) {
+        self.sep();
+        let _ = write!(self.out, "{value}");
+    }
+
+    fn text(&mut self, value: &str) {
+        self.sep();
+        push_literal(&mut self.out, value, self.backslash_escapes);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server
+
+/// A running MySQL/MariaDB server of one target.
+pub struct MysqlServer {
+    data_dir: PathBuf,
+    log: PathBuf,
+    process: Mutex<ServerProcess>,
+    admin: Mutex<Option<Conn>>,
+    driver: Arc<MysqlDriver>,
+    version: String,
+    settings: BTreeMap<String, String>,
+    /// A socket outside the data directory (long paths), removed at stop.
+    outside_socket: Option<PathBuf>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 impl MysqlServer {
+    /// Write the config, initialise `data_dir`, start the server and wait until it accepts
+    /// connections, create the `dbdelta` database, record version and settings.
     pub fn start(
         target: &TargetPlan,
-        _data_dir: &Path,
-        _log: &Path,
-    ) -> anyhow::Result<Box<dyn super::Server>> {
-        anyhow::bail!(
-            "target {}: the mysql engine is not available in this build yet",
-            target.name
+        data_dir: &Path,
+        log: &Path,
+    ) -> anyhow::Result<Box<dyn Server>> {
+        Ok(Box::new(Self::start_inner(target, data_dir, log)?))
+    }
+
+    fn start_inner(target: &TargetPlan, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
+        let bins = find_binaries(target.bin.as_deref())?;
+        let data_dir = data_dir
+            .canonicalize()
+            .with_context(|| format!("data directory {}", data_dir.display()))?;
+        let user = process::server_user()?;
+        if let Some(u) = &user {
+            process::check_reachable(&data_dir, u)?;
+        }
+        let messages = bins
+            .basedir
+            .as_ref()
+            .map(|b| b.join("share"))
+            .filter(|s| s.join("english").is_dir());
+        let config = data_dir.join(CONFIG_NAME);
+        std::fs::write(
+            &config,
+            render_config(
+                bins.basedir.as_deref(),
+                messages.as_deref(),
+                &target.settings,
+            ),
         )
+        .with_context(|| format!("writing {}", config.display()))?;
+        if let Some(u) = &user {
+            process::chown_tree(&data_dir, u)?;
+        }
+
+        // Initialise the data directory as the server user.
+        let defaults = format!("--defaults-file={}", config.display());
+        let datadir = format!("--datadir={}", data_dir.display());
+        let mut cmd = match &bins.install {
+            Some(install) => {
+                let mut cmd = Command::new(install);
+                cmd.arg(&defaults)
+                    .arg(&datadir)
+                    .arg("--auth-root-authentication-method=normal");
+                if install.ends_with("mariadb-install-db") {
+                    cmd.arg("--skip-test-db");
+                }
+                if let Some(base) = &bins.basedir {
+                    cmd.arg(format!("--basedir={}", base.display()));
+                }
+                cmd
+            }
+            None => {
+                let mut cmd = Command::new(&bins.server);
+                cmd.arg(&defaults)
+                    .arg(&datadir)
+                    .arg("--initialize-insecure");
+                cmd
+            }
+        };
+        cmd.current_dir(&data_dir).envs(&target.env);
+        let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+        if let Err(e) =
+            process::run_tool(cmd, user.as_ref(), log, "initialising the data directory")
+        {
+            // install-db ends with a page of advice that pushes the cause out of the log tail:
+            // put the server's own error lines first.
+            let errors = error_lines(&read_from(log, log_start));
+            if errors.is_empty() {
+                return Err(e);
+            }
+            bail!(
+                "initialising the data directory: {}\n{e:#}",
+                errors.join("; ")
+            );
+        }
+
+        // Start the server.
+        let port = match target.port {
+            Some(p) => {
+                process::check_port_free(p)?;
+                p
+            }
+            None => process::free_port()?,
+        };
+        let mut socket = data_dir.join(SOCKET_NAME);
+        let mut outside_socket = None;
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            socket = std::env::temp_dir()
+                .join(format!("dbdelta-mysqld-{}-{port}.sock", std::process::id()));
+            outside_socket = Some(socket.clone());
+        }
+        let mut cmd = Command::new(&bins.server);
+        cmd.arg(&defaults)
+            .arg(&datadir)
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--port={port}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg("--skip-ssl")
+            .args(&target.args)
+            .current_dir(&data_dir)
+            .envs(&target.env);
+        let mut proc = ServerProcess::spawn(cmd, user.as_ref(), log, "the MySQL server")?;
+        let first_opts = client_opts(&socket, None);
+        let mut first = None;
+        proc.wait_ready(READY_TIMEOUT, || match Conn::new(first_opts.clone()) {
+            Ok(c) => {
+                first = Some(c);
+                true
+            }
+            Err(_) => false,
+        })?;
+        let mut admin = first.expect("connected when ready");
+
+        admin
+            .query_drop(format!("CREATE DATABASE {DB_NAME}"))
+            .context("creating the dbdelta database")?;
+        admin.query_drop(format!("USE {DB_NAME}"))?;
+        // The admin connection idles through whole steps: do not let the server drop it.
+        let _ = admin.query_drop("SET SESSION wait_timeout = 31536000");
+        let version: String = admin
+            .query_first("SELECT VERSION()")?
+            .context("SELECT VERSION() returned no row")?;
+        let version = if version.contains("MariaDB") {
+            version
+        } else {
+            format!("MySQL {version}")
+        };
+        let sql_mode: String = admin
+            .query_first("SELECT @@GLOBAL.sql_mode")?
+            .unwrap_or_default();
+        let vars: Vec<(String, Option<String>)> = admin.query("SHOW GLOBAL VARIABLES")?;
+        let settings = effective_settings(vars, &data_dir, &socket);
+
+        let driver = Arc::new(MysqlDriver {
+            opts: client_opts(&socket, Some(DB_NAME)),
+            prepared: target.prepared,
+            backslash_escapes: !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+        });
+        Ok(MysqlServer {
+            data_dir,
+            log: log.to_path_buf(),
+            process: Mutex::new(proc),
+            admin: Mutex::new(Some(admin)),
+            driver,
+            version,
+            settings,
+            outside_socket,
+        })
+    }
+
+    fn admin(&self) -> anyhow::Result<MutexGuard<'_, Option<Conn>>> {
+        let guard = lock(&self.admin);
+        if guard.is_none() {
+            bail!("the admin connection is closed");
+        }
+        Ok(guard)
+    }
+
+    /// Force the dirty pages out and wait until none is left or the deadline passes.
+    fn flush_dirty(conn: &mut Conn, deadline: Instant) -> anyhow::Result<()> {
+        for (name, value) in FLUSH_SETTINGS {
+            match conn.query_drop(format!("SET GLOBAL {name} = {value}")) {
+                Ok(()) => {}
+                Err(e) if server_code(&e) == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
+                Err(e) => return Err(e).with_context(|| format!("SET GLOBAL {name}")),
+            }
+        }
+        loop {
+            let dirty: Option<(String, u64)> =
+                conn.query_first("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")?;
+            if dirty.is_none_or(|(_, n)| n == 0) || Instant::now() >= deadline {
+                return Ok(());
+            }
+            std::thread::sleep(FLUSH_POLL.min(deadline.saturating_duration_since(Instant::now())));
+        }
+    }
+}
+
+/// The log text appended since byte `start`.
+fn read_from(log: &Path, start: u64) -> String {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let start = usize::try_from(start).unwrap_or(0).min(bytes.len());
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+/// The server's `[ERROR]` lines of a log, without their timestamps.
+fn error_lines(log: &str) -> Vec<String> {
+    log.lines()
+        .filter_map(|l| l.find("[ERROR]").map(|i| l[i..].trim().to_string()))
+        .collect()
+}
+
+/// `SHOW GLOBAL VARIABLES` as recorded settings: the per-cell paths are written relative to
+/// the data directory (`<data_dir>`, `<socket>`) and the random port is left out, so two
+/// targets differ only where their configuration does.
+fn effective_settings(
+    vars: Vec<(String, Option<String>)>,
+    data_dir: &Path,
+    socket: &Path,
+) -> BTreeMap<String, String> {
+    let dir = data_dir.to_string_lossy();
+    let sock = socket.to_string_lossy();
+    vars.into_iter()
+        .filter(|(name, _)| name != "port")
+        .map(|(name, value)| {
+            let value = value.unwrap_or_default();
+            let value = value.replace(sock.as_ref(), "<socket>");
+            (name, value.replace(dir.as_ref(), "<data_dir>"))
+        })
+        .collect()
+}
+
+impl Server for MysqlServer {
+    fn driver(&self) -> Arc<dyn Driver> {
+        self.driver.clone()
+    }
+
+    fn version(&self) -> String {
+        self.version.clone()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+
+    fn observed(&self) -> Observed {
+        Observed::Tree(lock(&self.process).pid())
+    }
+
+    fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    fn db_size(&self) -> Option<u64> {
+        let mut guard = self.admin().ok()?;
+        let conn = guard.as_mut()?;
+        conn.query_first::<u64, _>(format!(
+            "SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS UNSIGNED) \
+             FROM information_schema.tables WHERE table_schema = '{DB_NAME}'"
+        ))
+        .ok()
+        .flatten()
+    }
+
+    fn postwrite(&self, tables: &[String], budget: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + budget;
+        let mut guard = self.admin()?;
+        let conn = guard.as_mut().expect("checked by admin()");
+        for t in tables {
+            conn.query_drop(format!("ANALYZE TABLE {t}"))
+                .with_context(|| format!("ANALYZE TABLE {t}"))?;
+        }
+        let mut saved = Vec::new();
+        for (name, _) in FLUSH_SETTINGS {
+            match conn.query_first::<String, _>(format!("SELECT @@GLOBAL.{name}")) {
+                Ok(Some(v)) => saved.push((*name, v)),
+                Ok(None) => {}
+                Err(e) if server_code(&e) == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
+                Err(e) => return Err(e).with_context(|| format!("reading {name}")),
+            }
+        }
+        let flushed = Self::flush_dirty(conn, deadline).context("flushing dirty pages");
+        let mut restored = Ok(());
+        for (name, value) in saved.iter().rev() {
+            if let Err(e) = conn.query_drop(format!("SET GLOBAL {name} = {value}")) {
+                restored = Err(e).with_context(|| format!("restoring {name} = {value}"));
+            }
+        }
+        flushed.and(restored)
+    }
+
+    fn log_path(&self) -> Option<PathBuf> {
+        Some(self.log.clone())
+    }
+
+    fn check_alive(&self) -> anyhow::Result<()> {
+        if lock(&self.process).alive() {
+            return Ok(());
+        }
+        bail!(
+            "the MySQL server exited; last lines of its log {}:\n{}",
+            self.log.display(),
+            process::log_tail(&self.log, 20)
+        )
+    }
+
+    fn stop(self: Box<Self>) -> anyhow::Result<()> {
+        // Close our connection first, so the server has no client left.
+        drop(lock(&self.admin).take());
+        let result = lock(&self.process).stop(libc::SIGTERM, STOP_TIMEOUT);
+        if let Some(s) = &self.outside_socket {
+            let _ = std::fs::remove_file(s);
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_has_defaults_then_target_settings() {
+        let cfg = render_config(
+            Some(Path::new("/opt/mariadb")),
+            Some(Path::new("/opt/mariadb/share")),
+            &[
+                "innodb_buffer_pool_size = 1G".into(),
+                "  sync_binlog=0 ".into(),
+            ],
+        );
+        let lines: Vec<&str> = cfg.lines().collect();
+        assert_eq!(lines[1], "[mysqld]");
+        let pos = |s: &str| lines.iter().position(|l| *l == s).unwrap();
+        assert!(pos("innodb_buffer_pool_size = 128M") < pos("innodb_buffer_pool_size = 1G"));
+        assert!(pos("skip-name-resolve") < pos("# target settings"));
+        assert!(cfg.contains("basedir = /opt/mariadb\n"));
+        assert!(cfg.contains("lc-messages-dir = /opt/mariadb/share\n"));
+        assert_eq!(*lines.last().unwrap(), "sync_binlog=0");
+        let plain = render_config(None, None, &[]);
+        assert!(!plain.contains("basedir"));
+        assert!(plain.ends_with("# target settings\n"));
+    }
+
+    fn server_error(code: u16) -> mysql::Error {
+        mysql::Error::MySqlError(mysql::MySqlError {
+            state: "HY000".into(),
+            message: "test".into(),
+            code,
+        })
+    }
+
+    #[test]
+    fn errors_are_classified() {
+        assert_eq!(classify(&server_error(1213)), ErrorKind::Retryable);
+        assert_eq!(classify(&server_error(1205)), ErrorKind::Retryable);
+        assert_eq!(classify(&server_error(2006)), ErrorKind::Reconnect);
+        assert_eq!(classify(&server_error(2013)), ErrorKind::Reconnect);
+        assert_eq!(classify(&server_error(1064)), ErrorKind::Fatal);
+        assert_eq!(classify(&server_error(1146)), ErrorKind::Fatal);
+        let io = mysql::Error::IoError(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "gone"));
+        assert_eq!(classify(&io), ErrorKind::Reconnect);
+        assert_eq!(
+            classify(&mysql::Error::DriverError(
+                mysql::DriverError::ConnectTimeout
+            )),
+            ErrorKind::Reconnect
+        );
+        assert_eq!(
+            classify(&mysql::Error::DriverError(
+                mysql::DriverError::MismatchedStmtParams(2, 1)
+            )),
+            ErrorKind::Fatal
+        );
+    }
+
+    #[test]
+    fn literals_are_escaped() {
+        let lit = |s: &str, bs: bool| {
+            let mut out = String::new();
+            push_literal(&mut out, s, bs);
+            out
+        };
+        assert_eq!(lit("12-34", true), "'12-34'");
+        assert_eq!(lit("it's", true), "'it''s'");
+        assert_eq!(lit("a\\b", true), "'a\\\\b'");
+        assert_eq!(lit("a\0b\nc\rd\x1ae", true), "'a\\0b\\nc\\rd\\Ze'");
+        // NO_BACKSLASH_ESCAPES: a backslash is an ordinary character.
+        assert_eq!(lit("a\\b'c", false), "'a\\b''c'");
+    }
+
+    #[test]
+    fn text_statements_render_parameters_in_place() {
+        let parts: Vec<String> = "SELECT c FROM t WHERE id BETWEEN ? AND ?"
+            .split('?')
+            .map(str::to_string)
+            .collect();
+        let mut out = String::from("stale");
+        render_text(&mut out, &parts, &[Param::Int(5), Param::Int(-14)], true).unwrap();
+        assert_eq!(out, "SELECT c FROM t WHERE id BETWEEN 5 AND -14");
+        let ins: Vec<String> = "INSERT INTO t (id, k, c) VALUES (0, ?, ?)"
+            .split('?')
+            .map(str::to_string)
+            .collect();
+        render_text(&mut out, &ins, &[Param::Int(1), Param::Text("x'y")], true).unwrap();
+        assert_eq!(out, "INSERT INTO t (id, k, c) VALUES (0, 1, 'x''y')");
+        let err = render_text(&mut out, &ins, &[Param::Int(1)], true).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Fatal);
+    }
+
+    #[test]
+    fn bulk_rows_are_literal_tuples() {
+        let mut sink = LiteralSink {
+            out: String::new(),
+            backslash_escapes: true,
+            first: true,
+        };
+        sink.int(1);
+        sink.int(42);
+        sink.text("a'b");
+        assert_eq!(sink.out, "1,42,'a''b'");
+    }
+
+    #[test]
+    fn settings_hide_per_cell_paths_and_port() {
+        let vars = vec![
+            ("datadir".to_string(), Some("/w/run/a.c1.r1/".to_string())),
+            ("socket".to_string(), Some("/tmp/x.sock".to_string())),
+            ("port".to_string(), Some("41234".to_string())),
+            ("version".to_string(), None),
+        ];
+        let s = effective_settings(vars, Path::new("/w/run/a.c1.r1"), Path::new("/tmp/x.sock"));
+        assert_eq!(s["datadir"], "<data_dir>/");
+        assert_eq!(s["socket"], "<socket>");
+        assert!(!s.contains_key("port"));
+        assert_eq!(s["version"], "");
+    }
+
+    #[test]
+    fn error_lines_lose_their_timestamps() {
+        let log = "Installing MariaDB/MySQL system tables in '/d' ...\n\
+                   2026-11-22  2:52:17 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'x=1'\n\
+                   2026-11-22  2:52:17 0 [ERROR] Aborting\n\nInstallation of system tables failed!\n";
+        assert_eq!(
+            error_lines(log),
+            [
+                "[ERROR] /usr/sbin/mariadbd: unknown variable 'x=1'",
+                "[ERROR] Aborting"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_bin_dir_without_a_server_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = find_binaries(Some(dir.path())).unwrap_err().to_string();
+        assert!(err.contains(&dir.path().display().to_string()), "{err}");
+        assert!(err.contains("mariadbd") && err.contains("mysqld"), "{err}");
     }
 }

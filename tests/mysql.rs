@@ -1,0 +1,252 @@
+//! End-to-end tests of the MySQL/MariaDB engine: the real `dbdelta` binary against Debian's
+//! MariaDB (`/usr/sbin/mariadbd`), tiny tables, short steps.
+//!
+//! Without MariaDB installed the tests that need it print a note and pass, unless `CI` is set
+//! (CI installs it): then they fail. Runs that start servers hold a lock so they never share
+//! the CPUs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+static MEASURING: Mutex<()> = Mutex::new(());
+
+fn measuring() -> MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const SERVER: &str = "/usr/sbin/mariadbd";
+const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
+
+/// True when Debian's MariaDB is installed; otherwise a note (or, under CI, a failure).
+fn mariadb_installed(test: &str) -> bool {
+    if Path::new(SERVER).is_file() && Path::new(INSTALL_DB).is_file() {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{test}: CI is set but MariaDB is not installed ({SERVER}, {INSTALL_DB})");
+    }
+    eprintln!("note: {test} skipped: MariaDB is not installed (apt-get install mariadb-server)");
+    false
+}
+
+/// A temporary directory the unprivileged server user can enter (tempdirs are 0700).
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn dbdelta(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbdelta"));
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn lab(dir: &Path, targets: &str) -> PathBuf {
+    let body = format!(
+        "[lab]\nname = \"mysql test lab\"\n\n{targets}\n[suite.sysbench]\nrows = 2000\n\
+         warmup_secs = 0.2\nread_secs = 0.5\nwrite_secs = 0.5\n"
+    );
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// PIDs of `mariadbd` processes whose command line mentions `dir` (ours, not anyone else's).
+fn servers_under(dir: &Path) -> Vec<u32> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+        if comm.trim() != "mariadbd" {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&needle) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+fn process_user(pid: u32) -> Option<String> {
+    let out = Command::new("ps")
+        .args(["-o", "user=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    let user = text(&out.stdout).trim().to_string();
+    (!user.is_empty()).then_some(user)
+}
+
+#[test]
+fn a_mariadb_target_runs_every_step() {
+    if !mariadb_installed("a_mariadb_target_runs_every_step") {
+        return;
+    }
+    let _lock = measuring();
+    let dir = workdir();
+    let lab = lab(
+        dir.path(),
+        "[[target]]\nname = \"maria\"\nengine = \"mysql\"\n",
+    );
+    let mut child = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the run goes on: every server we see runs as an unprivileged user.
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        for pid in servers_under(dir.path()) {
+            if let Some(user) = process_user(pid) {
+                seen.push((pid, user));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out: Output = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    assert!(!seen.is_empty(), "never saw the server process running");
+    assert!(
+        seen.iter().all(|(_, user)| user != "root"),
+        "a mariadbd ran as root: {seen:?}"
+    );
+    assert!(
+        servers_under(dir.path()).is_empty(),
+        "a mariadbd is left after the run"
+    );
+    assert!(
+        !dir.path().join("dbdelta-work").exists(),
+        "work directory left behind"
+    );
+
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let (version, failed): (String, bool) = db
+        .query_row(
+            "SELECT server_version, failed FROM targets WHERE name = 'maria'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(!failed);
+    assert!(version.contains("MariaDB"), "version {version}");
+    let settings: String = db
+        .query_row("SELECT settings_json FROM targets", [], |r| r.get(0))
+        .unwrap();
+    let settings: serde_json::Value = serde_json::from_str(&settings).unwrap();
+    assert_eq!(settings["performance_schema"], "OFF");
+    assert_eq!(settings["datadir"], "<data_dir>/");
+
+    let rows: Vec<(String, i64, i64, i64, bool)> = db
+        .prepare(
+            "SELECT step, ops, events, statements_per_event, failed FROM measurements
+             WHERE target = 'maria' ORDER BY rowid",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for (step, ops, events, spe, failed) in &rows {
+        assert!(!failed, "{step} failed");
+        assert!(*events > 0, "{step} ran no event");
+        assert_eq!(*ops, events * spe, "{step}: ops = events × statements");
+    }
+    let (load_rows, size): (i64, i64) = db
+        .query_row(
+            "SELECT rows_per_table, db_size_bytes FROM loads WHERE target = 'maria'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(load_rows, 2000);
+    assert!(size > 0, "database size {size}");
+
+    let report = text(&out.stdout);
+    assert!(
+        report.contains(&version),
+        "report lacks {version}:\n{report}"
+    );
+}
+
+#[test]
+fn an_invalid_setting_fails_with_the_log() {
+    if !mariadb_installed("an_invalid_setting_fails_with_the_log") {
+        return;
+    }
+    let _lock = measuring();
+    let dir = workdir();
+    let lab = lab(
+        dir.path(),
+        "[[target]]\nname = \"bogus\"\nengine = \"mysql\"\nsettings = [\"innodb_bogus_setting = 1\"]\n",
+    );
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(err.contains("innodb_bogus_setting"), "{err}");
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let (failed, error): (bool, String) = db
+        .query_row(
+            "SELECT failed, error FROM targets WHERE name = 'bogus'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(failed);
+    assert!(
+        error.contains("unknown variable 'innodb_bogus_setting=1'")
+            && error.contains("last lines of"),
+        "the error must carry the server's message and its log tail: {error}"
+    );
+    assert!(servers_under(dir.path()).is_empty(), "a mariadbd is left");
+}
+
+#[test]
+fn a_bin_dir_without_a_server_fails_clearly() {
+    // Needs no MariaDB: the engine fails before it starts anything.
+    let dir = workdir();
+    let bin = dir.path().join("empty-bin");
+    std::fs::create_dir(&bin).unwrap();
+    let lab = lab(
+        dir.path(),
+        &format!(
+            "[[target]]\nname = \"nobin\"\nengine = \"mysql\"\nbin = \"{}\"\n",
+            bin.display()
+        ),
+    );
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&bin.display().to_string()) && err.contains("mariadbd"),
+        "the error must name the directory and what was looked for: {err}"
+    );
+}
