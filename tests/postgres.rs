@@ -197,7 +197,12 @@ fn a_bad_setting_fails_the_target_with_its_log() {
     }
     let _lock = measuring();
     let dir = scratch();
-    let lab = lab(dir.path(), "settings = [\"shared_buffers = 'lots'\"]", 0.3);
+    std::fs::write(
+        dir.path().join("bad.conf"),
+        "work_mem = '4MB'\nshared_buffers = 'lots'\n",
+    )
+    .unwrap();
+    let lab = lab(dir.path(), "config = \"bad.conf\"", 0.3);
     let out: Output = dbdelta(dir.path())
         .args(["run", lab.to_str().unwrap()])
         .output()
