@@ -319,6 +319,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
                 } else {
                     base_dir.join(&rel)
                 };
+                let path = std::path::absolute(&path).unwrap_or(path);
                 let body = std::fs::read_to_string(&path).map_err(|e| {
                     src.error_at(
                         c.span(),
