@@ -9,7 +9,6 @@
 //! Must not: time anything or count operations.
 
 use std::collections::BTreeMap;
-use std::error::Error as StdError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,15 +16,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use bytes::BytesMut;
-use postgres::fallible_iterator::FallibleIterator;
-use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
+use super::pgwire::PgConn;
 use super::process::{self, ServerProcess};
 use super::{
-    DbError, Dialect, Driver, ErrorKind, Observed, Param, RowSink, RowSource, Server, Session,
-    StmtId,
+    DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
 };
 use crate::plan::TargetPlan;
 
@@ -122,59 +117,6 @@ fn base_config(data_dir: &Path, port: u16) -> String {
     )
 }
 
-fn classify(err: &postgres::Error) -> ErrorKind {
-    use postgres::error::SqlState;
-    if err.is_closed() {
-        return ErrorKind::Reconnect;
-    }
-    match err.code() {
-        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE => ErrorKind::Retryable,
-        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => ErrorKind::Retryable,
-        Some(c) if *c == SqlState::LOCK_NOT_AVAILABLE => ErrorKind::Retryable,
-        Some(c) if *c == SqlState::ADMIN_SHUTDOWN || *c == SqlState::CRASH_SHUTDOWN => {
-            ErrorKind::Reconnect
-        }
-        None if err.source().is_some_and(|s| s.is::<std::io::Error>()) => ErrorKind::Reconnect,
-        _ => ErrorKind::Fatal,
-    }
-}
-
-fn db_err(err: postgres::Error) -> DbError {
-    let message = match err.as_db_error() {
-        Some(db) => format!("{}: {}", db.code().code(), db.message()),
-        None => err.to_string(),
-    };
-    DbError {
-        kind: classify(&err),
-        message,
-    }
-}
-
-/// A parameter bound to whatever integer or text type the server inferred for it.
-#[derive(Debug)]
-struct PgParam<'a>(Param<'a>);
-
-impl ToSql for PgParam<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        match self.0 {
-            Param::Int(v) if *ty == Type::INT4 => i32::try_from(v)?.to_sql(ty, out),
-            Param::Int(v) if *ty == Type::INT2 => i16::try_from(v)?.to_sql(ty, out),
-            Param::Int(v) => v.to_sql(ty, out),
-            Param::Text(s) => s.to_sql(ty, out),
-        }
-    }
-
-    fn accepts(_ty: &Type) -> bool {
-        true
-    }
-
-    to_sql_checked!();
-}
-
 /// `$1`-style SQL with the parameters written in as literals (for `prepared = false`).
 fn inline_params(sql: &str, params: &[Param<'_>], out: &mut String) {
     out.clear();
@@ -216,25 +158,31 @@ fn inline_params(sql: &str, params: &[Param<'_>], out: &mut String) {
     }
 }
 
-/// Connects clients to one server.
-pub struct PgDriver {
-    config: postgres::Config,
-    prepared: bool,
+/// Where and as whom clients connect.
+#[derive(Debug, Clone)]
+struct Endpoint {
+    socket_dir: PathBuf,
+    port: u16,
 }
 
-impl PgDriver {
-    fn client(&self) -> Result<Client, DbError> {
-        self.config.connect(NoTls).map_err(db_err)
+impl Endpoint {
+    fn connect(&self) -> Result<PgConn, DbError> {
+        PgConn::connect(&self.socket_dir, self.port, "postgres", "postgres")
     }
+}
+
+/// Connects clients to one server.
+pub struct PgDriver {
+    endpoint: Endpoint,
+    prepared: bool,
 }
 
 impl Driver for PgDriver {
     fn connect(&self) -> Result<Box<dyn Session>, DbError> {
         Ok(Box::new(PgSession {
-            client: self.client()?,
+            conn: self.endpoint.connect()?,
             prepared: self.prepared,
             statements: Vec::new(),
-            texts: Vec::new(),
             sql: String::new(),
         }))
     }
@@ -244,79 +192,53 @@ impl Driver for PgDriver {
     }
 }
 
-/// One connection.
+/// One connection. Prepared statements are named `s0`, `s1`, ... on the server; with prepared
+/// statements off, `statements` holds the SQL texts instead.
 pub struct PgSession {
-    client: Client,
+    conn: PgConn,
     prepared: bool,
-    statements: Vec<Statement>,
-    texts: Vec<String>,
+    statements: Vec<String>,
     /// Reused buffer for literal SQL when prepared statements are off.
     sql: String,
 }
 
-impl PgSession {
-    fn simple_rows(&mut self, sql: &str) -> Result<u64, DbError> {
-        let msgs = self.client.simple_query(sql).map_err(db_err)?;
-        let mut rows = 0u64;
-        let mut done = 0u64;
-        for m in msgs {
-            match m {
-                SimpleQueryMessage::Row(_) => rows += 1,
-                SimpleQueryMessage::CommandComplete(n) => done = n,
-                _ => {}
-            }
-        }
-        Ok(if rows > 0 { rows } else { done })
-    }
-}
-
 impl Session for PgSession {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
+        let id = self.statements.len();
         if self.prepared {
-            let st = self.client.prepare(sql).map_err(db_err)?;
-            self.statements.push(st);
-            Ok(self.statements.len() - 1)
+            let name = format!("s{id}");
+            self.conn.prepare(&name, sql)?;
+            self.statements.push(name);
         } else {
-            self.texts.push(sql.to_string());
-            Ok(self.texts.len() - 1)
+            self.statements.push(sql.to_string());
         }
+        Ok(id)
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
-        if !self.prepared {
-            let mut sql = std::mem::take(&mut self.sql);
-            inline_params(&self.texts[stmt], params, &mut sql);
-            let r = self.simple_rows(&sql);
-            self.sql = sql;
-            return r;
+        if self.prepared {
+            return self.conn.execute(&self.statements[stmt], params);
         }
-        let st = &self.statements[stmt];
-        let mut it = self
-            .client
-            .query_raw(st, params.iter().map(|p| PgParam(*p)))
-            .map_err(db_err)?;
-        let mut rows = 0u64;
-        while it.next().map_err(db_err)?.is_some() {
-            rows += 1;
-        }
-        Ok(if rows > 0 {
-            rows
-        } else {
-            it.rows_affected().unwrap_or(0)
-        })
+        let mut sql = std::mem::take(&mut self.sql);
+        inline_params(&self.statements[stmt], params, &mut sql);
+        let r = self.conn.simple(&sql);
+        self.sql = sql;
+        r
     }
 
     fn execute_sql(&mut self, sql: &str) -> Result<u64, DbError> {
-        self.simple_rows(sql)
+        self.conn.simple(sql)
     }
 
     fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
-        let msgs = self.client.simple_query(sql).map_err(db_err)?;
-        Ok(msgs
+        let rows = self.conn.rows(sql)?;
+        Ok(rows
             .into_iter()
-            .filter_map(|m| match m {
-                SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("NULL").to_string()),
-                _ => None,
+            .map(|r| {
+                r.into_iter()
+                    .next()
+                    .flatten()
+                    .unwrap_or_else(|| "NULL".into())
             })
             .collect())
     }
@@ -324,30 +246,24 @@ impl Session for PgSession {
     fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError> {
         let cols = source.columns().join(", ");
         let has_id = source.columns().contains(&"id");
-        let mut writer = self
-            .client
-            .copy_in(&format!("COPY {table} ({cols}) FROM STDIN"))
-            .map_err(db_err)?;
-        let mut sink = CopySink {
-            buf: Vec::with_capacity(1 << 17),
-            first: true,
-        };
-        let io = |e: std::io::Error| DbError::fatal(format!("COPY {table}: {e}"));
-        for i in 0..source.rows() {
-            sink.first = true;
-            source.write_row(i, &mut sink);
-            sink.buf.push(b'\n');
-            if sink.buf.len() >= 1 << 16 {
-                writer.write_all(&sink.buf).map_err(io)?;
-                sink.buf.clear();
-            }
-        }
-        writer.write_all(&sink.buf).map_err(io)?;
-        let n = writer.finish().map_err(db_err)?;
+        let total = source.rows();
+        let mut next = 0u64;
+        let n = self
+            .conn
+            .copy_in(&format!("COPY {table} ({cols}) FROM STDIN"), |buf| {
+                if next == total {
+                    return false;
+                }
+                let mut sink = CopySink { buf, first: true };
+                source.write_row(next, &mut sink);
+                sink.buf.push(b'\n');
+                next += 1;
+                next < total
+            })?;
         if has_id {
             // Ids were given explicitly: move the serial's sequence past them so that later
             // inserts that rely on it do not collide.
-            self.simple_rows(&format!(
+            self.conn.simple(&format!(
                 "SELECT setval(pg_get_serial_sequence('{table}', 'id'), max(id)) FROM {table} \
                  WHERE pg_get_serial_sequence('{table}', 'id') IS NOT NULL"
             ))?;
@@ -357,12 +273,12 @@ impl Session for PgSession {
 }
 
 /// Writes rows in COPY's text format.
-struct CopySink {
-    buf: Vec<u8>,
+struct CopySink<'a> {
+    buf: &'a mut Vec<u8>,
     first: bool,
 }
 
-impl CopySink {
+impl CopySink<'_> {
     fn sep(&mut self) {
         if !self.first {
             self.buf.push(b'\t');
@@ -371,7 +287,7 @@ impl CopySink {
     }
 }
 
-impl RowSink for CopySink {
+impl RowSink for CopySink<'_> {
     fn int(&mut self, value: i64) {
         self.sep();
         let _ = write!(self.buf, "{value}");
@@ -397,7 +313,7 @@ pub struct PgServer {
     log: PathBuf,
     process: Mutex<ServerProcess>,
     driver: Arc<PgDriver>,
-    admin: Mutex<Client>,
+    admin: Mutex<PgConn>,
     version: String,
     settings: BTreeMap<String, String>,
 }
@@ -462,19 +378,16 @@ impl PgServer {
             .args(&target.args)
             .envs(&target.env);
         let mut server = ServerProcess::spawn(cmd, user.as_ref(), log, "postgres")?;
-        let mut config = postgres::Config::new();
-        config
-            .host_path(data_dir)
-            .port(port)
-            .user("postgres")
-            .dbname("postgres")
-            .connect_timeout(Duration::from_secs(5));
+        let endpoint = Endpoint {
+            socket_dir: data_dir.to_path_buf(),
+            port,
+        };
         let driver = Arc::new(PgDriver {
-            config,
+            endpoint: endpoint.clone(),
             prepared: target.prepared,
         });
         let mut admin = None;
-        server.wait_ready(START_TIMEOUT, || match driver.client() {
+        server.wait_ready(START_TIMEOUT, || match endpoint.connect() {
             Ok(c) => {
                 admin = Some(c);
                 true
@@ -482,12 +395,20 @@ impl PgServer {
             Err(_) => false,
         })?;
         let mut admin = admin.context("connected but lost the admin connection")?;
-        let version: String = admin.query_one("SELECT version()", &[])?.get(0);
+        let first = |rows: Vec<Vec<Option<String>>>| {
+            rows.into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next().flatten())
+        };
+        let version = first(admin.rows("SELECT version()")?).context("SELECT version()")?;
         let mut settings = BTreeMap::new();
-        for row in admin.query("SELECT name, setting FROM pg_settings", &[])? {
-            let name: String = row.get(0);
+        for row in admin.rows("SELECT name, setting FROM pg_settings")? {
+            let mut cols = row.into_iter();
+            let (Some(Some(name)), Some(value)) = (cols.next(), cols.next()) else {
+                continue;
+            };
             if !PER_CELL_SETTINGS.contains(&name.as_str()) {
-                settings.insert(name, row.get::<_, String>(1));
+                settings.insert(name, value.unwrap_or_default());
             }
         }
         Ok(PgServer {
@@ -525,11 +446,10 @@ impl Server for PgServer {
 
     fn db_size(&self) -> Option<u64> {
         let mut admin = self.admin.lock().ok()?;
-        let size: i64 = admin
-            .query_one("SELECT pg_database_size(current_database())", &[])
-            .ok()?
-            .get(0);
-        u64::try_from(size).ok()
+        let rows = admin
+            .rows("SELECT pg_database_size(current_database())")
+            .ok()?;
+        rows.first()?.first()?.as_deref()?.parse().ok()
     }
 
     fn postwrite(&self, tables: &[String], budget: Duration) -> Result<()> {
@@ -537,10 +457,10 @@ impl Server for PgServer {
         let mut admin = self.admin.lock().expect("admin lock");
         for t in tables {
             admin
-                .batch_execute(&format!("VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"))
+                .simple(&format!("VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"))
                 .with_context(|| format!("VACUUM (ANALYZE) {t}"))?;
         }
-        admin.batch_execute("CHECKPOINT").context("CHECKPOINT")?;
+        admin.simple("CHECKPOINT").context("CHECKPOINT")?;
         // Let background writers settle, as the reference does, until the deadline.
         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
         Ok(())
@@ -590,12 +510,13 @@ mod tests {
 
     #[test]
     fn copy_sink_escapes_text() {
+        let mut buf = Vec::new();
         let mut s = CopySink {
-            buf: Vec::new(),
+            buf: &mut buf,
             first: true,
         };
         s.int(5);
         s.text("a\tb\\c");
-        assert_eq!(s.buf, b"5\ta\\tb\\\\c");
+        assert_eq!(buf, b"5\ta\\tb\\\\c");
     }
 }
