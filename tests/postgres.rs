@@ -118,6 +118,18 @@ fn postgres_runs_every_step_as_an_unprivileged_user() {
             "--quick",
             "--clients",
             "2",
+            "--only",
+            "update-index",
+            "--only",
+            "read-only_range=10",
+            "--only",
+            "point-query",
+            "--only",
+            "random-points_range=100",
+            "--only",
+            "range-covered-pk",
+            "--only",
+            "insert",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -294,4 +306,81 @@ fn killing_the_server_mid_run_keeps_finished_steps_and_cleans_up() {
         postgres_processes().iter().all(|p| p.0 != pm && p.1 != pm),
         "no server process of the run is left"
     );
+}
+
+/// The catalog's labels in run order without the `.pre` steps, as `dbdelta list steps` prints.
+fn catalog_without_pre(dir: &Path) -> Vec<String> {
+    let out = dbdelta(dir).args(["list", "steps"]).output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .filter(|l| !l.contains(".pre"))
+        .collect()
+}
+
+#[test]
+fn postgres_runs_the_whole_catalog_with_quick() {
+    if !postgres_installed() {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = lab(dir.path(), "", 0.3);
+    let started = Instant::now();
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q", "--quick"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    eprintln!("the whole catalog on PostgreSQL with --quick took {took:?}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT step, warm, ops, events, statements_per_event, failed,
+                    errors_retryable + errors_reconnect + errors_fatal, rows_per_event
+             FROM measurements ORDER BY rowid",
+        )
+        .unwrap();
+    type Row = (String, bool, i64, i64, i64, bool, i64, Option<f64>);
+    let rows: Vec<Row> = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+            ))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+    assert_eq!(order, catalog_without_pre(dir.path()), "spec §1 order");
+    assert_eq!(
+        rows.iter().filter(|r| !r.1).count(),
+        32,
+        "32 reported steps"
+    );
+    for (step, warm, ops, events, spe, failed, errors, rows_per_event) in rows {
+        assert!(!failed, "{step} failed");
+        assert_eq!(errors, 0, "{step}: errors");
+        assert!(events > 0, "{step}: no events");
+        assert_eq!(ops, events * spe, "{step}");
+        assert_eq!(warm, step.contains(".warm"), "{step}");
+        assert_eq!(
+            rows_per_event, None,
+            "a warm-up makes rows per event unknown"
+        );
+    }
+    let report = text(&out.stdout);
+    assert!(report.contains("Scan: thousands of rows scanned per second"));
 }
