@@ -14,12 +14,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::engine::EngineKind;
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED};
 use crate::plan::{self, RunOptions};
 use crate::progress::{Mode, Progress};
 use crate::report::{self, Format};
 use crate::store::Store;
-use crate::workload::{DurationRule, sysbench};
+use crate::workload::{DurationRule, Role, StepDef, Threads, sql, sysbench};
 
 /// Find the performance delta between database versions, builds and configurations.
 #[derive(Debug, Parser)]
@@ -60,7 +61,7 @@ pub struct FetchArgs {
 pub struct RunArgs {
     /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
     pub lab: Option<PathBuf>,
-    /// Tiny scale and 2-second steps, for demos and tests.
+    /// Tiny scale and sub-second steps (0.2 s warm-up + 0.5 s), for demos and tests.
     #[arg(long)]
     pub quick: bool,
     /// Run only steps matching this glob (repeatable), e.g. --only 'point-*'.
@@ -110,6 +111,12 @@ pub struct ReportArgs {
 pub struct ListArgs {
     #[arg(value_enum)]
     pub what: ListWhat,
+    /// With `steps`: print each step's SQL as the engine receives it (for table 1).
+    #[arg(long)]
+    pub sql: bool,
+    /// With `steps --sql`: the engine whose dialect to print: sqlite (default), postgres or mysql.
+    #[arg(long, value_name = "ENGINE", requires = "sql")]
+    pub engine: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -131,7 +138,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(&cli.store, args, &progress),
         Command::Report(args) => report_cmd(&cli.store, args),
-        Command::List(args) => list(&cli.store, args.what),
+        Command::List(args) => list(&cli.store, args),
         Command::Fetch(args) => fetch_cmd(&args.what, &progress),
     }
 }
@@ -278,28 +285,112 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn list(store_path: &Path, what: ListWhat) -> Result<ExitCode> {
+/// When a step runs and what follows it, for `list steps`.
+fn step_notes(s: &StepDef) -> String {
+    let mut notes = Vec::new();
+    match s.role {
+        Role::Warm => notes.push("not reported"),
+        Role::Pre => notes.push("only with pre = true"),
+        Role::Main => {}
+    }
+    if s.threads == Threads::Tables {
+        notes.push("one thread per table");
+    }
+    if s.postwrite_after {
+        notes.push("then postwrite cleanup");
+    }
+    notes.join("; ")
+}
+
+fn duration_name(rule: DurationRule) -> &'static str {
+    match rule {
+        DurationRule::Read => "read_secs",
+        DurationRule::Write => "write_secs",
+        DurationRule::ScanWarm => "min(60,read)",
+    }
+}
+
+/// `dbdelta list steps [--sql --engine E]`.
+fn list_steps(args: &ListArgs) -> Result<String> {
     let mut out = String::new();
-    match what {
-        ListWhat::Steps => {
+    if !args.sql {
+        out.push_str(&format!(
+            "{:<30} {:<11} {:>9}  {:<12}  {}\n",
+            "step", "group", "stmts/evt", "duration", "statements per event"
+        ));
+        for s in sysbench::CATALOG {
+            let notes = step_notes(s);
             out.push_str(&format!(
-                "{:<26} {:<12} {:>10}  {}\n",
-                "step", "group", "stmts/evt", "duration"
+                "{:<30} {:<11} {:>9}  {:<12}  {}{}\n",
+                s.label,
+                s.group.id(),
+                s.statements_per_event(),
+                duration_name(s.duration),
+                s.shape(),
+                if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("  ({notes})")
+                }
             ));
-            for s in sysbench::CATALOG {
-                let dur = match s.duration {
-                    DurationRule::Read => "read_secs",
-                    DurationRule::Write => "write_secs",
-                };
-                out.push_str(&format!(
-                    "{:<26} {:<12} {:>10}  {}\n",
-                    s.label,
-                    s.group.id(),
-                    s.statements_per_event(),
-                    dur
-                ));
+        }
+        out.push_str(
+            "\nWith pre = true the .pre steps run and the groups after the writes become point-2 \
+             (point) and range-2 (range-noagg, range-agg).\n",
+        );
+        return Ok(out);
+    }
+    let name = args.engine.as_deref().unwrap_or("sqlite");
+    let Some(engine) = EngineKind::parse(name) else {
+        return crate::error::input(format!(
+            "--engine {name}: unknown engine; use one of {}",
+            EngineKind::NAMES.join(", ")
+        ));
+    };
+    let dialect = engine.dialect();
+    out.push_str(&format!(
+        "-- The sysbench catalog in run order, as {} receives it (table sbtest1; events pick a \
+         table uniformly).\n",
+        engine.name()
+    ));
+    for s in sysbench::CATALOG {
+        let notes = step_notes(s);
+        out.push_str(&format!(
+            "\n-- {} (group {}; {} statement{} per event; {}{})\n",
+            s.label,
+            s.group.id(),
+            s.statements_per_event(),
+            if s.statements_per_event() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            duration_name(s.duration),
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!("; {notes}")
+            }
+        ));
+        for (n, stmt) in s.event {
+            let text = sql::text(*stmt, dialect, 1);
+            if *n > 1 {
+                out.push_str(&format!("{text};  -- ×{n}\n"));
+            } else {
+                out.push_str(&format!("{text};\n"));
             }
         }
+    }
+    Ok(out)
+}
+
+fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
+    if args.sql && args.what != ListWhat::Steps {
+        return crate::error::input("--sql only applies to `dbdelta list steps`");
+    }
+    let mut out = String::new();
+    match args.what {
+        ListWhat::Steps => out = list_steps(&args)?,
         ListWhat::Runs => {
             let store = Store::open_existing(store_path)?;
             for r in store.list_runs()? {

@@ -1,7 +1,8 @@
 //! The run plan: a validated lab plus the command line's overrides, ready to execute.
 //!
-//! Owns `--quick` scaling, `--clients`/`--repeats` overrides, `--only`/`--skip` step selection,
-//! the execution order of target × clients × repeat cells (interleaved or sequential), and the
+//! Owns `--quick` scaling, `--clients`/`--repeats` overrides, which catalog steps run (`pre`,
+//! `--only`/`--skip`, warm steps), each step's duration, thread count and report group, the
+//! execution order of target × clients × repeat cells (interleaved or sequential), and the
 //! built-in demo lab. Every check here fails with an [`InputError`] before anything is written.
 //! Must not: start servers, open the store or touch the work directory.
 
@@ -12,10 +13,10 @@ use std::time::Duration;
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::lab::{Lab, Order};
-use crate::workload::{DurationRule, Scale, StepDef, sysbench};
+use crate::workload::{DurationRule, Group, Role, Scale, StepDef, Threads, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
-/// setting, sized to finish in about two minutes.
+/// setting, sized so the whole catalog (36 steps per target) finishes in about two minutes.
 pub const DEMO_LAB: &str = r#"# dbdelta's built-in demo: what does synchronous=NORMAL buy over FULL in WAL mode?
 [lab]
 name = "demo: SQLite WAL, synchronous=FULL vs NORMAL"
@@ -35,9 +36,9 @@ settings = ["journal_mode = WAL", "synchronous = NORMAL"]
 [suite.sysbench]
 tables = 1
 rows = 100_000
-read_secs = 7
-write_secs = 7
-warmup_secs = 2
+read_secs = 1
+write_secs = 2
+warmup_secs = 0.5
 "#;
 
 /// Command-line choices that shape a run.
@@ -91,7 +92,11 @@ pub struct RunPlan {
     pub clients: Vec<u32>,
     pub repeats: u32,
     pub order: Order,
+    /// The steps to run, in catalog order: reported steps and, unless `--only` was given, the
+    /// warm steps; the `.pre` steps only with `pre = true`.
     pub steps: Vec<&'static StepDef>,
+    /// `pre = true`: the `.pre` steps run and reports use 5 groups.
+    pub pre: bool,
     pub scale: Scale,
     pub warmup: Duration,
     pub read: Duration,
@@ -121,16 +126,42 @@ pub fn parse_clients(text: &str) -> Result<Vec<u32>, InputError> {
     Ok(list)
 }
 
-fn select_steps(only: &[String], skip: &[String]) -> Result<Vec<&'static StepDef>, InputError> {
+/// The steps a run executes. `--only`/`--skip` match reported labels (the `.pre` ones only with
+/// `pre = true`); warm steps are not selectable: they run whenever `--only` is absent and never
+/// with it (`--only` runs exactly the steps it names, in catalog order).
+fn select_steps(
+    only: &[String],
+    skip: &[String],
+    pre: bool,
+) -> Result<Vec<&'static StepDef>, InputError> {
+    let selectable = |s: &StepDef| match s.role {
+        Role::Main => true,
+        Role::Pre => pre,
+        Role::Warm => false,
+    };
     let compile = |flag: &str, pats: &[String]| -> Result<Vec<glob::Pattern>, InputError> {
         pats.iter()
             .map(|p| {
                 let pat = glob::Pattern::new(p).map_err(|e| {
                     InputError::new(format!("--{flag} {p}: not a valid glob ({e})"))
                 })?;
-                if !sysbench::CATALOG.iter().any(|s| pat.matches(s.label)) {
+                let matches = |s: &&StepDef| pat.matches(s.label);
+                if !sysbench::CATALOG
+                    .iter()
+                    .filter(|s| selectable(s))
+                    .any(|s| matches(&s))
+                {
+                    let hint = if sysbench::CATALOG.iter().any(|s| matches(&s)) {
+                        if pre {
+                            " but warm steps, which are not selectable"
+                        } else {
+                            " of this lab (.pre steps run only with pre = true; warm steps are not selectable)"
+                        }
+                    } else {
+                        ""
+                    };
                     return Err(InputError::new(format!(
-                        "--{flag} {p}: matches no step; `dbdelta list steps` shows the catalog"
+                        "--{flag} {p}: matches no step{hint}; `dbdelta list steps` shows the catalog"
                     )));
                 }
                 Ok(pat)
@@ -139,12 +170,16 @@ fn select_steps(only: &[String], skip: &[String]) -> Result<Vec<&'static StepDef
     };
     let only = compile("only", only)?;
     let skip = compile("skip", skip)?;
-    let steps: Vec<_> = sysbench::CATALOG
-        .iter()
-        .filter(|s| only.is_empty() || only.iter().any(|p| p.matches(s.label)))
-        .filter(|s| !skip.iter().any(|p| p.matches(s.label)))
-        .collect();
-    if steps.is_empty() {
+    let chosen = |s: &StepDef| {
+        if s.role == Role::Warm {
+            return only.is_empty();
+        }
+        selectable(s)
+            && (only.is_empty() || only.iter().any(|p| p.matches(s.label)))
+            && !skip.iter().any(|p| p.matches(s.label))
+    };
+    let steps: Vec<_> = sysbench::CATALOG.iter().filter(|s| chosen(s)).collect();
+    if !steps.iter().any(|s| s.reported()) {
         return Err(InputError::new(
             "--only/--skip leave no step to run; loosen them",
         ));
@@ -167,8 +202,8 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
         Some(r) => r,
         None => lab.repeats,
     };
-    let steps = select_steps(&opts.only, &opts.skip)?;
     let sb = &lab.sysbench;
+    let steps = select_steps(&opts.only, &opts.skip, sb.pre)?;
     let secs = Duration::from_secs_f64;
     let (scale, warmup, read, write) = if opts.quick {
         (
@@ -176,9 +211,9 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
                 tables: 1,
                 rows: sb.rows.min(10_000),
             },
-            secs(sb.warmup_secs.min(0.5)),
-            secs(sb.read_secs.min(1.5)),
-            secs(sb.write_secs.min(1.5)),
+            secs(sb.warmup_secs.min(0.2)),
+            secs(sb.read_secs.min(0.5)),
+            secs(sb.write_secs.min(0.5)),
         )
     } else {
         (
@@ -219,6 +254,7 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
         targets,
         clients,
         repeats,
+        pre: sb.pre,
         steps,
         scale,
         warmup,
@@ -270,7 +306,31 @@ impl RunPlan {
         match step.duration {
             DurationRule::Read => self.read,
             DurationRule::Write => self.write,
+            DurationRule::ScanWarm => self.read.min(Duration::from_secs(60)),
         }
+    }
+
+    /// The group a step's measurements are stored and reported under.
+    pub fn group_of(&self, step: &StepDef) -> Group {
+        step.group.with_pre(self.pre)
+    }
+
+    /// Client threads of a step in a cell running `clients` clients.
+    pub fn threads_of(&self, step: &StepDef, clients: u32) -> u32 {
+        match step.threads {
+            Threads::Clients => clients,
+            Threads::Tables => self.scale.tables,
+        }
+    }
+
+    /// Whether the postwrite cleanup runs right after the load. The reference runs it after
+    /// the load's warm-up (`point-query.warm`, which carries `postwrite_after`); when `--only`
+    /// leaves that step out, the cleanup still runs before the first measured step.
+    pub fn postwrite_after_load(&self) -> bool {
+        !self
+            .steps
+            .first()
+            .is_some_and(|s| s.role == Role::Warm && s.postwrite_after)
     }
 
     /// Lower bound of the run's wall time: warm-up plus measured time of every step.
@@ -313,10 +373,16 @@ impl RunPlan {
         }
         let _ = writeln!(
             s,
-            "steps: {}",
+            "steps ({} reported{}): {}",
+            self.steps.iter().filter(|s| s.reported()).count(),
+            if self.pre { ", pre = true" } else { "" },
             self.steps
                 .iter()
-                .map(|st| st.label)
+                .map(|st| if st.reported() {
+                    st.label.to_string()
+                } else {
+                    format!("({})", st.label)
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -353,8 +419,9 @@ mod tests {
     fn demo_lab_fits_in_about_two_minutes() {
         let p = plan(demo(), &RunOptions::default()).unwrap();
         assert_eq!(p.targets.len(), 2);
+        assert_eq!(p.steps.len(), 36, "32 reported + 4 warm steps");
         let est = p.estimated().as_secs();
-        assert!((90..=120).contains(&est), "{est}");
+        assert!((100..=130).contains(&est), "{est}");
         let q = plan(
             demo(),
             &RunOptions {
@@ -363,7 +430,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(q.estimated().as_secs() <= 25, "{:?}", q.estimated());
+        assert!(q.estimated().as_secs() <= 55, "{:?}", q.estimated());
     }
 
     #[test]
@@ -396,7 +463,34 @@ mod tests {
         };
         let p = plan(demo(), &opts).unwrap();
         let labels: Vec<_> = p.steps.iter().map(|s| s.label).collect();
-        assert_eq!(labels, vec!["point-query", "insert"]);
+        assert_eq!(
+            labels,
+            vec!["point-query", "insert"],
+            "--only runs exactly the named steps: no warm step"
+        );
+        assert!(p.postwrite_after_load());
+        let skip = RunOptions {
+            skip: vec!["*".into()],
+            ..Default::default()
+        };
+        assert!(plan(demo(), &skip).unwrap_err().0.contains("leave no step"));
+        let p = plan(
+            demo(),
+            &RunOptions {
+                skip: vec!["read-*".into(), "scan".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            p.steps.iter().any(|s| s.label == "scan.warm"),
+            "warm steps stay"
+        );
+        assert!(!p.steps.iter().any(|s| s.label.starts_with("read-")));
+        assert!(
+            !p.postwrite_after_load(),
+            "postwrite follows point-query.warm"
+        );
         let e = plan(
             demo(),
             &RunOptions {
@@ -405,5 +499,79 @@ mod tests {
             },
         );
         assert!(e.unwrap_err().0.contains("matches no step"));
+        let e = plan(
+            demo(),
+            &RunOptions {
+                only: vec!["*.pre".into()],
+                ..Default::default()
+            },
+        );
+        assert!(e.unwrap_err().0.contains("pre = true"));
+    }
+
+    #[test]
+    fn pre_adds_fifteen_steps_and_five_groups() {
+        let mut lab = demo();
+        lab.sysbench.pre = true;
+        let p = plan(lab, &RunOptions::default()).unwrap();
+        assert_eq!(p.steps.len(), 51);
+        let labels: Vec<_> = p.steps.iter().map(|s| s.label).collect();
+        assert_eq!(
+            &labels[..3],
+            ["point-query.warm", "scan.warmpre", "point-query.pre"]
+        );
+        assert_eq!(labels[17], "update-inlist");
+        let mut groups: Vec<&str> = p
+            .steps
+            .iter()
+            .filter(|s| s.reported())
+            .map(|s| p.group_of(s).id())
+            .collect();
+        groups.sort();
+        groups.dedup();
+        assert_eq!(
+            groups,
+            ["point-1", "point-2", "range-1", "range-2", "writes"]
+        );
+        let only = plan(
+            {
+                let mut l = demo();
+                l.sysbench.pre = true;
+                l
+            },
+            &RunOptions {
+                only: vec!["*.pre*".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(only.steps.len(), 15);
+    }
+
+    #[test]
+    fn durations_and_threads_follow_the_rules() {
+        let p = plan(demo(), &RunOptions::default()).unwrap();
+        let step = |l: &str| sysbench::find(l).unwrap();
+        assert_eq!(
+            p.duration_of(step("write-only")),
+            p.read,
+            "write-only uses read_secs"
+        );
+        assert_eq!(p.duration_of(step("update-one")), p.write);
+        assert_eq!(
+            p.duration_of(step("scan.warm")),
+            p.read.min(Duration::from_secs(60))
+        );
+        let mut lab = demo();
+        lab.sysbench.read_secs = 600.0;
+        lab.sysbench.tables = 8;
+        let p = plan(lab, &RunOptions::default()).unwrap();
+        assert_eq!(p.duration_of(step("scan.warmpre")), Duration::from_secs(60));
+        assert_eq!(
+            p.threads_of(step("point-query.warm"), 2),
+            8,
+            "one per table"
+        );
+        assert_eq!(p.threads_of(step("point-query"), 2), 2);
     }
 }

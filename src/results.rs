@@ -170,6 +170,18 @@ pub struct Measurement {
     pub peak_pss_bytes: Option<u64>,
     /// Logical database size after the step.
     pub db_size_bytes: Option<u64>,
+    /// A warm-up step (`point-query.warm`, `scan.warm`, ...): stored so the executed order is
+    /// visible, never reported.
+    pub warm: bool,
+    /// Rows returned or changed per event, summed over the event's statements. Only known when
+    /// every event that ran was measured (`warmup_secs = 0`); `None` otherwise.
+    pub rows_per_event: Option<f64>,
+    /// Rows returned or changed per execution of each statement of the event, in event order
+    /// (same condition as `rows_per_event`).
+    pub rows_per_statement: Option<Vec<f64>>,
+    /// `scan` only: thousands of rows scanned per second per client,
+    /// rows_per_table / 1000 ÷ mean event latency in seconds (methodology §2.3).
+    pub scan_krows_per_sec: Option<f64>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
     pub client_bound: bool,
     /// The step did not complete; `error` says why.

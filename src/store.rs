@@ -123,6 +123,13 @@ CREATE TABLE series (
 "#,
     // v2: peak PSS of the engine's processes.
     "ALTER TABLE measurements ADD COLUMN peak_pss_bytes INTEGER;",
+    // v3: the full catalog: warm steps (stored, not reported), rows touched, scan rows/s.
+    r#"
+ALTER TABLE measurements ADD COLUMN warm INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN rows_per_event REAL;
+ALTER TABLE measurements ADD COLUMN rows_per_statement TEXT;
+ALTER TABLE measurements ADD COLUMN scan_krows_per_sec REAL;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -318,12 +325,13 @@ impl Store {
                 cs_per_op, host_cs_per_op, reads_per_op, read_kb_per_op, writes_per_op,
                 write_kb_per_op, proc_read_kb_per_op, proc_write_kb_per_op, peak_rss_bytes,
                 peak_vsz_bytes, peak_pss_bytes, db_size_bytes, client_bound, failed, error,
-                histogram, recorded_at)
+                histogram, warm, rows_per_event, rows_per_statement, scan_krows_per_sec,
+                recorded_at)
              VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
                 :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
                 :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
                 :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :pss, :size, :cb, :failed, :error, :hist,
-                strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                :warm, :rpe, :rps, :krows, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
             named_params! {
                 ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
                 ":step_index": m.step_index, ":grp": m.group, ":spe": m.statements_per_event,
@@ -343,6 +351,9 @@ impl Store {
                 ":vsz": opt_i(m.peak_vsz_bytes), ":pss": opt_i(m.peak_pss_bytes), ":size": opt_i(m.db_size_bytes),
                 ":cb": m.client_bound, ":failed": m.failed, ":error": m.error,
                 ":hist": if histogram.is_empty() { None } else { Some(histogram) },
+                ":warm": m.warm, ":rpe": m.rows_per_event,
+                ":rps": m.rows_per_statement.as_ref().map(serde_json::to_string).transpose()?,
+                ":krows": m.scan_krows_per_sec,
             },
         )?;
         {
@@ -599,6 +610,12 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         client_bound: r.get("client_bound")?,
         failed: r.get("failed")?,
         error: r.get("error")?,
+        warm: r.get("warm")?,
+        rows_per_event: r.get("rows_per_event")?,
+        rows_per_statement: r
+            .get::<_, Option<String>>("rows_per_statement")?
+            .and_then(|j| serde_json::from_str(&j).ok()),
+        scan_krows_per_sec: r.get("scan_krows_per_sec")?,
     })
 }
 
@@ -647,14 +664,23 @@ mod tests {
                 ..Default::default()
             }),
             peak_rss_bytes: Some(1 << 40),
+            rows_per_event: Some(41.5),
+            rows_per_statement: Some(vec![0.0, 1.0, 10.0]),
+            scan_krows_per_sec: Some(1234.5),
             ..Default::default()
         };
         s.save_step("r1", &m, &[], &[]).unwrap();
+        let warm = Measurement {
+            step: "scan.warm".into(),
+            warm: true,
+            ..m.clone()
+        };
+        s.save_step("r1", &warm, &[], &[]).unwrap();
         drop(s);
         let s = Store::open(&path).unwrap();
         let data = s.load_run("r1").unwrap();
         assert!(!data.run.complete);
-        assert_eq!(data.measurements, vec![m]);
+        assert_eq!(data.measurements, vec![m, warm]);
         assert_eq!(data.targets[0].name, "a");
         assert_eq!(s.resolve_run(None).unwrap(), "r1");
         assert!(s.resolve_run(Some("nope")).is_err());

@@ -63,7 +63,10 @@ fn demo_runs_reports_and_writes_the_store() {
     let out = run(dir.path(), &["run", "--quick"]);
     let took = started.elapsed();
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
-    assert!(took < Duration::from_secs(30), "--quick took {took:?}");
+    assert!(
+        took < Duration::from_secs(90),
+        "--quick (2 targets × 36 steps) took {took:?}"
+    );
     let report = text(&out.stdout);
     for step in [
         "update-index",
@@ -72,6 +75,9 @@ fn demo_runs_reports_and_writes_the_store() {
         "random-points_range=100",
         "range-covered-pk",
         "insert",
+        "scan",
+        "read-write_range=100",
+        "hot-points",
     ] {
         assert!(report.contains(step), "report lacks {step}:\n{report}");
     }
@@ -100,11 +106,15 @@ fn demo_runs_reports_and_writes_the_store() {
         .collect();
     assert!(errors.is_empty(), "schema violations: {errors:?}");
     assert_eq!(json["schema_version"], 1);
-    assert_eq!(json["measurements"].as_array().unwrap().len(), 12);
+    assert_eq!(
+        json["measurements"].as_array().unwrap().len(),
+        64,
+        "32 reported steps × 2 targets; warm steps are not reported"
+    );
     let relative = json["relative"].as_array().unwrap();
     assert_eq!(
         relative.len(),
-        6,
+        32,
         "one relative row per step for the non-base target"
     );
     for r in relative {
@@ -129,10 +139,18 @@ fn point_query_measured_twice_agrees_and_counts_are_exact() {
     let _lock = measuring();
     let dir = tempfile::tempdir().unwrap();
     let lab = lab(dir.path(), ONE_TARGET, "read_secs = 1.5\nwrite_secs = 0.5");
-    let out = run(
-        dir.path(),
-        &["run", lab.to_str().unwrap(), "--repeats", "2", "-q"],
-    );
+    let mut args = vec!["run", lab.to_str().unwrap(), "--repeats", "2", "-q"];
+    for step in [
+        "update-index",
+        "read-only_range=10",
+        "point-query",
+        "random-points_range=100",
+        "range-covered-pk",
+        "insert",
+    ] {
+        args.extend(["--only", step]);
+    }
+    let out = run(dir.path(), &args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let db = store(dir.path());
     let mut stmt = db
@@ -234,7 +252,8 @@ fn sigkill_keeps_finished_steps_and_marks_the_run_incomplete() {
             .and_then(|c| c.query_row("SELECT count(*) FROM measurements", [], |r| r.get(0)))
             .unwrap_or(0)
     };
-    while !(db_path.exists() && count(&db_path) >= 2) {
+    // point-query.warm, scan.warmpre, update-inlist, update-index
+    while !(db_path.exists() && count(&db_path) >= 4) {
         assert!(Instant::now() < deadline, "no step finished in 30 s");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -254,7 +273,7 @@ fn sigkill_keeps_finished_steps_and_marks_the_run_incomplete() {
         .query_row("SELECT count(*) FROM measurements", [], |r| r.get(0))
         .unwrap();
     assert!(
-        (2..6).contains(&stored),
+        (4..36).contains(&stored),
         "finished steps are kept: {stored}"
     );
     let with_data: i64 = db
@@ -429,22 +448,31 @@ fn list_steps_shows_the_catalog_in_order() {
     let labels: Vec<&str> = s
         .lines()
         .skip(1)
+        .take_while(|l| !l.is_empty())
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
+    assert_eq!(labels.len(), 51, "every step, .pre and warm ones too: {s}");
     assert_eq!(
-        labels,
+        &labels[..4],
         [
-            "update-index",
-            "read-only_range=10",
-            "point-query",
-            "random-points_range=100",
-            "range-covered-pk",
-            "insert"
+            "point-query.warm",
+            "scan.warmpre",
+            "point-query.pre",
+            "random-points.pre_range=10"
         ]
     );
+    assert_eq!(labels[50], "insert");
     assert!(
-        s.contains("read-only_range=10         range-agg            16"),
+        s.lines().any(|l| l.starts_with("read-only_range=10 ")
+            && l.contains("range-agg")
+            && l.contains(" 16  read_secs")
+            && l.contains("BEGIN, 10×point, range 10, sum 10, order 10, distinct 10, COMMIT")),
         "{s}"
+    );
+    assert!(
+        s.lines()
+            .any(|l| l.starts_with("write-only ") && l.contains(" 6  read_secs")),
+        "write-only uses read_secs: {s}"
     );
 }
 

@@ -69,6 +69,8 @@ const FLUSH_SETTINGS: &[(&str, &str)] = &[
 /// Server error codes the driver treats specially.
 const ER_LOCK_WAIT_TIMEOUT: u16 = 1205;
 const ER_LOCK_DEADLOCK: u16 = 1213;
+/// Duplicate key: concurrent write-only clients may re-insert the same id (sysbench ignores it).
+const ER_DUP_ENTRY: u16 = 1062;
 const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
 const ER_UNSUPPORTED_PS: u16 = 1295;
 /// Connection-level codes: server gone away / lost, shutdown in progress, connection killed,
@@ -199,7 +201,7 @@ fn classify(err: &mysql::Error) -> ErrorKind {
     use mysql::DriverError as D;
     match err {
         mysql::Error::MySqlError(e) => match e.code {
-            ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT => ErrorKind::Retryable,
+            ER_LOCK_DEADLOCK | ER_LOCK_WAIT_TIMEOUT | ER_DUP_ENTRY => ErrorKind::Retryable,
             c if RECONNECT_CODES.contains(&c) => ErrorKind::Reconnect,
             _ => ErrorKind::Fatal,
         },
@@ -864,6 +866,7 @@ mod tests {
     fn errors_are_classified() {
         assert_eq!(classify(&server_error(1213)), ErrorKind::Retryable);
         assert_eq!(classify(&server_error(1205)), ErrorKind::Retryable);
+        assert_eq!(classify(&server_error(1062)), ErrorKind::Retryable);
         assert_eq!(classify(&server_error(2006)), ErrorKind::Reconnect);
         assert_eq!(classify(&server_error(2013)), ErrorKind::Reconnect);
         assert_eq!(classify(&server_error(1064)), ErrorKind::Fatal);

@@ -11,8 +11,18 @@ use super::model::*;
 use super::stats::{self, mean_known, ratio};
 use crate::results::{Latency, Measurement, RunData, TargetInfo};
 
-/// Builds the model; `base` defaults to the first target.
-pub fn build(data: &RunData, base: Option<&str>) -> Result<ReportModel, ReportError> {
+/// Builds the model; `base` defaults to the first target. Warm steps (stored with `warm`) are
+/// left out of every number; only their failures are reported, as warnings.
+pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportError> {
+    let data = &RunData {
+        measurements: all
+            .measurements
+            .iter()
+            .filter(|m| !m.warm)
+            .cloned()
+            .collect(),
+        ..all.clone()
+    };
     let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
     let base = match base {
         Some(b) if names.iter().any(|n| n == b) => b.to_string(),
@@ -89,19 +99,31 @@ pub fn build(data: &RunData, base: Option<&str>) -> Result<ReportModel, ReportEr
         groups: Vec::new(),
         loads: loads(data),
         series: series(data),
+        pre_post: Vec::new(),
         tldr: Vec::new(),
         warnings: Vec::new(),
         notes: Vec::new(),
     };
     model.relative = relative(&model, &data.measurements);
     model.groups = group_summaries(&model);
+    model.pre_post = pre_post(&model);
     model.tldr = tldr(&model);
     model.warnings = warnings(&model, data);
+    for m in all.measurements.iter().filter(|m| m.warm && m.failed) {
+        model.warnings.push(format!(
+            "failed: warm step {} of {} at {}: {}",
+            m.step,
+            m.target,
+            plural(m.clients as usize, "client"),
+            m.error.as_deref().unwrap_or("no error recorded")
+        ));
+    }
     model.notes = notes(&model, data);
     Ok(model)
 }
 
-/// Groups in order of first appearance in step order; steps in step order.
+/// Groups in [`GROUP_ORDER`] (unknown ids after, by first appearance in step order); steps in
+/// step order.
 fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
     let mut steps: Vec<(u32, usize, &str, &str)> = Vec::new();
     for (pos, m) in ms.iter().enumerate() {
@@ -121,6 +143,13 @@ fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
             }),
         }
     }
+    let rank = |id: &str| {
+        GROUP_ORDER
+            .iter()
+            .position(|g| *g == id)
+            .unwrap_or(GROUP_ORDER.len())
+    };
+    groups.sort_by_key(|g| rank(&g.id));
     groups
 }
 
@@ -159,6 +188,8 @@ fn measurement_row(m: &Measurement) -> MeasurementRow {
         peak_vsz_bytes: m.peak_vsz_bytes,
         peak_pss_bytes: m.peak_pss_bytes,
         db_size_bytes: m.db_size_bytes,
+        rows_per_event: m.rows_per_event,
+        scan_krows_per_sec: m.scan_krows_per_sec,
         client_bound: m.client_bound,
         failed: m.failed,
         error: m.error.clone(),
@@ -231,6 +262,7 @@ fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> V
                 write_kb_per_op: mean(|m| m.write_kb_per_op),
                 peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
                 db_size_bytes: max_u64(|m| m.db_size_bytes),
+                scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
                 client_bound: ok.iter().any(|m| m.client_bound),
                 errors: ok.iter().map(|m| m.errors.total()).sum(),
             }
@@ -340,6 +372,47 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                     regressions: count("regression") as u32,
                     improvements: count("improvement") as u32,
                 });
+            }
+        }
+    }
+    out
+}
+
+/// The step a `.pre` step repeats after the writes: `random-points.pre_range=10` →
+/// `random-points_range=10`.
+pub fn post_of(pre_step: &str) -> Option<String> {
+    pre_step
+        .contains(".pre")
+        .then(|| pre_step.replacen(".pre", "", 1))
+}
+
+/// Post/pre QPS for every target (base included) × clients × `.pre` step with a twin.
+fn pre_post(model: &ReportModel) -> Vec<PrePost> {
+    let mut out = Vec::new();
+    for target in model.shown_targets() {
+        for &clients in &model.clients {
+            for group in &model.step_groups {
+                for pre_step in &group.steps {
+                    let Some(step) = post_of(pre_step) else {
+                        continue;
+                    };
+                    let pre = model.aggregate(target, pre_step, clients);
+                    let post = model.aggregate(target, &step, clients);
+                    if pre.is_none() && post.is_none() {
+                        continue;
+                    }
+                    let pre_qps = pre.and_then(|a| a.qps);
+                    let post_qps = post.and_then(|a| a.qps);
+                    out.push(PrePost {
+                        target: target.to_string(),
+                        clients,
+                        step,
+                        pre_step: pre_step.clone(),
+                        pre_qps,
+                        post_qps,
+                        ratio: ratio(post_qps, pre_qps),
+                    });
+                }
             }
         }
     }
@@ -557,6 +630,27 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
         if with_ci < model.relative.len() {
             out.push("Steps with fewer than 2 paired repeats have no verdict.".to_string());
         }
+    }
+    if data
+        .measurements
+        .iter()
+        .any(|m| m.scan_krows_per_sec.is_some())
+    {
+        out.push(
+            "scan: one full-table scan per event that returns no row; besides QPS it reports thousands of rows \
+             scanned per second per client = rows per table / 1000 ÷ mean event latency in s (the reference's \
+             number). Relative QPS of scan stays QPS-based: at equal client counts it matches the relative \
+             rows/s (a closed loop runs about clients ÷ mean latency events per second)."
+                .to_string(),
+        );
+    }
+    if !model.pre_post.is_empty() {
+        out.push(
+            "pre = true: point-1 and range-1 are the .pre steps, run after the load and its cleanup and before the \
+             writes; point-2 and range-2 the same reads after the writes. Pre/post = QPS(after the writes) / \
+             QPS(.pre) per target; < 1 means the writes left the database slower to read."
+                .to_string(),
+        );
     }
     let sqlite: Vec<&str> = data
         .targets

@@ -109,6 +109,10 @@ fn measurement(
         peak_vsz_bytes: Some(1_200_000_000),
         peak_pss_bytes: None,
         db_size_bytes: Some(25_000_000 + 100_000 * step_index as u64),
+        warm: false,
+        rows_per_event: None,
+        rows_per_statement: None,
+        scan_krows_per_sec: (step == "scan").then(|| 100_000.0 / 1000.0 / (lat / 1e6)),
         client_bound: false,
         failed: false,
         error: None,
@@ -318,6 +322,60 @@ pub fn run_three_repeats() -> RunData {
                 ]
             })
             .collect(),
+        measurements,
+        series: Vec::new(),
+    }
+}
+
+/// `pre = true`, two Postgres targets, 1 client, 1 repeat: the 5 groups, a warm step that must
+/// not be reported (and a failed warm step that must be warned about), `scan` with its rows/s,
+/// and `.pre` steps paired with their post-write twins.
+pub fn run_pre_post() -> RunData {
+    // (label, step_index, group, pg16 QPS, pg17 / pg16)
+    let steps: [(&str, u32, &str, f64, f64); 12] = [
+        ("point-query.warm", 0, "warm", 40_000.0, 1.0),
+        ("scan.warmpre", 1, "warm", 20.0, 1.0),
+        ("point-query.pre", 2, "point-1", 50_000.0, 1.02),
+        ("random-points.pre_range=100", 4, "point-1", 6_000.0, 0.97),
+        ("read-only.pre_range=10", 6, "range-1", 21_000.0, 1.00),
+        ("range-covered-pk.pre", 13, "range-1", 30_000.0, 1.08),
+        ("update-index", 18, "writes", 9_000.0, 0.93),
+        ("scan", 26, "range-2", 20.0, 1.10),
+        ("read-only_range=10", 27, "range-2", 19_500.0, 0.99),
+        ("point-query", 35, "point-2", 48_000.0, 1.01),
+        ("random-points_range=100", 37, "point-2", 5_400.0, 0.98),
+        ("range-covered-pk", 42, "range-2", 24_000.0, 1.20),
+    ];
+    let mut measurements = Vec::new();
+    for (step, idx, group, qps, f) in steps {
+        for (target, q) in [("pg16", qps), ("pg17", qps * f)] {
+            let mut m = measurement(target, step, idx, group, 1, 1, q, 1e6 / q);
+            m.warm = group == "warm";
+            if step == "scan.warmpre" && target == "pg17" {
+                m.failed = true;
+                m.qps = None;
+                m.error = Some("canceling statement due to user request".into());
+            }
+            measurements.push(m);
+        }
+    }
+    RunData {
+        run: RunInfo {
+            id: "20261124-0900".into(),
+            lab: "pg16 vs pg17, pre = true".into(),
+            lab_text: String::new(),
+            started: "2026-11-24T09:00:00Z".into(),
+            finished: Some("2026-11-24T09:42:00Z".into()),
+            complete: true,
+            host: host(),
+            dbdelta_version: "0.1.0".into(),
+            quick: false,
+        },
+        targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
+        loads: vec![
+            load("pg16", 1, 1, 400_000.0, 0.2),
+            load("pg17", 1, 1, 420_000.0, 0.2),
+        ],
         measurements,
         series: Vec::new(),
     }

@@ -414,6 +414,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         relative_tables(m, clients, doc);
         noise_table(m, clients, doc);
     }
+    pre_post_table(m, clients, doc);
 
     let shown = m.shown_targets();
     doc.push(Block::SubHeading(
@@ -430,6 +431,33 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         grid.rows.push(row);
     }
     doc.push(Block::Table(grid));
+
+    let scans: Vec<&&str> = steps
+        .iter()
+        .filter(|s| {
+            shown.iter().any(|t| {
+                m.aggregate(t, s, clients)
+                    .is_some_and(|a| a.scan_krows_per_sec.is_some())
+            })
+        })
+        .collect();
+    if !scans.is_empty() {
+        doc.push(Block::SubHeading(
+            "Scan: thousands of rows scanned per second per client".into(),
+        ));
+        let mut grid = targets_grid(m, &shown);
+        for step in scans {
+            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+            for t in &shown {
+                row.push(Cell::plain(rate(
+                    m.aggregate(t, step, clients)
+                        .and_then(|a| a.scan_krows_per_sec),
+                )));
+            }
+            grid.rows.push(row);
+        }
+        doc.push(Block::Table(grid));
+    }
 
     type Get = fn(&Aggregate) -> Option<f64>;
     type GetRel = fn(&Relative) -> Option<f64>;
@@ -597,6 +625,36 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         }
         doc.push(Block::Table(grid));
     }
+}
+
+/// `pre = true`: post QPS / pre QPS per paired step, one column per target.
+fn pre_post_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    let mut steps: Vec<&str> = Vec::new();
+    for p in m.pre_post.iter().filter(|p| p.clients == clients) {
+        if !steps.contains(&p.step.as_str()) {
+            steps.push(&p.step);
+        }
+    }
+    if steps.is_empty() {
+        return;
+    }
+    doc.push(Block::SubHeading(
+        "Pre/post: QPS after the writes / QPS of the .pre step before them (< 1 is slower after)"
+            .into(),
+    ));
+    let shown = m.shown_targets();
+    let mut grid = targets_grid(m, &shown);
+    for step in steps {
+        let mut row = vec![Cell::plain(step)];
+        for t in &shown {
+            row.push(rel_cell(
+                m.pre_post_of(t, step, clients).and_then(|p| p.ratio),
+                false,
+            ));
+        }
+        grid.rows.push(row);
+    }
+    doc.push(Block::Table(grid));
 }
 
 fn noise_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {

@@ -47,6 +47,8 @@ pub struct ReportModel {
     pub aggregates: Vec<Aggregate>,
     /// Per-second throughput summary per target × step × clients × repeat.
     pub series: Vec<SeriesSummary>,
+    /// With `pre = true`: per target × clients × paired step, post QPS / pre QPS.
+    pub pre_post: Vec<PrePost>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -135,6 +137,10 @@ pub struct MeasurementRow {
     pub peak_vsz_bytes: Option<u64>,
     pub peak_pss_bytes: Option<u64>,
     pub db_size_bytes: Option<u64>,
+    /// Rows returned or changed per event (known only for runs with `warmup_secs = 0`).
+    pub rows_per_event: Option<f64>,
+    /// `scan` only: thousands of rows scanned per second per client.
+    pub scan_krows_per_sec: Option<f64>,
     pub client_bound: bool,
     pub failed: bool,
     pub error: Option<String>,
@@ -163,6 +169,8 @@ pub struct Aggregate {
     pub write_kb_per_op: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
     pub db_size_bytes: Option<u64>,
+    /// `scan` only: thousands of rows scanned per second per client.
+    pub scan_krows_per_sec: Option<f64>,
     /// Any repeat was flagged client-bound.
     pub client_bound: bool,
     /// Errors summed over the non-failed repeats.
@@ -219,6 +227,21 @@ pub struct GroupSummary {
     pub improvements: u32,
 }
 
+/// A read step measured before the writes (`.pre`) and after them, for one target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrePost {
+    pub target: String,
+    pub clients: u32,
+    /// The step after the writes, e.g. `point-query`.
+    pub step: String,
+    /// Its twin before the writes, e.g. `point-query.pre`.
+    pub pre_step: String,
+    pub pre_qps: Option<f64>,
+    pub post_qps: Option<f64>,
+    /// post QPS / pre QPS: < 1 means the writes left the database slower to read.
+    pub ratio: Option<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepValue {
     pub step: String,
@@ -266,6 +289,12 @@ impl ReportModel {
             .find(|r| r.target == target && r.step == step && r.clients == clients)
     }
 
+    pub fn pre_post_of(&self, target: &str, step: &str, clients: u32) -> Option<&PrePost> {
+        self.pre_post
+            .iter()
+            .find(|p| p.target == target && p.step == step && p.clients == clients)
+    }
+
     pub fn group_of(&self, target: &str, group: &str, clients: u32) -> Option<&GroupSummary> {
         self.groups
             .iter()
@@ -279,6 +308,19 @@ impl ReportModel {
             .collect()
     }
 }
+
+/// Display order of the known group ids: point, range, writes (the reference's order); with
+/// `pre = true` the groups before the writes first. Unknown ids follow, in step order.
+pub const GROUP_ORDER: &[&str] = &[
+    "point-1",
+    "range-1",
+    "point",
+    "point-2",
+    "range-noagg",
+    "range-agg",
+    "range-2",
+    "writes",
+];
 
 /// Display name of a group id; unknown ids are shown as they are.
 pub fn group_title(id: &str) -> String {

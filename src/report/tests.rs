@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::fixture::{run_three_repeats, run_two_clients};
+use super::fixture::{run_pre_post, run_three_repeats, run_two_clients};
 use super::*;
 
 const SCHEMA: &str = include_str!("../../schema/report-v1.schema.json");
@@ -59,8 +59,66 @@ fn snapshot_repeats_json() {
 }
 
 #[test]
+fn snapshot_pre_post_text() {
+    let model = build(&run_pre_post(), None).unwrap();
+    insta::assert_snapshot!("pre_post_text", render(&model, Format::Text, false));
+}
+
+#[test]
+fn snapshot_pre_post_markdown() {
+    let model = build(&run_pre_post(), None).unwrap();
+    insta::assert_snapshot!("pre_post_md", render(&model, Format::Markdown, false));
+}
+
+#[test]
+fn snapshot_pre_post_json() {
+    let model = build(&run_pre_post(), None).unwrap();
+    insta::assert_snapshot!("pre_post_json", render(&model, Format::Json, false));
+}
+
+#[test]
+fn pre_gives_five_groups_and_pre_post_ratios_without_warm_steps() {
+    let m = build(&run_pre_post(), None).unwrap();
+    let ids: Vec<&str> = m.step_groups.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["point-1", "range-1", "point-2", "range-2", "writes"]);
+    assert!(
+        m.measurements.iter().all(|r| !r.step.contains(".warm")),
+        "warm steps are not reported"
+    );
+    assert!(m.aggregates.iter().all(|a| a.group != "warm"));
+    // range-2 holds scan and the ranges with and without aggregation.
+    assert_eq!(
+        m.step_groups[3].steps,
+        ["scan", "read-only_range=10", "range-covered-pk"]
+    );
+    let pp = m.pre_post_of("pg16", "point-query", 1).unwrap();
+    assert_eq!(pp.pre_step, "point-query.pre");
+    assert!((pp.ratio.unwrap() - 0.96).abs() < 1e-9, "{pp:?}");
+    let pp = m.pre_post_of("pg17", "random-points_range=100", 1).unwrap();
+    assert_eq!(pp.pre_step, "random-points.pre_range=100");
+    let expected = 5_400.0 * 0.98 / (6_000.0 * 0.97);
+    assert!((pp.ratio.unwrap() - expected).abs() < 1e-9);
+    assert_eq!(m.pre_post.len(), 8, "4 paired steps × 2 targets");
+    let w = m.warnings.join("\n");
+    assert!(
+        w.contains("failed: warm step scan.warmpre of pg17 at 1 client: canceling statement"),
+        "{w}"
+    );
+    let scan = m.aggregate("pg17", "scan", 1).unwrap();
+    assert!(scan.scan_krows_per_sec.unwrap() > 0.0);
+    let text = render(&m, Format::Text, false);
+    assert!(text.contains("Pre/post: QPS after the writes"), "{text}");
+    assert!(text.contains("Scan: thousands of rows scanned per second per client"));
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("scan: one full-table scan"))
+    );
+}
+
+#[test]
 fn json_validates_against_schema() {
-    for data in [run_two_clients(), run_three_repeats()] {
+    for data in [run_two_clients(), run_three_repeats(), run_pre_post()] {
         for base in [None, Some("sqlite.wal"), Some("pg17")] {
             let Ok(model) = build(&data, base) else {
                 continue;
@@ -118,10 +176,14 @@ fn base_defaults_to_first_target_and_can_be_chosen() {
 }
 
 #[test]
-fn groups_follow_step_order_and_unknown_ids_show_as_is() {
+fn groups_follow_the_reference_order_and_unknown_ids_show_as_is() {
     let m = build(&run_two_clients(), None).unwrap();
     let ids: Vec<&str> = m.step_groups.iter().map(|g| g.id.as_str()).collect();
-    assert_eq!(ids, ["writes", "range-agg", "point"]);
+    assert_eq!(
+        ids,
+        ["point", "range-agg", "writes"],
+        "point, range, writes"
+    );
     assert_eq!(m.step_groups[1].title, "range queries with aggregation");
     let m = build(&run_three_repeats(), None).unwrap();
     let last = m.step_groups.last().unwrap();
@@ -162,9 +224,14 @@ fn relative_and_group_numbers() {
     assert_eq!(g.steps, 2);
     assert!((g.median.unwrap() - 0.99).abs() < 1e-9, "{g:?}");
     assert_eq!(g.largest_change.as_ref().unwrap().step, "update-one");
-    assert!(m.tldr[0].starts_with(
+    let writes = m
+        .tldr
+        .iter()
+        .find(|l| l.starts_with("pg17 vs pg16, writes (1 client)"))
+        .unwrap();
+    assert!(writes.starts_with(
         "pg17 vs pg16, writes (1 client): median 0.99 (min 0.91, max 1.07); largest change: update-one 0.91; server CPU/op +4%"
-    ), "{}", m.tldr[0]);
+    ), "{writes}");
 }
 
 #[test]

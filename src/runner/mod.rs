@@ -23,7 +23,7 @@ use crate::progress::{Progress, thousands};
 use crate::results::{LoadResult, Measurement, RunInfo, SecondSample, TargetInfo};
 use crate::sampler::Probe;
 use crate::store::Store;
-use crate::workload::{StepDef, sql, sysbench};
+use crate::workload::{self, StepDef, sql, sysbench};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,9 +261,11 @@ impl CellRun<'_> {
         let scale = self.plan.scale;
         let tables = sysbench::tables(scale);
         self.load(server)?;
-        server
-            .postwrite(&tables, self.plan.postwrite_budget)
-            .context("postwrite cleanup after the load")?;
+        if self.plan.postwrite_after_load() {
+            server
+                .postwrite(&tables, self.plan.postwrite_budget)
+                .context("postwrite cleanup after the load")?;
+        }
         let probe = Probe::new(server.observed(), server.data_dir());
         for (index, step) in self.plan.steps.iter().copied().enumerate() {
             if self.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
@@ -280,7 +282,7 @@ impl CellRun<'_> {
             if step.postwrite_after {
                 server
                     .postwrite(&tables, self.plan.postwrite_budget)
-                    .context("postwrite cleanup after the writes")?;
+                    .with_context(|| format!("postwrite cleanup after {}", step.label))?;
             }
         }
         Ok(CellEnd::Done)
@@ -348,10 +350,10 @@ impl CellRun<'_> {
         let spec = step::StepSpec {
             step,
             scale: self.plan.scale,
-            clients: self.cell.clients,
+            clients: self.plan.threads_of(step, self.cell.clients),
             warmup: self.plan.warmup,
             measure,
-            seed: 0x0db0_de17a ^ u64::from(step_index) << 32 ^ u64::from(self.cell.repeat),
+            seed: workload::step_seed(step_index, self.cell.repeat),
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, self.plan.warmup + measure);
@@ -362,7 +364,8 @@ impl CellRun<'_> {
             suite: "sysbench".into(),
             step: step.label.to_string(),
             step_index,
-            group: step.group.id().to_string(),
+            group: self.plan.group_of(step).id().to_string(),
+            warm: !step.reported(),
             statements_per_event: step.statements_per_event(),
             clients: self.cell.clients,
             repeat: self.cell.repeat,
@@ -400,6 +403,24 @@ impl CellRun<'_> {
         m.qps = rate(m.ops);
         m.tps = rate(m.events);
         m.latency_us = merged.latency();
+        if step.is_scan() {
+            m.scan_krows_per_sec = m
+                .latency_us
+                .filter(|l| l.mean > 0.0)
+                .map(|l| self.plan.scale.rows as f64 / 1000.0 / (l.mean / 1e6));
+        }
+        // Rows touched are counted over every event that ran; without a warm-up every event
+        // that ran was measured (or failed), so they divide exactly.
+        if self.plan.warmup.is_zero() {
+            m.rows_per_statement =
+                step.rows_per_statement(&run.rows_touched, merged.events + m.errors.total());
+            m.rows_per_event = m.rows_per_statement.as_ref().map(|per| {
+                per.iter()
+                    .zip(step.event)
+                    .map(|(r, (n, _))| r * f64::from(*n))
+                    .sum()
+            });
+        }
         let per = run.costs.per_op(m.ops);
         m.server_cpu_us_per_op = per.proc_cpu_us;
         m.cs_per_op = per.proc_cs;

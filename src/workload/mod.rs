@@ -1,9 +1,10 @@
 //! Workloads: what a suite runs, as data, and the per-dialect SQL it sends.
 //!
 //! Owns the step catalog ([`sysbench::CATALOG`]), the SQL text of every statement for every
-//! dialect ([`sql`]), parameter generation, and the executor that runs one event (transaction)
-//! on a session ([`EventExecutor`]). Must not: time anything, count QPS, or sleep; the runner
-//! calls [`EventExecutor::run_event`] and does all of that around it.
+//! dialect ([`sql`]), parameter generation (uniform, zipfian, hot and fixed ids), and the
+//! executor that runs one event (transaction) on a session ([`EventExecutor`]). Must not: time
+//! anything, count QPS, or sleep; the runner calls [`EventExecutor::run_event`] and does all of
+//! that around it.
 
 pub mod sql;
 pub mod sysbench;
@@ -17,17 +18,32 @@ use sql::Stmt;
 /// Which configured duration a step runs for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DurationRule {
+    /// `read_secs`
     Read,
+    /// `write_secs`
     Write,
+    /// The scan warm-ups: 60 s in the reference, here min(60 s, `read_secs`) so that small labs
+    /// stay small.
+    ScanWarm,
 }
 
-/// Report groups of the sysbench catalog (suites.md §1).
+/// Report groups of the sysbench catalog (suites.md §1, methodology §2.8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
     Point,
     RangeNoAgg,
     RangeAgg,
     Writes,
+    /// The `.pre` point steps (`pre = true`).
+    Point1,
+    /// The `.pre` range steps (`pre = true`).
+    Range1,
+    /// Point steps after the writes, when `pre = true`.
+    Point2,
+    /// Range steps (with and without aggregation) after the writes, when `pre = true`.
+    Range2,
+    /// Warm-up steps: run, stored flagged, never reported.
+    Warm,
 }
 
 impl Group {
@@ -38,25 +54,73 @@ impl Group {
             Group::RangeNoAgg => "range-noagg",
             Group::RangeAgg => "range-agg",
             Group::Writes => "writes",
+            Group::Point1 => "point-1",
+            Group::Range1 => "range-1",
+            Group::Point2 => "point-2",
+            Group::Range2 => "range-2",
+            Group::Warm => "warm",
+        }
+    }
+
+    /// The group a step reports under: with `pre = true` the reads after the writes form
+    /// `point-2` and `range-2` (the 5-group split of methodology §2.8.3).
+    pub fn with_pre(self, pre: bool) -> Group {
+        match (self, pre) {
+            (Group::Point, true) => Group::Point2,
+            (Group::RangeNoAgg | Group::RangeAgg, true) => Group::Range2,
+            (g, _) => g,
         }
     }
 }
 
-/// How ids are drawn for a step.
+/// Why a step is in the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Warms caches; runs with its duration rule, is stored with `warm = 1`, never reported.
+    Warm,
+    /// A `.pre` read step: runs only with `pre = true`, before the writes.
+    Pre,
+    /// One of the 32 reported steps.
+    Main,
+}
+
+/// How ids (and `k` values) are drawn for a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ids {
     /// Uniform in 1..=rows.
     Uniform,
+    /// Zipfian over 1..=rows with exponent [`ZIPF_EXPONENT`] (id 1 hottest), as sysbench's
+    /// `--rand-type=zipfian` draws them.
+    Zipf,
+    /// IN-lists use the fixed ids rows/2+1 ..= rows/2+n (`hot-points`).
+    Hot,
+    /// Always id 1 (`update-one`: sysbench with `--table-size=1`).
+    One,
 }
 
-/// One measured step of a suite: its label, group, duration rule and the statements of one event.
+/// sysbench's default zipfian exponent (`--rand-zipfian-exp`, `src/sb_rand.c`).
+pub const ZIPF_EXPONENT: f64 = 0.8;
+
+/// How many client threads a step uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// The cell's client count.
+    Clients,
+    /// One per table (`point-query.warm`, as the reference runs it).
+    Tables,
+}
+
+/// One step of a suite: its label, role, group, duration rule and the statements of one event.
 #[derive(Debug, Clone, Copy)]
 pub struct StepDef {
     /// Catalog label, e.g. `read-only_range=10`.
     pub label: &'static str,
+    pub role: Role,
+    /// Report group without `pre` (see [`Group::with_pre`]).
     pub group: Group,
     pub duration: DurationRule,
     pub ids: Ids,
+    pub threads: Threads,
     /// The statements of one event, each repeated `count` times, in order.
     pub event: &'static [(u32, Stmt)],
     /// Postwrite cleanup runs after this step.
@@ -68,6 +132,40 @@ impl StepDef {
     pub fn statements_per_event(&self) -> u32 {
         self.event.iter().map(|(n, _)| n).sum()
     }
+
+    /// Reported steps are measured and shown; warm steps are not.
+    pub fn reported(&self) -> bool {
+        self.role != Role::Warm
+    }
+
+    /// The event in short, e.g. `BEGIN, 10×point, range 10, COMMIT`.
+    pub fn shape(&self) -> String {
+        self.event
+            .iter()
+            .map(|(n, s)| match n {
+                1 => s.short(),
+                n => format!("{n}×{}", s.short()),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Rows per execution of each statement of the event, from the rows each statement
+    /// touched over `events` events (`None` without events).
+    pub fn rows_per_statement(&self, rows_touched: &[u64], events: u64) -> Option<Vec<f64>> {
+        (events > 0).then(|| {
+            self.event
+                .iter()
+                .zip(rows_touched)
+                .map(|((n, _), rows)| *rows as f64 / (events * u64::from(*n)) as f64)
+                .collect()
+        })
+    }
+
+    /// A scan step: reports thousands of rows scanned per second per client.
+    pub fn is_scan(&self) -> bool {
+        self.event.iter().any(|(_, s)| *s == Stmt::Scan)
+    }
 }
 
 /// The scale a suite runs at.
@@ -77,6 +175,131 @@ pub struct Scale {
     pub rows: u64,
 }
 
+/// Base seed of a step's clients. Its low 32 bits are zero: the step runner gives client `i`
+/// the seed `base + i`, and [`EventExecutor::new`] reads the client index back from those bits
+/// (the scan's table is `(client % tables) + 1`).
+pub fn step_seed(step_index: u32, repeat: u32) -> u64 {
+    (0x0db0_de17u64 ^ (u64::from(step_index) << 16) ^ u64::from(repeat)) << 32
+}
+
+/// Zipfian integers in 1..=n with P(k) ∝ 1/k^e, by rejection-inversion (Hörmann and
+/// Derflinger 1996, "Rejection-inversion to generate variates from monotone discrete
+/// distributions"), the method sysbench uses for `--rand-type=zipfian`.
+#[derive(Debug, Clone, Copy)]
+pub struct Zipf {
+    n: f64,
+    e: f64,
+    /// H(1.5) - 1: the lower end of the inverted interval.
+    h_lo: f64,
+    /// H(n + 0.5): the upper end.
+    h_hi: f64,
+    /// Acceptance shortcut: k - x <= s accepts without evaluating H.
+    s: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, e: f64) -> Zipf {
+        let n = n.max(1) as f64;
+        Zipf {
+            n,
+            e,
+            h_lo: big_h(1.5, e) - 1.0,
+            h_hi: big_h(n + 0.5, e),
+            s: 2.0 - big_h_inv(big_h(2.5, e) - small_h(2.0, e), e),
+        }
+    }
+
+    /// One draw, `u01` supplying uniform numbers in [0, 1).
+    pub fn sample(&self, mut u01: impl FnMut() -> f64) -> u64 {
+        loop {
+            let u = self.h_hi + u01() * (self.h_lo - self.h_hi);
+            let x = big_h_inv(u, self.e);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s || u >= big_h(k + 0.5, self.e) - small_h(k, self.e) {
+                return k as u64;
+            }
+        }
+    }
+}
+
+/// h(x) = x^-e: the (unnormalised) density the discrete probabilities follow.
+fn small_h(x: f64, e: f64) -> f64 {
+    (-e * x.ln()).exp()
+}
+
+/// H(x) = (x^(1-e) - 1) / (1 - e), an antiderivative of h; ln x when e = 1.
+fn big_h(x: f64, e: f64) -> f64 {
+    let ln_x = x.ln();
+    expm1_over_x((1.0 - e) * ln_x) * ln_x
+}
+
+/// The inverse of H.
+fn big_h_inv(y: f64, e: f64) -> f64 {
+    // (1 - e) y ≥ -1 holds mathematically; clamp rounding errors.
+    let t = (y * (1.0 - e)).max(-1.0);
+    (ln1p_over_x(t) * y).exp()
+}
+
+/// (e^x - 1) / x, continuous at 0.
+fn expm1_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x / 2.0 + x * x / 6.0
+    }
+}
+
+/// ln(1 + x) / x, continuous at 0.
+fn ln1p_over_x(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x / 2.0 + x * x / 3.0
+    }
+}
+
+/// Draws the ids of one step.
+struct IdGen {
+    rng: SmallRng,
+    rows: u64,
+    ids: Ids,
+    zipf: Option<Zipf>,
+}
+
+impl IdGen {
+    /// An id (or `k` value) in 1..=rows by the step's rule.
+    fn next(&mut self) -> i64 {
+        match self.ids {
+            Ids::Uniform | Ids::Hot => self.uniform(),
+            Ids::One => 1,
+            Ids::Zipf => {
+                let z = self.zipf.expect("zipf set up for Ids::Zipf");
+                let rng = &mut self.rng;
+                z.sample(|| rng.random::<f64>()) as i64
+            }
+        }
+    }
+
+    fn uniform(&mut self) -> i64 {
+        self.rng.random_range(1..=self.rows as i64)
+    }
+
+    /// The `i`-th (0-based) value of an IN-list.
+    fn in_list(&mut self, i: u32) -> i64 {
+        match self.ids {
+            Ids::Hot => (self.rows / 2) as i64 + 1 + i64::from(i),
+            _ => self.next(),
+        }
+    }
+}
+
+/// Reuse a parameter vector's allocation for parameters borrowing something else. The
+/// in-place `collect` keeps the buffer because the element layout is identical.
+fn recycle<'b>(mut v: Vec<Param<'_>>) -> Vec<Param<'b>> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!("cleared")).collect()
+}
+
 /// Runs the events of one step on one session. Owns its random state and reusable buffers, so
 /// running an event allocates nothing.
 pub struct EventExecutor {
@@ -84,17 +307,22 @@ pub struct EventExecutor {
     scale: Scale,
     /// `handles[i * tables + (t - 1)]`: statement `i` of the event on table `t`.
     handles: Vec<StmtId>,
-    rng: SmallRng,
-    int_params: Vec<Param<'static>>,
+    ids: IdGen,
+    /// The table (0-based) every event of this client uses, for scans; `None`: uniform per event.
+    fixed_table: Option<usize>,
+    params: Vec<Param<'static>>,
     c: [u8; sql::C_LEN],
     pad: [u8; sql::PAD_LEN],
+    /// The id the event's DELETE removed, for the re-insert that follows it.
+    deleted: i64,
     /// Rows returned or changed, per statement of the event, summed over all events run.
     pub rows_touched: Vec<u64>,
     rollback: Option<StmtId>,
 }
 
 impl EventExecutor {
-    /// Prepare every statement of `step` on every table of the scale.
+    /// Prepare every statement of `step` on every table of the scale. `seed` also names the
+    /// client: its low 32 bits are the client index (see [`step_seed`]).
     pub fn new(
         step: &'static StepDef,
         scale: Scale,
@@ -116,14 +344,24 @@ impl EventExecutor {
         } else {
             None
         };
+        let client = (seed & 0xffff_ffff) as usize;
         Ok(EventExecutor {
             step,
             scale,
             handles,
-            rng: SmallRng::seed_from_u64(seed),
-            int_params: Vec::with_capacity(widest),
+            ids: IdGen {
+                rng: SmallRng::seed_from_u64(seed),
+                rows: scale.rows,
+                ids: step.ids,
+                zipf: (step.ids == Ids::Zipf).then(|| Zipf::new(scale.rows, ZIPF_EXPONENT)),
+            },
+            fixed_table: step
+                .is_scan()
+                .then(|| client % scale.tables.max(1) as usize),
+            params: Vec::with_capacity(widest),
             c: [b'0'; sql::C_LEN],
             pad: [b'0'; sql::PAD_LEN],
+            deleted: 0,
             rows_touched: vec![0; step.event.len()],
             rollback,
         })
@@ -132,10 +370,10 @@ impl EventExecutor {
     /// Run one event. On error, roll back an open transaction and return the error.
     pub fn run_event(&mut self, session: &mut dyn Session) -> Result<(), DbError> {
         let tables = self.scale.tables as usize;
-        let t = if tables == 1 {
-            0
-        } else {
-            self.rng.random_range(0..tables)
+        let t = match self.fixed_table {
+            Some(t) => t,
+            None if tables == 1 => 0,
+            None => self.ids.rng.random_range(0..tables),
         };
         for i in 0..self.step.event.len() {
             let (count, stmt) = self.step.event[i];
@@ -155,12 +393,6 @@ impl EventExecutor {
         Ok(())
     }
 
-    fn id(&mut self) -> i64 {
-        match self.step.ids {
-            Ids::Uniform => self.rng.random_range(1..=self.scale.rows as i64),
-        }
-    }
-
     fn execute(
         &mut self,
         session: &mut dyn Session,
@@ -168,48 +400,75 @@ impl EventExecutor {
         handle: StmtId,
     ) -> Result<u64, DbError> {
         match stmt {
-            Stmt::Begin | Stmt::Commit => session.execute(handle, &[]),
+            // BEGIN and COMMIT touch no rows, whatever change count a driver carries over.
+            Stmt::Begin | Stmt::Commit => session.execute(handle, &[]).map(|_| 0),
+            Stmt::Scan => session.execute(handle, &[]),
             Stmt::PointSelect | Stmt::UpdateIndex => {
-                let id = self.id();
+                let id = self.ids.next();
                 session.execute(handle, &[Param::Int(id)])
             }
+            Stmt::Delete => {
+                self.deleted = self.ids.next();
+                session.execute(handle, &[Param::Int(self.deleted)])
+            }
             Stmt::InList { n, .. } => {
-                self.int_params.clear();
-                for _ in 0..n {
-                    let id = self.id();
-                    self.int_params.push(Param::Int(id));
+                self.params.clear();
+                for i in 0..n {
+                    let id = self.ids.in_list(i);
+                    self.params.push(Param::Int(id));
                 }
-                session.execute(handle, &self.int_params)
+                session.execute(handle, &self.params)
             }
             Stmt::Range { span, .. } => {
-                let lo = self.id();
+                let lo = self.ids.next();
                 let hi = lo + i64::from(span) - 1;
                 session.execute(handle, &[Param::Int(lo), Param::Int(hi)])
             }
+            Stmt::UpdateNonIndex => {
+                sql::fill_digits(&mut self.ids.rng, &mut self.c);
+                let id = self.ids.next();
+                let c = std::str::from_utf8(&self.c).expect("ascii");
+                session.execute(handle, &[Param::Text(c), Param::Int(id)])
+            }
+            Stmt::UpdateInList { n } => {
+                sql::fill_digits(&mut self.ids.rng, &mut self.c);
+                let c = std::str::from_utf8(&self.c).expect("ascii");
+                let mut params = recycle(std::mem::take(&mut self.params));
+                params.push(Param::Text(c));
+                for i in 0..n {
+                    params.push(Param::Int(self.ids.in_list(i)));
+                }
+                let result = session.execute(handle, &params);
+                self.params = recycle(params);
+                result
+            }
             Stmt::Insert => {
-                let k = self.id();
-                sql::fill_digits(&mut self.rng, &mut self.c);
-                sql::fill_digits(&mut self.rng, &mut self.pad);
+                let k = self.ids.uniform();
+                sql::fill_digits(&mut self.ids.rng, &mut self.c);
+                sql::fill_digits(&mut self.ids.rng, &mut self.pad);
                 let c = std::str::from_utf8(&self.c).expect("ascii");
                 let pad = std::str::from_utf8(&self.pad).expect("ascii");
                 session.execute(handle, &[Param::Int(k), Param::Text(c), Param::Text(pad)])
+            }
+            Stmt::Reinsert => {
+                let k = self.ids.uniform();
+                sql::fill_digits(&mut self.ids.rng, &mut self.c);
+                sql::fill_digits(&mut self.ids.rng, &mut self.pad);
+                let c = std::str::from_utf8(&self.c).expect("ascii");
+                let pad = std::str::from_utf8(&self.pad).expect("ascii");
+                session.execute(
+                    handle,
+                    &[
+                        Param::Int(self.deleted),
+                        Param::Int(k),
+                        Param::Text(c),
+                        Param::Text(pad),
+                    ],
+                )
             }
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statements_per_event_follow_the_counting_rule() {
-        let spe = |label: &str| sysbench::find(label).unwrap().statements_per_event();
-        assert_eq!(spe("point-query"), 1);
-        assert_eq!(spe("random-points_range=100"), 1);
-        assert_eq!(spe("range-covered-pk"), 1);
-        assert_eq!(spe("read-only_range=10"), 16);
-        assert_eq!(spe("update-index"), 1);
-        assert_eq!(spe("insert"), 1);
-    }
-}
+mod tests;
