@@ -37,7 +37,7 @@ const ROWS: u64 = 10_000;
 fn lab(dir: &Path, extra: &str) -> PathBuf {
     let body = format!(
         "[lab]\nname = \"catalog\"\n\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\n\
-         [suite.sysbench]\nrows = {ROWS}\nwarmup_secs = 0\nread_secs = 0.3\nwrite_secs = 0.2\n{extra}\n"
+         [suite.sysbench]\nrows = {ROWS}\nwarmup_secs = 0.1\nread_secs = 0.3\nwrite_secs = 0.2\n{extra}\n"
     );
     let path = dir.join("lab.toml");
     std::fs::write(&path, body).unwrap();
@@ -238,7 +238,7 @@ fn check_shapes(rows: &[Row]) {
                 r.rows_per_statement
             );
         }
-        let total = r.rows_per_event.expect("rows per event without warm-up");
+        let total = r.rows_per_event.expect("rows per event of the measured events");
         if spe == 1 {
             assert!((total - r.rows_per_statement[0]).abs() < 1e-9, "{}", r.step);
         } else {

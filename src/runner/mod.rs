@@ -409,18 +409,15 @@ impl CellRun<'_> {
                 .filter(|l| l.mean > 0.0)
                 .map(|l| self.plan.scale.rows as f64 / 1000.0 / (l.mean / 1e6));
         }
-        // Rows touched are counted over every event that ran; without a warm-up every event
-        // that ran was measured (or failed), so they divide exactly.
-        if self.plan.warmup.is_zero() {
-            m.rows_per_statement =
-                step.rows_per_statement(&run.rows_touched, merged.events + m.errors.total());
-            m.rows_per_event = m.rows_per_statement.as_ref().map(|per| {
-                per.iter()
-                    .zip(step.event)
-                    .map(|(r, (n, _))| r * f64::from(*n))
-                    .sum()
-            });
-        }
+        // Rows touched by the measured events (failed ones included: they ran statements too).
+        m.rows_per_statement =
+            step.rows_per_statement(&run.rows_touched, merged.events + m.errors.total());
+        m.rows_per_event = m.rows_per_statement.as_ref().map(|per| {
+            per.iter()
+                .zip(step.event)
+                .map(|(r, (n, _))| r * f64::from(*n))
+                .sum()
+        });
         let per = run.costs.per_op(m.ops);
         m.server_cpu_us_per_op = per.proc_cpu_us;
         m.cs_per_op = per.proc_cs;

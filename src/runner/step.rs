@@ -37,7 +37,7 @@ pub struct StepRun {
     pub seconds: f64,
     pub costs: Costs,
     pub peaks: Peaks,
-    /// Rows returned or changed per statement of the event, over all clients and phases.
+    /// Rows returned or changed per statement of the event, over all clients' measured events.
     pub rows_touched: Vec<u64>,
     /// The first fatal error a client hit, if any (the step ended early for that client).
     pub fatal: Option<String>,
@@ -146,6 +146,7 @@ pub fn run(
                 let mut count = 0u64;
                 // (wall, thread CPU) when the first measured event started.
                 let mut measured_from: Option<(Instant, Duration)> = None;
+                let mut rows_before: Option<Vec<u64>> = None;
                 loop {
                     let start = Instant::now();
                     if start >= deadline
@@ -156,6 +157,8 @@ pub fn run(
                     }
                     if measured_from.is_none() && start >= measure_start {
                         measured_from = Some((start, thread_cpu()));
+                        // Rows touched so far belong to the warm-up (copied once per step).
+                        rows_before = Some(exec.rows_touched.clone());
                     }
                     let result = exec.run_event(session.as_mut());
                     let end = Instant::now();
@@ -201,7 +204,17 @@ pub fn run(
                 snapshotted.wait();
                 ClientEnd {
                     recorder: Some(rec),
-                    rows_touched: exec.rows_touched.clone(),
+                    // Rows of measured events only (a reconnect restarts the counters, so
+                    // saturate rather than underflow).
+                    rows_touched: match rows_before {
+                        Some(before) => exec
+                            .rows_touched
+                            .iter()
+                            .zip(before)
+                            .map(|(now, was)| now.saturating_sub(was))
+                            .collect(),
+                        None => vec![0; exec.rows_touched.len()],
+                    },
                     error: fatal,
                     busy,
                 }
