@@ -238,7 +238,9 @@ fn check_shapes(rows: &[Row]) {
                 r.rows_per_statement
             );
         }
-        let total = r.rows_per_event.expect("rows per event of the measured events");
+        let total = r
+            .rows_per_event
+            .expect("rows per event of the measured events");
         if spe == 1 {
             assert!((total - r.rows_per_statement[0]).abs() < 1e-9, "{}", r.step);
         } else {

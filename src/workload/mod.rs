@@ -182,79 +182,20 @@ pub fn step_seed(step_index: u32, repeat: u32) -> u64 {
     (0x0db0_de17u64 ^ (u64::from(step_index) << 16) ^ u64::from(repeat)) << 32
 }
 
-/// Zipfian integers in 1..=n with P(k) ∝ 1/k^e, by rejection-inversion (Hörmann and
-/// Derflinger 1996, "Rejection-inversion to generate variates from monotone discrete
-/// distributions"), the method sysbench uses for `--rand-type=zipfian`.
+/// Zipfian integers in 1..=n with P(k) ∝ 1/k^e: `rand_distr`'s rejection-inversion sampler
+/// (Hörmann and Derflinger 1996), the method sysbench uses for `--rand-type=zipfian`.
 #[derive(Debug, Clone, Copy)]
-pub struct Zipf {
-    n: f64,
-    e: f64,
-    /// H(1.5) - 1: the lower end of the inverted interval.
-    h_lo: f64,
-    /// H(n + 0.5): the upper end.
-    h_hi: f64,
-    /// Acceptance shortcut: k - x <= s accepts without evaluating H.
-    s: f64,
-}
+pub struct Zipf(rand_distr::Zipf<f64>);
 
 impl Zipf {
     pub fn new(n: u64, e: f64) -> Zipf {
-        let n = n.max(1) as f64;
-        Zipf {
-            n,
-            e,
-            h_lo: big_h(1.5, e) - 1.0,
-            h_hi: big_h(n + 0.5, e),
-            s: 2.0 - big_h_inv(big_h(2.5, e) - small_h(2.0, e), e),
-        }
+        Zipf(rand_distr::Zipf::new(n.max(1) as f64, e).expect("n >= 1 and e >= 0"))
     }
 
-    /// One draw, `u01` supplying uniform numbers in [0, 1).
-    pub fn sample(&self, mut u01: impl FnMut() -> f64) -> u64 {
-        loop {
-            let u = self.h_hi + u01() * (self.h_lo - self.h_hi);
-            let x = big_h_inv(u, self.e);
-            let k = (x + 0.5).floor().clamp(1.0, self.n);
-            if k - x <= self.s || u >= big_h(k + 0.5, self.e) - small_h(k, self.e) {
-                return k as u64;
-            }
-        }
-    }
-}
-
-/// h(x) = x^-e: the (unnormalised) density the discrete probabilities follow.
-fn small_h(x: f64, e: f64) -> f64 {
-    (-e * x.ln()).exp()
-}
-
-/// H(x) = (x^(1-e) - 1) / (1 - e), an antiderivative of h; ln x when e = 1.
-fn big_h(x: f64, e: f64) -> f64 {
-    let ln_x = x.ln();
-    expm1_over_x((1.0 - e) * ln_x) * ln_x
-}
-
-/// The inverse of H.
-fn big_h_inv(y: f64, e: f64) -> f64 {
-    // (1 - e) y ≥ -1 holds mathematically; clamp rounding errors.
-    let t = (y * (1.0 - e)).max(-1.0);
-    (ln1p_over_x(t) * y).exp()
-}
-
-/// (e^x - 1) / x, continuous at 0.
-fn expm1_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.exp_m1() / x
-    } else {
-        1.0 + x / 2.0 + x * x / 6.0
-    }
-}
-
-/// ln(1 + x) / x, continuous at 0.
-fn ln1p_over_x(x: f64) -> f64 {
-    if x.abs() > 1e-8 {
-        x.ln_1p() / x
-    } else {
-        1.0 - x / 2.0 + x * x / 3.0
+    /// One draw.
+    pub fn sample(&self, rng: &mut impl rand::Rng) -> u64 {
+        use rand_distr::Distribution;
+        self.0.sample(rng) as u64
     }
 }
 
@@ -274,8 +215,7 @@ impl IdGen {
             Ids::One => 1,
             Ids::Zipf => {
                 let z = self.zipf.expect("zipf set up for Ids::Zipf");
-                let rng = &mut self.rng;
-                z.sample(|| rng.random::<f64>()) as i64
+                z.sample(&mut self.rng) as i64
             }
         }
     }
