@@ -4,34 +4,14 @@
 //! on a 2-core machine are only comparable when nothing else runs). Input-error tests need no
 //! lock: they must fail before anything starts.
 
+mod common;
+use common::*;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-
-static MEASURING: Mutex<()> = Mutex::new(());
-
-fn measuring() -> MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn dbdelta(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbdelta"));
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
-    cmd
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    dbdelta(dir).args(args).output().expect("start dbdelta")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A lab with tiny tables and short steps.
 fn lab(dir: &Path, targets: &str, sysbench: &str) -> PathBuf {

@@ -5,19 +5,14 @@
 //! (CI installs it): then they fail. Runs that start servers hold a lock so they never share
 //! the CPUs.
 
-use std::os::unix::fs::PermissionsExt;
+mod common;
+use common::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::Connection;
-
-static MEASURING: Mutex<()> = Mutex::new(());
-
-fn measuring() -> MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 const SERVER: &str = "/usr/sbin/mariadbd";
 const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
@@ -32,25 +27,6 @@ fn mariadb_installed(test: &str) -> bool {
     }
     eprintln!("note: {test} skipped: MariaDB is not installed (apt-get install mariadb-server)");
     false
-}
-
-/// A temporary directory the unprivileged server user can enter (tempdirs are 0700).
-fn workdir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
-}
-
-fn dbdelta(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbdelta"));
-    cmd.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null());
-    cmd
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn lab(dir: &Path, targets: &str) -> PathBuf {
@@ -102,7 +78,7 @@ fn a_mariadb_target_runs_every_step() {
         return;
     }
     let _lock = measuring();
-    let dir = workdir();
+    let dir = scratch();
     let lab = lab(
         dir.path(),
         "[[target]]\nname = \"maria\"\nengine = \"mysql\"\n",
@@ -204,7 +180,7 @@ fn an_invalid_setting_fails_with_the_log() {
         return;
     }
     let _lock = measuring();
-    let dir = workdir();
+    let dir = scratch();
     let lab = lab(
         dir.path(),
         "[[target]]\nname = \"bogus\"\nengine = \"mysql\"\nsettings = [\"innodb_bogus_setting = 1\"]\n",
@@ -236,7 +212,7 @@ fn an_invalid_setting_fails_with_the_log() {
 #[test]
 fn a_bin_dir_without_a_server_fails_clearly() {
     // Needs no MariaDB: the engine fails before it starts anything.
-    let dir = workdir();
+    let dir = scratch();
     let bin = dir.path().join("empty-bin");
     std::fs::create_dir(&bin).unwrap();
     let lab = lab(

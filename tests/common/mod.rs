@@ -1,0 +1,40 @@
+//! Helpers shared by the integration tests: run the real `dbdelta` binary, and keep runs that
+//! measure from sharing the CPUs.
+#![allow(dead_code)] // each test binary uses a subset
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+
+static MEASURING: Mutex<()> = Mutex::new(());
+
+/// Held by every test that measures, so two measurements never run at once in a test binary.
+pub fn measuring() -> MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The binary under test, in `dir`, without colour or standard input.
+pub fn dbdelta(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dbdelta"));
+    cmd.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// Run the binary to completion.
+pub fn run(dir: &Path, args: &[&str]) -> Output {
+    dbdelta(dir).args(args).output().expect("start dbdelta")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A temporary directory the unprivileged server user may enter (temp dirs are 0700).
+pub fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
