@@ -17,13 +17,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::engine::{self, Server};
+use crate::engine::{self, Dialect, Server, Session};
 use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
 use crate::results::{LoadResult, Measurement, RunInfo, SecondSample, TargetInfo};
 use crate::sampler::Probe;
 use crate::store::Store;
-use crate::workload::{self, StepDef, sql, sysbench};
+use crate::workload::{self, Scale, StepDef, sql, sysbench};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,6 +189,33 @@ pub fn client_bound(client_us: Option<f64>, server_us: Option<f64>, busiest: Opt
     by_cost || busiest.is_some_and(|b| b > 0.8)
 }
 
+/// Create and fill the sysbench tables of `scale` on `session`, then build their secondary
+/// indexes. Returns (load seconds, index seconds), each timed here.
+pub fn load_sysbench(
+    session: &mut dyn Session,
+    dialect: Dialect,
+    scale: Scale,
+) -> Result<(f64, f64)> {
+    let started = Instant::now();
+    for t in 1..=scale.tables {
+        session
+            .execute_sql(&sql::create_table(dialect, t))
+            .context("create table")?;
+        let mut rows = sysbench::TableRows::new(scale.rows, 0x5eed ^ t as u64);
+        session
+            .bulk_load(&sql::table(t), &mut rows)
+            .with_context(|| format!("loading {}", sql::table(t)))?;
+    }
+    let load_secs = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    for t in 1..=scale.tables {
+        session
+            .execute_sql(&sql::create_index(dialect, t))
+            .context("create index")?;
+    }
+    Ok((load_secs, started.elapsed().as_secs_f64()))
+}
+
 enum CellEnd {
     Done,
     Interrupted,
@@ -292,25 +319,7 @@ impl CellRun<'_> {
         let scale = self.plan.scale;
         let driver = server.driver();
         let mut session = driver.connect().context("connecting for the load")?;
-        let dialect = driver.dialect();
-        let started = Instant::now();
-        for t in 1..=scale.tables {
-            session
-                .execute_sql(&sql::create_table(dialect, t))
-                .context("create table")?;
-            let mut rows = sysbench::TableRows::new(scale.rows, 0x5eed ^ t as u64);
-            session
-                .bulk_load(&sql::table(t), &mut rows)
-                .with_context(|| format!("loading {}", sql::table(t)))?;
-        }
-        let load_secs = started.elapsed().as_secs_f64();
-        let started = Instant::now();
-        for t in 1..=scale.tables {
-            session
-                .execute_sql(&sql::create_index(dialect, t))
-                .context("create index")?;
-        }
-        let index_secs = started.elapsed().as_secs_f64();
+        let (load_secs, index_secs) = load_sysbench(session.as_mut(), driver.dialect(), scale)?;
         drop(session);
         let total = scale.rows * scale.tables as u64;
         let rows_per_sec = (load_secs > 0.0).then(|| total as f64 / load_secs);
