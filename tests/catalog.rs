@@ -258,7 +258,9 @@ fn the_whole_catalog_runs_in_spec_order_with_every_steps_shape() {
             0.2
         };
         assert!(
-            r.seconds >= secs && r.seconds < secs + 0.5,
+            // The last event ends just before the deadline (the next start sees it passed), so
+            // the measured period may fall short of the configured one by one event.
+            r.seconds >= secs - 0.05 && r.seconds < secs + 0.5,
             "{}: {} s",
             r.step,
             r.seconds

@@ -191,7 +191,7 @@ fn point_query_measured_twice_agrees_and_counts_are_exact() {
             1.5
         };
         assert!(
-            *seconds >= expected && *seconds < expected + 0.5,
+            *seconds >= expected - 0.05 && *seconds < expected + 0.5,
             "{step}: measured {seconds} s, configured {expected} s (warm-up must be excluded)"
         );
     }

@@ -463,7 +463,9 @@ impl CellRun<'_> {
         }
         // Whole seconds of the measured period only: a partial last second (or the bucket of
         // events that ended after the deadline) is not a rate and would read as a stall.
-        let whole_seconds = run.seconds.floor() as usize;
+        // The last event ends a hair before the deadline, so allow 1 ms of slack: 0.9999 s is
+        // one whole second.
+        let whole_seconds = (run.seconds + 1e-3).floor() as usize;
         let series: Vec<SecondSample> = merged
             .seconds
             .iter()
