@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use dbdelta::engine::{self, EngineKind, Server, process};
+use dbdelta::engine::pgwire::PgConn;
+use dbdelta::engine::{self, EngineKind, Param, Server, process};
 use dbdelta::plan::TargetPlan;
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{load_sysbench, step};
@@ -106,6 +107,9 @@ enum Client {
     Sysbench,
     Pgbench,
     Dbdelta,
+    /// dbdelta's wire client in a bare loop: no runner, no workload, no recording. What is
+    /// left is the cost of the protocol and the socket: the floor for a blocking client.
+    Floor,
 }
 
 impl Client {
@@ -114,6 +118,7 @@ impl Client {
             Client::Sysbench => "sysbench",
             Client::Pgbench => "pgbench",
             Client::Dbdelta => "dbdelta",
+            Client::Floor => "wirefloor",
         }
     }
 }
@@ -125,6 +130,12 @@ struct Sample {
     /// Every query the client ran (what the CPU figures are divided by).
     queries: u64,
     client_us: f64,
+    /// The system-time part of `client_us`.
+    client_sys_us: f64,
+    /// The client's context switches (voluntary + involuntary) per query.
+    client_cs: f64,
+    /// Of those, involuntary (preemptions).
+    client_ics: f64,
     server_us: f64,
     /// CPU of everything else on the host over the run, in cores (others' work; host counters
     /// under-count, so this is a lower bound).
@@ -251,7 +262,52 @@ fn spread(v: &[f64], digits: usize) -> String {
 struct ChildRun {
     secs: f64,
     cpu_us: f64,
+    usage: Usage,
     stdout: String,
+}
+
+/// What `rusage` says about a client: CPU split and context switches.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    user_us: f64,
+    sys_us: f64,
+    cs: f64,
+    /// Involuntary context switches (preemptions), part of `cs`.
+    ics: f64,
+}
+
+impl Usage {
+    fn of(ru: &libc::rusage) -> Usage {
+        Usage {
+            user_us: timeval_us(ru.ru_utime),
+            sys_us: timeval_us(ru.ru_stime),
+            cs: (ru.ru_nvcsw + ru.ru_nivcsw) as f64,
+            ics: ru.ru_nivcsw as f64,
+        }
+    }
+
+    fn since(self, a: Usage) -> Usage {
+        Usage {
+            user_us: self.user_us - a.user_us,
+            sys_us: self.sys_us - a.sys_us,
+            cs: self.cs - a.cs,
+            ics: self.ics - a.ics,
+        }
+    }
+
+    fn cpu_us(self) -> f64 {
+        self.user_us + self.sys_us
+    }
+}
+
+fn self_usage() -> Usage {
+    // SAFETY: getrusage only writes the struct we hand it.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    Usage::of(&ru)
 }
 
 fn timeval_us(tv: libc::timeval) -> f64 {
@@ -309,6 +365,7 @@ fn run_child(mut cmd: Command, work: &Path, tag: &str) -> Result<ChildRun> {
     Ok(ChildRun {
         secs,
         cpu_us: timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime),
+        usage: Usage::of(&ru),
         stdout,
     })
 }
@@ -511,7 +568,7 @@ impl Bench<'_> {
         let cmd = match client {
             Client::Sysbench => self.sysbench_cmd(t, clients, secs),
             Client::Pgbench => self.pgbench_cmd(t, clients, secs)?,
-            Client::Dbdelta => unreachable!("dbdelta runs in-process"),
+            Client::Dbdelta | Client::Floor => unreachable!("dbdelta runs in-process"),
         };
         let a = t.probe.snapshot();
         let me_a = self_cpu_us();
@@ -537,6 +594,9 @@ impl Bench<'_> {
             qps,
             queries,
             client_us: run.cpu_us / queries as f64,
+            client_sys_us: run.usage.sys_us / queries as f64,
+            client_cs: run.usage.cs / queries as f64,
+            client_ics: run.usage.ics / queries as f64,
             server_us: server / queries as f64,
             other_cores: ((host - server - run.cpu_us - me) / wall_us).max(0.0),
             ..Default::default()
@@ -573,7 +633,7 @@ impl Bench<'_> {
 
     fn dbdelta(&self, t: &Target, clients: u32) -> Result<Sample> {
         let a = t.probe.snapshot();
-        let me_a = self_cpu_us();
+        let me_a = self_usage();
         let started = Instant::now();
         let run = self.dbdelta_step(
             t,
@@ -584,14 +644,19 @@ impl Bench<'_> {
         let secs = started.elapsed().as_secs_f64();
         std::thread::sleep(SETTLE);
         let b = t.probe.snapshot();
-        let me = self_cpu_us() - me_a;
+        let usage = self_usage().since(me_a);
+        let me = usage.cpu_us();
         self.check_interrupt()?;
         let events = run.merged.events;
-        // Every point select returns its one row, so rows touched = every query run, warm-up
-        // included (the measured-window count `events` excludes the warm-up).
-        let all = run.rows_touched.first().copied().unwrap_or(0);
-        if events == 0 || all < events {
-            bail!("dbdelta point-query: {events} measured queries, {all} rows returned in all");
+        // The process CPU covers connect, prepare and the warm-up too, so divide by every query
+        // run (one statement per event), as for the external clients.
+        let all = run.events_all;
+        // Every measured point select returns its one row.
+        let rows = run.rows_touched.first().copied().unwrap_or(0);
+        if events == 0 || all < events || rows != events {
+            bail!(
+                "dbdelta point-query: {events} measured queries returned {rows} rows ({all} queries in all)"
+            );
         }
         let server = server_delta(&a, &b);
         let window = run.costs.per_op(events);
@@ -600,10 +665,82 @@ impl Bench<'_> {
             qps: events as f64 / run.seconds,
             queries: all,
             client_us: me / all as f64,
+            client_sys_us: usage.sys_us / all as f64,
+            client_cs: usage.cs / all as f64,
+            client_ics: usage.ics / all as f64,
             server_us: server / all as f64,
             other_cores: ((host - server - me) / ((secs + SETTLE.as_secs_f64()) * 1e6)).max(0.0),
             window_client_us: window.client_cpu_us.unwrap_or(f64::NAN),
             window_server_us: window.proc_cpu_us.unwrap_or(f64::NAN),
+        })
+    }
+
+    /// The floor: N threads of dbdelta's wire client, each preparing the point select and
+    /// executing it in a bare loop (ids from an xorshift, a clock read every 256 queries, no
+    /// histogram, no runner). Accounted like dbdelta: `getrusage(RUSAGE_SELF)` around it all.
+    fn floor(&self, t: &Target, clients: u32) -> Result<Sample> {
+        let Endpoint::Pg { dir, port } = &t.endpoint else {
+            bail!("the wire floor is measured on PostgreSQL only");
+        };
+        let rows = self.args.rows.max(1);
+        let a = t.probe.snapshot();
+        let me_a = self_usage();
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(self.args.secs);
+        let _pin = Affinity::pin(self.client_cpus.as_deref())?;
+        let counts: Vec<Result<u64, engine::DbError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..clients)
+                .map(|i| {
+                    s.spawn(move || {
+                        let mut c = PgConn::connect(dir, *port, "postgres", "postgres")?;
+                        c.prepare("floor", "SELECT c FROM sbtest1 WHERE id = $1")?;
+                        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (u64::from(i) + 1);
+                        let mut n = 0u64;
+                        while !n.is_multiple_of(256) || Instant::now() < deadline {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            let id = (x % rows) as i64 + 1;
+                            if c.execute("floor", &[Param::Int(id)])? != 1 {
+                                return Err(engine::DbError::fatal(
+                                    "the point select lost its row",
+                                ));
+                            }
+                            n += 1;
+                        }
+                        Ok(n)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("floor thread"))
+                .collect()
+        });
+        drop(_pin);
+        let secs = started.elapsed().as_secs_f64();
+        std::thread::sleep(SETTLE);
+        let b = t.probe.snapshot();
+        let usage = self_usage().since(me_a);
+        self.check_interrupt()?;
+        let mut all = 0;
+        for c in counts {
+            all += c.context("wire floor")?;
+        }
+        let server = server_delta(&a, &b);
+        let host = b.host_busy_us - a.host_busy_us;
+        let me = usage.cpu_us();
+        Ok(Sample {
+            qps: all as f64 / secs,
+            queries: all,
+            client_us: me / all as f64,
+            client_sys_us: usage.sys_us / all as f64,
+            client_cs: usage.cs / all as f64,
+            client_ics: usage.ics / all as f64,
+            server_us: server / all as f64,
+            other_cores: ((host - server - me) / ((secs + SETTLE.as_secs_f64()) * 1e6)).max(0.0),
+            window_client_us: f64::NAN,
+            window_server_us: f64::NAN,
         })
     }
 
@@ -735,6 +872,9 @@ impl Bench<'_> {
             order.push(Client::Pgbench);
         }
         order.push(Client::Dbdelta);
+        if t.kind == EngineKind::Postgres {
+            order.push(Client::Floor);
+        }
         let names: Vec<&str> = order.iter().map(|c| c.name()).collect();
         for &clients in &self.args.clients.clone() {
             self.say("");
@@ -750,13 +890,17 @@ impl Bench<'_> {
                     self.check_interrupt()?;
                     let s = match client {
                         Client::Dbdelta => self.dbdelta(t, clients)?,
+                        Client::Floor => self.floor(t, clients)?,
                         _ => self.external(t, client, clients)?,
                     };
                     let mut line = format!(
-                        "  round {round} {:<9} {:>9} qps  client {:>6.2} µs/q  server {:>6.2} µs/q  queries {:>9}  other load {:.2} cores",
+                        "  round {round} {:<9} {:>9} qps  client {:>6.2} µs/q (sys {:>5.2}, {:.2} cs/q, {:.2} preempted)  server {:>6.2} µs/q  queries {:>9}  other load {:.2} cores",
                         client.name(),
                         thousands(s.qps),
                         s.client_us,
+                        s.client_sys_us,
+                        s.client_cs,
+                        s.client_ics,
                         s.server_us,
                         s.queries,
                         s.other_cores
@@ -782,12 +926,14 @@ impl Bench<'_> {
         let base_qps = median(&col(0, |s| s.qps));
         let base_cpu = median(&col(0, |s| s.client_us));
         self.say(&format!(
-            "  {:<9} {:>10} {:>17} {:>11} {:>13} {:>11} {:>13} {:>8} {:>11}",
+            "  {:<9} {:>10} {:>17} {:>11} {:>13} {:>8} {:>6} {:>11} {:>13} {:>8} {:>11}",
             "median",
             "QPS",
             "min–max",
             "client µs/q",
             "min–max",
+            "sys µs/q",
+            "cs/q",
             "server µs/q",
             "min–max",
             "QPS ×sb",
@@ -801,12 +947,14 @@ impl Bench<'_> {
             let (mq, mc) = (median(&qps), median(&cpu));
             med.push((*client, mq, mc));
             self.say(&format!(
-                "  {:<9} {:>10} {:>17} {:>11.2} {:>13} {:>11.2} {:>13} {:>8.2} {:>11.2}",
+                "  {:<9} {:>10} {:>17} {:>11.2} {:>13} {:>8.2} {:>6.2} {:>11.2} {:>13} {:>8.2} {:>11.2}",
                 client.name(),
                 thousands(mq),
                 spread(&qps, 0),
                 mc,
                 spread(&cpu, 2),
+                median(&col(i, |s| s.client_sys_us)),
+                median(&col(i, |s| s.client_cs)),
                 median(&srv),
                 spread(&srv, 2),
                 mq / base_qps,
@@ -821,6 +969,13 @@ impl Bench<'_> {
             ));
         }
         let get = |c: Client| med.iter().find(|m| m.0 == c).map(|m| (m.1, m.2));
+        if let (Some((_, dc)), Some((_, fc))) = (get(Client::Dbdelta), get(Client::Floor)) {
+            self.say(&format!(
+                "  dbdelta's client CPU is {:.2}× the wire floor's (runner, workload and recording cost {:+.2} µs/q)",
+                dc / fc,
+                dc - fc
+            ));
+        }
         let engine = t.kind.name();
         let mut goals = Vec::new();
         if let (Some((dq, dc)), Some((sq, sc))) = (get(Client::Dbdelta), get(Client::Sysbench)) {

@@ -44,6 +44,9 @@ pub struct StepRun {
     /// The busiest client thread's CPU time / wall time over its measured events (0..1).
     pub max_client_busy: Option<f64>,
     pub interrupted: bool,
+    /// Every event the clients ran, warm-up and failed ones included (what a whole-process
+    /// CPU figure must be divided by; `merged.events` counts the measured window only).
+    pub events_all: u64,
 }
 
 /// CPU time of the calling thread.
@@ -300,6 +303,7 @@ pub fn run(
             fatal.unwrap_or_else(|| "unknown error".into())
         );
     }
+    let events_all = total(&live);
     let merged = Merged::from(recorders);
     let end = merged.last_end.unwrap_or(deadline).max(measure_start);
     let seconds = end.duration_since(measure_start).as_secs_f64();
@@ -312,5 +316,6 @@ pub fn run(
         fatal,
         max_client_busy,
         interrupted,
+        events_all,
     })
 }
