@@ -1,11 +1,13 @@
-//! Reports: turn one run's records ([`RunData`](crate::results::RunData)) into text, Markdown
-//! or JSON, every format drawn from the same [`ReportModel`].
+//! Reports: turn one run's records ([`RunData`](crate::results::RunData)), or two runs' for
+//! `dbdelta compare`, into text, Markdown, CSV or JSON, every format drawn from the same
+//! [`ReportModel`].
 //!
 //! Owns the public report API ([`build`], [`render`], [`Format`], [`ReportError`]). Everything
 //! here is pure: data in, bytes out. It must not read or write files, look at the terminal,
 //! the clock or the environment; callers decide colour and where the bytes go.
 
 mod build;
+pub mod csv;
 mod json;
 mod layout;
 mod markdown;
@@ -32,6 +34,9 @@ pub enum Format {
     /// The versioned JSON contract (`schema/report-v1.schema.json`).
     #[value(name = "json")]
     Json,
+    /// Long form: one row per target × clients × step, for pandas, SQLite or a spreadsheet.
+    #[value(name = "csv")]
+    Csv,
 }
 
 /// Why a report could not be built.
@@ -62,5 +67,6 @@ pub fn render(model: &ReportModel, format: Format, color: bool) -> String {
         Format::Text => text::render(&layout::document(model), color),
         Format::Markdown => markdown::render(&layout::document(model)),
         Format::Json => json::render(model),
+        Format::Csv => csv::render(model),
     }
 }
