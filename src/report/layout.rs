@@ -307,7 +307,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
             parts.push("no config, settings or environment difference".into());
         }
         match t.relative_to.as_deref() {
-            Some(b) if b != m.base => {
+            Some(b) if m.compare.is_some() => {
                 diffs.push(format!("{} (vs {b}): {}", t.name, parts.join("; ")))
             }
             _ => diffs.push(format!("{}: {}", t.name, parts.join("; "))),

@@ -7,6 +7,7 @@
 //! the clock or the environment; callers decide colour and where the bytes go.
 
 mod build;
+mod compare;
 pub mod csv;
 mod json;
 mod layout;
@@ -20,6 +21,7 @@ mod fixture;
 #[cfg(test)]
 mod tests;
 
+pub use compare::CompareError;
 pub use model::ReportModel;
 
 /// Output format of `dbdelta report --format`.
@@ -59,6 +61,15 @@ pub fn build(
     base: Option<&str>,
 ) -> Result<ReportModel, ReportError> {
     build::build(data, base)
+}
+
+/// The report of run `b` relative to run `a` (`dbdelta compare A B`): targets paired by name,
+/// steps by (target, step, clients); refuses runs of different scale or client counts.
+pub fn compare(
+    a: &crate::results::RunData,
+    b: &crate::results::RunData,
+) -> Result<ReportModel, CompareError> {
+    compare::compare(a, b)
 }
 
 /// Renders a model. `color` only affects [`Format::Text`] (ANSI colours on relative cells).

@@ -130,6 +130,20 @@ fn json_validates_against_schema() {
             assert!(errors.is_empty(), "{errors:#?}");
         }
     }
+    // A compare report is the same contract.
+    let a = run_two_clients();
+    let mut b = a.clone();
+    b.run.id = "20261123-0301".into();
+    let v: Value =
+        serde_json::from_str(&render(&compare(&a, &b).unwrap(), Format::Json, false)).unwrap();
+    assert_eq!(v["compare"]["b"]["id"], "20261123-0301");
+    assert!(schema_errors(&v).is_empty(), "{:#?}", schema_errors(&v));
+    let mut broken = v.clone();
+    broken["compare"]["a"] = Value::String("20261122-0301".into());
+    assert!(
+        !schema_errors(&broken).is_empty(),
+        "compare.a must be a run object"
+    );
 }
 
 #[test]
