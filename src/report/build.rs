@@ -697,7 +697,7 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     if !sqlite.is_empty() {
         out.push(format!(
             "SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be \
-             separated ({}).",
+             separated, so no SQLite step is flagged client-bound ({}).",
             sqlite.join(", ")
         ));
     }

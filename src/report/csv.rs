@@ -321,7 +321,7 @@ mod tests {
         assert_eq!(cell(b, "qps"), "14250");
         assert_eq!(cell(b, "rows_per_table"), "100000");
         assert_eq!(
-            cell(find("sqlite.wal", "point-query", "4"), "client_bound"),
+            cell(find("pg17", "point-query", "4"), "client_bound"),
             "true"
         );
         let f = find("pg17", "update-index", "4");

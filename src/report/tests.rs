@@ -254,7 +254,7 @@ fn warnings_and_notes() {
     let w = m.warnings.join("\n");
     assert!(w.contains("target pg17.jemalloc failed: server did not accept connections within 30 s (server log: /tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log)"), "{w}");
     assert!(
-        w.contains("client-bound: sqlite.wal point-query at 4 clients"),
+        w.contains("client-bound: pg17 point-query at 4 clients"),
         "{w}"
     );
     assert!(
