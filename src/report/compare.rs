@@ -32,8 +32,8 @@ pub enum CompareError {
         b_targets: Vec<String>,
     },
     #[error(
-        "compare: run {a} ran at {} clients, run {b} at {}; compare runs with the same client \
-         counts ([lab] clients or --clients)",
+        "compare: run {a} ran with clients = [{}], run {b} with clients = [{}]; compare runs \
+         with the same client counts ([lab] clients or --clients)",
         list(a_clients),
         list(b_clients)
     )]
@@ -412,8 +412,8 @@ mod tests {
         b.measurements.retain(|m| m.clients == 1);
         assert_eq!(
             compare(&a, &b).unwrap_err().to_string(),
-            "compare: run 20261122-0301 ran at 1, 4 clients, run 20261123-0301 at 1; compare runs \
-             with the same client counts ([lab] clients or --clients)"
+            "compare: run 20261122-0301 ran with clients = [1, 4], run 20261123-0301 with \
+             clients = [1]; compare runs with the same client counts ([lab] clients or --clients)"
         );
         let (a, _) = runs();
         assert!(matches!(compare(&a, &a), Err(CompareError::SameRun { .. })));
