@@ -526,6 +526,26 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// A target's error as one warning line: without a repeated `target NAME: ` prefix, and when
+/// it carries a server log's tail, its first line and the tail's last two lines (the whole
+/// error stays in the target's `error`).
+fn condensed(name: &str, error: &str) -> String {
+    let error = error
+        .strip_prefix(&format!("target {name}: "))
+        .unwrap_or(error);
+    let lines: Vec<&str> = error
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.as_slice() {
+        [] => "no error recorded".into(),
+        [one] => one.to_string(),
+        [first, last] => format!("{first} {last}"),
+        [first, .., before, last] => format!("{first} … {before} {last}"),
+    }
+}
+
 /// A second below this fraction of the step's median second is reported as a stall.
 const STALL_FRACTION: f64 = 0.5;
 
@@ -548,7 +568,9 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             let mut w = format!(
                 "target {} failed: {}",
                 t.name,
-                t.error.as_deref().unwrap_or("no error recorded")
+                t.error
+                    .as_deref()
+                    .map_or("no error recorded".into(), |e| condensed(&t.name, e))
             );
             if let Some(log) = &t.log_path {
                 w.push_str(&format!(" (server log: {log})"));
@@ -841,4 +863,22 @@ fn series(data: &RunData) -> Vec<SeriesSummary> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_tail_is_condensed_to_its_last_lines() {
+        assert_eq!(condensed("x", "target x: refused"), "refused");
+        assert_eq!(
+            condensed(
+                "pg",
+                "target pg: did not start; last lines of its log a.log:\n\nok\nok\n\nLOG:  bad value\nFATAL: errors\n"
+            ),
+            "did not start; last lines of its log a.log: … LOG:  bad value FATAL: errors"
+        );
+        assert_eq!(condensed("pg", "a\nb"), "a b");
+    }
 }
