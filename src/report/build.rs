@@ -530,8 +530,10 @@ fn plural(n: usize, word: &str) -> String {
 /// it carries a server log's tail, its first line and the tail's last two lines (the whole
 /// error stays in the target's `error`).
 fn condensed(name: &str, error: &str) -> String {
+    // In a compare the target is `NAME@A`; its error names NAME (names never contain `@`).
+    let plain = name.split('@').next().unwrap_or(name);
     let error = error
-        .strip_prefix(&format!("target {name}: "))
+        .strip_prefix(&format!("target {plain}: "))
         .unwrap_or(error);
     let lines: Vec<&str> = error
         .lines()
@@ -872,6 +874,7 @@ mod tests {
     #[test]
     fn a_log_tail_is_condensed_to_its_last_lines() {
         assert_eq!(condensed("x", "target x: refused"), "refused");
+        assert_eq!(condensed("x@B", "target x: refused"), "refused");
         assert_eq!(
             condensed(
                 "pg",
