@@ -45,6 +45,8 @@ pub enum Command {
     Run(RunArgs),
     /// Print the report of a stored run (default: the latest).
     Report(ReportArgs),
+    /// Compare the same steps across two stored runs: RUN_B relative to RUN_A.
+    Compare(CompareArgs),
     /// List what the store holds, or the step catalog.
     List(ListArgs),
     /// Download and cache server binaries, e.g. `dbdelta fetch postgres@17`.
@@ -95,11 +97,24 @@ pub struct RunArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run id (default: the latest run).
+    /// Run id, `latest` or `previous` (default: the latest run).
     pub run: Option<String>,
     /// Target to compare against (default: the run's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The run compared against (its targets are the bases): a run id, `latest` or `previous`.
+    pub run_a: String,
+    /// The run whose targets are reported relative to RUN_A's targets of the same name.
+    pub run_b: String,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to FILE instead of standard output.
@@ -138,6 +153,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run(&cli.store, args, &progress),
         Command::Report(args) => report_cmd(&cli.store, args),
+        Command::Compare(args) => compare_cmd(&cli.store, args),
         Command::List(args) => list(&cli.store, args),
         Command::Fetch(args) => fetch_cmd(&args.what, &progress),
     }
@@ -268,9 +284,29 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
     let data = store.load_run(&run_id)?;
     let model = report::build(&data, args.base.as_deref())
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    match &args.output {
+    write_report(&model, args.format, args.output.as_deref())
+}
+
+/// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.
+fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
+    let store = Store::open_existing(store_path)?;
+    let a = store.resolve_run(Some(&args.run_a))?;
+    let b = store.resolve_run(Some(&args.run_b))?;
+    let model = report::compare(&store.load_run(&a)?, &store.load_run(&b)?)
+        .map_err(|e| crate::error::InputError::new(e.to_string()))?;
+    write_report(&model, args.format, args.output.as_deref())
+}
+
+/// Writes a rendered report to `output` (whole or not at all: a temporary file renamed into
+/// place), or to standard output, coloured when that is a terminal.
+fn write_report(
+    model: &report::ReportModel,
+    format: Format,
+    output: Option<&Path>,
+) -> Result<ExitCode> {
+    match output {
         Some(path) => {
-            let text = report::render(&model, args.format, false);
+            let text = report::render(model, format, false);
             let tmp = path.with_extension("tmp~");
             std::fs::write(&tmp, text)
                 .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
@@ -278,7 +314,7 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
                 .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
         }
         None => {
-            let text = report::render(&model, args.format, color_wanted());
+            let text = report::render(model, format, color_wanted());
             std::io::stdout().lock().write_all(text.as_bytes())?;
         }
     }

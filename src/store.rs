@@ -400,9 +400,27 @@ impl Store {
             .optional()?)
     }
 
-    /// Resolve `RUN` (an id, or `latest`/none) to an existing run id.
+    /// Resolve `RUN` (an id, `latest`/none, or `previous`: the run before the latest) to an
+    /// existing run id.
     pub fn resolve_run(&self, run: Option<&str>) -> Result<String> {
         match run {
+            Some("previous") => {
+                let found: Option<String> = self
+                    .conn
+                    .query_row(
+                        "SELECT id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET 1",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                found.ok_or_else(|| {
+                    InputError::new(format!(
+                        "previous: the store {} holds fewer than 2 runs; `dbdelta list runs` shows them",
+                        self.path.display()
+                    ))
+                    .into()
+                })
+            }
             None | Some("latest") => self.latest_run()?.ok_or_else(|| {
                 InputError::new(format!(
                     "the store {} holds no run yet; run `dbdelta run` first",
@@ -684,6 +702,10 @@ mod tests {
         assert_eq!(data.targets[0].name, "a");
         assert_eq!(s.resolve_run(None).unwrap(), "r1");
         assert!(s.resolve_run(Some("nope")).is_err());
+        assert!(
+            s.resolve_run(Some("previous")).is_err(),
+            "one run has no previous"
+        );
         let v: i64 = s
             .conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))

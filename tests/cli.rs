@@ -71,19 +71,7 @@ fn demo_runs_reports_and_writes_the_store() {
     let out = run(dir.path(), &["report", "--format", "json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/schema/report-v1.schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&json)
-        .map(|e| e.to_string())
-        .collect();
+    let errors = schema_errors(&json);
     assert!(errors.is_empty(), "schema violations: {errors:?}");
     assert_eq!(json["schema_version"], 1);
     assert_eq!(

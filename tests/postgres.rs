@@ -473,3 +473,113 @@ fn postgres_runs_the_whole_catalog_with_quick() {
     let report = text(&out.stdout);
     assert!(report.contains("Scan: thousands of rows scanned per second"));
 }
+
+/// A run with a failed target and a client-bound step: both warnings in every format (CSV
+/// carries them as columns). Nothing is faked: the failed target has a setting PostgreSQL
+/// rejects, and the client-bound flag is the runner's own (metrics-and-reports.md §1: client
+/// CPU/op ≥ half the server's, or a client thread busy > 80%). Under `cargo test` the client is
+/// the unoptimised test build, whose CPU per cheap read is about the server's own, so short
+/// point reads are flagged; the test needs one of them to be.
+#[test]
+fn a_failed_target_and_a_client_bound_step_are_warned_in_every_format() {
+    if !postgres_installed() {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        "[lab]\nname = \"warnings\"\n\n\
+         [[target]]\nname = \"pg\"\nengine = \"postgres\"\n\n\
+         [[target]]\nname = \"pgbad\"\nengine = \"postgres\"\nsettings = [\"shared_buffers = 'lots'\"]\n\n\
+         [suite.sysbench]\nrows = 2000\n",
+    )
+    .unwrap();
+    let mut args = vec!["run", lab.to_str().unwrap(), "-q", "--quick"];
+    for step in ["point-query", "read-only-simple", "range-covered-pk"] {
+        args.extend(["--only", step]);
+    }
+    let out = dbdelta(dir.path()).args(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let flagged: Vec<String> = db
+        .prepare("SELECT step FROM measurements WHERE client_bound AND NOT failed")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let costs: Vec<(String, f64, f64)> = db
+        .prepare("SELECT step, client_cpu_us_per_op, server_cpu_us_per_op FROM measurements")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        !flagged.is_empty(),
+        "no step was client-bound (client, server CPU µs/op): {costs:?}"
+    );
+    let log: String = db
+        .query_row(
+            "SELECT log_path FROM targets WHERE name = 'pgbad' AND failed",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+
+    let report = |format: &str| {
+        let out = dbdelta(dir.path())
+            .args(["report", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let failed = "target pgbad failed:";
+    for format in ["text", "md", "json"] {
+        let r = report(format);
+        assert!(
+            r.contains(failed) && r.contains(&log),
+            "{format}: no failed-target warning with {log}:\n{r}"
+        );
+        for step in &flagged {
+            assert!(
+                r.contains(&format!("client-bound: pg {step} at 1 client")),
+                "{format}: no client-bound warning for {step}:\n{r}"
+            );
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    assert!(
+        schema_errors(&json).is_empty(),
+        "{:?}",
+        schema_errors(&json)
+    );
+
+    let csv = report("csv");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    for r in &rows {
+        let cb = &r[col("client_bound")] == "true";
+        match &r[col("target")] {
+            "pg" => assert_eq!(cb, flagged.iter().any(|s| s == &r[col("step")]), "{r:?}"),
+            _ => {
+                assert_eq!(
+                    (
+                        &r[col("failed")],
+                        &r[col("target_failed")],
+                        &r[col("log_path")]
+                    ),
+                    ("true", "true", log.as_str())
+                );
+                assert!(r[col("error")].contains("did not start"), "{r:?}");
+            }
+        }
+    }
+    assert_eq!(rows.len(), 6, "3 steps × (pg, pgbad):\n{csv}");
+}

@@ -11,9 +11,48 @@ use super::model::*;
 use super::stats::{self, mean_known, ratio};
 use crate::results::{Latency, Measurement, RunData, TargetInfo};
 
-/// Builds the model; `base` defaults to the first target. Warm steps (stored with `warm`) are
-/// left out of every number; only their failures are reported, as warnings.
+/// Builds the model; `base` defaults to the first target, and every other target is relative
+/// to it. Warm steps (stored with `warm`) are left out of every number; only their failures are
+/// reported, as warnings.
 pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportError> {
+    let names: Vec<String> = all.targets.iter().map(|t| t.name.clone()).collect();
+    let base = match base {
+        Some(b) if names.iter().any(|n| n == b) => b.to_string(),
+        Some(b) => {
+            return Err(ReportError::UnknownBase {
+                base: b.to_string(),
+                run: all.run.id.clone(),
+                known: names,
+            });
+        }
+        None => match names.first() {
+            Some(first) => first.clone(),
+            None => {
+                return Err(ReportError::UnknownBase {
+                    base: String::new(),
+                    run: all.run.id.clone(),
+                    known: names,
+                });
+            }
+        },
+    };
+    let pairs: BTreeMap<String, String> = names
+        .iter()
+        .filter(|n| **n != base)
+        .map(|n| (n.clone(), base.clone()))
+        .collect();
+    Ok(build_with(all, &base, &pairs, &BTreeMap::new()))
+}
+
+/// The model with explicit pairs: `pairs` maps each compared target to the target it is
+/// relative to (targets not in it are not compared); `runs` maps a target to the run its
+/// numbers come from (default: `all.run.id`). `base` must be one of `all.targets`.
+pub(super) fn build_with(
+    all: &RunData,
+    base: &str,
+    pairs: &BTreeMap<String, String>,
+    runs: &BTreeMap<String, String>,
+) -> ReportModel {
     let data = &RunData {
         measurements: all
             .measurements
@@ -24,31 +63,8 @@ pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportErr
         ..all.clone()
     };
     let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
-    let base = match base {
-        Some(b) if names.iter().any(|n| n == b) => b.to_string(),
-        Some(b) => {
-            return Err(ReportError::UnknownBase {
-                base: b.to_string(),
-                run: data.run.id.clone(),
-                known: names,
-            });
-        }
-        None => match names.first() {
-            Some(first) => first.clone(),
-            None => {
-                return Err(ReportError::UnknownBase {
-                    base: String::new(),
-                    run: data.run.id.clone(),
-                    known: names,
-                });
-            }
-        },
-    };
-    let base_info = data
-        .targets
-        .iter()
-        .find(|t| t.name == base)
-        .expect("base is one of the targets");
+    let base = base.to_string();
+    let info = |name: &str| data.targets.iter().find(|t| t.name == name);
 
     let measured: BTreeSet<&str> = data
         .measurements
@@ -57,8 +73,13 @@ pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportErr
         .collect();
     let compared: Vec<String> = names
         .iter()
-        .filter(|n| **n != base && measured.contains(n.as_str()))
+        .filter(|n| pairs.contains_key(n.as_str()) && measured.contains(n.as_str()))
         .cloned()
+        .collect();
+    let bases: BTreeSet<&str> = pairs
+        .values()
+        .map(String::as_str)
+        .chain([base.as_str()])
         .collect();
     let clients: Vec<u32> = data
         .measurements
@@ -73,21 +94,19 @@ pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportErr
 
     let mut model = ReportModel {
         schema_version: SCHEMA_VERSION,
-        run: RunSummary {
-            id: data.run.id.clone(),
-            lab: data.run.lab.clone(),
-            started: data.run.started.clone(),
-            finished: data.run.finished.clone(),
-            complete: data.run.complete,
-            quick: data.run.quick,
-            host: data.run.host.clone(),
-            dbdelta_version: data.run.dbdelta_version.clone(),
-        },
+        run: run_summary(&data.run),
         base: base.clone(),
         targets: data
             .targets
             .iter()
-            .map(|t| target_summary(t, base_info))
+            .map(|t| {
+                let relative_to = pairs.get(&t.name);
+                let mut s = target_summary(t, relative_to.and_then(|b| info(b)));
+                s.is_base = bases.contains(t.name.as_str());
+                s.relative_to = relative_to.cloned();
+                s.run_id = runs.get(&t.name).unwrap_or(&data.run.id).clone();
+                s
+            })
             .collect(),
         clients,
         compared,
@@ -103,6 +122,7 @@ pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportErr
         tldr: Vec::new(),
         warnings: Vec::new(),
         notes: Vec::new(),
+        compare: None,
     };
     model.relative = relative(&model, &data.measurements);
     model.groups = group_summaries(&model);
@@ -119,7 +139,20 @@ pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportErr
         ));
     }
     model.notes = notes(&model, data);
-    Ok(model)
+    model
+}
+
+pub(super) fn run_summary(run: &crate::results::RunInfo) -> RunSummary {
+    RunSummary {
+        id: run.id.clone(),
+        lab: run.lab.clone(),
+        started: run.started.clone(),
+        finished: run.finished.clone(),
+        complete: run.complete,
+        quick: run.quick,
+        host: run.host.clone(),
+        dbdelta_version: run.dbdelta_version.clone(),
+    }
 }
 
 /// Groups in [`GROUP_ORDER`] (unknown ids after, by first appearance in step order); steps in
@@ -284,8 +317,9 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
         for group in &model.step_groups {
             for step in &group.steps {
                 for &clients in &model.clients {
+                    let base = model.base_of(target);
                     let t = model.aggregate(target, step, clients);
-                    let b = model.aggregate(&model.base, step, clients);
+                    let b = model.aggregate(base, step, clients);
                     if t.is_none() && b.is_none() {
                         continue;
                     }
@@ -293,7 +327,7 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                         ratio(t.and_then(get), b.and_then(get))
                     };
                     let tq = repeat_qps(ms, target, step, clients);
-                    let bq = repeat_qps(ms, &model.base, step, clients);
+                    let bq = repeat_qps(ms, base, step, clients);
                     let ratios: Vec<f64> = tq
                         .iter()
                         .filter_map(|(r, q)| ratio(Some(*q), bq.get(r).copied()))
@@ -301,6 +335,7 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                     let noise = stats::noise(&ratios);
                     out.push(Relative {
                         target: target.clone(),
+                        base: base.to_string(),
                         step: step.clone(),
                         group: group.id.clone(),
                         clients,
@@ -356,6 +391,7 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                 };
                 out.push(GroupSummary {
                     target: target.clone(),
+                    base: model.base_of(target).to_string(),
                     group: group.id.clone(),
                     title: group.title.clone(),
                     clients,
@@ -443,7 +479,7 @@ fn tldr(model: &ReportModel) -> Vec<String> {
                 let Some(g) = model.group_of(target, &group.id, clients) else {
                     continue;
                 };
-                let mut line = format!("{target} vs {}, {}", model.base, g.title);
+                let mut line = format!("{target} vs {}, {}", g.base, g.title);
                 if several_clients {
                     line.push_str(&format!(" ({})", plural(clients as usize, "client")));
                 }
@@ -490,6 +526,28 @@ fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// A target's error as one warning line: without a repeated `target NAME: ` prefix, and when
+/// it carries a server log's tail, its first line and the tail's last two lines (the whole
+/// error stays in the target's `error`).
+fn condensed(name: &str, error: &str) -> String {
+    // In a compare the target is `NAME@A`; its error names NAME (names never contain `@`).
+    let plain = name.split('@').next().unwrap_or(name);
+    let error = error
+        .strip_prefix(&format!("target {plain}: "))
+        .unwrap_or(error);
+    let lines: Vec<&str> = error
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match lines.as_slice() {
+        [] => "no error recorded".into(),
+        [one] => one.to_string(),
+        [first, last] => format!("{first} {last}"),
+        [first, .., before, last] => format!("{first} … {before} {last}"),
+    }
+}
+
 /// A second below this fraction of the step's median second is reported as a stall.
 const STALL_FRACTION: f64 = 0.5;
 
@@ -512,12 +570,14 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             let mut w = format!(
                 "target {} failed: {}",
                 t.name,
-                t.error.as_deref().unwrap_or("no error recorded")
+                t.error
+                    .as_deref()
+                    .map_or("no error recorded".into(), |e| condensed(&t.name, e))
             );
             if let Some(log) = &t.log_path {
                 w.push_str(&format!(" (server log: {log})"));
             }
-            if t.name == model.base {
+            if t.name == model.base && model.compare.is_none() {
                 w.push_str(
                     "; it is the base, so relative numbers are n/a (pick another with --base)",
                 );
@@ -661,7 +721,7 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     if !sqlite.is_empty() {
         out.push(format!(
             "SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be \
-             separated ({}).",
+             separated, so no SQLite step is flagged client-bound ({}).",
             sqlite.join(", ")
         ));
     }
@@ -690,32 +750,34 @@ fn config_lines(text: &str) -> Vec<&str> {
         .collect()
 }
 
-fn target_summary(t: &TargetInfo, base: &TargetInfo) -> TargetSummary {
-    let is_base = t.name == base.name;
-    let (config_diff, settings_diff, env_diff) = if is_base {
-        (Vec::new(), Vec::new(), Vec::new())
-    } else {
-        let (bl, tl) = (
-            config_lines(&base.config_text),
-            config_lines(&t.config_text),
-        );
-        let mut config: Vec<String> = tl
-            .iter()
-            .filter(|l| !bl.contains(l))
-            .map(|l| format!("+ {l}"))
-            .collect();
-        config.extend(
-            bl.iter()
-                .filter(|l| !tl.contains(l))
-                .map(|l| format!("- {l}")),
-        );
-        let settings =
-            if t.engine == base.engine && !t.settings.is_empty() && !base.settings.is_empty() {
-                diff_maps(&base.settings, &t.settings)
-            } else {
-                Vec::new()
-            };
-        (config, settings, diff_maps(&base.env, &t.env))
+/// `t` with its differences from `base` (none when `base` is `None`: `t` is a base or not
+/// compared). `is_base`, `relative_to` and `run_id` are the caller's to set.
+fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
+    let (config_diff, settings_diff, env_diff) = match base {
+        None => (Vec::new(), Vec::new(), Vec::new()),
+        Some(base) => {
+            let (bl, tl) = (
+                config_lines(&base.config_text),
+                config_lines(&t.config_text),
+            );
+            let mut config: Vec<String> = tl
+                .iter()
+                .filter(|l| !bl.contains(l))
+                .map(|l| format!("+ {l}"))
+                .collect();
+            config.extend(
+                bl.iter()
+                    .filter(|l| !tl.contains(l))
+                    .map(|l| format!("- {l}")),
+            );
+            let settings =
+                if t.engine == base.engine && !t.settings.is_empty() && !base.settings.is_empty() {
+                    diff_maps(&base.settings, &t.settings)
+                } else {
+                    Vec::new()
+                };
+            (config, settings, diff_maps(&base.env, &t.env))
+        }
     };
     TargetSummary {
         name: t.name.clone(),
@@ -725,7 +787,9 @@ fn target_summary(t: &TargetInfo, base: &TargetInfo) -> TargetSummary {
         failed: t.failed,
         error: t.error.clone(),
         log_path: t.log_path.clone(),
-        is_base,
+        is_base: base.is_none(),
+        relative_to: None,
+        run_id: String::new(),
         env: t.env.clone(),
         config_diff,
         settings_diff,
@@ -801,4 +865,23 @@ fn series(data: &RunData) -> Vec<SeriesSummary> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_tail_is_condensed_to_its_last_lines() {
+        assert_eq!(condensed("x", "target x: refused"), "refused");
+        assert_eq!(condensed("x@B", "target x: refused"), "refused");
+        assert_eq!(
+            condensed(
+                "pg",
+                "target pg: did not start; last lines of its log a.log:\n\nok\nok\n\nLOG:  bad value\nFATAL: errors\n"
+            ),
+            "did not start; last lines of its log a.log: … LOG:  bad value FATAL: errors"
+        );
+        assert_eq!(condensed("pg", "a\nb"), "a b");
+    }
 }

@@ -186,7 +186,10 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
 }
 
 fn header(m: &ReportModel, doc: &mut Vec<Block>) {
-    doc.push(Block::Title(format!("dbdelta report: {}", m.run.lab)));
+    doc.push(Block::Title(match &m.compare {
+        Some(_) => format!("dbdelta compare: {}", m.run.lab),
+        None => format!("dbdelta report: {}", m.run.lab),
+    }));
     let r = &m.run;
     let status = match (&r.finished, r.complete) {
         (Some(f), true) => format!("finished {f}, complete"),
@@ -209,8 +212,19 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
             h.kernel
         ),
         format!("dbdelta {}", r.dbdelta_version),
-        format!("base: {}", m.base),
+        format!("base: {}", m.base_label()),
     ];
+    if let Some(c) = &m.compare {
+        for (side, r) in [("A", &c.a), ("B", &c.b)] {
+            facts.push(format!(
+                "run {side} = {} ({}), started {}{}",
+                r.id,
+                r.lab,
+                r.started,
+                if r.complete { "" } else { ", INCOMPLETE" }
+            ));
+        }
+    }
     if m.max_repeats > 1 {
         facts.push(format!("repeats: up to {}", m.max_repeats));
     }
@@ -246,7 +260,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Table(grid));
 
     let mut diffs = Vec::new();
-    for t in m.targets.iter().filter(|t| !t.is_base) {
+    for t in m.targets.iter().filter(|t| t.relative_to.is_some()) {
         let mut parts = Vec::new();
         if !t.config_diff.is_empty() {
             parts.push(format!("config {}", t.config_diff.join("; ")));
@@ -292,12 +306,17 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         if parts.is_empty() {
             parts.push("no config, settings or environment difference".into());
         }
-        diffs.push(format!("{}: {}", t.name, parts.join("; ")));
+        match t.relative_to.as_deref() {
+            Some(b) if m.compare.is_some() => {
+                diffs.push(format!("{} (vs {b}): {}", t.name, parts.join("; ")))
+            }
+            _ => diffs.push(format!("{}: {}", t.name, parts.join("; "))),
+        }
     }
     if !diffs.is_empty() {
         doc.push(Block::Para(format!(
             "Differences from the base ({}):",
-            m.base
+            m.base_label()
         )));
         doc.push(Block::Bullets(diffs));
     }
@@ -378,7 +397,7 @@ fn any_client_bound(m: &ReportModel, step: &str, clients: u32) -> bool {
 }
 
 fn base_header(m: &ReportModel, t: &str) -> String {
-    if t == m.base {
+    if m.is_base(t) {
         format!("{t}\n(base)")
     } else {
         t.to_string()
@@ -510,7 +529,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         }
         doc.push(Block::SubHeading(format!(
             "{title}: absolute, then relative to {} (< 1 is cheaper)",
-            m.base
+            m.base_label()
         )));
         let mut grid = step_grid(
             shown
@@ -589,7 +608,8 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         }
         doc.push(Block::SubHeading(format!(
             "Relative QPS, {} (vs {}; > 1 is faster)",
-            group.title, m.base
+            group.title,
+            m.base_label()
         )));
         let mut grid = step_grid(m.compared.iter().cloned());
         for step in steps {

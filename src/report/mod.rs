@@ -1,11 +1,14 @@
-//! Reports: turn one run's records ([`RunData`](crate::results::RunData)) into text, Markdown
-//! or JSON, every format drawn from the same [`ReportModel`].
+//! Reports: turn one run's records ([`RunData`](crate::results::RunData)), or two runs' for
+//! `dbdelta compare`, into text, Markdown, CSV or JSON, every format drawn from the same
+//! [`ReportModel`].
 //!
 //! Owns the public report API ([`build`], [`render`], [`Format`], [`ReportError`]). Everything
 //! here is pure: data in, bytes out. It must not read or write files, look at the terminal,
 //! the clock or the environment; callers decide colour and where the bytes go.
 
 mod build;
+mod compare;
+pub mod csv;
 mod json;
 mod layout;
 mod markdown;
@@ -18,6 +21,7 @@ mod fixture;
 #[cfg(test)]
 mod tests;
 
+pub use compare::CompareError;
 pub use model::ReportModel;
 
 /// Output format of `dbdelta report --format`.
@@ -32,6 +36,9 @@ pub enum Format {
     /// The versioned JSON contract (`schema/report-v1.schema.json`).
     #[value(name = "json")]
     Json,
+    /// Long form: one row per target × clients × step, for pandas, SQLite or a spreadsheet.
+    #[value(name = "csv")]
+    Csv,
 }
 
 /// Why a report could not be built.
@@ -56,11 +63,21 @@ pub fn build(
     build::build(data, base)
 }
 
+/// The report of run `b` relative to run `a` (`dbdelta compare A B`): targets paired by name,
+/// steps by (target, step, clients); refuses runs of different scale or client counts.
+pub fn compare(
+    a: &crate::results::RunData,
+    b: &crate::results::RunData,
+) -> Result<ReportModel, CompareError> {
+    compare::compare(a, b)
+}
+
 /// Renders a model. `color` only affects [`Format::Text`] (ANSI colours on relative cells).
 pub fn render(model: &ReportModel, format: Format, color: bool) -> String {
     match format {
         Format::Text => text::render(&layout::document(model), color),
         Format::Markdown => markdown::render(&layout::document(model)),
         Format::Json => json::render(model),
+        Format::Csv => csv::render(model),
     }
 }

@@ -18,7 +18,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct ReportModel {
     pub schema_version: u32,
     pub run: RunSummary,
-    /// The target every other target is compared with.
+    /// The target every other target is compared with (in a compare report: the first target of
+    /// run A; each run-B target is compared with its own run-A twin, see
+    /// [`TargetSummary::relative_to`]).
     pub base: String,
     /// Every target of the run, in lab order.
     pub targets: Vec<TargetSummary>,
@@ -49,6 +51,16 @@ pub struct ReportModel {
     pub series: Vec<SeriesSummary>,
     /// With `pre = true`: per target × clients × paired step, post QPS / pre QPS.
     pub pre_post: Vec<PrePost>,
+    /// `dbdelta compare`: the two runs; `None` in the report of one run.
+    pub compare: Option<CompareRuns>,
+}
+
+/// The two runs of a compare report. Targets are named `<target>@A` (run A, the bases) and
+/// `<target>@B` (run B); relative numbers are B / A for the same target, step and clients.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CompareRuns {
+    pub a: RunSummary,
+    pub b: RunSummary,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -80,9 +92,14 @@ pub struct TargetSummary {
     pub failed: bool,
     pub error: Option<String>,
     pub log_path: Option<String>,
+    /// Some target is compared with this one.
     pub is_base: bool,
+    /// The target this one's relative numbers are against (`None` for a base).
+    pub relative_to: Option<String>,
+    /// The run this target's numbers come from (differs between targets only in a compare).
+    pub run_id: String,
     pub env: BTreeMap<String, String>,
-    /// Config lines only in this target (`+ line`) or only in the base (`- line`).
+    /// Config lines only in this target (`+ line`) or only in its base (`- line`).
     pub config_diff: Vec<String>,
     /// Effective settings that differ from the base (empty when either side has none
     /// recorded, or the engines differ).
@@ -177,10 +194,12 @@ pub struct Aggregate {
     pub errors: u64,
 }
 
-/// A non-base target relative to the base for one step and client count.
+/// A non-base target relative to its base for one step and client count.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Relative {
     pub target: String,
+    /// The target it is relative to.
+    pub base: String,
     pub step: String,
     pub group: String,
     pub clients: u32,
@@ -210,6 +229,8 @@ pub struct Relative {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GroupSummary {
     pub target: String,
+    /// The target it is relative to.
+    pub base: String,
     pub group: String,
     pub title: String,
     pub clients: u32,
@@ -301,11 +322,42 @@ impl ReportModel {
             .find(|g| g.target == target && g.group == group && g.clients == clients)
     }
 
-    /// Base first, then the compared targets: the columns of absolute tables.
+    /// The target `target`'s relative numbers are against: its own base in a compare, else
+    /// the report's base.
+    pub fn base_of(&self, target: &str) -> &str {
+        self.targets
+            .iter()
+            .find(|t| t.name == target)
+            .and_then(|t| t.relative_to.as_deref())
+            .unwrap_or(&self.base)
+    }
+
+    /// Whether some target is compared with `target`.
+    pub fn is_base(&self, target: &str) -> bool {
+        target == self.base || self.targets.iter().any(|t| t.name == target && t.is_base)
+    }
+
+    /// What relative numbers are against, for headings: the base's name, or in a compare
+    /// "run A" (each target against its own run-A twin).
+    pub fn base_label(&self) -> String {
+        match &self.compare {
+            Some(c) => format!("run A = {}", c.a.id),
+            None => self.base.clone(),
+        }
+    }
+
+    /// Each compared target after its base (the report's base first): the columns of absolute
+    /// tables.
     pub fn shown_targets(&self) -> Vec<&str> {
-        std::iter::once(self.base.as_str())
-            .chain(self.compared.iter().map(String::as_str))
-            .collect()
+        let mut out = vec![self.base.as_str()];
+        for t in &self.compared {
+            let base = self.base_of(t);
+            if !out.contains(&base) {
+                out.push(base);
+            }
+            out.push(t);
+        }
+        out
     }
 }
 

@@ -130,6 +130,20 @@ fn json_validates_against_schema() {
             assert!(errors.is_empty(), "{errors:#?}");
         }
     }
+    // A compare report is the same contract.
+    let a = run_two_clients();
+    let mut b = a.clone();
+    b.run.id = "20261123-0301".into();
+    let v: Value =
+        serde_json::from_str(&render(&compare(&a, &b).unwrap(), Format::Json, false)).unwrap();
+    assert_eq!(v["compare"]["b"]["id"], "20261123-0301");
+    assert!(schema_errors(&v).is_empty(), "{:#?}", schema_errors(&v));
+    let mut broken = v.clone();
+    broken["compare"]["a"] = Value::String("20261122-0301".into());
+    assert!(
+        !schema_errors(&broken).is_empty(),
+        "compare.a must be a run object"
+    );
 }
 
 #[test]
@@ -240,7 +254,7 @@ fn warnings_and_notes() {
     let w = m.warnings.join("\n");
     assert!(w.contains("target pg17.jemalloc failed: server did not accept connections within 30 s (server log: /tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log)"), "{w}");
     assert!(
-        w.contains("client-bound: sqlite.wal point-query at 4 clients"),
+        w.contains("client-bound: pg17 point-query at 4 clients"),
         "{w}"
     );
     assert!(
@@ -325,7 +339,7 @@ fn format_value_names() {
         .iter()
         .map(|f| f.to_possible_value().unwrap().get_name().to_string())
         .collect();
-    assert_eq!(names, ["text", "md", "json"]);
+    assert_eq!(names, ["text", "md", "json", "csv"]);
 }
 
 #[test]

@@ -38,3 +38,36 @@ pub fn scratch() -> tempfile::TempDir {
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
+
+/// Schema violations of a JSON report (`schema/report-v1.schema.json`), one string each.
+pub fn schema_errors(report: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schema/report-v1.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
+}
+
+/// Whether Debian's `sqlite3` shell is installed; under CI (`CI` set) it must be.
+pub fn sqlite3_installed() -> bool {
+    let found = Command::new("sqlite3")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install sqlite3 (.ci/run)"
+        );
+        eprintln!("note: the sqlite3 shell is not installed; skipping (apt-get install sqlite3)");
+    }
+    found
+}

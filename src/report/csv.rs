@@ -1,0 +1,395 @@
+//! The CSV report: the model in long form, one row per target × clients × step (means over the
+//! repeats, as every other format shows them), for pandas, SQLite or a spreadsheet.
+//!
+//! Owns the column set and how values are written: a header of snake_case names that carry
+//! their unit, numbers in plain decimal (no separators, signs or colour), an empty cell for a
+//! value that was not measured or cannot be computed, booleans as `true`/`false`, quoting by
+//! the `csv` crate (RFC 4180). It must not compute numbers (that is `build`'s job) or do I/O.
+
+use super::model::{Aggregate, Relative, ReportModel, TargetSummary};
+
+/// The header, in column order. Units: `_us` µs, `_bytes` bytes, `_kb` KB, `qps` per second;
+/// `relative_*` = target / its base (the `base` column).
+pub const COLUMNS: &[&str] = &[
+    "run_id",
+    "lab",
+    "target",
+    "engine",
+    "server_version",
+    "is_base",
+    "base",
+    "suite",
+    "group",
+    "step",
+    "step_index",
+    "clients",
+    "tables",
+    "rows_per_table",
+    "repeats",
+    "qps",
+    "relative_qps",
+    "relative_qps_ci95_low",
+    "relative_qps_ci95_high",
+    "verdict",
+    "unstable",
+    "tps",
+    "latency_p50_us",
+    "latency_p90_us",
+    "latency_p95_us",
+    "latency_p99_us",
+    "latency_p999_us",
+    "latency_max_us",
+    "latency_mean_us",
+    "server_cpu_us_per_op",
+    "relative_server_cpu_us_per_op",
+    "client_cpu_us_per_op",
+    "relative_client_cpu_us_per_op",
+    "host_cpu_us_per_op",
+    "cs_per_op",
+    "relative_cs_per_op",
+    "reads_per_op",
+    "relative_reads_per_op",
+    "read_kb_per_op",
+    "relative_read_kb_per_op",
+    "writes_per_op",
+    "write_kb_per_op",
+    "relative_write_kb_per_op",
+    "peak_rss_bytes",
+    "db_size_bytes",
+    "scan_krows_per_sec",
+    "client_bound",
+    "errors",
+    "failed",
+    "target_failed",
+    "error",
+    "log_path",
+];
+
+/// Columns that hold text; `BOOLEAN_COLUMNS` hold `true`/`false`; every other column is a number
+/// or empty.
+pub const TEXT_COLUMNS: &[&str] = &[
+    "run_id",
+    "lab",
+    "target",
+    "engine",
+    "server_version",
+    "base",
+    "suite",
+    "group",
+    "step",
+    "verdict",
+    "error",
+    "log_path",
+];
+
+pub const BOOLEAN_COLUMNS: &[&str] = &[
+    "is_base",
+    "unstable",
+    "client_bound",
+    "failed",
+    "target_failed",
+];
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => v.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn int(v: Option<u64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn text(v: Option<&str>) -> String {
+    v.unwrap_or_default().to_string()
+}
+
+fn flag(v: bool) -> String {
+    v.to_string()
+}
+
+/// One row: `a` is `None` for a step a failed target never measured.
+fn row(
+    m: &ReportModel,
+    name: &str,
+    t: Option<&TargetSummary>,
+    clients: u32,
+    step: &str,
+    a: Option<&Aggregate>,
+) -> Vec<String> {
+    // Step facts from this target's own rows; the step's index, suite and group from any.
+    let own = m
+        .measurements
+        .iter()
+        .find(|r| r.target == name && r.step == step && r.clients == clients);
+    let any = own.or_else(|| m.measurements.iter().find(|r| r.step == step));
+    let group = m
+        .step_groups
+        .iter()
+        .find(|g| g.steps.iter().any(|s| s == step))
+        .map(|g| g.id.as_str());
+    let rel: Option<&Relative> = m.relative_of(name, step, clients);
+    let r = |get: fn(&Relative) -> Option<f64>| num(rel.and_then(get));
+    let v = |get: fn(&Aggregate) -> Option<f64>| num(a.and_then(get));
+    let lat = |get: fn(&crate::results::Latency) -> f64| {
+        num(a.and_then(|a| a.latency_us.as_ref()).map(get))
+    };
+    let step_error = m
+        .measurements
+        .iter()
+        .filter(|r| r.target == name && r.step == step && r.clients == clients)
+        .find_map(|r| r.error.as_deref());
+    let target_failed = t.is_some_and(|t| t.failed);
+    vec![
+        t.map_or_else(|| m.run.id.clone(), |t| t.run_id.clone()),
+        m.run.lab.clone(),
+        name.to_string(),
+        text(t.map(|t| t.engine.as_str())),
+        text(t.and_then(|t| t.server_version.as_deref())),
+        flag(m.is_base(name)),
+        text(
+            t.and_then(|t| t.relative_to.as_deref())
+                .or(rel.map(|r| r.base.as_str())),
+        ),
+        text(any.map(|r| r.suite.as_str())),
+        text(group),
+        step.to_string(),
+        int(any.map(|r| u64::from(r.step_index))),
+        clients.to_string(),
+        int(own.map(|r| u64::from(r.tables))),
+        int(own.map(|r| r.rows_per_table)),
+        int(Some(a.map_or(0, |a| u64::from(a.repeats)))),
+        v(|a| a.qps),
+        r(|r| r.qps),
+        num(rel.and_then(|r| r.ci95).map(|c| c[0])),
+        num(rel.and_then(|r| r.ci95).map(|c| c[1])),
+        text(rel.and_then(|r| r.verdict.as_deref())),
+        flag(rel.is_some_and(|r| r.unstable)),
+        v(|a| a.tps),
+        lat(|l| l.p50),
+        lat(|l| l.p90),
+        lat(|l| l.p95),
+        lat(|l| l.p99),
+        lat(|l| l.p999),
+        lat(|l| l.max),
+        lat(|l| l.mean),
+        v(|a| a.server_cpu_us_per_op),
+        r(|r| r.server_cpu_us_per_op),
+        v(|a| a.client_cpu_us_per_op),
+        r(|r| r.client_cpu_us_per_op),
+        v(|a| a.host_cpu_us_per_op),
+        v(|a| a.cs_per_op),
+        r(|r| r.cs_per_op),
+        v(|a| a.reads_per_op),
+        r(|r| r.reads_per_op),
+        v(|a| a.read_kb_per_op),
+        r(|r| r.read_kb_per_op),
+        v(|a| a.writes_per_op),
+        v(|a| a.write_kb_per_op),
+        r(|r| r.write_kb_per_op),
+        int(a.and_then(|a| a.peak_rss_bytes)),
+        int(a.and_then(|a| a.db_size_bytes)),
+        v(|a| a.scan_krows_per_sec),
+        flag(a.is_some_and(|a| a.client_bound)),
+        int(Some(a.map_or(0, |a| a.errors))),
+        flag(a.is_none_or(|a| a.repeats == 0)),
+        flag(target_failed),
+        text(step_error.or(t.filter(|t| t.failed).and_then(|t| t.error.as_deref()))),
+        text(t.and_then(|t| t.log_path.as_deref())),
+    ]
+}
+
+/// The CSV text: a header, then targets in the model's order, each by client count and step in
+/// report order. A failed target gets a row (`failed` = true, numbers empty) for every step it
+/// did not measure, or one row without a step when nothing was measured at all.
+pub fn render(m: &ReportModel) -> String {
+    let mut names: Vec<&str> = m.targets.iter().map(|t| t.name.as_str()).collect();
+    for a in &m.aggregates {
+        if !names.contains(&a.target.as_str()) {
+            names.push(&a.target);
+        }
+    }
+    let steps: Vec<&str> = m
+        .step_groups
+        .iter()
+        .flat_map(|g| g.steps.iter().map(String::as_str))
+        .collect();
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut write = |record: Vec<String>| {
+        debug_assert_eq!(record.len(), COLUMNS.len());
+        w.write_record(&record)
+            .expect("writing CSV to memory cannot fail");
+    };
+    write(COLUMNS.iter().map(|c| c.to_string()).collect());
+    for name in names {
+        let t = m.targets.iter().find(|t| t.name == name);
+        let failed = t.is_some_and(|t| t.failed);
+        let mut wrote = false;
+        for &clients in &m.clients {
+            for step in &steps {
+                let a = m.aggregate(name, step, clients);
+                if a.is_some() || failed {
+                    write(row(m, name, t, clients, step, a));
+                    wrote = true;
+                }
+            }
+        }
+        if failed && !wrote {
+            let mut r = row(m, name, t, 0, "", None);
+            let clients = COLUMNS.iter().position(|c| *c == "clients").unwrap();
+            r[clients] = String::new();
+            write(r);
+        }
+    }
+    let bytes = w.into_inner().expect("writing CSV to memory cannot fail");
+    String::from_utf8(bytes).expect("every cell is UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{run_pre_post, run_three_repeats, run_two_clients};
+    use super::super::{Format, build, render};
+    use super::*;
+
+    /// Every record of `out`, parsed back by the `csv` crate (header checked).
+    fn records(out: &str) -> Vec<::csv::StringRecord> {
+        let mut r = ::csv::Reader::from_reader(out.as_bytes());
+        let header: Vec<&str> = r.headers().unwrap().iter().collect();
+        assert_eq!(header, COLUMNS);
+        r.records().map(|r| r.unwrap()).collect()
+    }
+
+    fn cell<'a>(r: &'a ::csv::StringRecord, column: &str) -> &'a str {
+        &r[COLUMNS.iter().position(|c| *c == column).unwrap()]
+    }
+
+    #[test]
+    fn snapshot_csv() {
+        let model = build(&run_two_clients(), None).unwrap();
+        insta::assert_snapshot!("two_clients_csv", render(&model, Format::Csv, false));
+    }
+
+    #[test]
+    fn every_cell_loads_without_fixes() {
+        for data in [run_two_clients(), run_three_repeats(), run_pre_post()] {
+            let model = build(&data, None).unwrap();
+            let out = render(&model, Format::Csv, true);
+            assert!(!out.contains('\u{1b}'), "no colour in CSV");
+            let rows = records(&out);
+            assert!(!rows.is_empty());
+            for row in &rows {
+                assert_eq!(row.len(), COLUMNS.len());
+                for (column, value) in COLUMNS.iter().zip(row.iter()) {
+                    if BOOLEAN_COLUMNS.contains(column) {
+                        assert!(value == "true" || value == "false", "{column}: {value:?}");
+                    } else if !TEXT_COLUMNS.contains(column) {
+                        assert!(
+                            value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite),
+                            "{column}: {value:?} is neither a number nor empty"
+                        );
+                        assert!(!value.contains(['+', ',', ' ']), "{column}: {value:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_row_per_target_clients_step_with_flags() {
+        let model = build(&run_two_clients(), None).unwrap();
+        let rows = records(&render(&model, Format::Csv, false));
+        // 3 measured targets × 2 client counts × 5 steps, and the failed target (which measured
+        // nothing) on every one of those 10 step × clients pairs.
+        assert_eq!(rows.len(), 3 * 2 * 5 + 2 * 5);
+        let find = |target: &str, step: &str, clients: &str| {
+            rows.iter()
+                .find(|r| {
+                    cell(r, "target") == target
+                        && cell(r, "step") == step
+                        && cell(r, "clients") == clients
+                })
+                .unwrap_or_else(|| panic!("no row {target} {step} {clients}"))
+        };
+        let r = find("pg17", "update-one", "1");
+        assert_eq!(cell(r, "relative_qps").parse::<f64>().unwrap(), 0.91);
+        assert_eq!(cell(r, "base"), "pg16");
+        assert_eq!(cell(r, "cs_per_op"), "", "not measured: empty, never n/a");
+        assert_eq!(cell(r, "is_base"), "false");
+        let b = find("pg16", "update-one", "1");
+        assert_eq!((cell(b, "is_base"), cell(b, "relative_qps")), ("true", ""));
+        assert_eq!(cell(b, "qps"), "14250");
+        assert_eq!(cell(b, "rows_per_table"), "100000");
+        assert_eq!(
+            cell(find("pg17", "point-query", "4"), "client_bound"),
+            "true"
+        );
+        let f = find("pg17", "update-index", "4");
+        assert_eq!((cell(f, "failed"), cell(f, "qps")), ("true", ""));
+        assert!(cell(f, "error").starts_with("connection lost"));
+        assert_eq!(cell(find("pg17", "update-one", "4"), "errors"), "3");
+        let j = find("pg17.jemalloc", "point-query", "1");
+        assert_eq!(
+            (
+                cell(j, "failed"),
+                cell(j, "target_failed"),
+                cell(j, "repeats")
+            ),
+            ("true", "true", "0")
+        );
+        assert_eq!(cell(j, "base"), "pg16");
+        assert!(cell(j, "log_path").ends_with("pg17.jemalloc/server.log"));
+        assert!(cell(j, "error").starts_with("server did not accept"));
+    }
+
+    #[test]
+    fn warm_steps_stay_out_and_repeats_are_counted() {
+        let rows = records(&render(
+            &build(&run_pre_post(), None).unwrap(),
+            Format::Csv,
+            false,
+        ));
+        assert!(rows.iter().all(|r| !cell(r, "step").contains(".warm")));
+        let rows = records(&render(
+            &build(&run_three_repeats(), None).unwrap(),
+            Format::Csv,
+            false,
+        ));
+        let r = rows
+            .iter()
+            .find(|r| cell(r, "target") == "pg17" && cell(r, "step") == "point-query")
+            .unwrap();
+        assert_eq!(cell(r, "repeats"), "3");
+        assert_eq!(cell(r, "verdict"), "regression");
+        assert!(cell(r, "relative_qps_ci95_low").parse::<f64>().unwrap() < 0.9);
+    }
+
+    #[test]
+    fn a_target_that_measured_nothing_still_has_a_row() {
+        let mut data = run_two_clients();
+        data.measurements.clear();
+        data.series.clear();
+        let rows = records(&render(&build(&data, None).unwrap(), Format::Csv, false));
+        assert_eq!(rows.len(), 1);
+        assert_eq!(cell(&rows[0], "target"), "pg17.jemalloc");
+        assert_eq!(
+            (cell(&rows[0], "step"), cell(&rows[0], "clients")),
+            ("", "")
+        );
+        assert_eq!(cell(&rows[0], "failed"), "true");
+    }
+
+    #[test]
+    fn quoting_follows_rfc_4180() {
+        let mut data = run_two_clients();
+        data.targets[3].error = Some("bad \"value\", see log\nsecond line".into());
+        let out = render(&build(&data, None).unwrap(), Format::Csv, false);
+        assert!(out.contains("\"bad \"\"value\"\", see log\nsecond line\""));
+        let rows = records(&out);
+        let j = rows
+            .iter()
+            .find(|r| cell(r, "target") == "pg17.jemalloc")
+            .unwrap();
+        assert_eq!(cell(j, "error"), "bad \"value\", see log\nsecond line");
+    }
+}
