@@ -11,6 +11,8 @@
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -41,6 +43,7 @@ const TARGET_COLOURS: [RGBColor; 7] = [
 ];
 
 /// Size of a chart in SVG pixels; PNGs are drawn at [`PNG_SCALE`] times this.
+/// Largest bar chart; narrower when there are few bars (see [`Bars::width`]).
 const BAR_SIZE: (u32, u32) = (960, 460);
 const LINE_SIZE: (u32, u32) = (470, 270);
 const PNG_SCALE: f64 = 1.5;
@@ -66,32 +69,74 @@ fn register_font() -> Result<(), String> {
         .clone()
 }
 
-/// A y range and whether it leaves out the part below its lower end.
+/// A y range; linear unless `log`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct YAxis {
     lo: f64,
     hi: f64,
+    log: bool,
 }
 
 impl YAxis {
+    /// A linear axis that leaves out the part below its lower end.
     fn truncated(&self) -> bool {
-        self.lo > 0.0
+        !self.log && self.lo > 0.0
+    }
+
+    /// Where bars start: 1.0 on a log axis (up is faster, down slower), else the bottom.
+    fn bar_origin(&self) -> f64 {
+        if self.log { 1.0 } else { self.lo }
     }
 }
 
-/// The y axis of a relative-QPS chart: always shows 1.0; starts at 0 unless every bar is so
-/// close to the others that a zero-based axis would hide the differences (all values above
-/// 0.6 of the largest), in which case it starts just below the smallest and says so.
+/// Values spanning more than this factor get a logarithmic axis (on a linear one a 200×
+/// bar flattens every bar near 1).
+const LOG_SPAN: f64 = 20.0;
+
+/// The y axis of a relative-QPS chart; it always shows 1.0. Values spanning more than
+/// [`LOG_SPAN`] get a log axis over whole decades. Otherwise it is linear from 0, unless every
+/// bar is so close to the others that a zero-based axis would hide the differences (all
+/// values above 0.6 of the largest): then it starts just below the smallest and says so.
 fn relative_axis(values: &[f64]) -> YAxis {
-    let lo_v = values.iter().copied().fold(1.0f64, f64::min);
-    let hi_v = values.iter().copied().fold(1.0f64, f64::max);
+    let positive = values.iter().copied().filter(|v| *v > 0.0);
+    let lo_v = positive.clone().fold(1.0f64, f64::min);
+    let hi_v = positive.fold(1.0f64, f64::max);
+    if hi_v / lo_v > LOG_SPAN {
+        return YAxis {
+            // A hair under the decade, so float rounding cannot drop its tick.
+            lo: 10f64.powf((lo_v * 0.95).log10().floor()) * 0.999,
+            hi: 10f64.powf((hi_v * 1.05).log10().ceil()),
+            log: true,
+        };
+    }
+    let lo_v = values.iter().copied().fold(lo_v, f64::min);
     let hi = nice_ceil(hi_v * 1.08);
     let pad = ((hi_v - lo_v) * 0.15).max(0.03);
     let lo = ((lo_v - pad) / 0.05).floor() * 0.05;
     if lo_v <= 0.6 * hi_v || lo < 0.3 {
-        YAxis { lo: 0.0, hi }
+        YAxis {
+            lo: 0.0,
+            hi,
+            log: false,
+        }
     } else {
-        YAxis { lo, hi }
+        YAxis { lo, hi, log: false }
+    }
+}
+
+/// A y tick label: no more decimals than the value needs (0.1, 0.25, 1, 2.5, 300).
+fn tick(v: f64) -> String {
+    let s = if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -118,6 +163,8 @@ struct Key {
     colour: RGBColor,
     /// Drawn dashed (lines only), so lines differ by more than colour.
     dashed: bool,
+    /// A line (its legend swatch is a line sample), else a bar (a square).
+    line: bool,
 }
 
 /// Data of one relative-QPS bar chart.
@@ -137,6 +184,15 @@ struct Lines {
     series: Vec<(Key, Vec<(u32, f64)>)>,
     seconds: u32,
     y_max: f64,
+}
+
+impl Bars {
+    /// Wide enough for the title and about 34 px per bar, at most [`BAR_SIZE`]'s width, so
+    /// one or two bars do not turn into slabs.
+    fn width(&self) -> u32 {
+        let per_step = self.series.len() as u32 * 34 + 26;
+        (180 + self.steps.len() as u32 * per_step).clamp(560, BAR_SIZE.0)
+    }
 }
 
 fn bars(model: &ReportModel, group: &str, clients: u32) -> Option<Bars> {
@@ -173,6 +229,7 @@ fn bars(model: &ReportModel, group: &str, clients: u32) -> Option<Bars> {
                 name: t.clone(),
                 colour: target_colour(i),
                 dashed: false,
+                line: false,
             };
             (key, values)
         })
@@ -220,6 +277,7 @@ fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
             name: t.to_string(),
             colour,
             dashed,
+            line: true,
         };
         series.push((key, points));
     }
@@ -280,7 +338,7 @@ impl Drawing {
 
     fn size(&self) -> (u32, u32) {
         match self {
-            Drawing::Bars(_) => BAR_SIZE,
+            Drawing::Bars(b) => (b.width(), BAR_SIZE.1),
             Drawing::Lines(_) => LINE_SIZE,
         }
     }
@@ -353,14 +411,12 @@ fn font(size: f64, k: f64) -> TextStyle<'static> {
     TextStyle::from((FAMILY, size * k).into_font())
 }
 
-/// Title on the left, then one legend entry per series (a swatch and the name) in a strip
-/// at the top of `area`: a square for bars, a line sample (dashed when the line is) for
-/// lines.
+/// Title on the left, then one legend entry per key (a swatch and the name) in a strip at the
+/// top of `area`: a square for bars, a line sample (dashed when the line is) for lines.
 fn title_and_legend<'a, DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
     keys: impl Iterator<Item = &'a Key>,
-    lines: bool,
     k: f64,
 ) -> DrawResult<DB::ErrorType> {
     area.draw(&Text::new(
@@ -374,8 +430,8 @@ fn title_and_legend<'a, DB: DrawingBackend>(
     let label = font(12.0, k).color(&BLACK);
     for key in keys {
         let fill = key.colour.filled();
-        let swatch_w = if lines { size * 2 } else { size };
-        if !lines {
+        let swatch_w = if key.line { size * 2 } else { size };
+        if !key.line {
             area.draw(&Rectangle::new([(x, y), (x + size, y + size)], fill))?;
         } else {
             let (top, bottom) = (y + size / 2 - px(1.5, k), y + size / 2 + px(1.5, k));
@@ -406,41 +462,81 @@ fn draw_bars<DB: DrawingBackend>(
     k: f64,
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
-    let (top, plot_area) = root.split_vertically(px(52.0, k));
-    title_and_legend(&top, &b.title, b.series.iter().map(|s| &s.0), false, k)?;
+    let (top, plot_area) = root.split_vertically(px(68.0, k));
+    let reference = Key {
+        name: REFERENCE.into(),
+        colour: BLACK,
+        dashed: false,
+        line: true,
+    };
+    let keys = b.series.iter().map(|s| &s.0);
+    title_and_legend(&top, &b.title, keys.chain([&reference]), k)?;
+    let YAxis { lo, hi, log } = b.axis;
+    let note = if log {
+        Some(format!(
+            "logarithmic y axis (values span more than {LOG_SPAN:.0}×): bars grow from 1.00, up is faster, down slower"
+        ))
+    } else if b.axis.truncated() {
+        Some(format!(
+            "y {TRUNCATED}: it starts at {lo:.2}, not 0 (break mark on the axis)"
+        ))
+    } else {
+        None
+    };
+    if let Some(note) = note {
+        // Said above the plot, under the legend, where no bar can cover it.
+        root.draw(&Text::new(
+            note,
+            (px(8.0, k), px(50.0, k)),
+            font(11.0, k).color(&RGBColor(90, 90, 90)),
+        ))?;
+    }
 
-    let label_style = font(11.0, k).color(&BLACK);
     let longest = b
         .steps
         .iter()
-        .filter_map(|s| plot_area.estimate_text_size(s, &label_style).ok())
+        .filter_map(|s| plot_area.estimate_text_size(s, &font(11.0, k)).ok())
         .map(|(w, _)| w as i32)
         .max()
         .unwrap_or(60);
     let n = b.steps.len() as f64;
-    let YAxis { lo, hi } = b.axis;
-    let mut chart = ChartBuilder::on(&plot_area)
+    let mut builder = ChartBuilder::on(&plot_area);
+    builder
         .margin_left(px(8.0, k))
         .margin_right(px(16.0, k))
         .margin_top(px(6.0, k))
         .x_label_area_size(longest + px(14.0, k))
-        .y_label_area_size(px(64.0, k))
-        .build_cartesian_2d(0f64..n, lo..hi)?;
-    // Two decimals where the ticks are fine-grained, fewer on tall axes.
-    let decimals = if hi >= 10.0 {
-        0
-    } else if hi >= 4.0 {
-        1
+        .y_label_area_size(px(64.0, k));
+    if log {
+        let chart = builder.build_cartesian_2d(0f64..n, (lo..hi).log_scale())?;
+        bars_plot(root, chart, b, k)
     } else {
-        2
-    };
-    let two = move |v: &f64| format!("{v:.decimals$}");
+        let chart = builder.build_cartesian_2d(0f64..n, lo..hi)?;
+        bars_plot(root, chart, b, k)
+    }
+}
+
+/// The plot of a bar chart on either kind of y axis: mesh, bars, the reference line, step
+/// labels and, on a truncated axis, the break mark.
+fn bars_plot<DB: DrawingBackend, Y>(
+    root: &DrawingArea<DB, Shift>,
+    mut chart: ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    b: &Bars,
+    k: f64,
+) -> DrawResult<DB::ErrorType>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let YAxis { lo, hi, .. } = b.axis;
+    let n = b.steps.len() as f64;
+    let label_style = font(11.0, k).color(&BLACK);
+    let ticks = |v: &f64| tick(*v);
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
         .y_labels(8)
-        .y_label_formatter(&two)
+        .y_label_formatter(&ticks)
         .y_desc("relative QPS (target / base; > 1 is faster)")
         .label_style(font(11.0, k))
         .axis_desc_style(font(12.0, k))
@@ -451,39 +547,24 @@ fn draw_bars<DB: DrawingBackend>(
 
     let targets = b.series.len().max(1) as f64;
     let width = 0.8 / targets;
+    let origin = b.axis.bar_origin();
     for (j, (key, values)) in b.series.iter().enumerate() {
         let colour = key.colour;
         chart.draw_series(values.iter().enumerate().filter_map(|(i, v)| {
-            let v = (*v)?;
+            let v = (*v)?.clamp(lo, hi);
             let x0 = i as f64 + 0.1 + j as f64 * width;
             Some(Rectangle::new(
-                [(x0, lo), (x0 + width * 0.92, v.min(hi))],
+                [(x0, origin), (x0 + width * 0.92, v)],
                 colour.filled(),
             ))
         }))?;
     }
 
-    // The reference line at 1.0, labelled at its right end.
+    // The reference line at 1.0 (named in the legend, so no label covers a bar).
     chart.draw_series(std::iter::once(PathElement::new(
         vec![(0.0, 1.0), (n, 1.0)],
         BLACK.stroke_width(px(2.0, k).max(1) as u32),
     )))?;
-    let (rx, ry) = chart.backend_coord(&(n, 1.0));
-    let reference = font(11.0, k)
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Right, VPos::Bottom));
-    let (w, h) = root
-        .estimate_text_size(REFERENCE, &reference)
-        .unwrap_or((70, 12));
-    let (lx, ly) = (rx - px(4.0, k), ry - px(3.0, k));
-    root.draw(&Rectangle::new(
-        [
-            (lx - w as i32 - px(3.0, k), ly - h as i32 - px(2.0, k)),
-            (lx + px(3.0, k), ly + px(1.0, k)),
-        ],
-        WHITE.filled(),
-    ))?;
-    root.draw(&Text::new(REFERENCE, (lx, ly), reference))?;
 
     // Step labels under the bars, reading upwards, ending at the axis.
     for (i, step) in b.steps.iter().enumerate() {
@@ -499,7 +580,7 @@ fn draw_bars<DB: DrawingBackend>(
     }
 
     if b.axis.truncated() {
-        // A break mark across the y axis just above its lower end, and a label.
+        // A break mark across the y axis just above its lower end.
         let (ax, ay) = chart.backend_coord(&(0.0, lo));
         let gap = px(4.0, k);
         let half = px(7.0, k);
@@ -512,13 +593,6 @@ fn draw_bars<DB: DrawingBackend>(
                 BLACK.stroke_width(px(1.0, k).max(1) as u32),
             ))?;
         }
-        root.draw(&Text::new(
-            format!("{TRUNCATED}: starts at {lo:.2}, not 0"),
-            (ax + px(6.0, k), ay - px(4.0, k)),
-            font(11.0, k)
-                .color(&RGBColor(90, 90, 90))
-                .pos(Pos::new(HPos::Left, VPos::Bottom)),
-        ))?;
     }
     Ok(())
 }
@@ -530,7 +604,7 @@ fn draw_lines<DB: DrawingBackend>(
 ) -> DrawResult<DB::ErrorType> {
     root.fill(&WHITE)?;
     let (top, plot_area) = root.split_vertically(px(50.0, k));
-    title_and_legend(&top, &l.title, l.series.iter().map(|s| &s.0), true, k)?;
+    title_and_legend(&top, &l.title, l.series.iter().map(|s| &s.0), k)?;
     let mut chart = ChartBuilder::on(&plot_area)
         .margin_left(px(6.0, k))
         .margin_right(px(14.0, k))
@@ -605,8 +679,7 @@ mod tests {
             .unwrap()
             .expect("point group has bars");
         assert!(svg.contains(REFERENCE), "{svg}");
-        // The reference line is the only 2-pixel black line, horizontal, at the label's
-        // height (the label sits just above the line's right end).
+        // The reference line is the only 2-pixel black line, and horizontal.
         let line = svg
             .lines()
             .find(|l| {
@@ -691,7 +764,7 @@ mod tests {
         assert_eq!(
             (info.width, info.height),
             (
-                (BAR_SIZE.0 as f64 * PNG_SCALE) as u32,
+                (bars(&m, "point", 1).unwrap().width() as f64 * PNG_SCALE) as u32,
                 (BAR_SIZE.1 as f64 * PNG_SCALE) as u32
             )
         );
@@ -718,6 +791,36 @@ mod tests {
         // 1.0 is always on the axis, even when every bar is above it.
         let a = relative_axis(&[1.6, 1.7]);
         assert!(a.lo <= 1.0 && a.hi >= 1.7, "{a:?}");
+    }
+
+    #[test]
+    fn wide_spans_get_a_log_axis_over_whole_decades() {
+        let a = relative_axis(&[0.14, 2.5, 209.0]);
+        assert!(a.log && !a.truncated(), "{a:?}");
+        assert!((a.lo - 0.1).abs() < 0.001 && a.lo <= 0.1, "{a:?}");
+        assert_eq!(a.hi, 1000.0);
+        assert_eq!(a.bar_origin(), 1.0);
+        let a = relative_axis(&[0.5, 9.0]);
+        assert!(!a.log, "an 18× span stays linear: {a:?}");
+        assert_eq!(a.bar_origin(), 0.0);
+    }
+
+    #[test]
+    fn log_chart_says_so() {
+        let m = model_with(&[0.05, 30.0]);
+        let svg = svg(&m, &point_chart()).unwrap().unwrap();
+        assert!(svg.contains("logarithmic y axis"), "{svg}");
+        assert!(svg.contains(REFERENCE));
+        assert!(!svg.contains(TRUNCATED));
+    }
+
+    #[test]
+    fn tick_labels_drop_needless_zeros() {
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(1.0), "1");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(300.0), "300");
+        assert_eq!(tick(0.1), "0.1");
     }
 
     #[test]
