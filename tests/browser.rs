@@ -4,8 +4,9 @@
 //! layout rounds them, and that every chart became an SVG element. It saves a screenshot as a
 //! CI artifact: `<target dir>/browser/report.png`.
 //!
-//! Without `/usr/bin/chromium` the test is skipped with a message, except under CI (`CI`
-//! set), where that is a failure (`.ci/run` installs the `chromium` package).
+//! It also checks `--png DIR` (one PNG per chart, each named on stderr), which needs no
+//! browser. Without `/usr/bin/chromium` the browser part is skipped with a message, except
+//! under CI (`CI` set), where that is a failure (`.ci/run` installs the `chromium` package).
 
 mod common;
 use common::*;
@@ -238,9 +239,6 @@ warmup_secs = 0.1
 
 #[test]
 fn html_report_renders_in_chromium_with_the_json_numbers() {
-    if !chromium_available() {
-        return;
-    }
     let dir = scratch();
     let lab = dir.path().join("lab.toml");
     std::fs::write(&lab, LAB).unwrap();
@@ -260,15 +258,59 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
         assert!(out.status.success(), "run failed: {}", text(&out.stderr));
     }
     let page = dir.path().join("report.html");
+    let charts = dir.path().join("charts");
     let out = run(
         dir.path(),
-        &["report", "--format", "html", "-o", page.to_str().unwrap()],
+        &[
+            "report",
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+            "--png",
+            charts.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "report failed: {}", text(&out.stderr));
-    let out = run(dir.path(), &["report", "--format", "json"]);
-    assert!(out.status.success(), "json failed: {}", text(&out.stderr));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out_json = run(dir.path(), &["report", "--format", "json"]);
+    assert!(
+        out_json.status.success(),
+        "json: {}",
+        text(&out_json.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out_json.stdout).unwrap();
 
+    // --png: one file per chart, each a PNG, each named on stderr.
+    let series_steps: std::collections::BTreeSet<&str> = json["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert!(
+        !series_steps.is_empty(),
+        "1.2 s steps record at least one second"
+    );
+    let mut pngs: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pngs.sort();
+    assert_eq!(pngs.len(), 4 + series_steps.len(), "{pngs:?}");
+    assert!(pngs.contains(&"relative-qps-c1-point.png".to_string()));
+    assert!(pngs.contains(&"throughput-c1-random-points_range_10.png".to_string()));
+    for name in &pngs {
+        let bytes = std::fs::read(charts.join(name)).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        assert!(
+            text(&out.stderr).contains(name.as_str()),
+            "{name} not listed"
+        );
+    }
+
+    if !chromium_available() {
+        return;
+    }
     let dom = chromium(&page, &["--dump-dom"]);
     let console = console_messages(&dom.stderr);
     assert!(
@@ -335,16 +377,6 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
     }
 
     // Charts: a bar chart per group, a per-second chart per step with a series.
-    let series_steps: std::collections::BTreeSet<&str> = json["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["step"].as_str().unwrap())
-        .collect();
-    assert!(
-        !series_steps.is_empty(),
-        "1.2 s steps record at least one second"
-    );
     assert_eq!(
         dom.matches("<svg").count(),
         titles.len() + series_steps.len(),
