@@ -93,6 +93,9 @@ pub struct RunArgs {
     /// Format of the report printed at the end.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the report's charts as PNG files into DIR (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +110,9 @@ pub struct ReportArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the report's charts as PNG files into DIR (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -179,6 +185,9 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         workdir: args.workdir,
     };
     let mut plan = plan::plan(lab, &opts)?;
+    if let Some(dir) = &args.png {
+        check_png_dir(dir)?;
+    }
     if let Some(base) = &args.base
         && !plan.targets.iter().any(|t| &t.name == base)
     {
@@ -232,6 +241,10 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let mut out = std::io::stdout().lock();
     out.write_all(report::render(&model, args.format, color_wanted()).as_bytes())?;
     out.flush()?;
+    drop(out);
+    if let Some(dir) = &args.png {
+        write_pngs(&model, dir)?;
+    }
     if outcome.interrupted {
         eprintln!(
             "interrupted: run {} is stored as incomplete in {}",
@@ -278,13 +291,31 @@ fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--png DIR` must be a directory or not exist yet; checked before a run starts.
+fn check_png_dir(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return crate::error::input(format!(
+            "--png {}: exists and is not a directory; name a directory (it is created when missing)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.png {
+        check_png_dir(dir)?;
+    }
     let store = Store::open_existing(store_path)?;
     let run_id = store.resolve_run(args.run.as_deref())?;
     let data = store.load_run(&run_id)?;
     let model = report::build(&data, args.base.as_deref())
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    write_report(&model, args.format, args.output.as_deref())
+    let code = write_report(&model, args.format, args.output.as_deref())?;
+    if let Some(dir) = &args.png {
+        write_pngs(&model, dir)?;
+    }
+    Ok(code)
 }
 
 /// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.
@@ -319,6 +350,39 @@ fn write_report(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--png DIR`: renders every chart, creates DIR and writes one file per chart, then says on
+/// stderr what was written (stdout may carry the report).
+fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
+    let files = report::png_charts(model)?;
+    if files.is_empty() {
+        eprintln!(
+            "--png {}: the report has no charts (they need 2 targets, or per-second series); nothing written",
+            dir.display()
+        );
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "--png {}: cannot create the directory; pick a writable path",
+            dir.display()
+        )
+    })?;
+    for (name, bytes) in &files {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).with_context(|| {
+            format!(
+                "--png {}: cannot write {name}; pick a writable directory",
+                dir.display()
+            )
+        })?;
+    }
+    eprintln!("wrote {} PNG chart(s) to {}:", files.len(), dir.display());
+    for (name, bytes) in &files {
+        eprintln!("  {name} ({:.0} KB)", bytes.len() as f64 / 1e3);
+    }
+    Ok(())
 }
 
 /// When a step runs and what follows it, for `list steps`.

@@ -456,3 +456,27 @@ fn dry_run_prints_the_plan_and_starts_nothing() {
         "dry run wrote files"
     );
 }
+
+#[test]
+fn png_dir_that_is_a_file_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("charts"), "not a directory").unwrap();
+    for args in [
+        &["report", "--png", "charts"][..],
+        &["run", "--quick", "--png", "charts"][..],
+    ] {
+        let out = run(dir.path(), args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("--png charts") && err.contains("not a directory"),
+            "{err}"
+        );
+        assert!(!dir.path().join("dbdelta.db").exists(), "nothing written");
+    }
+}

@@ -862,6 +862,12 @@ fn series(data: &RunData) -> Vec<SeriesSummary> {
                 ops_per_sec_median: median,
                 ops_per_sec_max: max,
                 p99_us_max: ss.iter().filter_map(|s| s.p99_us).reduce(f64::max),
+                ops_per_sec: {
+                    let mut points: Vec<(u32, f64)> =
+                        ss.iter().map(|s| (s.second, s.ops as f64)).collect();
+                    points.sort_by_key(|p| p.0);
+                    points
+                },
             }
         })
         .collect()

@@ -17,6 +17,20 @@ pub enum Block {
     Para(String),
     Bullets(Vec<String>),
     Table(Grid),
+    /// Charts, drawn only by formats that can (HTML, PNG); text and Markdown skip them.
+    Figures {
+        title: Option<String>,
+        charts: Vec<ChartRef>,
+    },
+}
+
+/// Which chart of the model to draw; `charts` draws it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChartRef {
+    /// Relative QPS of one group's steps, one bar per step per compared target.
+    RelativeQps { group: String, clients: u32 },
+    /// Ops per second over the measured period of one step, one line per target.
+    Throughput { step: String, clients: u32 },
 }
 
 /// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).
@@ -32,6 +46,8 @@ pub struct Grid {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
     Plain,
+    /// A relative value within ±5% of the base (grey where colours are shown).
+    Neutral,
     Better,
     Worse,
 }
@@ -69,7 +85,7 @@ pub fn rel_cell(v: Option<f64>, cost: bool) -> Cell {
         ("", None)
     };
     let tone = match up {
-        None => Tone::Plain,
+        None => Tone::Neutral,
         Some(up) if up != cost => Tone::Better,
         Some(_) => Tone::Worse,
     };
@@ -572,6 +588,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         grid.rows.push(row);
     }
     doc.push(Block::Table(grid));
+    throughput_figures(m, clients, &steps, doc);
 
     doc.push(Block::SubHeading(
         "Memory and size, MB: peak RSS / database size after the step".into(),
@@ -644,7 +661,39 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             grid.rows.push(row);
         }
         doc.push(Block::Table(grid));
+        doc.push(Block::Figures {
+            title: None,
+            charts: vec![ChartRef::RelativeQps {
+                group: group.id.clone(),
+                clients,
+            }],
+        });
     }
+}
+
+/// Per-second throughput charts of the steps with a recorded series (first repeat).
+fn throughput_figures(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
+    let charts: Vec<ChartRef> = steps
+        .iter()
+        .filter(|s| {
+            m.series
+                .iter()
+                .any(|x| x.clients == clients && x.step == **s && !x.ops_per_sec.is_empty())
+        })
+        .map(|s| ChartRef::Throughput {
+            step: s.to_string(),
+            clients,
+        })
+        .collect();
+    if charts.is_empty() {
+        return;
+    }
+    doc.push(Block::Figures {
+        title: Some(format!(
+            "Throughput per second (queries/s; first repeat), clients = {clients}"
+        )),
+        charts,
+    });
 }
 
 /// `pre = true`: post QPS / pre QPS per paired step, one column per target.
@@ -733,7 +782,8 @@ mod tests {
         assert_eq!(rel_cell(Some(0.91), true).tone, Tone::Better);
         assert_eq!(rel_cell(Some(1.07), false).text, "1.07+");
         assert_eq!(rel_cell(Some(1.0), false).text, "1.00");
-        assert_eq!(rel_cell(Some(1.0), false).tone, Tone::Plain);
+        assert_eq!(rel_cell(Some(1.0), false).tone, Tone::Neutral);
+        assert_eq!(rel_cell(None, false).tone, Tone::Plain);
         assert_eq!(rel_cell(Some(0.9504), false).text, "0.95-");
         assert_eq!(rel_cell(None, false).text, "n/a");
     }

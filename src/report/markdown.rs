@@ -11,6 +11,9 @@ use super::layout::{Block, Grid};
 pub fn render(doc: &[Block]) -> String {
     let mut parts: Vec<String> = Vec::new();
     for block in doc {
+        if matches!(block, Block::Figures { .. }) {
+            continue;
+        }
         parts.push(match block {
             Block::Title(t) => format!("# {}\n", escape(t)),
             Block::Heading(t) => format!("## {}\n", escape(t)),
@@ -18,6 +21,7 @@ pub fn render(doc: &[Block]) -> String {
             Block::Para(p) => format!("{}\n", escape(p)),
             Block::Bullets(items) => items.iter().map(|i| format!("- {}\n", escape(i))).collect(),
             Block::Table(grid) => table(grid),
+            Block::Figures { .. } => unreachable!("skipped above"),
         });
     }
     parts.join("\n")

@@ -1,14 +1,16 @@
 //! Reports: turn one run's records ([`RunData`](crate::results::RunData)), or two runs' for
-//! `dbdelta compare`, into text, Markdown, CSV or JSON, every format drawn from the same
-//! [`ReportModel`].
+//! `dbdelta compare`, into text, Markdown, CSV, JSON or HTML, and charts into PNG bytes, every
+//! format drawn from the same [`ReportModel`].
 //!
 //! Owns the public report API ([`build`], [`render`], [`Format`], [`ReportError`]). Everything
 //! here is pure: data in, bytes out. It must not read or write files, look at the terminal,
 //! the clock or the environment; callers decide colour and where the bytes go.
 
 mod build;
+mod charts;
 mod compare;
 pub mod csv;
+mod html;
 mod json;
 mod layout;
 mod markdown;
@@ -39,6 +41,9 @@ pub enum Format {
     /// Long form: one row per target × clients × step, for pandas, SQLite or a spreadsheet.
     #[value(name = "csv")]
     Csv,
+    /// One self-contained HTML page with SVG charts.
+    #[value(name = "html")]
+    Html,
 }
 
 /// Why a report could not be built.
@@ -53,6 +58,8 @@ pub enum ReportError {
         run: String,
         known: Vec<String>,
     },
+    #[error("chart {chart}: {reason}")]
+    Chart { chart: String, reason: String },
 }
 
 /// Builds the report model of a run, relative to `base` (default: the run's first target).
@@ -79,5 +86,34 @@ pub fn render(model: &ReportModel, format: Format, color: bool) -> String {
         Format::Markdown => markdown::render(&layout::document(model)),
         Format::Json => json::render(model),
         Format::Csv => csv::render(model),
+        Format::Html => html::render(model),
     }
+}
+
+/// Every chart of the report as a PNG file: `(file name, bytes)`, in report order (per client
+/// count: one relative-QPS chart per group, then one throughput chart per step). The caller
+/// writes them.
+pub fn png_charts(model: &ReportModel) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for block in layout::document(model) {
+        let layout::Block::Figures { charts: refs, .. } = block else {
+            continue;
+        };
+        for chart in refs {
+            let stem = charts::file_stem(&chart);
+            let bytes = charts::png(model, &chart).map_err(|reason| ReportError::Chart {
+                chart: stem.clone(),
+                reason,
+            })?;
+            let Some(bytes) = bytes else { continue };
+            let mut name = format!("{stem}.png");
+            let mut n = 1;
+            while files.iter().any(|(f, _)| *f == name) {
+                n += 1;
+                name = format!("{stem}-{n}.png");
+            }
+            files.push((name, bytes));
+        }
+    }
+    Ok(files)
 }

@@ -295,6 +295,11 @@ pub struct SeriesSummary {
     pub ops_per_sec_max: f64,
     /// Worst per-second p99 latency, µs.
     pub p99_us_max: Option<f64>,
+    /// Ops in each second of the measured period, `(second, ops)` by second: what the
+    /// per-second throughput charts draw. Left out of the JSON contract (the store's `series`
+    /// table holds the same numbers).
+    #[serde(skip)]
+    pub ops_per_sec: Vec<(u32, f64)>,
 }
 
 impl ReportModel {

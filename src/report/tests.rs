@@ -339,7 +339,7 @@ fn format_value_names() {
         .iter()
         .map(|f| f.to_possible_value().unwrap().get_name().to_string())
         .collect();
-    assert_eq!(names, ["text", "md", "json", "csv"]);
+    assert_eq!(names, ["text", "md", "json", "csv", "html"]);
 }
 
 #[test]

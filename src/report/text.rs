@@ -25,6 +25,9 @@ pub fn render(doc: &[Block], color: bool) -> String {
     let mut out = String::new();
     let mut after_table = false;
     for block in doc {
+        if matches!(block, Block::Figures { .. }) {
+            continue;
+        }
         if after_table && matches!(block, Block::Para(_) | Block::Bullets(_)) {
             out.push('\n');
         }
@@ -57,6 +60,7 @@ pub fn render(doc: &[Block], color: bool) -> String {
                 }
             }
             Block::Table(grid) => out.push_str(&table(grid, color)),
+            Block::Figures { .. } => unreachable!("skipped above"),
         }
     }
     out

@@ -1,0 +1,368 @@
+//! The HTML report: one self-contained page (inline CSS, inline SVG charts, no script, no
+//! external font, image or link) drawn from the same layout as text and Markdown, plus the
+//! charts of `charts`.
+//!
+//! Owns HTML syntax, escaping, the stylesheet and the colour key. It must not decide what is
+//! shown or how numbers are rounded (that is `layout`), draw charts itself (`charts`), or do
+//! any I/O.
+
+use std::collections::BTreeMap;
+
+use super::charts;
+use super::layout::{self, Block, ChartRef, Grid, Tone};
+use super::model::ReportModel;
+
+/// Inline stylesheet. Colours: Okabe–Ito bluish green and vermillion, lightened for cell
+/// backgrounds, with dark text of the same hue (contrast above 7:1); grey for "within 5%".
+const STYLE: &str = "
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; color: #1a1a1a;
+  margin: 0; background: #fff; }
+main { max-width: 1180px; margin: 0 auto; padding: 16px 24px 48px; }
+h1 { font-size: 1.6em; margin: 0.4em 0; }
+h2 { font-size: 1.3em; margin: 1.6em 0 0.4em; padding-bottom: 4px; border-bottom: 2px solid #ddd; }
+h3 { font-size: 1.05em; margin: 1.3em 0 0.4em; }
+nav { font-size: 0.9em; margin: 0.6em 0 1em; }
+nav a { margin-right: 1em; color: #0b5394; }
+ul { margin: 0.3em 0; padding-left: 1.4em; }
+li { margin: 0.15em 0; }
+table { border-collapse: collapse; margin: 0.4em 0 0.8em; font-size: 0.88em;
+  font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 8px; vertical-align: top; }
+th { background: #f2f2f2; text-align: left; font-weight: 600; }
+th.num, td.num { text-align: right; white-space: nowrap; }
+td.better { background: #d3efe5; color: #004d38; font-weight: 600; }
+td.worse { background: #fbdfcc; color: #7f3000; font-weight: 600; }
+td.neutral { color: #666; }
+tr:not(.stat) + tr.stat td { border-top: 2px solid #999; }
+.key { font-size: 0.9em; background: #fafafa; border: 1px solid #e2e2e2; padding: 6px 10px; }
+.key span { padding: 1px 6px; }
+.key .better { background: #d3efe5; color: #004d38; font-weight: 600; }
+.key .worse { background: #fbdfcc; color: #7f3000; font-weight: 600; }
+.key .neutral { color: #666; }
+.figures { display: flex; flex-wrap: wrap; gap: 8px; }
+figure { margin: 0.3em 0 1em; }
+figure svg { max-width: 100%; height: auto; border: 1px solid #e6e6e6; }
+p.chart-error { color: #7f3000; }
+";
+
+/// The whole page.
+pub fn render(model: &ReportModel) -> String {
+    let doc = layout::document(model);
+    let mut ids = Ids::default();
+    let mut body = String::new();
+    let mut toc: Vec<(String, String)> = Vec::new();
+    let mut title = String::from("dbdelta report");
+    let mut key_done = false;
+    for block in &doc {
+        match block {
+            Block::Title(t) => {
+                title = t.clone();
+                body.push_str(&format!("<h1>{}</h1>\n", escape(t)));
+            }
+            Block::Heading(h) => {
+                if !key_done {
+                    body.push_str(KEY);
+                    key_done = true;
+                }
+                let id = ids.of(h);
+                body.push_str(&format!("<h2 id=\"{id}\">{}</h2>\n", escape(h)));
+                toc.push((id, h.clone()));
+            }
+            Block::SubHeading(h) => {
+                body.push_str(&format!("<h3 id=\"{}\">{}</h3>\n", ids.of(h), escape(h)));
+            }
+            Block::Para(p) => body.push_str(&format!("<p>{}</p>\n", escape(p))),
+            Block::Bullets(items) => {
+                body.push_str("<ul>\n");
+                for i in items {
+                    body.push_str(&format!("<li>{}</li>\n", escape(i)));
+                }
+                body.push_str("</ul>\n");
+            }
+            Block::Table(grid) => body.push_str(&table(grid)),
+            Block::Figures { title, charts } => {
+                if let Some(t) = title {
+                    body.push_str(&format!("<h3 id=\"{}\">{}</h3>\n", ids.of(t), escape(t)));
+                }
+                body.push_str(&figures(model, charts));
+            }
+        }
+    }
+    let mut out = String::with_capacity(body.len() + 4096);
+    out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str(&format!("<title>{}</title>\n", escape(&title)));
+    out.push_str(&format!(
+        "<style>{STYLE}</style>\n</head>\n<body>\n<main>\n"
+    ));
+    if !toc.is_empty() {
+        out.push_str("<nav>");
+        for (id, h) in &toc {
+            out.push_str(&format!("<a href=\"#{id}\">{}</a>", escape(h)));
+        }
+        out.push_str("</nav>\n");
+    }
+    out.push_str(&body);
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+/// How to read relative cells, without needing the colours.
+const KEY: &str = "<p class=\"key\">Relative cells: <span class=\"better\">1.07+</span> better \
+than the base by 5% or more (faster, or for costs cheaper); <span class=\"worse\">0.91-</span> \
+worse by 5% or more; <span class=\"neutral\">1.00</span> within 5%. The sign after the number \
+says the same as the colour. Bar colours (Okabe–Ito palette) follow the order of the legend \
+above each chart.</p>\n";
+
+fn table(grid: &Grid) -> String {
+    let mut out = String::from("<table>\n<thead><tr>");
+    for (i, h) in grid.header.iter().enumerate() {
+        let class = if grid.right.get(i).copied().unwrap_or(false) {
+            " class=\"num\""
+        } else {
+            ""
+        };
+        let text: Vec<String> = h.split('\n').map(escape).collect();
+        out.push_str(&format!("<th{class}>{}</th>", text.join("<br>")));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &grid.rows {
+        // Group statistics rows ("(min)", "(median)", ...) get a rule above the first one.
+        let stat = row.first().is_some_and(|c| c.text.starts_with('('));
+        out.push_str(if stat { "<tr class=\"stat\">" } else { "<tr>" });
+        for (i, cell) in row.iter().enumerate() {
+            let mut classes = Vec::new();
+            if grid.right.get(i).copied().unwrap_or(false) {
+                classes.push("num");
+            }
+            let title = match cell.tone {
+                Tone::Plain => None,
+                Tone::Neutral => {
+                    classes.push("neutral");
+                    Some("within 5% of the base")
+                }
+                Tone::Better => {
+                    classes.push("better");
+                    Some("better than the base by 5% or more")
+                }
+                Tone::Worse => {
+                    classes.push("worse");
+                    Some("worse than the base by 5% or more")
+                }
+            };
+            out.push_str("<td");
+            if !classes.is_empty() {
+                out.push_str(&format!(" class=\"{}\"", classes.join(" ")));
+            }
+            if let Some(t) = title {
+                out.push_str(&format!(" title=\"{t}\""));
+            }
+            out.push_str(&format!(">{}</td>", escape(&cell.text)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    out
+}
+
+fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
+    let mut out = String::from("<div class=\"figures\">\n");
+    for chart in charts {
+        let label = match chart {
+            ChartRef::RelativeQps { group, clients } => format!(
+                "Bar chart: relative QPS of the {group} steps at {clients} client(s), one bar per step and target"
+            ),
+            ChartRef::Throughput { step, clients } => format!(
+                "Line chart: queries per second of {step} at {clients} client(s), second by second"
+            ),
+        };
+        match charts::svg(model, chart) {
+            Ok(Some(svg)) => {
+                out.push_str(&format!(
+                    "<figure>{}</figure>\n",
+                    inline_svg(&svg, &escape(&label))
+                ));
+            }
+            Ok(None) => {}
+            Err(e) => out.push_str(&format!(
+                "<p class=\"chart-error\">{}: not drawn: {}</p>\n",
+                escape(&label),
+                escape(&e)
+            )),
+        }
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+/// An SVG document as an element of the page: no XML namespace attribute (HTML parsing puts
+/// `<svg>` in the SVG namespace by itself, and the page then names no URL at all), with a
+/// role and an accessible name.
+fn inline_svg(svg: &str, label: &str) -> String {
+    let svg = svg
+        .trim_start_matches(|c: char| c.is_whitespace())
+        .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+    svg.replacen(
+        "<svg ",
+        &format!("<svg role=\"img\" aria-label=\"{label}\" "),
+        1,
+    )
+}
+
+/// Escapes text for HTML element content and double- or single-quoted attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Unique element ids made from heading text.
+#[derive(Default)]
+struct Ids {
+    used: BTreeMap<String, u32>,
+}
+
+impl Ids {
+    fn of(&mut self, text: &str) -> String {
+        let mut slug = String::new();
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() {
+                slug.push(c.to_ascii_lowercase());
+            } else if !slug.ends_with('-') && !slug.is_empty() {
+                slug.push('-');
+            }
+        }
+        let slug = slug.trim_end_matches('-').to_string();
+        let slug = if slug.is_empty() {
+            "s".to_string()
+        } else {
+            slug
+        };
+        let n = self.used.entry(slug.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 { slug } else { format!("{slug}-{n}") }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::{run_three_repeats, run_two_clients};
+    use super::*;
+    use crate::results::RunData;
+
+    fn page(data: &RunData) -> String {
+        render(&super::super::build(data, None).unwrap())
+    }
+
+    /// Every `<tag` opens as often as `</tag>` closes.
+    fn balanced(html: &str, tag: &str) {
+        let open =
+            html.matches(&format!("<{tag}>")).count() + html.matches(&format!("<{tag} ")).count();
+        let close = html.matches(&format!("</{tag}>")).count();
+        assert_eq!(
+            open, close,
+            "<{tag}> opened {open} times, closed {close} times"
+        );
+    }
+
+    #[test]
+    fn page_is_well_formed_and_self_contained() {
+        for data in [run_two_clients(), run_three_repeats()] {
+            let html = page(&data);
+            assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
+            assert!(html.ends_with("</html>\n"));
+            for tag in [
+                "html", "head", "body", "main", "table", "thead", "tbody", "tr", "td", "th", "ul",
+                "li", "p", "h1", "h2", "h3", "figure", "svg", "nav", "a",
+            ] {
+                balanced(&html, tag);
+            }
+            assert_eq!(html.matches("<style>").count(), 1);
+            // Nothing to fetch: no URL, script, link, image or external resource.
+            for banned in [
+                "http://",
+                "https://",
+                "<script",
+                "<link",
+                "<img",
+                "<iframe",
+                "src=",
+                "url(",
+                "@import",
+                "@font-face",
+            ] {
+                assert!(!html.contains(banned), "the page contains {banned}");
+            }
+        }
+    }
+
+    #[test]
+    fn page_holds_tables_charts_and_warnings() {
+        let html = page(&run_two_clients());
+        // One bar chart per group and client count (two client counts), and the per-second
+        // chart of the one step with a series.
+        assert_eq!(
+            html.matches("aria-label=\"Bar chart").count(),
+            2 * 3,
+            "{html}"
+        );
+        assert_eq!(html.matches("aria-label=\"Line chart").count(), 1);
+        // Relative cells carry the sign and a class; the statistics rows are there.
+        assert!(html.contains(
+            "<td class=\"num better\" title=\"better than the base by 5% or more\">1.07+</td>"
+        ));
+        assert!(html.contains("<td class=\"num worse\""));
+        assert!(html.contains("<td>(median)</td>"));
+        // The failed target is named with its log path.
+        assert!(html.contains("/tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log"));
+    }
+
+    #[test]
+    fn text_from_the_store_is_escaped() {
+        let evil = "<script>alert(1)</script>";
+        let mut data = run_two_clients();
+        let rename = |s: &mut String| {
+            if s == "pg17" {
+                *s = evil.to_string();
+            }
+        };
+        data.targets.iter_mut().for_each(|t| rename(&mut t.name));
+        data.measurements
+            .iter_mut()
+            .for_each(|m| rename(&mut m.target));
+        data.loads.iter_mut().for_each(|l| rename(&mut l.target));
+        data.targets[0].error = Some("bad \"quote\" & <b>tag</b>".into());
+        data.targets[0].failed = true;
+        let html = page(&data);
+        assert!(!html.contains("<script"), "unescaped target name");
+        assert!(!html.contains("<b>"), "unescaped error text");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("&lt;b&gt;tag&lt;/b&gt;"));
+    }
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape("<script>alert('x')</script> & \"y\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
+        );
+        assert_eq!(escape("read-only_range=10"), "read-only_range=10");
+    }
+
+    #[test]
+    fn ids_are_unique_slugs() {
+        let mut ids = Ids::default();
+        assert_eq!(ids.of("Results, clients = 1"), "results-clients-1");
+        assert_eq!(ids.of("Results, clients = 1"), "results-clients-1-2");
+        assert_eq!(ids.of("µ"), "s");
+    }
+}

@@ -1,0 +1,427 @@
+//! The HTML report in a real browser: a short SQLite run is reported with `--format html`,
+//! Debian's headless Chromium loads the file, and the test checks that the page logged nothing
+//! to the console, that the tables Chromium parsed hold the JSON report's numbers as the
+//! layout rounds them, and that every chart became an SVG element. It saves a screenshot as a
+//! CI artifact: `<target dir>/browser/report.png`.
+//!
+//! It also checks `--png DIR` (one PNG per chart, each named on stderr), which needs no
+//! browser. Without `/usr/bin/chromium` the browser part is skipped with a message, except
+//! under CI (`CI` set), where that is a failure (`.ci/run` installs the `chromium` package).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+/// Longest a Chromium invocation may take before it is killed.
+const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(90);
+
+fn chromium_available() -> bool {
+    if Path::new(CHROMIUM).exists() {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{CHROMIUM} is missing under CI: .ci/run installs the Debian package `chromium`");
+    }
+    eprintln!("skipped: {CHROMIUM} not found (apt-get install chromium to run this test)");
+    false
+}
+
+/// Where CI artifacts go: `$CARGO_TARGET_DIR`, else the target directory holding the binary.
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_dbdelta"));
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the binary sits in <target>/<profile>/")
+        .to_path_buf()
+}
+
+/// What one headless Chromium invocation printed.
+struct Chromium {
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs headless Chromium on a local file with a throwaway profile; kills it (by PID) when it
+/// outlives [`CHROMIUM_TIMEOUT`]. Console messages go to stderr (`--enable-logging=stderr`).
+fn chromium(page: &Path, args: &[&str]) -> Chromium {
+    let profile = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let (stdout_path, stderr_path) = (out_dir.path().join("out"), out_dir.path().join("err"));
+    let mut child = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("start chromium");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > CHROMIUM_TIMEOUT {
+            // Child::kill sends SIGKILL to this PID only.
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "chromium did not finish within {CHROMIUM_TIMEOUT:?}; stderr:\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert!(
+        status.success(),
+        "chromium failed ({status}); stderr:\n{stderr}"
+    );
+    Chromium { stdout, stderr }
+}
+
+/// Console messages in Chromium's log. Chromium logs every `console.*` call and uncaught
+/// exception as `INFO:CONSOLE` whatever its level, so the level cannot be told apart; the
+/// report has no script, so any console message at all is a failure.
+fn console_messages(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// Text of an HTML fragment: tags dropped (`<br>` becomes a newline), entities decoded.
+fn inner_text(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        let end = rest[i..].find('>').map(|e| i + e + 1).unwrap_or(rest.len());
+        if rest[i..end].starts_with("<br") {
+            out.push('\n');
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&")
+}
+
+/// The cells (header row first) of the first table after the `<h3>` whose text starts with
+/// `heading`.
+fn table_after(dom: &str, heading: &str) -> Vec<Vec<String>> {
+    let mut at = 0;
+    let start = loop {
+        let i = dom[at..]
+            .find("<h3")
+            .map(|i| at + i)
+            .unwrap_or_else(|| panic!("no <h3> starting with {heading:?} in the DOM"));
+        let close = i + dom[i..].find("</h3>").unwrap();
+        let text = inner_text(&dom[i..close]);
+        if text.starts_with(heading) {
+            break close;
+        }
+        at = close;
+    };
+    let t0 = start + dom[start..].find("<table").unwrap();
+    let t1 = t0 + dom[t0..].find("</table>").unwrap();
+    dom[t0..t1]
+        .split("<tr")
+        .skip(1)
+        .map(|row| {
+            let mut cells = Vec::new();
+            let mut rest = row;
+            while let Some(i) = rest.find("<t") {
+                let tag = &rest[i..];
+                if !(tag.starts_with("<td") || tag.starts_with("<th")) {
+                    rest = &rest[i + 2..];
+                    continue;
+                }
+                let open_end = i + tag.find('>').unwrap() + 1;
+                let close = open_end + rest[open_end..].find("</t").unwrap();
+                cells.push(inner_text(&rest[open_end..close]));
+                rest = &rest[close + 4..];
+            }
+            cells
+        })
+        .collect()
+}
+
+/// The cell of `table` in the row whose first cell is `step` (a `[cb]` mark allowed) and the
+/// column whose header's first line is `column`.
+fn cell<'a>(table: &'a [Vec<String>], step: &str, column: &str) -> &'a str {
+    let col = table[0]
+        .iter()
+        .position(|h| h.lines().next() == Some(column))
+        .unwrap_or_else(|| panic!("no column {column:?} in {:?}", table[0]));
+    let row = table
+        .iter()
+        .find(|r| r[0] == step || r[0] == format!("{step} [cb]"))
+        .unwrap_or_else(|| panic!("no row {step:?} in {table:?}"));
+    &row[col]
+}
+
+/// A relative value as the report prints it: two decimals and a sign beyond ±5%.
+fn relative_text(v: f64) -> String {
+    let cents = (v * 100.0).round() as i64;
+    let sign = if cents >= 105 {
+        "+"
+    } else if cents <= 95 {
+        "-"
+    } else {
+        ""
+    };
+    format!("{v:.2}{sign}")
+}
+
+/// A rate as the report prints it: integers with thousands separators from 100 up.
+fn rate_text(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        let digits = (v.round() as i64).to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+const LAB: &str = r#"[lab]
+name = "browser test: synchronous FULL vs NORMAL"
+
+[[target]]
+name = "full"
+engine = "sqlite"
+settings = ["synchronous = FULL"]
+
+[[target]]
+name = "normal"
+engine = "sqlite"
+settings = ["synchronous = NORMAL"]
+
+[suite.sysbench]
+rows = 2000
+read_secs = 1.2
+write_secs = 1.2
+warmup_secs = 0.1
+"#;
+
+#[test]
+fn html_report_renders_in_chromium_with_the_json_numbers() {
+    let dir = scratch();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(&lab, LAB).unwrap();
+    {
+        let _lock = measuring();
+        let mut args = vec!["-q", "run", lab.to_str().unwrap()];
+        for step in [
+            "point-query",
+            "random-points_range=10",
+            "scan",
+            "read-only-count",
+            "update-one",
+        ] {
+            args.extend(["--only", step]);
+        }
+        let out = run(dir.path(), &args);
+        assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    }
+    let page = dir.path().join("report.html");
+    let charts = dir.path().join("charts");
+    let out = run(
+        dir.path(),
+        &[
+            "report",
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+            "--png",
+            charts.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "report failed: {}", text(&out.stderr));
+    let out_json = run(dir.path(), &["report", "--format", "json"]);
+    assert!(
+        out_json.status.success(),
+        "json: {}",
+        text(&out_json.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out_json.stdout).unwrap();
+
+    // --png: one file per chart, each a PNG, each named on stderr.
+    let series_steps: std::collections::BTreeSet<&str> = json["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert!(
+        !series_steps.is_empty(),
+        "1.2 s steps record at least one second"
+    );
+    let mut pngs: Vec<String> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pngs.sort();
+    assert_eq!(pngs.len(), 4 + series_steps.len(), "{pngs:?}");
+    assert!(pngs.contains(&"relative-qps-c1-point.png".to_string()));
+    assert!(pngs.contains(&"throughput-c1-random-points_range_10.png".to_string()));
+    for name in &pngs {
+        let bytes = std::fs::read(charts.join(name)).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");
+        assert!(
+            text(&out.stderr).contains(name.as_str()),
+            "{name} not listed"
+        );
+    }
+
+    if !chromium_available() {
+        return;
+    }
+    let dom = chromium(&page, &["--dump-dom"]);
+    let console = console_messages(&dom.stderr);
+    assert!(
+        console.is_empty(),
+        "console messages:\n{}",
+        console.join("\n")
+    );
+    let dom = dom.stdout;
+    assert!(dom.contains("<h1>dbdelta report: browser test"), "{dom}");
+
+    // Relative QPS tables: one per group, each step's value under its target, and the
+    // group's median row.
+    let base = json["base"].as_str().unwrap();
+    assert_eq!(base, "full");
+    let titles: Vec<(String, String)> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap().to_string(),
+                g["title"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        titles.len(),
+        4,
+        "point, range-noagg, range-agg, writes: {titles:?}"
+    );
+    let mut checked = 0;
+    for r in json["relative"].as_array().unwrap() {
+        let group = r["group"].as_str().unwrap();
+        let title = &titles.iter().find(|t| t.0 == group).unwrap().1;
+        let table = table_after(&dom, &format!("Relative QPS, {title} (vs {base}"));
+        let step = r["step"].as_str().unwrap();
+        let want = match r["qps"].as_f64() {
+            Some(v) => relative_text(v),
+            None => "n/a".into(),
+        };
+        assert_eq!(cell(&table, step, "normal"), want, "{step}");
+        checked += 1;
+    }
+    assert_eq!(checked, 5, "every reported step");
+    for g in json["groups"].as_array().unwrap() {
+        let table = table_after(
+            &dom,
+            &format!("Relative QPS, {} (vs {base}", g["title"].as_str().unwrap()),
+        );
+        let median = g["median"].as_f64().unwrap();
+        assert_eq!(cell(&table, "(median)", "normal"), relative_text(median));
+    }
+
+    // Absolute QPS: the aggregates (one repeat: the measurement itself).
+    let table = table_after(&dom, "Absolute QPS");
+    for a in json["aggregates"].as_array().unwrap() {
+        let qps = a["qps"].as_f64().unwrap();
+        let (step, target) = (a["step"].as_str().unwrap(), a["target"].as_str().unwrap());
+        assert_eq!(
+            cell(&table, step, target),
+            rate_text(qps),
+            "{target} {step}"
+        );
+    }
+
+    // Charts: a bar chart per group, a per-second chart per step with a series.
+    assert_eq!(
+        dom.matches("<svg").count(),
+        titles.len() + series_steps.len(),
+        "SVG charts in the DOM"
+    );
+
+    // The screenshot, kept as a CI artifact.
+    let shots = target_dir().join("browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("report.png");
+    let _ = std::fs::remove_file(&shot);
+    let r = chromium(
+        &page,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,4000",
+        ],
+    );
+    let console = console_messages(&r.stderr);
+    assert!(
+        console.is_empty(),
+        "console messages:\n{}",
+        console.join("\n")
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    eprintln!("screenshot: {}", shot.display());
+}
+
+/// The console check can fail: a page that logs an error and throws is caught.
+#[test]
+fn console_errors_are_detected() {
+    if !chromium_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("bad.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><html><body><script>console.error('boom'); missing();</script></body></html>",
+    )
+    .unwrap();
+    let r = chromium(&page, &["--dump-dom"]);
+    let console = console_messages(&r.stderr);
+    assert_eq!(console.len(), 2, "{}", r.stderr);
+    assert!(console[0].contains("boom"));
+    assert!(console[1].contains("missing is not defined"));
+}
