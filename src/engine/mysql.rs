@@ -473,17 +473,7 @@ impl Session for MysqlSession {
     }
 
     fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
-        Ok(self
-            .conn
-            .rows(sql)?
-            .into_iter()
-            .map(|r| {
-                r.into_iter()
-                    .next()
-                    .flatten()
-                    .unwrap_or_else(|| "NULL".into())
-            })
-            .collect())
+        Ok(self.conn.first_column(sql)?)
     }
 
     fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError> {

@@ -465,6 +465,17 @@ impl MyConn {
         Ok(out)
     }
 
+    /// Run SQL text and return the first column of every row as text ("NULL" for NULL).
+    pub fn first_column(&mut self, sql: &str) -> Result<Vec<String>, MyError> {
+        self.command(Command::COM_QUERY, sql.as_bytes())?;
+        let mut out = Vec::new();
+        self.response(|payload| {
+            let first = decode_text_row(payload).into_iter().next().flatten();
+            out.push(first.unwrap_or_else(|| "NULL".into()));
+        })?;
+        Ok(out)
+    }
+
     /// The first column of the first row, `None` without rows or for NULL.
     pub fn first(&mut self, sql: &str) -> Result<Option<String>, MyError> {
         Ok(self
