@@ -233,3 +233,54 @@ fn a_bin_dir_without_a_server_fails_clearly() {
         "the error must name the directory and what was looked for: {err}"
     );
 }
+
+/// Both load paths (`LOAD DATA LOCAL INFILE`, and multi-row INSERTs when the server has
+/// `local_infile = OFF`) load every row, read back by SQL text (`prepared = false`; the whole
+/// catalog above uses prepared statements).
+#[test]
+fn both_load_paths_load_every_row() {
+    if !mariadb_installed("both_load_paths_load_every_row") {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let body = "[lab]\nname = \"mysql load paths\"\n\n\
+        [[target]]\nname = \"infile\"\nengine = \"mysql\"\n\n\
+        [[target]]\nname = \"inserts\"\nengine = \"mysql\"\n\
+        settings = [\"local_infile = OFF\"]\n\n\
+        [suite.sysbench]\nrows = 3000\nwarmup_secs = 0\nread_secs = 0.3\nwrite_secs = 0.3\n\
+        prepared = false\n";
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(&lab, body).unwrap();
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q", "--only", "point-query"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    for target in ["infile", "inserts"] {
+        let (rows, size): (i64, i64) = db
+            .query_row(
+                "SELECT rows_per_table, db_size_bytes FROM loads WHERE target = ?1",
+                [target],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(rows, 3000, "{target}");
+        assert!(size > 0, "{target}: database size {size}");
+        let steps: Vec<(String, f64, i64)> = db
+            .prepare(
+                "SELECT step, rows_per_event, errors_fatal FROM measurements
+                 WHERE target = ?1 AND warm = 0 ORDER BY rowid",
+            )
+            .unwrap()
+            .query_map([target], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(steps.len(), 1, "{target}: {steps:?}");
+        // Every id in 1..=rows is there: each point query (uniform ids) returned its row.
+        assert_eq!(steps[0].1, 1.0, "{target}: {steps:?}");
+        assert!(steps.iter().all(|s| s.2 == 0), "{target}: {steps:?}");
+    }
+}

@@ -11,6 +11,7 @@
 //! (retryable, reconnect, fatal).
 
 pub mod mysql;
+pub mod mywire;
 pub mod pgwire;
 pub mod postgres;
 pub mod process;
