@@ -16,6 +16,7 @@ pub mod pgwire;
 pub mod postgres;
 pub mod process;
 pub mod sqlite;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -17,7 +17,7 @@
 //! allocate per execution beyond growing its two reusable buffers.
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -32,6 +32,7 @@ use mysql_common::packets::{
 };
 use mysql_common::proto::MySerialize;
 
+use super::wire::RecvBuf;
 use super::{DbError, ErrorKind, Param};
 
 /// Largest payload of one packet; a longer one continues in the next.
@@ -147,10 +148,8 @@ pub struct MyConn {
     sock: UnixStream,
     /// Outgoing packets; reused.
     out: Vec<u8>,
-    /// Incoming bytes; unconsumed ones are `buf[start..end]`.
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    /// Incoming bytes.
+    rx: RecvBuf,
     /// Sequence id of the last packet read.
     seq: u8,
     caps: CapabilityFlags,
@@ -166,9 +165,7 @@ impl MyConn {
         let mut c = MyConn {
             sock,
             out: Vec::with_capacity(8192),
-            buf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
+            rx: RecvBuf::new(64 * 1024),
             seq: 0,
             caps: CapabilityFlags::empty(),
             cache_metadata: false,
@@ -185,10 +182,10 @@ impl MyConn {
 
     fn handshake(&mut self, user: &str, db: Option<&str>) -> Result<(), MyError> {
         let p = self.next_packet()?;
-        if self.buf.get(p.start) == Some(&0xFF) {
+        if self.rx.buf.get(p.start) == Some(&0xFF) {
             return Err(self.server_error(p));
         }
-        let payload = self.buf[p].to_vec();
+        let payload = self.rx.buf[p].to_vec();
         let hs: HandshakePacket<'_> = ParseBuf(&payload).parse(())?;
         let server_caps = hs.capabilities();
         self.caps = wanted_capabilities() & server_caps;
@@ -229,12 +226,12 @@ impl MyConn {
         self.send(seq)?;
         loop {
             let p = self.next_packet()?;
-            match self.buf.get(p.start) {
+            match self.rx.buf.get(p.start) {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => return Err(self.server_error(p)),
                 Some(0xFE) => {
                     // Auth switch: answer for the plugin the server names (no password).
-                    let payload = self.buf[p].to_vec();
+                    let payload = self.rx.buf[p].to_vec();
                     let req: AuthSwitchRequest<'_> = ParseBuf(&payload).parse(())?;
                     let nonce = req.plugin_data();
                     let nonce = nonce.strip_suffix(&[0]).unwrap_or(nonce);
@@ -246,7 +243,7 @@ impl MyConn {
                     self.send(seq)?;
                 }
                 // caching_sha2_password's "fast authentication succeeded"; the OK follows.
-                Some(0x01) if self.buf[p.clone()] == [0x01, 0x03] => {}
+                Some(0x01) if self.rx.buf[p.clone()] == [0x01, 0x03] => {}
                 _ => {
                     return Err(protocol(
                         "the server asks for more authentication data; dbdelta's client logs in without a password (its own servers need none)",
@@ -272,6 +269,7 @@ impl MyConn {
             self.out[..3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
             self.out[3] = seq;
             self.sock.write_all(&self.out)?;
+            self.rx.sent();
             self.seq = seq;
             return Ok(());
         }
@@ -301,6 +299,7 @@ impl MyConn {
         head[3] = seq;
         self.sock.write_all(&head)?;
         self.sock.write_all(payload)?;
+        self.rx.sent();
         Ok(())
     }
 
@@ -312,11 +311,11 @@ impl MyConn {
         self.send(0)
     }
 
-    /// The next whole packet's payload range in `buf`.
+    /// The next whole packet's payload range in `self.rx.buf`.
     fn next_packet(&mut self) -> Result<Range<usize>, MyError> {
         loop {
-            let avail = &self.buf[self.start..self.end];
-            if avail.len() >= 4 {
+            let avail = self.rx.available();
+            let need = if avail.len() >= 4 {
                 let len = u32::from_le_bytes([avail[0], avail[1], avail[2], 0]) as usize;
                 if len == MAX_PAYLOAD {
                     return Err(protocol("a packet of 16 MiB or more (not supported)"));
@@ -324,36 +323,19 @@ impl MyConn {
                 let total = 4 + len;
                 if avail.len() >= total {
                     self.seq = avail[3];
-                    let body = self.start + 4..self.start + total;
-                    self.start += total;
-                    return Ok(body);
+                    let r = self.rx.consume(total);
+                    return Ok(r.start + 4..r.end);
                 }
-                if total > self.buf.len() {
-                    // A packet larger than the buffer: grow it (rare; big rows).
-                    self.buf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                    self.buf.resize(total.next_power_of_two(), 0);
-                }
-            }
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            } else if self.end == self.buf.len() {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            let n = self.sock.read(&mut self.buf[self.end..])?;
-            if n == 0 {
-                return Err(MyError::Io(std::io::ErrorKind::UnexpectedEof.into()));
-            }
-            self.end += n;
+                total
+            } else {
+                4
+            };
+            self.rx.fill(&mut self.sock, need)?;
         }
     }
 
     fn server_error(&self, p: Range<usize>) -> MyError {
-        match ParseBuf(&self.buf[p]).parse::<ErrPacket<'_>>(self.caps) {
+        match ParseBuf(&self.rx.buf[p]).parse::<ErrPacket<'_>>(self.caps) {
             Ok(ErrPacket::Error(e)) => MyError::Server {
                 code: e.error_code(),
                 state: e
@@ -369,7 +351,7 @@ impl MyConn {
 
     /// Status flags of an OK packet (0x00 header) and its affected rows.
     fn ok(&self, p: Range<usize>) -> Result<(StatusFlags, u64), MyError> {
-        let ok = ParseBuf(&self.buf[p])
+        let ok = ParseBuf(&self.rx.buf[p])
             .parse::<OkPacketDeserializer<'_, CommonOkPacket>>(self.caps)?
             .into_inner();
         Ok((ok.status_flags(), ok.affected_rows()))
@@ -377,7 +359,7 @@ impl MyConn {
 
     /// Status flags of the packet that ends a result set's rows.
     fn terminator(&self, p: Range<usize>) -> Result<StatusFlags, MyError> {
-        let mut pb = ParseBuf(&self.buf[p]);
+        let mut pb = ParseBuf(&self.rx.buf[p]);
         let ok = if self.caps.contains(CapabilityFlags::CLIENT_DEPRECATE_EOF) {
             pb.parse::<OkPacketDeserializer<'_, ResultSetTerminator>>(self.caps)?
                 .into_inner()
@@ -404,7 +386,7 @@ impl MyConn {
         let mut affected = 0u64;
         loop {
             let p = self.next_packet()?;
-            let status = match self.buf.get(p.start).copied() {
+            let status = match self.rx.buf.get(p.start).copied() {
                 Some(0x00) => {
                     let (status, n) = self.ok(p)?;
                     affected += n;
@@ -417,7 +399,7 @@ impl MyConn {
                     ));
                 }
                 Some(_) => {
-                    let mut pb = ParseBuf(&self.buf[p]);
+                    let mut pb = ParseBuf(&self.rx.buf[p]);
                     let columns = pb
                         .checked_eat_lenenc_int()
                         .ok_or_else(|| protocol("short column count"))?;
@@ -429,12 +411,12 @@ impl MyConn {
                     }
                     loop {
                         let p = self.next_packet()?;
-                        match self.buf.get(p.start).copied() {
+                        match self.rx.buf.get(p.start).copied() {
                             Some(0xFF) => return Err(self.server_error(p)),
                             Some(0xFE) if p.len() < MAX_PAYLOAD => break self.terminator(p)?,
                             _ => {
                                 rows += 1;
-                                row(&self.buf[p]);
+                                row(&self.rx.buf[p]);
                             }
                         }
                     }
@@ -489,10 +471,10 @@ impl MyConn {
     pub fn prepare(&mut self, sql: &str) -> Result<Stmt, MyError> {
         self.command(Command::COM_STMT_PREPARE, sql.as_bytes())?;
         let p = self.next_packet()?;
-        if self.buf.get(p.start) == Some(&0xFF) {
+        if self.rx.buf.get(p.start) == Some(&0xFF) {
             return Err(self.server_error(p));
         }
-        let sp: StmtPacket = ParseBuf(&self.buf[p]).parse(())?;
+        let sp: StmtPacket = ParseBuf(&self.rx.buf[p]).parse(())?;
         let stmt = Stmt {
             id: sp.statement_id(),
             params: sp.num_params(),
@@ -559,7 +541,7 @@ impl MyConn {
     ) -> Result<u64, MyError> {
         self.command(Command::COM_QUERY, sql.as_bytes())?;
         let p = self.next_packet()?;
-        match self.buf.get(p.start) {
+        match self.rx.buf.get(p.start) {
             Some(0xFB) => {}
             Some(0xFF) => return Err(self.server_error(p)),
             _ => {

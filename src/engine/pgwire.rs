@@ -12,7 +12,7 @@
 //! turning `ErrorResponse` into a classified [`DbError`]. Must not: time anything, or allocate
 //! per execution beyond growing its two reusable buffers.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
@@ -21,6 +21,7 @@ use postgres_protocol::IsNull;
 use postgres_protocol::message::backend::Header;
 use postgres_protocol::message::frontend;
 
+use super::wire::RecvBuf;
 use super::{DbError, ErrorKind, Param};
 
 /// A server error: SQLSTATE and message.
@@ -95,13 +96,8 @@ fn tag_rows(body: &[u8]) -> u64 {
 pub struct PgConn {
     sock: UnixStream,
     out: BytesMut,
-    buf: Vec<u8>,
-    /// Unconsumed bytes are `buf[start..end]`.
-    start: usize,
-    end: usize,
+    rx: RecvBuf,
     itoa: itoa::Buffer,
-    /// A request was sent and no byte of its reply read yet: wait in `poll` before reading.
-    awaiting: bool,
 }
 
 impl PgConn {
@@ -117,11 +113,8 @@ impl PgConn {
         let mut c = PgConn {
             sock,
             out: BytesMut::with_capacity(8192),
-            buf: vec![0; 64 * 1024],
-            start: 0,
-            end: 0,
+            rx: RecvBuf::new(64 * 1024),
             itoa: itoa::Buffer::new(),
-            awaiting: false,
         };
         frontend::startup_message(
             [
@@ -137,7 +130,7 @@ impl PgConn {
             let (tag, body) = c.next()?;
             match tag {
                 b'R' => {
-                    let kind = c.buf[body]
+                    let kind = c.rx.buf[body]
                         .get(..4)
                         .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
                     if kind != Some(0) {
@@ -146,7 +139,7 @@ impl PgConn {
                         ));
                     }
                 }
-                b'E' => return Err(parse_error(&c.buf[body]).into()),
+                b'E' => return Err(parse_error(&c.rx.buf[body]).into()),
                 b'Z' => return Ok(c),
                 _ => {} // ParameterStatus, BackendKeyData, notices
             }
@@ -156,45 +149,26 @@ impl PgConn {
     fn flush(&mut self) -> Result<(), DbError> {
         self.sock.write_all(&self.out).map_err(io_err)?;
         self.out.clear();
-        self.awaiting = true;
+        self.rx.sent();
         Ok(())
     }
 
-    /// The next whole message: its tag and the range of its body in `self.buf`.
+    /// The next whole message: its tag and the range of its body in `self.rx.buf`.
     fn next(&mut self) -> Result<(u8, std::ops::Range<usize>), DbError> {
         loop {
-            let avail = &self.buf[self.start..self.end];
-            if let Some(h) = Header::parse(avail).map_err(io_err)? {
-                let total = 1 + h.len() as usize;
-                if avail.len() >= total {
-                    let body = self.start + 5..self.start + total;
-                    self.start += total;
-                    return Ok((h.tag(), body));
+            let avail = self.rx.available();
+            let need = match Header::parse(avail).map_err(io_err)? {
+                Some(h) => {
+                    let total = 1 + h.len() as usize;
+                    if avail.len() >= total {
+                        let r = self.rx.consume(total);
+                        return Ok((h.tag(), r.start + 5..r.end));
+                    }
+                    total
                 }
-                if total > self.buf.len() {
-                    // A message larger than the buffer: grow it (rare; big rows).
-                    self.buf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                    self.buf.resize(total.next_power_of_two(), 0);
-                }
-            }
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            } else if self.end == self.buf.len() {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            if std::mem::take(&mut self.awaiting) {
-                wait_readable(&self.sock)?;
-            }
-            let n = self.sock.read(&mut self.buf[self.end..]).map_err(io_err)?;
-            if n == 0 {
-                return Err(io_err(std::io::ErrorKind::UnexpectedEof.into()));
-            }
-            self.end += n;
+                None => 5,
+            };
+            self.rx.fill(&mut self.sock, need).map_err(io_err)?;
         }
     }
 
@@ -208,10 +182,10 @@ impl PgConn {
             match tag {
                 b'D' => {
                     rows += 1;
-                    row(&self.buf[body]);
+                    row(&self.rx.buf[body]);
                 }
-                b'C' => affected = tag_rows(&self.buf[body]),
-                b'E' => error = Some(parse_error(&self.buf[body])),
+                b'C' => affected = tag_rows(&self.rx.buf[body]),
+                b'E' => error = Some(parse_error(&self.rx.buf[body])),
                 b'Z' => break,
                 _ => {} // ParseComplete, BindComplete, RowDescription, NoData, notices, ...
             }
@@ -290,7 +264,7 @@ impl PgConn {
             match tag {
                 b'G' => break,
                 b'E' => {
-                    let e = parse_error(&self.buf[body]);
+                    let e = parse_error(&self.rx.buf[body]);
                     self.finish(|_| {})?;
                     return Err(e.into());
                 }
@@ -325,34 +299,6 @@ impl Drop for PgConn {
 }
 
 /// Columns of a `DataRow` body as text (`None` for NULL).
-/// Sleep until the socket has bytes to read.
-///
-/// Why not just block in `read`: a thread asleep in a unix-socket `recv` is also woken when the
-/// server consumes the request (the kernel's write-space wakeup shares the socket's wait queue
-/// and a blocking `recv` does not filter by event), so every query cost two sleeps and two
-/// wake-ups: measured 2.1 context switches per query against 1.0 for sysbench and pgbench, which
-/// wait in `poll`. `poll` for `POLLIN` is woken by readable data only: one more syscall, one
-/// fewer context switch.
-fn wait_readable(sock: &UnixStream) -> Result<(), DbError> {
-    use std::os::fd::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: sock.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut fd, 1, -1) };
-        if r >= 0 {
-            return Ok(());
-        }
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(io_err(e));
-        }
-    }
-}
-
 fn decode_row(body: &[u8]) -> Vec<Option<String>> {
     let mut out = Vec::new();
     if body.len() < 2 {
