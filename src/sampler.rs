@@ -158,6 +158,14 @@ impl Probe {
     /// Current memory of the engine: largest RSS and VSZ of one process, and PSS summed over
     /// the processes (shared memory counted once), bytes.
     pub fn memory(&self) -> Option<Memory> {
+        self.memory_with(true)
+    }
+
+    /// [`Self::memory`], with PSS only when `pss` (0 otherwise). PSS is the expensive part:
+    /// the kernel walks every mapped page of every process for `smaps_rollup` (PostgreSQL
+    /// with 1 GB of shared buffers touched: milliseconds per process), and that CPU is
+    /// dbdelta's, so it lands in client CPU and competes with the server.
+    pub fn memory_with(&self, pss: bool) -> Option<Memory> {
         let procs = match self.observed {
             Observed::SelfProcess => vec![Process::myself().ok()?],
             Observed::Tree(root) => tree(root),
@@ -168,6 +176,9 @@ impl Probe {
             let Ok(stat) = p.stat() else { continue };
             m.rss = m.rss.max(stat.rss * page);
             m.vsz = m.vsz.max(stat.vsize);
+            if !pss {
+                continue;
+            }
             if let Ok(rollup) = p.smaps_rollup()
                 && let Some(pss) = rollup
                     .memory_map_rollup
@@ -313,6 +324,9 @@ impl Peaks {
     }
 }
 
+/// PSS is read every this many seconds (and at the end); RSS and VSZ every second.
+const PSS_EVERY: u32 = 10;
+
 /// A thread that samples the engine's memory once per second until stopped.
 pub struct Sampler {
     stop: mpsc::Sender<()>,
@@ -327,8 +341,10 @@ impl Sampler {
             .spawn(move || {
                 let mut peaks = Peaks::default();
                 let mut next = Instant::now();
+                let mut tick = 0u32;
                 loop {
-                    peaks.add(probe.memory());
+                    peaks.add(probe.memory_with(tick.is_multiple_of(PSS_EVERY)));
+                    tick += 1;
                     next += Duration::from_secs(1);
                     let wait = next.saturating_duration_since(Instant::now());
                     match stopped.recv_timeout(wait) {

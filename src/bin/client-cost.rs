@@ -29,6 +29,7 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 
 use dbdelta::engine::pgwire::PgConn;
+use dbdelta::engine::wire::Wait;
 use dbdelta::engine::{self, EngineKind, Param, Server, process};
 use dbdelta::plan::TargetPlan;
 use dbdelta::progress::{Mode, Progress, thousands};
@@ -107,9 +108,11 @@ enum Client {
     Sysbench,
     Pgbench,
     Dbdelta,
-    /// dbdelta's wire client in a bare loop: no runner, no workload, no recording. What is
-    /// left is the cost of the protocol and the socket: the floor for a blocking client.
+    /// dbdelta's wire client in a bare loop waiting in `poll`: no runner, no workload, no
+    /// recording. What is left is the cost of the protocol and the socket.
     Floor,
+    /// The same bare loop blocking in `read` for the reply instead of `poll` + `read`.
+    FloorRecv,
 }
 
 impl Client {
@@ -118,7 +121,8 @@ impl Client {
             Client::Sysbench => "sysbench",
             Client::Pgbench => "pgbench",
             Client::Dbdelta => "dbdelta",
-            Client::Floor => "wirefloor",
+            Client::Floor => "wirepoll",
+            Client::FloorRecv => "wireread",
         }
     }
 }
@@ -143,6 +147,36 @@ struct Sample {
     /// dbdelta only: its own accounting over the measured window.
     window_client_us: f64,
     window_server_us: f64,
+}
+
+impl Sample {
+    /// A client that ran in this process: `usage` is our rusage delta over the run, `snaps` the
+    /// server snapshots around it, `secs` its wall time (the settle pause is added here).
+    fn in_process(
+        qps: f64,
+        queries: u64,
+        usage: Usage,
+        snaps: (&Snapshot, &Snapshot),
+        secs: f64,
+    ) -> Sample {
+        let (a, b) = snaps;
+        let server = server_delta(a, b);
+        let host = b.host_busy_us - a.host_busy_us;
+        let me = usage.cpu_us();
+        let n = queries as f64;
+        Sample {
+            qps,
+            queries,
+            client_us: me / n,
+            client_sys_us: usage.sys_us / n,
+            client_cs: usage.cs / n,
+            client_ics: usage.ics / n,
+            server_us: server / n,
+            other_cores: ((host - server - me) / ((secs + SETTLE.as_secs_f64()) * 1e6)).max(0.0),
+            window_client_us: f64::NAN,
+            window_server_us: f64::NAN,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -568,7 +602,9 @@ impl Bench<'_> {
         let cmd = match client {
             Client::Sysbench => self.sysbench_cmd(t, clients, secs),
             Client::Pgbench => self.pgbench_cmd(t, clients, secs)?,
-            Client::Dbdelta | Client::Floor => unreachable!("dbdelta runs in-process"),
+            Client::Dbdelta | Client::Floor | Client::FloorRecv => {
+                unreachable!("dbdelta runs in-process")
+            }
         };
         let a = t.probe.snapshot();
         let me_a = self_cpu_us();
@@ -645,7 +681,6 @@ impl Bench<'_> {
         std::thread::sleep(SETTLE);
         let b = t.probe.snapshot();
         let usage = self_usage().since(me_a);
-        let me = usage.cpu_us();
         self.check_interrupt()?;
         let events = run.merged.events;
         // The process CPU covers connect, prepare and the warm-up too, so divide by every query
@@ -658,27 +693,18 @@ impl Bench<'_> {
                 "dbdelta point-query: {events} measured queries returned {rows} rows ({all} queries in all)"
             );
         }
-        let server = server_delta(&a, &b);
         let window = run.costs.per_op(events);
-        let host = b.host_busy_us - a.host_busy_us;
         Ok(Sample {
-            qps: events as f64 / run.seconds,
-            queries: all,
-            client_us: me / all as f64,
-            client_sys_us: usage.sys_us / all as f64,
-            client_cs: usage.cs / all as f64,
-            client_ics: usage.ics / all as f64,
-            server_us: server / all as f64,
-            other_cores: ((host - server - me) / ((secs + SETTLE.as_secs_f64()) * 1e6)).max(0.0),
             window_client_us: window.client_cpu_us.unwrap_or(f64::NAN),
             window_server_us: window.proc_cpu_us.unwrap_or(f64::NAN),
+            ..Sample::in_process(events as f64 / run.seconds, all, usage, (&a, &b), secs)
         })
     }
 
     /// The floor: N threads of dbdelta's wire client, each preparing the point select and
     /// executing it in a bare loop (ids from an xorshift, a clock read every 256 queries, no
     /// histogram, no runner). Accounted like dbdelta: `getrusage(RUSAGE_SELF)` around it all.
-    fn floor(&self, t: &Target, clients: u32) -> Result<Sample> {
+    fn floor(&self, t: &Target, clients: u32, wait: Wait) -> Result<Sample> {
         let Endpoint::Pg { dir, port } = &t.endpoint else {
             bail!("the wire floor is measured on PostgreSQL only");
         };
@@ -693,6 +719,7 @@ impl Bench<'_> {
                 .map(|i| {
                     s.spawn(move || {
                         let mut c = PgConn::connect(dir, *port, "postgres", "postgres")?;
+                        c.set_wait(wait);
                         c.prepare("floor", "SELECT c FROM sbtest1 WHERE id = $1")?;
                         let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (u64::from(i) + 1);
                         let mut n = 0u64;
@@ -727,21 +754,13 @@ impl Bench<'_> {
         for c in counts {
             all += c.context("wire floor")?;
         }
-        let server = server_delta(&a, &b);
-        let host = b.host_busy_us - a.host_busy_us;
-        let me = usage.cpu_us();
-        Ok(Sample {
-            qps: all as f64 / secs,
-            queries: all,
-            client_us: me / all as f64,
-            client_sys_us: usage.sys_us / all as f64,
-            client_cs: usage.cs / all as f64,
-            client_ics: usage.ics / all as f64,
-            server_us: server / all as f64,
-            other_cores: ((host - server - me) / ((secs + SETTLE.as_secs_f64()) * 1e6)).max(0.0),
-            window_client_us: f64::NAN,
-            window_server_us: f64::NAN,
-        })
+        Ok(Sample::in_process(
+            all as f64 / secs,
+            all,
+            usage,
+            (&a, &b),
+            secs,
+        ))
     }
 
     /// Rows/s of `sysbench prepare` and of dbdelta's load, interleaved; leaves dbdelta's table.
@@ -874,6 +893,7 @@ impl Bench<'_> {
         order.push(Client::Dbdelta);
         if t.kind == EngineKind::Postgres {
             order.push(Client::Floor);
+            order.push(Client::FloorRecv);
         }
         let names: Vec<&str> = order.iter().map(|c| c.name()).collect();
         for &clients in &self.args.clients.clone() {
@@ -890,7 +910,8 @@ impl Bench<'_> {
                     self.check_interrupt()?;
                     let s = match client {
                         Client::Dbdelta => self.dbdelta(t, clients)?,
-                        Client::Floor => self.floor(t, clients)?,
+                        Client::Floor => self.floor(t, clients, Wait::Poll)?,
+                        Client::FloorRecv => self.floor(t, clients, Wait::Read)?,
                         _ => self.external(t, client, clients)?,
                     };
                     let mut line = format!(
@@ -969,12 +990,15 @@ impl Bench<'_> {
             ));
         }
         let get = |c: Client| med.iter().find(|m| m.0 == c).map(|m| (m.1, m.2));
-        if let (Some((_, dc)), Some((_, fc))) = (get(Client::Dbdelta), get(Client::Floor)) {
-            self.say(&format!(
-                "  dbdelta's client CPU is {:.2}× the wire floor's (runner, workload and recording cost {:+.2} µs/q)",
-                dc / fc,
-                dc - fc
-            ));
+        for floor in [Client::Floor, Client::FloorRecv] {
+            if let (Some((_, dc)), Some((_, fc))) = (get(Client::Dbdelta), get(floor)) {
+                self.say(&format!(
+                    "  dbdelta's client CPU is {:.2}× {}'s (the runner, workload, recording and wait choice: {:+.2} µs/q)",
+                    dc / fc,
+                    floor.name(),
+                    dc - fc
+                ));
+            }
         }
         let engine = t.kind.name();
         let mut goals = Vec::new();

@@ -21,7 +21,7 @@ use postgres_protocol::IsNull;
 use postgres_protocol::message::backend::Header;
 use postgres_protocol::message::frontend;
 
-use super::wire::RecvBuf;
+use super::wire::{RecvBuf, Wait};
 use super::{DbError, ErrorKind, Param};
 
 /// A server error: SQLSTATE and message.
@@ -194,6 +194,12 @@ impl PgConn {
             Some(e) => Err(e.into()),
             None => Ok((rows, affected)),
         }
+    }
+
+    /// How to wait for replies (default adaptive; see [`super::wire`]); `bench/client-cost`
+    /// measures each.
+    pub fn set_wait(&mut self, wait: Wait) {
+        self.rx.set_wait(wait);
     }
 
     /// Prepare a named statement (types inferred by the server).

@@ -2,14 +2,21 @@
 //! [`mywire`](super::mywire)): one reusable byte buffer filled from a blocking unix socket.
 //!
 //! Owns: compacting and growing the buffer so a whole message fits, and how a client waits for
-//! a reply. After a request goes out ([`RecvBuf::sent`]), the next fill first waits in
-//! `poll(POLLIN)` and then reads. Why not simply block in `read`: a thread asleep in a
-//! unix-socket `recv` is also woken when the server consumes the request (the kernel's
-//! write-space wake-up shares the socket's wait queue, and a blocking `recv` does not filter
-//! by event), so every query cost two sleeps and two wake-ups. Measured with
-//! `bench/client-cost`: 1.5–2.1 context switches per point query on PostgreSQL against 1.00
-//! for sysbench and pgbench, which wait in `poll`. `poll` is woken by readable data only: one
-//! more syscall, one fewer context switch, less client CPU.
+//! a reply ([`Wait`]), which decides much of what a client costs (`bench/client-cost`, PG 15,
+//! point select, medians of 3 rounds):
+//! - Blocked in `read`: a thread asleep in a unix-socket `recv` is also woken when the server
+//!   consumes the request (the write-space wake-up shares the socket's wait queue and a
+//!   blocking `recv` does not filter by event). When the CPUs are busy (2 clients on 2 cores)
+//!   the client is usually asleep by then: 1.87 context switches per query, 2.99 µs of client
+//!   CPU per query. On idle cores (1 client) the server has read the request before the client
+//!   sleeps: 1.06 switches per query, and it is the fastest wait: 19.1 µs/q, 1.43× sysbench's
+//!   QPS.
+//! - `poll(POLLIN)` then `read`: woken by readable data only, one more syscall. Busy CPUs:
+//!   1.00 switches per query, 2.51 µs/q (sysbench 3.17); idle cores: 23.0 µs/q, 1.02× QPS.
+//! - [`Wait::Adaptive`] (the default) blocks in `read` and counts the thread's voluntary
+//!   context switches per reply over windows of [`WINDOW`] replies: above 1.5 it moves to
+//!   `poll`, and after [`POLL_WINDOWS`] windows in `poll` it tries `read` again (the load may
+//!   have changed). One `getrusage(RUSAGE_THREAD)` per window; no clock is read.
 //!
 //! Must not: parse messages (each protocol frames its own), time anything, or allocate except
 //! to grow for a message larger than the buffer.
@@ -19,13 +26,93 @@ use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 
+/// How a client waits for a reply (see the module doc for what each costs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Block in `read`.
+    Read,
+    /// `poll(POLLIN)`, then `read`.
+    Poll,
+    /// `Read`, moving to `Poll` while replies cost more than 1.5 context switches each.
+    Adaptive,
+}
+
+/// Replies per adaptive window.
+pub const WINDOW: u32 = 4096;
+/// Windows spent in `poll` before `read` is tried again.
+pub const POLL_WINDOWS: u32 = 16;
+
+/// The adaptive choice between `read` and `poll`, fed one window at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Adapt {
+    polling: bool,
+    /// Replies in the current window.
+    replies: u32,
+    /// Windows done in `poll` since the last switch.
+    poll_windows: u32,
+    /// Voluntary context switches of the thread at the window's start (None: not read yet).
+    cs_at_start: Option<u64>,
+}
+
+impl Adapt {
+    fn new() -> Adapt {
+        Adapt {
+            polling: false,
+            replies: 0,
+            poll_windows: 0,
+            cs_at_start: None,
+        }
+    }
+
+    /// Count one reply; at the end of a window, `cs_now` (called then only) gives the thread's
+    /// voluntary context switches so far, and the mode for the next window is decided.
+    fn reply(&mut self, cs_now: impl FnOnce() -> u64) {
+        if self.cs_at_start.is_none() {
+            self.cs_at_start = Some(cs_now());
+            return;
+        }
+        self.replies += 1;
+        if self.replies < WINDOW {
+            return;
+        }
+        let now = cs_now();
+        let per_reply =
+            now.saturating_sub(self.cs_at_start.unwrap_or(now)) as f64 / f64::from(self.replies);
+        self.replies = 0;
+        self.cs_at_start = Some(now);
+        if self.polling {
+            self.poll_windows += 1;
+            if self.poll_windows >= POLL_WINDOWS {
+                self.polling = false;
+                self.poll_windows = 0;
+            }
+        } else if per_reply > 1.5 {
+            self.polling = true;
+            self.poll_windows = 0;
+        }
+    }
+}
+
+/// Voluntary context switches of the calling thread.
+fn thread_voluntary_cs() -> u64 {
+    // SAFETY: getrusage only writes the struct we hand it.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
+        ru
+    };
+    ru.ru_nvcsw as u64
+}
+
 /// Bytes received and not yet consumed are `buf[start..end]`.
 pub struct RecvBuf {
     pub buf: Vec<u8>,
     start: usize,
     end: usize,
-    /// A request went out and no byte was read since: wait in `poll` before reading.
+    /// A request went out and no byte was read since: the next fill waits for its reply.
     awaiting: bool,
+    wait: Wait,
+    adapt: Adapt,
 }
 
 impl RecvBuf {
@@ -35,7 +122,15 @@ impl RecvBuf {
             start: 0,
             end: 0,
             awaiting: false,
+            wait: Wait::Adaptive,
+            adapt: Adapt::new(),
         }
+    }
+
+    /// Wait for replies this way from now on (default [`Wait::Adaptive`]).
+    pub fn set_wait(&mut self, wait: Wait) {
+        self.wait = wait;
+        self.adapt = Adapt::new();
     }
 
     /// The received bytes not consumed yet.
@@ -51,7 +146,7 @@ impl RecvBuf {
         r
     }
 
-    /// A request was sent: the next [`Self::fill`] waits for its reply in `poll`.
+    /// A request was sent: the next [`Self::fill`] waits for its reply.
     pub fn sent(&mut self) {
         self.awaiting = true;
     }
@@ -72,7 +167,17 @@ impl RecvBuf {
             self.buf.resize(need.next_power_of_two(), 0);
         }
         if std::mem::take(&mut self.awaiting) {
-            wait_readable(sock)?;
+            let poll = match self.wait {
+                Wait::Read => false,
+                Wait::Poll => true,
+                Wait::Adaptive => {
+                    self.adapt.reply(thread_voluntary_cs);
+                    self.adapt.polling
+                }
+            };
+            if poll {
+                wait_readable(sock)?;
+            }
         }
         let n = sock.read(&mut self.buf[self.end..])?;
         if n == 0 {
@@ -127,6 +232,46 @@ mod tests {
         assert_eq!(&rx.available()[..2], b"ef");
         assert_eq!(rx.consume(20), 0..20);
         assert!(rx.available().is_empty());
+    }
+
+    #[test]
+    fn adaptive_wait_moves_to_poll_on_spurious_wakeups_and_probes_read_again() {
+        let mut a = Adapt::new();
+        let mut cs = 0u64;
+        a.reply(|| cs); // first reply: the window starts
+        // A window at 1.0 switch per reply stays in read.
+        for _ in 0..WINDOW {
+            cs += 1;
+            a.reply(|| cs);
+        }
+        assert!(!a.polling);
+        // A window at 2 switches per reply moves to poll.
+        for _ in 0..WINDOW {
+            cs += 2;
+            a.reply(|| cs);
+        }
+        assert!(a.polling);
+        // POLL_WINDOWS windows later it tries read again, whatever the switches.
+        for _ in 0..POLL_WINDOWS * WINDOW {
+            cs += 1;
+            a.reply(|| cs);
+        }
+        assert!(!a.polling);
+    }
+
+    #[test]
+    fn the_wait_modes_all_read_the_reply() {
+        for wait in [Wait::Read, Wait::Poll, Wait::Adaptive] {
+            let (mut a, mut b) = UnixStream::pair().unwrap();
+            let mut rx = RecvBuf::new(64);
+            rx.set_wait(wait);
+            for i in 0..3u8 {
+                b.write_all(&[i]).unwrap();
+                rx.sent();
+                rx.fill(&mut a, 1).unwrap();
+                assert_eq!(rx.consume(1).len(), 1, "{wait:?}");
+            }
+        }
     }
 
     #[test]
