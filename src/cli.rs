@@ -126,6 +126,9 @@ pub struct CompareArgs {
     /// Write the report to FILE instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the compare's charts as PNG files into DIR (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -320,12 +323,19 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
 
 /// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.
 fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.png {
+        check_png_dir(dir)?;
+    }
     let store = Store::open_existing(store_path)?;
     let a = store.resolve_run(Some(&args.run_a))?;
     let b = store.resolve_run(Some(&args.run_b))?;
     let model = report::compare(&store.load_run(&a)?, &store.load_run(&b)?)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    write_report(&model, args.format, args.output.as_deref())
+    let code = write_report(&model, args.format, args.output.as_deref())?;
+    if let Some(dir) = &args.png {
+        write_pngs(&model, dir)?;
+    }
+    Ok(code)
 }
 
 /// Writes a rendered report to `output` (whole or not at all: a temporary file renamed into

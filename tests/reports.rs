@@ -188,6 +188,27 @@ fn compare_pairs_two_runs_and_refuses_another_scale_or_client_count() {
         &["compare", &ids[0], &ids[1], "--format", "csv"],
     ));
     assert_eq!(csv.lines().count(), 1 + 4, "2 steps × a@A, a@B:\n{csv}");
+    // A compare has charts too: --png writes them (a@B's bars against a@A).
+    let charts = dir.path().join("charts");
+    ok(&run(
+        dir.path(),
+        &[
+            "compare",
+            "previous",
+            "latest",
+            "--png",
+            charts.to_str().unwrap(),
+        ],
+    ));
+    let pngs: Vec<_> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    assert!(
+        pngs.iter().any(|n| n.starts_with("relative-qps-")),
+        "{pngs:?}"
+    );
 
     // Refusals: one line, exit 2, both values and the fix.
     let refused = |args: &[&str], expected: &[&str]| {
