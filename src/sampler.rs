@@ -62,16 +62,19 @@ pub struct Probe {
     tick_us: f64,
 }
 
-fn rusage_self() -> libc::rusage {
+/// `getrusage(who)`: `libc::RUSAGE_SELF` (this process) or `libc::RUSAGE_THREAD` (the calling
+/// thread). The one place dbdelta asks the kernel for its own resource usage.
+pub fn rusage(who: libc::c_int) -> libc::rusage {
     // SAFETY: getrusage only writes the struct we hand it.
     unsafe {
         let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        libc::getrusage(who, &mut ru);
         ru
     }
 }
 
-fn timeval_us(tv: libc::timeval) -> f64 {
+/// A `timeval` in µs.
+pub fn timeval_us(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 * 1e6 + tv.tv_usec as f64
 }
 
@@ -91,7 +94,7 @@ impl Probe {
     /// Read every counter now.
     pub fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::default();
-        let ru = rusage_self();
+        let ru = rusage(libc::RUSAGE_SELF);
         s.client_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
         match self.observed {
             Observed::SelfProcess => {

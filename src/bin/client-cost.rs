@@ -34,7 +34,7 @@ use dbdelta::engine::{self, EngineKind, Param, Server, process};
 use dbdelta::plan::TargetPlan;
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{load_sysbench, step};
-use dbdelta::sampler::{Probe, Snapshot};
+use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
 use dbdelta::workload::{Scale, sysbench};
 
 #[derive(Parser, Debug)]
@@ -295,7 +295,6 @@ fn spread(v: &[f64], digits: usize) -> String {
 /// What an external client left behind.
 struct ChildRun {
     secs: f64,
-    cpu_us: f64,
     usage: Usage,
     stdout: String,
 }
@@ -335,27 +334,11 @@ impl Usage {
 }
 
 fn self_usage() -> Usage {
-    // SAFETY: getrusage only writes the struct we hand it.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    Usage::of(&ru)
-}
-
-fn timeval_us(tv: libc::timeval) -> f64 {
-    tv.tv_sec as f64 * 1e6 + tv.tv_usec as f64
+    Usage::of(&rusage(libc::RUSAGE_SELF))
 }
 
 fn self_cpu_us() -> f64 {
-    // SAFETY: getrusage only writes the struct we hand it.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime)
+    self_usage().cpu_us()
 }
 
 /// Run `cmd` to its end; its CPU comes from `wait4`'s rusage of that very process.
@@ -398,7 +381,6 @@ fn run_child(mut cmd: Command, work: &Path, tag: &str) -> Result<ChildRun> {
     }
     Ok(ChildRun {
         secs,
-        cpu_us: timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime),
         usage: Usage::of(&ru),
         stdout,
     })
@@ -629,12 +611,12 @@ impl Bench<'_> {
         Ok(Sample {
             qps,
             queries,
-            client_us: run.cpu_us / queries as f64,
+            client_us: run.usage.cpu_us() / queries as f64,
             client_sys_us: run.usage.sys_us / queries as f64,
             client_cs: run.usage.cs / queries as f64,
             client_ics: run.usage.ics / queries as f64,
             server_us: server / queries as f64,
-            other_cores: ((host - server - run.cpu_us - me) / wall_us).max(0.0),
+            other_cores: ((host - server - run.usage.cpu_us() - me) / wall_us).max(0.0),
             ..Default::default()
         })
     }
@@ -795,11 +777,11 @@ impl Bench<'_> {
                 "  round {round} sysbench prepare: {:.2} s, {} rows/s, client CPU {:.2} s, server CPU {:.2} s",
                 run.secs,
                 thousands(rps),
-                run.cpu_us / 1e6,
+                run.usage.cpu_us() / 1e6,
                 server_delta(&a, &b) / 1e6
             ));
             sb.push(rps);
-            sb_cpu.push(run.cpu_us / 1e6);
+            sb_cpu.push(run.usage.cpu_us() / 1e6);
             session
                 .execute_sql("DROP TABLE sbtest1")
                 .context("dropping sysbench's table")?;

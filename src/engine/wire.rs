@@ -95,13 +95,7 @@ impl Adapt {
 
 /// Voluntary context switches of the calling thread.
 fn thread_voluntary_cs() -> u64 {
-    // SAFETY: getrusage only writes the struct we hand it.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_THREAD, &mut ru);
-        ru
-    };
-    ru.ru_nvcsw as u64
+    crate::sampler::rusage(libc::RUSAGE_THREAD).ru_nvcsw as u64
 }
 
 /// Bytes received and not yet consumed are `buf[start..end]`.
