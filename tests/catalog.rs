@@ -376,14 +376,8 @@ fn a_client_sweep_runs_the_suite_per_client_count_and_reports_each() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
-    let mut stmt = db
-        .prepare("SELECT clients, step FROM measurements ORDER BY rowid")
-        .unwrap();
-    let got: Vec<(u32, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let got: Vec<(u32, String)> =
+        rows(&db, "SELECT clients, step FROM measurements ORDER BY rowid");
     let mut expected = Vec::new();
     for c in [1, 2, 4] {
         for s in ["update-index", "scan", "point-query"] {

@@ -139,18 +139,11 @@ fn a_mariadb_target_runs_every_step() {
     assert_eq!(settings["performance_schema"], "OFF");
     assert_eq!(settings["datadir"], "<data_dir>/");
 
-    let rows: Vec<(String, i64, i64, i64, bool)> = db
-        .prepare(
-            "SELECT step, ops, events, statements_per_event, failed FROM measurements
-             WHERE target = 'maria' AND warm = 0 ORDER BY rowid",
-        )
-        .unwrap()
-        .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let rows: Vec<(String, i64, i64, i64, bool)> = rows(
+        &db,
+        "SELECT step, ops, events, statements_per_event, failed FROM measurements
+         WHERE target = 'maria' AND warm = 0 ORDER BY rowid",
+    );
     assert_eq!(rows.len(), 32, "the whole catalog: {rows:?}");
     for (step, ops, events, spe, failed) in &rows {
         assert!(!failed, "{step} failed");

@@ -131,28 +131,12 @@ fn postgres_runs_every_step_as_an_unprivileged_user() {
     );
 
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
-    let mut stmt = db
-        .prepare(
-            "SELECT step, ops, events, statements_per_event, server_cpu_us_per_op,
-                    client_cpu_us_per_op, cs_per_op FROM measurements",
-        )
-        .unwrap();
     type Row = (String, i64, i64, i64, Option<f64>, Option<f64>, Option<f64>);
-    let rows: Vec<Row> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-            ))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let rows: Vec<Row> = rows(
+        &db,
+        "SELECT step, ops, events, statements_per_event, server_cpu_us_per_op,
+                client_cpu_us_per_op, cs_per_op FROM measurements",
+    );
     assert_eq!(rows.len(), 6);
     for (step, ops, events, spe, server, client, cs) in rows {
         assert!(events > 0, "{step}: no events");
@@ -428,30 +412,13 @@ fn postgres_runs_the_whole_catalog_with_quick() {
     assert!(took < Duration::from_secs(120), "took {took:?}");
 
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
-    let mut stmt = db
-        .prepare(
-            "SELECT step, warm, ops, events, statements_per_event, failed,
-                    errors_retryable + errors_reconnect + errors_fatal, rows_per_event
-             FROM measurements ORDER BY rowid",
-        )
-        .unwrap();
     type Row = (String, bool, i64, i64, i64, bool, i64, Option<f64>);
-    let rows: Vec<Row> = stmt
-        .query_map([], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
-                r.get(7)?,
-            ))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let rows: Vec<Row> = rows(
+        &db,
+        "SELECT step, warm, ops, events, statements_per_event, failed,
+                errors_retryable + errors_reconnect + errors_fatal, rows_per_event
+         FROM measurements ORDER BY rowid",
+    );
     let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
     assert_eq!(order, catalog_without_pre(dir.path()), "spec §1 order");
     assert_eq!(
@@ -504,20 +471,17 @@ fn a_failed_target_and_a_client_bound_step_are_warned_in_every_format() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
-    let flagged: Vec<String> = db
-        .prepare("SELECT step FROM measurements WHERE client_bound AND NOT failed")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    let costs: Vec<(String, f64, f64)> = db
-        .prepare("SELECT step, client_cpu_us_per_op, server_cpu_us_per_op FROM measurements")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let flagged: Vec<String> = rows::<(String,)>(
+        &db,
+        "SELECT step FROM measurements WHERE client_bound AND NOT failed",
+    )
+    .into_iter()
+    .map(|(s,)| s)
+    .collect();
+    let costs: Vec<(String, f64, f64)> = rows(
+        &db,
+        "SELECT step, client_cpu_us_per_op, server_cpu_us_per_op FROM measurements",
+    );
     assert!(
         !flagged.is_empty(),
         "no step was client-bound (client, server CPU µs/op): {costs:?}"

@@ -71,3 +71,16 @@ pub fn sqlite3_installed() -> bool {
     }
     found
 }
+
+/// Every row of `sql` (no parameters) from the store at `db`, each as a tuple of its columns
+/// (rusqlite converts a row into a tuple of `FromSql` values).
+pub fn rows<T>(db: &rusqlite::Connection, sql: &str) -> Vec<T>
+where
+    T: for<'r> TryFrom<&'r rusqlite::Row<'r>, Error = rusqlite::Error>,
+{
+    let mut stmt = db.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    stmt.query_map([], |r| T::try_from(r))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
