@@ -241,13 +241,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     // Report what exists, then say what failed.
     let data = store.load_run(&outcome.run_id)?;
     let model = report::build(&data, args.base.as_deref())?;
-    let mut out = std::io::stdout().lock();
-    out.write_all(report::render(&model, args.format, color_wanted()).as_bytes())?;
-    out.flush()?;
-    drop(out);
-    if let Some(dir) = &args.png {
-        write_pngs(&model, dir)?;
-    }
+    write_report(&model, args.format, None, args.png.as_deref())?;
     if outcome.interrupted {
         eprintln!(
             "interrupted: run {} is stored as incomplete in {}",
@@ -314,11 +308,13 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
     let data = store.load_run(&run_id)?;
     let model = report::build(&data, args.base.as_deref())
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    let code = write_report(&model, args.format, args.output.as_deref())?;
-    if let Some(dir) = &args.png {
-        write_pngs(&model, dir)?;
-    }
-    Ok(code)
+    write_report(
+        &model,
+        args.format,
+        args.output.as_deref(),
+        args.png.as_deref(),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.
@@ -331,20 +327,24 @@ fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
     let b = store.resolve_run(Some(&args.run_b))?;
     let model = report::compare(&store.load_run(&a)?, &store.load_run(&b)?)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    let code = write_report(&model, args.format, args.output.as_deref())?;
-    if let Some(dir) = &args.png {
-        write_pngs(&model, dir)?;
-    }
-    Ok(code)
+    write_report(
+        &model,
+        args.format,
+        args.output.as_deref(),
+        args.png.as_deref(),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes a rendered report to `output` (whole or not at all: a temporary file renamed into
-/// place), or to standard output, coloured when that is a terminal.
+/// place), or to standard output, coloured when that is a terminal; then, with `png`, its
+/// charts as PNG files there.
 fn write_report(
     model: &report::ReportModel,
     format: Format,
     output: Option<&Path>,
-) -> Result<ExitCode> {
+    png: Option<&Path>,
+) -> Result<()> {
     match output {
         Some(path) => {
             let text = report::render(model, format, false);
@@ -356,10 +356,15 @@ fn write_report(
         }
         None => {
             let text = report::render(model, format, color_wanted());
-            std::io::stdout().lock().write_all(text.as_bytes())?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(dir) = png {
+        write_pngs(model, dir)?;
+    }
+    Ok(())
 }
 
 /// `--png DIR`: renders every chart, creates DIR and writes one file per chart, then says on
