@@ -18,5 +18,6 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sampler;
+pub mod stats;
 pub mod store;
 pub mod workload;

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::ReportError;
 use super::model::*;
-use super::stats::{self, mean_known, ratio};
 use crate::results::{Latency, Measurement, RunData, TargetInfo};
+use crate::stats::{self, mean_known, ratio};
 
 /// Builds the model; `base` defaults to the first target, and every other target is relative
 /// to it. Warm steps (stored with `warm`) are left out of every number; only their failures are

@@ -15,7 +15,6 @@ mod json;
 mod layout;
 mod markdown;
 pub mod model;
-mod stats;
 mod text;
 
 #[cfg(test)]

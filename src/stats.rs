@@ -1,8 +1,9 @@
-//! Small numeric helpers for reports: means, medians, ratios and the repeat-level confidence
-//! interval used for verdicts.
+//! Statistics shared by the runner and the reports: means, medians, ratios, the repeat-level
+//! confidence interval used for verdicts, and the precision of a per-second series (adaptive
+//! step length, within-step noise).
 //!
-//! Owns only arithmetic on `f64`/`Option<f64>`. It must not know about targets, steps, formats
-//! or the results records, and must not do any I/O.
+//! A leaf: owns only arithmetic on `f64`/`Option<f64>`. It must not know about targets, steps,
+//! formats or the results records, and must not do any I/O.
 
 /// Arithmetic mean of the known values; `None` when none is known.
 pub fn mean_known<I: IntoIterator<Item = Option<f64>>>(values: I) -> Option<f64> {
@@ -62,6 +63,16 @@ pub fn t95(df: usize) -> f64 {
     }
 }
 
+/// The `p` quantile of Student's t distribution with `df` (> 0, not necessarily whole) degrees
+/// of freedom; NaN for `df <= 0` or `p` outside (0, 1).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if !(df > 0.0 && p > 0.0 && p < 1.0) {
+        return f64::NAN;
+    }
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
+}
+
 /// What repeat-level ratios say about a change.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Noise {
@@ -115,6 +126,71 @@ pub fn noise(ratios: &[f64]) -> Option<Noise> {
         ci95,
         verdict,
         unstable,
+    })
+}
+
+/// How precisely a per-second series pins down its mean: the within-step statistics behind
+/// adaptive step length and the "too short / too noisy" flags.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SeriesPrecision {
+    /// Number of samples (whole seconds).
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1).
+    pub sd: f64,
+    /// Coefficient of variation: `sd / mean`.
+    pub cv: f64,
+    /// Lag-1 autocorrelation of the series (can be negative).
+    pub rho1: f64,
+    /// Effective number of independent samples: `n (1 − ρ) / (1 + ρ)` with `ρ = max(0, rho1)`,
+    /// the AR(1) approximation of the variance of a mean of correlated samples.
+    pub n_eff: f64,
+    /// Half-width of the 95% confidence interval of the mean, relative to the mean:
+    /// `t(0.975, n_eff − 1) · sd / √n_eff / mean`; infinite when `n_eff < 2`.
+    pub half_width: f64,
+}
+
+/// [`SeriesPrecision`] of `xs`; `None` with fewer than 3 samples or a mean that is not positive.
+///
+/// Per-second throughput is autocorrelated (a slow second tends to follow a slow second), so
+/// the plain `t · s / √n` interval would be too narrow; the AR(1) correction shrinks `n` to the
+/// number of effectively independent seconds. Negative autocorrelation is not credited (ρ is
+/// clamped at 0), so the interval is never narrower than the independent-samples one.
+pub fn series_precision(xs: &[f64]) -> Option<SeriesPrecision> {
+    let n = xs.len();
+    if n < 3 {
+        return None;
+    }
+    let nf = n as f64;
+    let mean = xs.iter().sum::<f64>() / nf;
+    if !(mean > 0.0 && mean.is_finite()) {
+        return None;
+    }
+    let ss: f64 = xs.iter().map(|x| (x - mean).powi(2)).sum();
+    let sd = (ss / (nf - 1.0)).sqrt();
+    let rho1 = if ss > 0.0 {
+        xs.windows(2)
+            .map(|w| (w[0] - mean) * (w[1] - mean))
+            .sum::<f64>()
+            / ss
+    } else {
+        0.0
+    };
+    let rho = rho1.clamp(0.0, 0.99);
+    let n_eff = nf * (1.0 - rho) / (1.0 + rho);
+    let half_width = if n_eff < 2.0 {
+        f64::INFINITY
+    } else {
+        t_quantile(0.975, n_eff - 1.0) * sd / n_eff.sqrt() / mean
+    };
+    Some(SeriesPrecision {
+        n,
+        mean,
+        sd,
+        cv: sd / mean,
+        rho1,
+        n_eff,
+        half_width,
     })
 }
 
@@ -188,5 +264,76 @@ mod tests {
         assert_eq!(noise(&[0.9]), None);
         assert_eq!(noise(&[]), None);
         assert_eq!(noise(&[0.9, 0.0]), None);
+    }
+
+    #[test]
+    fn t_quantiles_match_scipy() {
+        // scipy.stats.t.ppf(p, df)
+        for (p, df, want) in [
+            (0.975, 4.0, 2.7764451052),
+            (0.975, 7.3, 2.3450667365),
+            (0.999, 2.5, 13.8221931109),
+        ] {
+            let got = t_quantile(p, df);
+            assert!(
+                (got - want).abs() < 1e-6,
+                "t({p}, {df}) = {got}, scipy {want}"
+            );
+        }
+        assert!(t_quantile(0.975, 0.0).is_nan());
+        assert!(
+            (t_quantile(0.975, 4.0) - t95(4)).abs() < 1e-3,
+            "the table agrees"
+        );
+    }
+
+    #[test]
+    fn series_precision_matches_numpy_scipy_and_statsmodels() {
+        // Independently: numpy mean/std(ddof=1), statsmodels acf(nlags=1) for rho1,
+        // scipy.stats.t.ppf(0.975, n_eff - 1) for the quantile.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-8 * b.abs().max(1.0);
+        let anti =
+            series_precision(&[100.0, 102.0, 98.0, 101.0, 99.0, 103.0, 97.0, 100.0]).unwrap();
+        assert_eq!(anti.n, 8);
+        assert!(close(anti.mean, 100.0) && close(anti.sd, 2.0) && close(anti.cv, 0.02));
+        assert!(close(anti.rho1, -0.6785714286), "{anti:?}");
+        assert!(
+            close(anti.n_eff, 8.0),
+            "negative autocorrelation is not credited"
+        );
+        assert!(close(anti.half_width, 0.01672041843), "{anti:?}");
+        let xs = [
+            100.0, 101.0, 103.0, 104.0, 102.0, 99.0, 98.0, 97.0, 99.0, 101.0, 104.0, 106.0,
+        ];
+        let pos = series_precision(&xs).unwrap();
+        assert!(
+            close(pos.mean, 101.1666667) && close(pos.sd, 2.724746305),
+            "{pos:?}"
+        );
+        assert!(
+            close(pos.cv, 0.02693324189) && close(pos.rho1, 0.5914965986),
+            "{pos:?}"
+        );
+        assert!(close(pos.n_eff, 3.08014533), "{pos:?}");
+        assert!((pos.half_width - 0.06365069598).abs() < 1e-7, "{pos:?}");
+    }
+
+    #[test]
+    fn series_precision_edges() {
+        assert_eq!(series_precision(&[1.0, 2.0]), None, "too few samples");
+        assert_eq!(series_precision(&[0.0, 0.0, 0.0]), None, "no throughput");
+        let flat = series_precision(&[5.0; 4]).unwrap();
+        assert_eq!(
+            (flat.sd, flat.rho1, flat.n_eff, flat.half_width),
+            (0.0, 0.0, 4.0, 0.0)
+        );
+        // Strong positive autocorrelation leaves fewer than 2 effective samples.
+        let step = [1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 9.0, 9.0, 9.0, 9.0];
+        let trend = series_precision(&step).unwrap();
+        assert!((trend.rho1 - 0.7).abs() < 1e-12, "{trend:?}");
+        assert!(
+            trend.n_eff < 2.0 && trend.half_width.is_infinite(),
+            "{trend:?}"
+        );
     }
 }
