@@ -18,6 +18,7 @@ use crate::engine::EngineKind;
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED};
 use crate::plan::{self, RunOptions};
 use crate::progress::{Mode, Progress};
+use crate::provision::Product;
 use crate::report::{self, Format};
 use crate::store::Store;
 use crate::workload::{DurationRule, Role, StepDef, Threads, sql, sysbench};
@@ -49,13 +50,15 @@ pub enum Command {
     Compare(CompareArgs),
     /// List what the store holds, or the step catalog.
     List(ListArgs),
-    /// Download and cache server binaries, e.g. `dbdelta fetch postgres@17`.
+    /// Download, verify and cache a server build, e.g. `dbdelta fetch mysql@8.0`.
     Fetch(FetchArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct FetchArgs {
-    /// What to fetch: postgres@VERSION (17, 17.10 or an exact build like 17.10.0-beta.17).
+    /// What to fetch: postgres@VERSION (17, 17.10 or an exact build like 17.10.0-beta.17),
+    /// mysql@VERSION (Oracle MySQL: 5.6, 5.7, 8.0 or exact, e.g. 8.0.31) or mariadb@VERSION
+    /// (10.2, 10.11, 11.4 or exact); `dbdelta list versions` shows them.
     pub what: String,
 }
 
@@ -141,6 +144,9 @@ pub struct ListArgs {
     /// With `steps --sql`: the engine whose dialect to print: sqlite (default), postgres or mysql.
     #[arg(long, value_name = "ENGINE", requires = "sql")]
     pub engine: Option<String>,
+    /// With `versions`: only this product (postgres, mysql or mariadb).
+    #[arg(value_name = "PRODUCT")]
+    pub product: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,6 +157,9 @@ pub enum ListWhat {
     Steps,
     /// Targets of every stored run.
     Targets,
+    /// Server builds `fetch` and `version =` can get (from the registries' metadata), and which
+    /// are cached.
+    Versions,
 }
 
 /// Run a parsed command line. Returns the process exit code.
@@ -210,9 +219,9 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     // Binaries by version: in the cache before anything is written (a version that does not
     // exist is bad input, and a failed download leaves no half-made run behind).
     for t in plan.targets.iter_mut() {
-        if let Some(v) = &t.version {
-            let fetched = crate::fetch::fetch(v, &|line| progress.line(line))
-                .with_context(|| format!("target {}: postgres@{v}", t.name))?;
+        if let (Some(v), Some(product)) = (&t.version, t.product) {
+            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
+                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
             progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
             t.bin = Some(fetched.bin);
         }
@@ -265,27 +274,113 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
 }
 
 fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
-    let Some(version) = what.strip_prefix("postgres@").filter(|v| !v.is_empty()) else {
+    let parsed = what
+        .split_once('@')
+        .and_then(|(p, v)| Some((Product::parse(p)?, v)))
+        .filter(|(_, v)| !v.is_empty());
+    let Some((product, version)) = parsed else {
         return crate::error::input(format!(
-            "fetch {what}: expected postgres@VERSION, e.g. dbdelta fetch postgres@17"
+            "fetch {what}: expected postgres@VERSION, mysql@VERSION or mariadb@VERSION, e.g. dbdelta fetch mysql@8.0"
         ));
     };
-    let f = crate::fetch::fetch(version, &|line| progress.line(line))?;
+    let f = crate::provision::fetch(product, version, &|line| progress.line(line))?;
     if f.downloaded == 0 {
         println!(
-            "PostgreSQL {}: {} (from the cache, nothing downloaded)",
+            "{} {}: {} (from the cache, nothing downloaded)",
+            product.title(),
             f.version,
             f.bin.display()
         );
     } else {
         println!(
-            "PostgreSQL {}: {} (downloaded {:.1} MB)",
+            "{} {}: {} (downloaded {:.1} MB)",
+            product.title(),
             f.version,
             f.bin.display(),
             f.downloaded as f64 / 1e6
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `dbdelta list versions [PRODUCT]`: per product, what the registries offer (and where from)
+/// and what is cached. Exit 1 when a registry could not be read (what is cached is still shown).
+fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
+    let products = match product {
+        None => Product::ALL.to_vec(),
+        Some(p) => match Product::parse(p) {
+            Some(p) => vec![p],
+            None => {
+                return crate::error::input(format!(
+                    "list versions {p}: unknown product; use postgres, mysql or mariadb"
+                ));
+            }
+        },
+    };
+    let mut ok = true;
+    for p in products {
+        let cached = crate::provision::cached(p);
+        let is_cached = |v: &str| cached.iter().any(|c| c.version == v);
+        out.push_str(&format!("{} ({}@VERSION):\n", p.title(), p.id()));
+        match crate::provision::listing(p) {
+            Ok(list) if p == Product::Postgres => {
+                // Hundreds of builds: one line per major.
+                let mut majors: Vec<(String, Vec<&str>)> = Vec::new();
+                for (r, _) in &list {
+                    let major = r.version.split('.').next().unwrap_or("").to_string();
+                    match majors.iter_mut().find(|(m, _)| *m == major) {
+                        Some((_, vs)) => vs.push(&r.version),
+                        None => majors.push((major, vec![&r.version])),
+                    }
+                }
+                for (major, vs) in &majors {
+                    let newest = vs.last().copied().unwrap_or("");
+                    out.push_str(&format!(
+                        "  {major:<4} newest {newest} ({} builds){}\n",
+                        vs.len(),
+                        if is_cached(newest) { "  cached" } else { "" }
+                    ));
+                }
+                if let Some((r, _)) = list.first() {
+                    out.push_str(&format!("  from {}\n", r.package.describe("VERSION")));
+                }
+            }
+            Ok(list) => {
+                for (r, listed) in &list {
+                    let state = match listed {
+                        Ok(true) => "",
+                        Ok(false) => "  (not listed by the registry)",
+                        Err(_) => "  (registry not reachable)",
+                    };
+                    let line = format!(
+                        "  {:<9} {:<58}{}{state}",
+                        r.version,
+                        r.source(),
+                        if is_cached(&r.version) {
+                            "  cached"
+                        } else {
+                            ""
+                        }
+                    );
+                    out.push_str(line.trim_end());
+                    out.push('\n');
+                }
+            }
+            Err(e) => {
+                ok = false;
+                out.push_str(&format!("  registry not reachable: {e:#}\n"));
+            }
+        }
+        for c in &cached {
+            out.push_str(&format!(
+                "  cached {} ({}): {}\n",
+                c.version,
+                c.source,
+                c.bin.display()
+            ));
+        }
+    }
+    Ok(ok)
 }
 
 /// `--png DIR` must be a directory or not exist yet; checked before a run starts.
@@ -503,8 +598,21 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
     if args.sql && args.what != ListWhat::Steps {
         return crate::error::input("--sql only applies to `dbdelta list steps`");
     }
+    if let Some(p) = &args.product
+        && args.what != ListWhat::Versions
+    {
+        return crate::error::input(format!(
+            "list: unexpected argument {p}; a product only follows `dbdelta list versions`"
+        ));
+    }
     let mut out = String::new();
+    let mut code = ExitCode::SUCCESS;
     match args.what {
+        ListWhat::Versions => {
+            if !list_versions(args.product.as_deref(), &mut out)? {
+                code = ExitCode::from(EXIT_FAILED);
+            }
+        }
         ListWhat::Steps => out = list_steps(&args)?,
         ListWhat::Runs => {
             let store = Store::open_existing(store_path)?;
@@ -538,7 +646,7 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
         }
     }
     std::io::stdout().lock().write_all(out.as_bytes())?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 #[cfg(test)]

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::engine::EngineKind;
+use crate::engine::{EngineKind, TableDdl};
 use crate::error::InputError;
+use crate::provision::Product;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,6 +62,12 @@ struct RawTarget {
     malloc: Option<Spanned<String>>,
     #[serde(default)]
     port: Option<Spanned<i64>>,
+    #[serde(default)]
+    storage_engine: Option<Spanned<String>>,
+    #[serde(default)]
+    table_options: Option<Spanned<String>>,
+    #[serde(default)]
+    index_options: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -134,10 +141,16 @@ pub struct LabTarget {
     pub bin: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
     pub args: Vec<String>,
-    /// PostgreSQL version to fetch (`17`, `17.10`, exact), when no `bin` is given.
+    /// Version to fetch (`17`, `8.0`, `10.2`, exact), when no `bin` is given.
     pub version: Option<String>,
+    /// Whose builds `version` fetches (from the engine name as written: `mysql` is Oracle MySQL,
+    /// `mariadb` MariaDB); set with `version`.
+    pub product: Option<Product>,
     /// Fixed loopback port (default: a free one).
     pub port: Option<u16>,
+    /// What the suite's CREATE statements add (`storage_engine`, `table_options`,
+    /// `index_options`; MySQL/MariaDB only).
+    pub tables: TableDdl,
 }
 
 /// The `[suite.sysbench]` section.
@@ -336,7 +349,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
                 Some(c.get_ref().clone())
             }
         };
-        settings.extend(t.settings);
+        settings.extend(t.settings.iter().cloned());
         let embedded = engine.embedded();
         let bin = match &t.bin {
             Some(b) if embedded => {
@@ -366,6 +379,8 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             }
             None => None,
         };
+        let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
+        let tables = table_ddl(&src, &t, engine, oracle)?;
         let mut env = match t.env {
             Some(e) if embedded => {
                 return Err(src.error_at(
@@ -376,18 +391,31 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             Some(e) => e.into_inner(),
             None => BTreeMap::new(),
         };
-        let version = match &t.version {
-            Some(v) if engine != EngineKind::Postgres => {
+        let (version, product) = match &t.version {
+            Some(v) if embedded => {
                 return Err(src.error_at(
                     v.span(),
-                    "version fetches PostgreSQL builds; for other engines point `bin` at a build",
+                    "version fetches server builds (postgres, mysql, mariadb); SQLite is built into dbdelta",
                 ));
             }
             Some(v) if bin.is_some() => {
                 return Err(src.error_at(v.span(), "set either bin or version, not both"));
             }
-            Some(v) => Some(v.get_ref().trim_start_matches("postgres@").to_string()),
-            None => None,
+            Some(v) => {
+                let product = Product::parse(t.engine.get_ref()).ok_or_else(|| {
+                    src.error_at(
+                        t.engine.span(),
+                        "version needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+                    )
+                })?;
+                let prefix = format!("{}@", product.id());
+                let text = v.get_ref().trim();
+                (
+                    Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
+                    Some(product),
+                )
+            }
+            None => (None, None),
         };
         if let Some(m) = &t.malloc {
             if embedded {
@@ -420,7 +448,9 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             env,
             args: t.args,
             version,
+            product,
             port,
+            tables,
         });
     }
 
@@ -486,6 +516,70 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             pre: sysbench.pre,
         },
     })
+}
+
+/// `storage_engine`, `table_options` and `index_options` of a MySQL/MariaDB target.
+fn table_ddl(
+    src: &Source<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+    oracle: bool,
+) -> Result<TableDdl, InputError> {
+    let keys = [
+        ("storage_engine", &t.storage_engine),
+        ("table_options", &t.table_options),
+        ("index_options", &t.index_options),
+    ];
+    let mut out = TableDdl::default();
+    for (key, value) in keys {
+        let Some(v) = value else { continue };
+        if engine != EngineKind::Mysql {
+            return Err(src.error_at(
+                v.span(),
+                format!("{key} is for MySQL/MariaDB targets (engine = \"mysql\" or \"mariadb\")"),
+            ));
+        }
+        let text = v.get_ref().trim();
+        if text.is_empty() || text.contains(';') || text.contains('\n') {
+            return Err(src.error_at(
+                v.span(),
+                format!(
+                    "{key} must be one line of DDL options without ';', e.g. {}",
+                    match key {
+                        "table_options" => "\"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\"",
+                        "index_options" => "\"COMMENT 'cfname=cf1'\"",
+                        _ => "\"rocksdb\"",
+                    }
+                ),
+            ));
+        }
+        match key {
+            "storage_engine" => {
+                let name = match text.to_ascii_lowercase().as_str() {
+                    "innodb" => "InnoDB",
+                    "rocksdb" if oracle => {
+                        return Err(src.error_at(
+                            v.span(),
+                            "Oracle MySQL builds have no MyRocks; use engine = \"mariadb\" (Debian's MariaDB with mariadb-plugin-rocksdb)",
+                        ));
+                    }
+                    "rocksdb" => "ROCKSDB",
+                    other => {
+                        return Err(src.error_at(
+                            v.span(),
+                            format!(
+                                "unknown storage_engine \"{other}\"; use \"innodb\" or \"rocksdb\""
+                            ),
+                        ));
+                    }
+                };
+                out.engine = Some(name.to_string());
+            }
+            "table_options" => out.table_options = Some(text.to_string()),
+            _ => out.index_options = Some(text.to_string()),
+        }
+    }
+    Ok(out)
 }
 
 /// The Debian library behind `malloc = "jemalloc" | "tcmalloc" | "mimalloc"`.
@@ -615,5 +709,64 @@ read_secs = 0.5
         );
         let e = err(&OK.replace("name = \"t\"", "name = \"t\"\nclients = [0]"));
         assert!(e.starts_with("lab.toml:4: [lab] clients:"), "{e}");
+    }
+
+    fn target(lines: &str) -> Result<LabTarget, String> {
+        let text = format!("[lab]\nname = \"t\"\n\n[[target]]\nname = \"a\"\n{lines}\n");
+        parse(&text, "lab.toml", Path::new("."))
+            .map(|mut l| l.targets.remove(0))
+            .map_err(|e| e.0)
+    }
+
+    #[test]
+    fn versions_fetch_postgres_mysql_and_mariadb() {
+        let t = target("engine = \"mysql\"\nversion = \"mysql@8.0\"").unwrap();
+        assert_eq!(t.version.as_deref(), Some("8.0"));
+        assert_eq!(t.product, Some(Product::Mysql));
+        let t = target("engine = \"mariadb\"\nversion = \"10.2\"").unwrap();
+        assert_eq!(t.product, Some(Product::Mariadb));
+        assert_eq!(t.engine, EngineKind::Mysql);
+        let t = target("engine = \"postgres\"\nversion = \"postgres@17\"").unwrap();
+        assert_eq!(
+            (t.version.as_deref(), t.product),
+            (Some("17"), Some(Product::Postgres))
+        );
+        let e = target("engine = \"sqlite\"\nversion = \"3\"").unwrap_err();
+        assert!(e.contains("SQLite is built into dbdelta"), "{e}");
+    }
+
+    #[test]
+    fn table_ddl_keys_are_checked() {
+        let t = target(
+            "engine = \"mariadb\"\nstorage_engine = \"RocksDB\"\nindex_options = \"COMMENT 'cfname=cf1'\"",
+        )
+        .unwrap();
+        assert_eq!(t.tables.engine.as_deref(), Some("ROCKSDB"));
+        assert!(t.tables.rocksdb());
+        assert_eq!(
+            t.tables.index_options.as_deref(),
+            Some("COMMENT 'cfname=cf1'")
+        );
+        let t = target(
+            "engine = \"mysql\"\nversion = \"8.0\"\ntable_options = \"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\"",
+        )
+        .unwrap();
+        assert_eq!(
+            t.tables.table_options.as_deref(),
+            Some("ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8")
+        );
+        let e = target("engine = \"mysql\"\nversion = \"8.0\"\nstorage_engine = \"rocksdb\"")
+            .unwrap_err();
+        assert!(e.contains("Oracle MySQL builds have no MyRocks"), "{e}");
+        let e = target("engine = \"mariadb\"\nstorage_engine = \"myisam\"").unwrap_err();
+        assert!(e.contains("unknown storage_engine \"myisam\""), "{e}");
+        let e = target("engine = \"postgres\"\ntable_options = \"x\"").unwrap_err();
+        assert!(
+            e.contains("table_options is for MySQL/MariaDB targets"),
+            "{e}"
+        );
+        let e = target("engine = \"mysql\"\ntable_options = \"x; DROP TABLE y\"").unwrap_err();
+        assert!(e.contains("without ';'"), "{e}");
+        assert!(!e.contains('\n'));
     }
 }

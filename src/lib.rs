@@ -9,11 +9,11 @@
 pub mod cli;
 pub mod engine;
 pub mod error;
-pub mod fetch;
 pub mod host;
 pub mod lab;
 pub mod plan;
 pub mod progress;
+pub mod provision;
 pub mod report;
 pub mod results;
 pub mod runner;

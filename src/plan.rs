@@ -67,8 +67,12 @@ pub struct TargetPlan {
     pub env: std::collections::BTreeMap<String, String>,
     /// Extra command-line arguments of the server.
     pub args: Vec<String>,
-    /// PostgreSQL version to fetch; `bin` is set once it is in the cache.
+    /// Version to fetch; `bin` is set once it is in the cache.
     pub version: Option<String>,
+    /// Whose builds `version` fetches.
+    pub product: Option<crate::provision::Product>,
+    /// What the suite's CREATE statements add (MySQL/MariaDB).
+    pub tables: crate::engine::TableDdl,
     /// Fixed loopback port (default: a free one).
     pub port: Option<u16>,
     pub config_name: Option<String>,
@@ -237,6 +241,8 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
             env: t.env.clone(),
             args: t.args.clone(),
             version: t.version.clone(),
+            product: t.product,
+            tables: t.tables.clone(),
             port: t.port,
             config_name: t.config_name.clone(),
             prepared: sb.prepared,

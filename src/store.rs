@@ -267,6 +267,16 @@ impl Store {
         Ok(())
     }
 
+    /// Record the configuration a started server was given (the engine's own file), in place
+    /// of the target's settings lines recorded when the run began.
+    pub fn set_target_config(&mut self, run_id: &str, target: &str, config: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE targets SET config_text = ?3 WHERE run_id = ?1 AND name = ?2",
+            params![run_id, target, config],
+        )?;
+        Ok(())
+    }
+
     /// Mark a target failed with a one-line reason and where its log is.
     pub fn fail_target(
         &mut self,

@@ -791,7 +791,12 @@ impl Bench<'_> {
             let started = Instant::now();
             let (load_secs, index_secs) = {
                 let _pin = Affinity::pin(self.client_cpus.as_deref())?;
-                load_sysbench(session.as_mut(), driver.dialect(), self.scale())?
+                load_sysbench(
+                    session.as_mut(),
+                    driver.dialect(),
+                    &Default::default(),
+                    self.scale(),
+                )?
             };
             let secs = started.elapsed().as_secs_f64();
             let me = self_cpu_us() - me_a;
@@ -1133,6 +1138,8 @@ impl Bench<'_> {
             env: Default::default(),
             args: Vec::new(),
             version: None,
+            product: None,
+            tables: Default::default(),
             port: Some(port),
             config_name: None,
             prepared: true,

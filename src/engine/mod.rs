@@ -11,6 +11,7 @@
 //! (retryable, reconnect, fatal).
 
 pub mod mysql;
+pub mod mysql_flavor;
 pub mod mywire;
 pub mod pgwire;
 pub mod postgres;
@@ -75,6 +76,28 @@ pub enum Dialect {
     Sqlite,
     Postgres,
     Mysql,
+}
+
+/// What a target adds to the suite's `CREATE TABLE` and `CREATE INDEX` statements (MySQL and
+/// MariaDB; the other dialects take none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableDdl {
+    /// `ENGINE=` of every table (`InnoDB`, `ROCKSDB`); `None`: the server's default.
+    pub engine: Option<String>,
+    /// Table options after the column list, e.g. `ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8`.
+    pub table_options: Option<String>,
+    /// Index options after each index's key list, e.g. `COMMENT 'cfname=cf1'` (a MyRocks column
+    /// family).
+    pub index_options: Option<String>,
+}
+
+impl TableDdl {
+    /// True when the tables are MyRocks tables.
+    pub fn rocksdb(&self) -> bool {
+        self.engine
+            .as_deref()
+            .is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"))
+    }
 }
 
 /// A statement parameter. Borrowed, so binding one allocates nothing.
@@ -188,6 +211,11 @@ pub trait Server {
     /// the time the cleanup may take (methodology §2.6's deadline), which a server engine
     /// waits out so background flushing settles.
     fn postwrite(&self, tables: &[String], budget: std::time::Duration) -> anyhow::Result<()>;
+    /// The configuration the engine wrote, as recorded with the run (its defaults, the lines
+    /// this server version needs, the target's settings), when it writes one of its own.
+    fn config_text(&self) -> Option<String> {
+        None
+    }
     /// The server's log file, when it has one.
     fn log_path(&self) -> Option<PathBuf> {
         None

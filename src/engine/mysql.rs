@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use super::mysql_flavor::{Build, Init, Storage, find_binaries, render_config};
 use super::mywire::{self, MyConn, Stmt};
-use super::process::{self, ServerProcess};
+use super::process::{self, ServerProcess, ServerUser};
 use super::{
     DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
 };
@@ -49,19 +50,6 @@ const ASCII_CHARSETS: &[&str] = &["latin1", "ascii", "utf8mb3", "utf8"];
 /// How often postwrite polls the number of dirty pages.
 const FLUSH_POLL: Duration = Duration::from_millis(100);
 
-/// dbdelta's defaults for a benchmark server, written before the target's own settings (later
-/// lines win). Everything else is the server's compiled-in default, recorded with the results.
-const DEFAULTS: &[&str] = &[
-    // No DNS lookups on connect.
-    "skip-name-resolve",
-    // Instrumentation costs CPU per statement; measure the engine, not the profiler.
-    "performance_schema = OFF",
-    // Sized for the suite's default scale on small machines; targets set their own.
-    "innodb_buffer_pool_size = 128M",
-    // Client sweeps go beyond the default 151 connections.
-    "max_connections = 1000",
-];
-
 /// The InnoDB settings postwrite forces (methodology §2.6), in the order they are set; they
 /// are restored in reverse order. A server without one skips it.
 const FLUSH_SETTINGS: &[(&str, &str)] = &[
@@ -70,129 +58,31 @@ const FLUSH_SETTINGS: &[(&str, &str)] = &[
     ("innodb_idle_flush_pct", "100"),
 ];
 
+/// MyRocks' postwrite (methodology §2.6): how often to look for running compactions, how long
+/// to let the memtable flush settle, how to see compactions (Facebook's MySQL lists the running
+/// ones; MariaDB only says per column family whether one is pending), and how to compact L0
+/// (Facebook's variable, then MariaDB's).
+const ROCKSDB_COMPACTION_POLL: Duration = Duration::from_secs(10);
+const ROCKSDB_FLUSH_WAIT: Duration = Duration::from_secs(20);
+const ROCKSDB_COMPACTIONS: &[&str] = &[
+    "SELECT COUNT(*) FROM information_schema.rocksdb_active_compaction_stats",
+    "SELECT CAST(COALESCE(SUM(VALUE), 0) AS UNSIGNED) FROM information_schema.ROCKSDB_CFSTATS \
+     WHERE STAT_TYPE = 'COMPACTION_PENDING'",
+];
+const ROCKSDB_LZERO: &[&str] = &[
+    "rocksdb_compact_lzero_now",
+    "rocksdb_force_flush_memtable_and_lzero_now",
+];
+/// MyRocks' files, inside the data directory (`rocksdb_datadir`'s default).
+const ROCKSDB_DIR: &str = "#rocksdb";
+
 /// Server error codes the engine treats specially (retryable and reconnect codes: `mywire`).
 const ER_UNKNOWN_SYSTEM_VARIABLE: u16 = 1193;
+const ER_UNKNOWN_TABLE: u16 = 1109;
 const ER_UNSUPPORTED_PS: u16 = 1295;
 /// Local files refused: by the server's `local_infile = OFF` (MariaDB: 1148, 4166; MySQL 8:
 /// 3948). The load then goes as INSERTs.
 const LOCAL_INFILE_REFUSED: &[u16] = &[1148, 4166, 3948];
-
-// ---------------------------------------------------------------------------------------------
-// Binaries and config
-
-/// The programs a target runs.
-#[derive(Debug, Clone, PartialEq)]
-struct Binaries {
-    server: PathBuf,
-    /// `mariadb-install-db`/`mysql_install_db`; `None`: `mysqld --initialize-insecure` (MySQL 8).
-    install: Option<PathBuf>,
-    /// The installation root of a `bin` directory (its parent), passed as `basedir`.
-    basedir: Option<PathBuf>,
-}
-
-const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
-const INSTALL_NAMES: &[&str] = &["mariadb-install-db", "mysql_install_db"];
-const DEBIAN_SERVER: &str = "/usr/sbin/mariadbd";
-const DEBIAN_INSTALL: &str = "/usr/bin/mariadb-install-db";
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-fn first_file(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
-    dirs.iter()
-        .flat_map(|d| names.iter().map(move |n| d.join(n)))
-        .find(|p| p.is_file())
-}
-
-/// Find the server and install-db of a target: in `bin` (install-db also in `bin/../scripts`,
-/// then `PATH`), or without `bin` Debian's MariaDB, then `PATH`.
-fn find_binaries(bin: Option<&Path>) -> anyhow::Result<Binaries> {
-    match bin {
-        Some(bin) => {
-            let server = first_file(&[bin.to_path_buf()], SERVER_NAMES).with_context(|| {
-                format!(
-                    "bin directory {} holds no MySQL/MariaDB server: looked for {}",
-                    bin.display(),
-                    SERVER_NAMES.join(" and ")
-                )
-            })?;
-            let basedir = bin.parent().map(Path::to_path_buf);
-            let mut dirs = vec![bin.to_path_buf()];
-            if let Some(base) = &basedir {
-                dirs.push(base.join("scripts"));
-            }
-            let install = first_file(&dirs, INSTALL_NAMES)
-                .or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
-            if install.is_none() && server.ends_with("mariadbd") {
-                bail!(
-                    "no mariadb-install-db for {}: looked in {} and {}/scripts and on PATH",
-                    server.display(),
-                    bin.display(),
-                    basedir.as_deref().unwrap_or(bin).display()
-                );
-            }
-            Ok(Binaries {
-                server,
-                install,
-                basedir,
-            })
-        }
-        None => {
-            let server = Some(PathBuf::from(DEBIAN_SERVER))
-                .filter(|p| p.is_file())
-                .or_else(|| SERVER_NAMES.iter().find_map(|n| on_path(n)))
-                .with_context(|| {
-                    format!(
-                        "no MySQL/MariaDB server found: looked for {DEBIAN_SERVER} and for {} on PATH; \
-                         install mariadb-server or set the target's `bin`",
-                        SERVER_NAMES.join("/")
-                    )
-                })?;
-            let install = Some(PathBuf::from(DEBIAN_INSTALL))
-                .filter(|p| p.is_file())
-                .or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
-            if install.is_none() && server.ends_with("mariadbd") {
-                bail!(
-                    "no mariadb-install-db found: looked for {DEBIAN_INSTALL} and on PATH; install mariadb-server"
-                );
-            }
-            Ok(Binaries {
-                server,
-                install,
-                basedir: None,
-            })
-        }
-    }
-}
-
-/// The config file: dbdelta's defaults, the installation paths of a `bin` target, then the
-/// target's settings lines as written.
-fn render_config(basedir: Option<&Path>, messages: Option<&Path>, settings: &[String]) -> String {
-    let mut out = String::from(
-        "# Written by dbdelta. dbdelta's defaults first; the target's settings follow and win.\n\
-         [mysqld]\n",
-    );
-    for line in DEFAULTS {
-        out.push_str(line);
-        out.push('\n');
-    }
-    if let Some(base) = basedir {
-        let _ = writeln!(out, "basedir = {}", base.display());
-    }
-    if let Some(dir) = messages {
-        let _ = writeln!(out, "lc-messages-dir = {}", dir.display());
-    }
-    out.push_str("# target settings\n");
-    for line in settings {
-        out.push_str(line.trim());
-        out.push('\n');
-    }
-    out
-}
 
 // ---------------------------------------------------------------------------------------------
 // Errors and literals
@@ -558,6 +448,9 @@ pub struct MysqlServer {
     settings: BTreeMap<String, String>,
     /// A socket outside the data directory (long paths), removed at stop.
     outside_socket: Option<PathBuf>,
+    storage: Storage,
+    /// `dbdelta.cnf` as recorded with the run (`<basedir>` for the build's directory).
+    config: String,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -577,6 +470,10 @@ impl MysqlServer {
 
     fn start_inner(target: &TargetPlan, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
         let bins = find_binaries(target.bin.as_deref())?;
+        let env = bins.env(&target.env);
+        let build = Build::probe(bins, &env)?;
+        let storage = Storage::of(&target.tables);
+        build.check_storage(storage)?;
         let data_dir = data_dir
             .canonicalize()
             .with_context(|| format!("data directory {}", data_dir.display()))?;
@@ -584,104 +481,20 @@ impl MysqlServer {
         if let Some(u) = &user {
             process::check_reachable(&data_dir, u)?;
         }
-        let messages = bins
-            .basedir
-            .as_ref()
-            .map(|b| b.join("share"))
-            .filter(|s| s.join("english").is_dir());
-        let config = data_dir.join(CONFIG_NAME);
-        std::fs::write(
-            &config,
-            render_config(
-                bins.basedir.as_deref(),
-                messages.as_deref(),
-                &target.settings,
-            ),
-        )
-        .with_context(|| format!("writing {}", config.display()))?;
+        let config = render_config(&build, storage, &target.tables, &target.settings, None);
+        initialise(&build, &config, &data_dir, user.as_ref(), &env, log)?;
+        let cnf = data_dir.join(CONFIG_NAME);
+        std::fs::write(&cnf, &config).with_context(|| format!("writing {}", cnf.display()))?;
         if let Some(u) = &user {
-            process::chown_tree(&data_dir, u)?;
+            process::chown_tree(&cnf, u)?;
         }
-
-        // Initialise the data directory as the server user.
-        let defaults = format!("--defaults-file={}", config.display());
-        let datadir = format!("--datadir={}", data_dir.display());
-        let mut cmd = match &bins.install {
-            Some(install) => {
-                let mut cmd = Command::new(install);
-                cmd.arg(&defaults)
-                    .arg(&datadir)
-                    .arg("--auth-root-authentication-method=normal");
-                if install.ends_with("mariadb-install-db") {
-                    cmd.arg("--skip-test-db");
-                }
-                if let Some(base) = &bins.basedir {
-                    cmd.arg(format!("--basedir={}", base.display()));
-                }
-                cmd
-            }
-            None => {
-                let mut cmd = Command::new(&bins.server);
-                cmd.arg(&defaults)
-                    .arg(&datadir)
-                    .arg("--initialize-insecure");
-                cmd
-            }
-        };
-        cmd.current_dir(&data_dir).envs(&target.env);
-        let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
-        if let Err(e) =
-            process::run_tool(cmd, user.as_ref(), log, "initialising the data directory")
-        {
-            // install-db ends with a page of advice that pushes the cause out of the log tail:
-            // put the server's own error lines first.
-            let errors = error_lines(&read_from(log, log_start));
-            if errors.is_empty() {
-                return Err(e);
-            }
-            bail!(
-                "initialising the data directory: {}\n{e:#}",
-                errors.join("; ")
-            );
-        }
-
-        // Start the server.
-        let port = match target.port {
-            Some(p) => {
-                process::check_port_free(p)?;
-                p
-            }
-            None => process::free_port()?,
-        };
-        let mut socket = data_dir.join(SOCKET_NAME);
-        let mut outside_socket = None;
-        if socket.as_os_str().len() > MAX_SOCKET_PATH {
-            socket = std::env::temp_dir()
-                .join(format!("dbdelta-mysqld-{}-{port}.sock", std::process::id()));
-            outside_socket = Some(socket.clone());
-        }
-        let mut cmd = Command::new(&bins.server);
-        cmd.arg(&defaults)
-            .arg(&datadir)
-            .arg(format!("--socket={}", socket.display()))
-            .arg(format!("--port={port}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg("--skip-ssl")
-            .args(&target.args)
-            .current_dir(&data_dir)
-            .envs(&target.env);
-        let mut proc = ServerProcess::spawn(cmd, user.as_ref(), log, "the MySQL server")?;
-        let mut first = None;
-        proc.wait_ready(READY_TIMEOUT, || {
-            match MyConn::connect(&socket, USER, None) {
-                Ok(c) => {
-                    first = Some(c);
-                    true
-                }
-                Err(_) => false,
-            }
-        })?;
-        let mut admin = first.expect("connected when ready");
+        let launched = launch(target, &build, &cnf, &data_dir, user.as_ref(), &env, log)?;
+        let Launched {
+            process: proc,
+            mut admin,
+            socket,
+            outside_socket,
+        } = launched;
 
         admin
             .query(&format!("CREATE DATABASE {DB_NAME}"))
@@ -706,13 +519,23 @@ impl MysqlServer {
                 Some((cols.next()??, cols.next().flatten()))
             })
             .collect();
-        let settings = effective_settings(vars, &data_dir, &socket);
+        let settings = effective_settings(vars, &data_dir, &socket, build.bins.basedir.as_deref());
 
         let driver = Arc::new(MysqlDriver {
             socket: socket.clone(),
             prepared: target.prepared,
             backslash_escapes: !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
         });
+        let mut recorded = render_config(
+            &build,
+            storage,
+            &target.tables,
+            &target.settings,
+            Some("<basedir>"),
+        );
+        if let Some(base) = &build.bins.basedir {
+            recorded.push_str(&format!("# <basedir> = {}\n", base.display()));
+        }
         Ok(MysqlServer {
             data_dir,
             log: log.to_path_buf(),
@@ -722,6 +545,8 @@ impl MysqlServer {
             version,
             settings,
             outside_socket,
+            storage,
+            config: recorded,
         })
     }
 
@@ -755,6 +580,262 @@ impl MysqlServer {
     }
 }
 
+/// Initialise `data_dir` the build's way ([`Init`]), as the server user, with `config`. The
+/// config sits beside the data directory meanwhile: `--initialize` wants an empty directory.
+fn initialise(
+    build: &Build,
+    config: &str,
+    data_dir: &Path,
+    user: Option<&ServerUser>,
+    env: &BTreeMap<String, String>,
+    log: &Path,
+) -> anyhow::Result<()> {
+    let init_cnf = PathBuf::from(format!("{}.init.cnf", data_dir.display()));
+    std::fs::write(&init_cnf, config).with_context(|| format!("writing {}", init_cnf.display()))?;
+    let result = initialise_with(build, &init_cnf, data_dir, user, env, log);
+    let _ = std::fs::remove_file(&init_cnf);
+    result
+}
+
+fn initialise_with(
+    build: &Build,
+    cnf: &Path,
+    data_dir: &Path,
+    user: Option<&ServerUser>,
+    env: &BTreeMap<String, String>,
+    log: &Path,
+) -> anyhow::Result<()> {
+    if build.flavor.init == Init::Template
+        && let Some(template) = build.template()
+    {
+        copy_template(&template, data_dir).with_context(|| {
+            format!("copying the template data directory {}", template.display())
+        })?;
+        if let Some(u) = user {
+            process::chown_tree(data_dir, u)?;
+        }
+        return Ok(());
+    }
+    if let Some(u) = user {
+        process::chown_tree(data_dir, u)?;
+    }
+    let defaults = format!("--defaults-file={}", cnf.display());
+    let datadir = format!("--datadir={}", data_dir.display());
+    let mut cmd = match build.flavor.init {
+        Init::InitializeInsecure => {
+            let mut cmd = Command::new(&build.bins.server);
+            cmd.arg(&defaults)
+                .arg(&datadir)
+                .arg("--initialize-insecure");
+            cmd
+        }
+        Init::Template | Init::InstallDb(_) => {
+            let install = build.bins.install.as_ref().with_context(|| {
+                format!(
+                    "no mariadb-install-db or mysql_install_db for {} ({}): looked beside it, in <basedir>/scripts and on PATH",
+                    build.bins.server.display(),
+                    build.flavor.name
+                )
+            })?;
+            let mut cmd = Command::new(install);
+            cmd.arg(&defaults).arg(&datadir);
+            if let Init::InstallDb(args) = build.flavor.init {
+                cmd.args(args);
+            }
+            if let Some(base) = &build.bins.basedir {
+                cmd.arg(format!("--basedir={}", base.display()));
+            }
+            cmd
+        }
+    };
+    cmd.current_dir(data_dir).envs(env);
+    let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
+    if let Err(e) = process::run_tool(cmd, user, log, "initialising the data directory") {
+        // install-db ends with a page of advice that pushes the cause out of the log tail:
+        // put the server's own error lines first.
+        let errors = error_lines(&read_from(log, log_start));
+        if errors.is_empty() {
+            return Err(e);
+        }
+        bail!(
+            "initialising the data directory: {}\n{e:#}",
+            errors.join("; ")
+        );
+    }
+    Ok(())
+}
+
+/// Copy a package's initialised data directory, without its `auto.cnf` (each server makes its
+/// own UUID).
+fn copy_template(from: &Path, to: &Path) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if name == "auto.cnf" {
+            continue;
+        }
+        let dest = to.join(&name);
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir(&dest)?;
+            copy_template(&entry.path(), &dest)?;
+        } else {
+            std::fs::copy(entry.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// A started server and the first connection to it.
+struct Launched {
+    process: ServerProcess,
+    admin: MyConn,
+    socket: PathBuf,
+    /// A socket outside the data directory (long paths), removed at stop.
+    outside_socket: Option<PathBuf>,
+}
+
+/// Start the server on a unix socket and a loopback port and wait until it accepts `root`.
+fn launch(
+    target: &TargetPlan,
+    build: &Build,
+    cnf: &Path,
+    data_dir: &Path,
+    user: Option<&ServerUser>,
+    env: &BTreeMap<String, String>,
+    log: &Path,
+) -> anyhow::Result<Launched> {
+    let port = match target.port {
+        Some(p) => {
+            process::check_port_free(p)?;
+            p
+        }
+        None => process::free_port()?,
+    };
+    let mut socket = data_dir.join(SOCKET_NAME);
+    let mut outside_socket = None;
+    if socket.as_os_str().len() > MAX_SOCKET_PATH {
+        socket =
+            std::env::temp_dir().join(format!("dbdelta-mysqld-{}-{port}.sock", std::process::id()));
+        outside_socket = Some(socket.clone());
+    }
+    let mut cmd = Command::new(&build.bins.server);
+    cmd.arg(format!("--defaults-file={}", cnf.display()))
+        .arg(format!("--datadir={}", data_dir.display()))
+        .arg(format!("--socket={}", socket.display()))
+        .arg(format!("--port={port}"))
+        .arg("--bind-address=127.0.0.1")
+        .args(&target.args)
+        .current_dir(data_dir)
+        .envs(env);
+    let mut proc = ServerProcess::spawn(cmd, user, log, "the MySQL server")?;
+    let mut first = None;
+    proc.wait_ready(READY_TIMEOUT, || {
+        match MyConn::connect(&socket, USER, None) {
+            Ok(c) => {
+                first = Some(c);
+                true
+            }
+            Err(_) => false,
+        }
+    })?;
+    Ok(Launched {
+        process: proc,
+        admin: first.expect("connected when ready"),
+        socket,
+        outside_socket,
+    })
+}
+
+/// InnoDB's postwrite (methodology §2.6): force the dirty pages out until none is left or the
+/// deadline passes, then restore the settings.
+fn innodb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
+    let mut saved = Vec::new();
+    for (name, _) in FLUSH_SETTINGS {
+        match conn.first(&format!("SELECT @@GLOBAL.{name}")) {
+            Ok(Some(v)) => saved.push((*name, v)),
+            Ok(None) => {}
+            Err(e) if e.code() == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
+            Err(e) => return Err(e).with_context(|| format!("reading {name}")),
+        }
+    }
+    let flushed = MysqlServer::flush_dirty(conn, deadline).context("flushing dirty pages");
+    let mut restored = Ok(());
+    for (name, value) in saved.iter().rev() {
+        if let Err(e) = conn.query(&format!("SET GLOBAL {name} = {value}")) {
+            restored = Err(e).with_context(|| format!("restoring {name} = {value}"));
+        }
+    }
+    flushed.and(restored)
+}
+
+/// MyRocks' postwrite (methodology §2.6): wait (polling every 10 s) until no compaction runs,
+/// flush the memtable, wait 20 s, compact L0, then wait out the deadline. Every wait ends at
+/// the deadline.
+fn rocksdb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
+    let sleep_until = |until: Instant| {
+        std::thread::sleep(
+            until
+                .min(deadline)
+                .saturating_duration_since(Instant::now()),
+        );
+    };
+    loop {
+        if rocksdb_compactions(conn)? == 0 || Instant::now() >= deadline {
+            break;
+        }
+        sleep_until(Instant::now() + ROCKSDB_COMPACTION_POLL);
+    }
+    conn.query("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
+        .context("SET GLOBAL rocksdb_force_flush_memtable_now = 1")?;
+    sleep_until(Instant::now() + ROCKSDB_FLUSH_WAIT);
+    let mut compacted = false;
+    for name in ROCKSDB_LZERO {
+        match conn.query(&format!("SET GLOBAL {name} = 1")) {
+            Ok(_) => {
+                compacted = true;
+                break;
+            }
+            Err(e) if e.code() == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
+            Err(e) => return Err(e).with_context(|| format!("SET GLOBAL {name} = 1")),
+        }
+    }
+    if !compacted {
+        bail!(
+            "MyRocks postwrite: the server has none of {} to compact L0",
+            ROCKSDB_LZERO.join(", ")
+        );
+    }
+    sleep_until(deadline);
+    Ok(())
+}
+
+/// Compactions running (Facebook's MySQL) or pending (MariaDB, which has no list of running
+/// ones): the first query the server knows.
+fn rocksdb_compactions(conn: &mut MyConn) -> anyhow::Result<u64> {
+    for sql in ROCKSDB_COMPACTIONS {
+        match conn.first(sql) {
+            Ok(v) => return Ok(v.and_then(|v| v.parse().ok()).unwrap_or(0)),
+            Err(e) if e.code() == Some(ER_UNKNOWN_TABLE) => {}
+            Err(e) => return Err(e).with_context(|| sql.to_string()),
+        }
+    }
+    bail!("MyRocks postwrite: the server has no table of RocksDB compactions")
+}
+
+/// Total bytes of the files under `dir` (MyRocks' size: the reference's `du -bs .rocksdb`).
+fn dir_bytes(dir: &Path) -> Option<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let meta = entry.path().symlink_metadata().ok()?;
+        total += if meta.is_dir() {
+            dir_bytes(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Some(total)
+}
+
 /// The log text appended since byte `start`.
 fn read_from(log: &Path, start: u64) -> String {
     let bytes = std::fs::read(log).unwrap_or_default();
@@ -776,15 +857,22 @@ fn effective_settings(
     vars: Vec<(String, Option<String>)>,
     data_dir: &Path,
     socket: &Path,
+    basedir: Option<&Path>,
 ) -> BTreeMap<String, String> {
     let dir = data_dir.to_string_lossy();
     let sock = socket.to_string_lossy();
+    let base = basedir.map(|b| b.to_string_lossy().trim_end_matches('/').to_string());
     vars.into_iter()
         .filter(|(name, _)| name != "port")
         .map(|(name, value)| {
             let value = value.unwrap_or_default();
             let value = value.replace(sock.as_ref(), "<socket>");
-            (name, value.replace(dir.as_ref(), "<data_dir>"))
+            let value = value.replace(dir.as_ref(), "<data_dir>");
+            let value = match &base {
+                Some(b) if !b.is_empty() => value.replace(b.as_str(), "<basedir>"),
+                _ => value,
+            };
+            (name, value)
         })
         .collect()
 }
@@ -811,6 +899,9 @@ impl Server for MysqlServer {
     }
 
     fn db_size(&self) -> Option<u64> {
+        if self.storage == Storage::RocksDb {
+            return dir_bytes(&self.data_dir.join(ROCKSDB_DIR));
+        }
         let mut guard = self.admin().ok()?;
         let conn = guard.as_mut()?;
         conn.first(&format!(
@@ -823,6 +914,10 @@ impl Server for MysqlServer {
         .ok()
     }
 
+    fn config_text(&self) -> Option<String> {
+        Some(self.config.clone())
+    }
+
     fn postwrite(&self, tables: &[String], budget: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + budget;
         let mut guard = self.admin()?;
@@ -831,23 +926,10 @@ impl Server for MysqlServer {
             conn.query(&format!("ANALYZE TABLE {t}"))
                 .with_context(|| format!("ANALYZE TABLE {t}"))?;
         }
-        let mut saved = Vec::new();
-        for (name, _) in FLUSH_SETTINGS {
-            match conn.first(&format!("SELECT @@GLOBAL.{name}")) {
-                Ok(Some(v)) => saved.push((*name, v)),
-                Ok(None) => {}
-                Err(e) if e.code() == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
-                Err(e) => return Err(e).with_context(|| format!("reading {name}")),
-            }
+        match self.storage {
+            Storage::InnoDb => innodb_postwrite(conn, deadline),
+            Storage::RocksDb => rocksdb_postwrite(conn, deadline),
         }
-        let flushed = Self::flush_dirty(conn, deadline).context("flushing dirty pages");
-        let mut restored = Ok(());
-        for (name, value) in saved.iter().rev() {
-            if let Err(e) = conn.query(&format!("SET GLOBAL {name} = {value}")) {
-                restored = Err(e).with_context(|| format!("restoring {name} = {value}"));
-            }
-        }
-        flushed.and(restored)
     }
 
     fn log_path(&self) -> Option<PathBuf> {
@@ -880,29 +962,6 @@ impl Server for MysqlServer {
 mod tests {
     use super::*;
     use crate::engine::ErrorKind;
-
-    #[test]
-    fn config_has_defaults_then_target_settings() {
-        let cfg = render_config(
-            Some(Path::new("/opt/mariadb")),
-            Some(Path::new("/opt/mariadb/share")),
-            &[
-                "innodb_buffer_pool_size = 1G".into(),
-                "  sync_binlog=0 ".into(),
-            ],
-        );
-        let lines: Vec<&str> = cfg.lines().collect();
-        assert_eq!(lines[1], "[mysqld]");
-        let pos = |s: &str| lines.iter().position(|l| *l == s).unwrap();
-        assert!(pos("innodb_buffer_pool_size = 128M") < pos("innodb_buffer_pool_size = 1G"));
-        assert!(pos("skip-name-resolve") < pos("# target settings"));
-        assert!(cfg.contains("basedir = /opt/mariadb\n"));
-        assert!(cfg.contains("lc-messages-dir = /opt/mariadb/share\n"));
-        assert_eq!(*lines.last().unwrap(), "sync_binlog=0");
-        let plain = render_config(None, None, &[]);
-        assert!(!plain.contains("basedir"));
-        assert!(plain.ends_with("# target settings\n"));
-    }
 
     #[test]
     fn literals_are_escaped() {
@@ -958,12 +1017,22 @@ mod tests {
             ("socket".to_string(), Some("/tmp/x.sock".to_string())),
             ("port".to_string(), Some("41234".to_string())),
             ("version".to_string(), None),
+            (
+                "plugin_dir".to_string(),
+                Some("/cache/8.0.31/tree/lib/plugin/".to_string()),
+            ),
         ];
-        let s = effective_settings(vars, Path::new("/w/run/a.c1.r1"), Path::new("/tmp/x.sock"));
+        let s = effective_settings(
+            vars,
+            Path::new("/w/run/a.c1.r1"),
+            Path::new("/tmp/x.sock"),
+            Some(Path::new("/cache/8.0.31/tree")),
+        );
         assert_eq!(s["datadir"], "<data_dir>/");
         assert_eq!(s["socket"], "<socket>");
         assert!(!s.contains_key("port"));
         assert_eq!(s["version"], "");
+        assert_eq!(s["plugin_dir"], "<basedir>/lib/plugin/");
     }
 
     #[test]
@@ -978,13 +1047,5 @@ mod tests {
                 "[ERROR] Aborting"
             ]
         );
-    }
-
-    #[test]
-    fn a_bin_dir_without_a_server_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = find_binaries(Some(dir.path())).unwrap_err().to_string();
-        assert!(err.contains(&dir.path().display().to_string()), "{err}");
-        assert!(err.contains("mariadbd") && err.contains("mysqld"), "{err}");
     }
 }

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use crate::engine::{self, Dialect, Server, Session};
+use crate::engine::{self, Dialect, Server, Session, TableDdl};
 use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
 use crate::results::{LoadResult, Measurement, RunInfo, SecondSample, TargetInfo};
@@ -189,17 +189,18 @@ pub fn client_bound(client_us: Option<f64>, server_us: Option<f64>, busiest: Opt
     by_cost || busiest.is_some_and(|b| b > 0.8)
 }
 
-/// Create and fill the sysbench tables of `scale` on `session`, then build their secondary
-/// indexes. Returns (load seconds, index seconds), each timed here.
+/// Create and fill the sysbench tables of `scale` on `session` (with the target's table DDL),
+/// then build their secondary indexes. Returns (load seconds, index seconds), each timed here.
 pub fn load_sysbench(
     session: &mut dyn Session,
     dialect: Dialect,
+    ddl: &TableDdl,
     scale: Scale,
 ) -> Result<(f64, f64)> {
     let started = Instant::now();
     for t in 1..=scale.tables {
         session
-            .execute_sql(&sql::create_table(dialect, t))
+            .execute_sql(&sql::create_table(dialect, t, ddl))
             .context("create table")?;
         let mut rows = sysbench::TableRows::new(scale.rows, 0x5eed ^ t as u64);
         session
@@ -210,7 +211,7 @@ pub fn load_sysbench(
     let started = Instant::now();
     for t in 1..=scale.tables {
         session
-            .execute_sql(&sql::create_index(dialect, t))
+            .execute_sql(&sql::create_index(dialect, t, ddl))
             .context("create index")?;
     }
     Ok((load_secs, started.elapsed().as_secs_f64()))
@@ -272,6 +273,10 @@ impl CellRun<'_> {
                 &server.version(),
                 &server.settings(),
             )?;
+            if let Some(config) = server.config_text() {
+                self.store
+                    .set_target_config(self.run_id, &self.target.name, &config)?;
+            }
         }
         self.progress.detail(&format!(
             "{}: {} started in {}",
@@ -319,7 +324,12 @@ impl CellRun<'_> {
         let scale = self.plan.scale;
         let driver = server.driver();
         let mut session = driver.connect().context("connecting for the load")?;
-        let (load_secs, index_secs) = load_sysbench(session.as_mut(), driver.dialect(), scale)?;
+        let (load_secs, index_secs) = load_sysbench(
+            session.as_mut(),
+            driver.dialect(),
+            &self.target.tables,
+            scale,
+        )?;
         drop(session);
         let total = scale.rows * scale.tables as u64;
         let rows_per_sec = (load_secs > 0.0).then(|| total as f64 / load_secs);

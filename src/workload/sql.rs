@@ -8,7 +8,7 @@
 
 use rand::RngExt;
 
-use crate::engine::Dialect;
+use crate::engine::{Dialect, TableDdl};
 
 /// Length of the `c` column value: 10 groups of 11 digits joined by `-`.
 pub const C_LEN: usize = 119;
@@ -236,23 +236,40 @@ pub fn text(stmt: Stmt, dialect: Dialect, t: u32) -> String {
     }
 }
 
-/// `CREATE TABLE sbtestN` (methodology §2.2).
-pub fn create_table(dialect: Dialect, t: u32) -> String {
+/// `CREATE TABLE sbtestN` (methodology §2.2), with a MySQL target's storage engine, table
+/// options and index options.
+pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
     let tab = table(t);
     let cols = "k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
                 pad CHAR(60) DEFAULT '' NOT NULL";
     match dialect {
         Dialect::Sqlite => format!("CREATE TABLE {tab} (id INTEGER NOT NULL PRIMARY KEY, {cols})"),
         Dialect::Postgres => format!("CREATE TABLE {tab} (id SERIAL, {cols}, PRIMARY KEY (id))"),
-        Dialect::Mysql => format!(
-            "CREATE TABLE {tab} (id INTEGER NOT NULL AUTO_INCREMENT, {cols}, PRIMARY KEY (id))"
-        ),
+        Dialect::Mysql => {
+            let mut sql = format!(
+                "CREATE TABLE {tab} (id INTEGER NOT NULL AUTO_INCREMENT, {cols}, PRIMARY KEY (id){})",
+                suffix(ddl.index_options.as_deref())
+            );
+            if let Some(e) = &ddl.engine {
+                sql.push_str(&format!(" ENGINE={e}"));
+            }
+            sql.push_str(&suffix(ddl.table_options.as_deref()));
+            sql
+        }
     }
 }
 
-/// The secondary index, built after the load.
-pub fn create_index(_dialect: Dialect, t: u32) -> String {
-    format!("CREATE INDEX k_{t} ON {} (k)", table(t))
+fn suffix(options: Option<&str>) -> String {
+    options.map(|o| format!(" {o}")).unwrap_or_default()
+}
+
+/// The secondary index, built after the load (with a MySQL target's index options).
+pub fn create_index(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
+    let sql = format!("CREATE INDEX k_{t} ON {} (k)", table(t));
+    match dialect {
+        Dialect::Mysql => sql + &suffix(ddl.index_options.as_deref()),
+        Dialect::Sqlite | Dialect::Postgres => sql,
+    }
 }
 
 /// Fill `buf` with groups of 11 random digits separated by `-` (the sysbench `c`/`pad` format).
@@ -270,6 +287,33 @@ pub fn fill_digits(rng: &mut impl RngExt, buf: &mut [u8]) {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn mysql_ddl_carries_engine_and_options() {
+        let plain = create_table(Dialect::Mysql, 1, &TableDdl::default());
+        assert!(plain.ends_with("PRIMARY KEY (id))"), "{plain}");
+        let rocks = TableDdl {
+            engine: Some("ROCKSDB".into()),
+            table_options: Some("COMMENT 'x'".into()),
+            index_options: Some("COMMENT 'cfname=cf1'".into()),
+        };
+        assert_eq!(
+            create_table(Dialect::Mysql, 2, &rocks),
+            "CREATE TABLE sbtest2 (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, \
+             c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, \
+             PRIMARY KEY (id) COMMENT 'cfname=cf1') ENGINE=ROCKSDB COMMENT 'x'"
+        );
+        assert_eq!(
+            create_index(Dialect::Mysql, 2, &rocks),
+            "CREATE INDEX k_2 ON sbtest2 (k) COMMENT 'cfname=cf1'"
+        );
+        // Other dialects take no MySQL options.
+        assert_eq!(
+            create_index(Dialect::Postgres, 2, &rocks),
+            "CREATE INDEX k_2 ON sbtest2 (k)"
+        );
+        assert!(!create_table(Dialect::Sqlite, 1, &rocks).contains("ROCKSDB"));
+    }
 
     #[test]
     fn placeholders_per_dialect() {

