@@ -386,10 +386,15 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                     if t.is_none() && b.is_none() {
                         continue;
                     }
-                    let coarse = resolution::below_resolution(
-                        &repeats_of(ms, target, step, clients),
-                        &repeats_of(ms, base, step, clients),
-                    );
+                    let side = |name: &str| resolution::Side {
+                        repeats: repeats_of(ms, name, step, clients),
+                        engine: model
+                            .targets
+                            .iter()
+                            .find(|t| t.name == name)
+                            .map_or("", |t| t.engine.as_str()),
+                    };
+                    let coarse = resolution::below_resolution(&side(target), &side(base));
                     let rel = |field: &str, get: fn(&Aggregate) -> Option<f64>| {
                         if coarse.iter().any(|c| c == field) {
                             return None;
@@ -881,10 +886,11 @@ fn resolution_notes(model: &ReportModel) -> Vec<String> {
         .any(|r| !r.below_resolution.is_empty())
     {
         out.push(format!(
-            "~: both sides' totals are below the resolution of their counter, fewer than {} units per repeat: CPU \
-             clock ticks ({} ms; /proc counts CPU time in ticks), context switches, or device reads and writes \
-             (also for the KB they moved). Their ratio is counting noise, not a finding (JSON null, named in \
-             below_resolution; CSV empty). A step whose server CPU is that coarse gets no CPU verdict.",
+            "~: both sides' totals are below the resolution of their counter, fewer than {} units per repeat: a \
+             server's CPU clock ticks ({} ms; /proc counts CPU time in ticks; SQLite's and dbdelta's own CPU \
+             come from getrusage in µs), context switches, or device reads and writes (also for the KB they \
+             moved). Their ratio is counting noise, not a finding (JSON null, named in below_resolution; CSV \
+             empty). A step whose server CPU is that coarse gets no CPU verdict.",
             m.resolution_units,
             m.clock_tick_us / 1000.0
         ));

@@ -86,25 +86,33 @@ pub(super) fn within_step_over(repeats: &[&[f64]], min_effect: f64) -> Option<Wi
 }
 
 type PerOp = fn(&Measurement) -> Option<f64>;
+/// The size of one unit of a counter (µs, or 1 for counts), given the target's engine.
+type Unit = fn(&str) -> f64;
+
+/// A server's CPU comes from `/proc/PID/stat` in clock ticks; SQLite's (dbdelta's own process)
+/// from `getrusage`, in µs.
+fn server_cpu_unit(engine: &str) -> f64 {
+    if engine == "sqlite" {
+        1.0
+    } else {
+        CLOCK_TICK_US
+    }
+}
 
 /// The cost ratios that can fall below resolution: (field, per-op value whose total counts the
-/// resolution's units, µs or count per unit). KB read/written are judged by the number of
-/// device reads/writes behind them.
-const RESOLVED: [(&str, PerOp, f64); 6] = [
+/// resolution's units, the size of a unit). KB read/written are judged by the number of device
+/// reads/writes behind them; dbdelta's own CPU comes from `getrusage`, in µs.
+const RESOLVED: [(&str, PerOp, Unit); 6] = [
     (
         "server_cpu_us_per_op",
         |m| m.server_cpu_us_per_op,
-        CLOCK_TICK_US,
+        server_cpu_unit,
     ),
-    (
-        "client_cpu_us_per_op",
-        |m| m.client_cpu_us_per_op,
-        CLOCK_TICK_US,
-    ),
-    ("cs_per_op", |m| m.cs_per_op, 1.0),
-    ("reads_per_op", |m| m.reads_per_op, 1.0),
-    ("read_kb_per_op", |m| m.reads_per_op, 1.0),
-    ("write_kb_per_op", |m| m.writes_per_op, 1.0),
+    ("client_cpu_us_per_op", |m| m.client_cpu_us_per_op, |_| 1.0),
+    ("cs_per_op", |m| m.cs_per_op, |_| 1.0),
+    ("reads_per_op", |m| m.reads_per_op, |_| 1.0),
+    ("read_kb_per_op", |m| m.reads_per_op, |_| 1.0),
+    ("write_kb_per_op", |m| m.writes_per_op, |_| 1.0),
 ];
 
 /// Mean over `ms` of the total behind a per-op value (per-op × ops), in units; `None` when any
@@ -120,13 +128,22 @@ fn total_units(ms: &[&Measurement], per_op: PerOp, unit: f64) -> Option<f64> {
     Some(sum / ms.len() as f64)
 }
 
-/// Fields of [`RESOLVED`] whose totals are below [`RESOLUTION_UNITS`] on both sides (`target`
-/// and `base` are the non-failed repeats of each): their ratio is counting noise.
-pub(super) fn below_resolution(target: &[&Measurement], base: &[&Measurement]) -> Vec<String> {
+/// One side of a ratio: the non-failed repeats of a target × step × clients, and its engine.
+pub(super) struct Side<'a> {
+    pub repeats: Vec<&'a Measurement>,
+    pub engine: &'a str,
+}
+
+/// Fields of [`RESOLVED`] whose totals are below [`RESOLUTION_UNITS`] on both sides: their
+/// ratio is counting noise.
+pub(super) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
     RESOLVED
         .iter()
         .filter(|(_, per_op, unit)| {
-            let coarse = |ms| total_units(ms, *per_op, *unit).is_some_and(|t| t < RESOLUTION_UNITS);
+            let coarse = |side: &Side| {
+                total_units(&side.repeats, *per_op, unit(side.engine))
+                    .is_some_and(|t| t < RESOLUTION_UNITS)
+            };
             coarse(target) && coarse(base)
         })
         .map(|(field, _, _)| field.to_string())
@@ -198,6 +215,13 @@ mod tests {
         }
     }
 
+    fn side<'a>(repeats: &[&'a Measurement]) -> Side<'a> {
+        Side {
+            repeats: repeats.to_vec(),
+            engine: "postgres",
+        }
+    }
+
     #[test]
     fn coarse_totals_on_both_sides_are_below_resolution() {
         // 10,000 ops: CPU 5 µs/op = 50 ms = 5 ticks (coarse) vs 50 µs/op = 50 ticks; context
@@ -205,25 +229,36 @@ mod tests {
         let t = m(10_000, 5.0, 0.0002, 0.0);
         let b = m(10_000, 50.0, 0.0005, 0.0);
         assert_eq!(
-            below_resolution(&[&t], &[&b]),
+            below_resolution(&side(&[&t]), &side(&[&b])),
             ["cs_per_op", "reads_per_op", "read_kb_per_op"],
             "one coarse side is still a finding: 5 ticks against 50"
         );
         let t2 = m(10_000, 9.0, 0.0002, 0.0);
         let b2 = m(10_000, 9.9, 0.002, 0.0);
         assert_eq!(
-            below_resolution(&[&t2], &[&b2]),
+            below_resolution(&side(&[&t2]), &side(&[&b2])),
             ["server_cpu_us_per_op", "reads_per_op", "read_kb_per_op"],
             "9 and 9.9 ticks are coarse; 20 switches are not"
         );
         // The mean over repeats decides: 8 and 14 ticks average 11.
         let r1 = m(10_000, 8.0, 1.0, 1.0);
         let r2 = m(10_000, 14.0, 1.0, 1.0);
-        assert!(below_resolution(&[&r1, &r2], &[&r1, &r2]).is_empty());
+        assert!(below_resolution(&side(&[&r1, &r2]), &side(&[&r1, &r2])).is_empty());
         // Unknown on a side (SQLite has no client CPU) is not "below".
         let mut u = m(10_000, 1.0, 0.0, 0.0);
         u.server_cpu_us_per_op = None;
-        assert!(!below_resolution(&[&u], &[&u]).contains(&"server_cpu_us_per_op".into()));
+        let coarse = below_resolution(&side(&[&u]), &side(&[&u]));
+        assert!(!coarse.contains(&"server_cpu_us_per_op".into()));
+        // SQLite's CPU is dbdelta's getrusage, in µs: 9 ms is 9,000 units, not 0.9 ticks.
+        let lite = |ms| Side {
+            engine: "sqlite",
+            ..side(ms)
+        };
+        let coarse = below_resolution(&lite(&[&t2]), &lite(&[&b2]));
+        assert!(
+            !coarse.contains(&"server_cpu_us_per_op".into()),
+            "{coarse:?}"
+        );
     }
 
     #[test]

@@ -1,0 +1,165 @@
+//! Verdicts on real measurements, through the binary and embedded SQLite, at `--quick` scale
+//! (0.3 s steps, 1 table × 10,000 rows), whole catalog, 5 interleaved repeats:
+//!
+//! - **A/A**: the same target listed twice under two names. Nothing changed, so no step may
+//!   get `regression` or `improvement`, on QPS or on server CPU/op.
+//! - **A/B with a known answer**: `synchronous = FULL` (base) vs `OFF`. Without the fsync of
+//!   every commit, every write step is faster (`improvement` on QPS); the read steps touch no
+//!   disk and must stay `within noise`.
+//!
+//! Each run takes about 2½ minutes and holds the `measuring()` lock. The proof that these pass
+//! by design and not by luck (many repeated runs, counted) is in the README (How verdicts are
+//! made, "Evidence").
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+const REPEATS: u64 = 5;
+
+fn lab(name: &str, a: (&str, &str), b: (&str, &str)) -> String {
+    let target = |(name, settings): (&str, &str)| {
+        format!("[[target]]\nname = \"{name}\"\nengine = \"sqlite\"\nsettings = [{settings}]\n\n")
+    };
+    format!(
+        "[lab]\nname = \"{name}\"\nrepeats = {REPEATS}\norder = \"interleaved\"\n\n{}{}\
+         [suite.sysbench]\ntables = 1\nrows = 10000\n",
+        target(a),
+        target(b)
+    )
+}
+
+/// Runs `lab` at `--quick` and returns its JSON report (also kept as `report.json` and the text
+/// report as `report.txt` in `dir`, for a failing test to point at).
+fn quick_run(dir: &Path, lab: &str) -> Value {
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, lab).unwrap();
+    let _lock = measuring();
+    let out = run(
+        dir,
+        &[
+            "-q",
+            "run",
+            path.to_str().unwrap(),
+            "--quick",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert!(
+        schema_errors(&report).is_empty(),
+        "{:?}",
+        schema_errors(&report)
+    );
+    report
+}
+
+/// Every reported step's relative row, checked to carry both tests over all repeats: a verdict
+/// that was never computed could not fail.
+fn tested_rows(report: &Value) -> Vec<&Value> {
+    let rows: Vec<&Value> = report["relative"].as_array().unwrap().iter().collect();
+    assert_eq!(rows.len(), 32, "the whole catalog at 1 client");
+    for r in &rows {
+        assert_eq!(r["qps_test"]["paired_repeats"], REPEATS, "{r}");
+        assert_eq!(r["qps_test"]["family_size"], 32, "{r}");
+        assert!(
+            r["server_cpu_test"].is_object(),
+            "SQLite CPU is never coarse here: {r}"
+        );
+    }
+    rows
+}
+
+/// One line per step: its QPS and CPU/op geometric means, q-values and verdicts.
+fn table(rows: &[&Value]) -> String {
+    rows.iter()
+        .map(|r| {
+            let t = |k: &str| {
+                format!(
+                    "{} {:.2} q={:.3} {}",
+                    k,
+                    r[k]["geo_mean"].as_f64().unwrap_or(f64::NAN),
+                    r[k]["q"].as_f64().unwrap_or(f64::NAN),
+                    r[k]["verdict"].as_str().unwrap_or("-")
+                )
+            };
+            format!(
+                "{:<26} {:<8} | {} | {}\n",
+                r["step"].as_str().unwrap(),
+                r["group"].as_str().unwrap(),
+                t("qps_test"),
+                t("server_cpu_test")
+            )
+        })
+        .collect()
+}
+
+fn verdict<'a>(r: &'a Value, test: &str) -> &'a str {
+    r[test]["verdict"].as_str().unwrap()
+}
+
+#[test]
+fn a_a_gets_no_verdict_on_qps_or_cpu() {
+    let dir = scratch();
+    let report = quick_run(dir.path(), &lab("A/A", ("a", ""), ("b", "")));
+    let rows = tested_rows(&report);
+    let called: Vec<&&Value> = rows
+        .iter()
+        .filter(|r| {
+            ["qps_test", "server_cpu_test"]
+                .iter()
+                .any(|t| verdict(r, t) != "within noise")
+        })
+        .collect();
+    assert!(
+        called.is_empty(),
+        "A/A: the same target twice got a verdict:\n{}",
+        table(&rows)
+    );
+    assert_eq!(report["method"]["min_effect_source"], "lab");
+}
+
+#[test]
+fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
+    let dir = scratch();
+    let report = quick_run(
+        dir.path(),
+        &lab(
+            "A/B synchronous",
+            ("full", "\"synchronous = FULL\""),
+            ("off", "\"synchronous = OFF\""),
+        ),
+    );
+    let rows = tested_rows(&report);
+    let writes: Vec<&&Value> = rows.iter().filter(|r| r["group"] == "writes").collect();
+    assert_eq!(writes.len(), 10);
+    let wrong: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            let write = r["group"] == "writes";
+            let qps_ok = if write {
+                verdict(r, "qps_test") == "improvement"
+            } else {
+                verdict(r, "qps_test") == "within noise"
+            };
+            // CPU/op: never a regression of a write, never any verdict on a read.
+            let cpu_ok = if write {
+                verdict(r, "server_cpu_test") != "regression"
+            } else {
+                verdict(r, "server_cpu_test") == "within noise"
+            };
+            !(qps_ok && cpu_ok)
+        })
+        .map(|r| r["step"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "wrong verdicts for {wrong:?}:\n{}",
+        table(&rows)
+    );
+}
