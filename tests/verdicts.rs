@@ -7,7 +7,8 @@
 //!   every commit, every write step is faster (`improvement` on QPS); the read steps touch no
 //!   disk and must stay `within noise`.
 //!
-//! Each run takes about 2½ minutes and holds the `measuring()` lock. The proof that these pass
+//! Each run takes about 2½ minutes and holds the `measuring()` lock; its text report is kept at
+//! `<target dir>/verdicts/a-a.txt` and `a-b.txt`. The proof that these pass
 //! by design and not by luck (many repeated runs, counted) is in the README (How verdicts are
 //! made, "Evidence").
 
@@ -32,24 +33,23 @@ fn lab(name: &str, a: (&str, &str), b: (&str, &str)) -> String {
     )
 }
 
-/// Runs `lab` at `--quick` and returns its JSON report (also kept as `report.json` and the text
-/// report as `report.txt` in `dir`, for a failing test to point at).
-fn quick_run(dir: &Path, lab: &str) -> Value {
+/// Runs `lab` at `--quick` and returns its JSON report. The text report is kept as a CI
+/// artifact, `<target dir>/verdicts/<name>.txt`, pass or fail.
+fn quick_run(dir: &Path, name: &str, lab: &str) -> Value {
     let path = dir.join("lab.toml");
     std::fs::write(&path, lab).unwrap();
-    let _lock = measuring();
-    let out = run(
-        dir,
-        &[
-            "-q",
-            "run",
-            path.to_str().unwrap(),
-            "--quick",
-            "--format",
-            "json",
-        ],
-    );
-    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    {
+        let _lock = measuring();
+        let out = run(dir, &["-q", "run", path.to_str().unwrap(), "--quick"]);
+        assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+        let kept = target_dir().join("verdicts");
+        std::fs::create_dir_all(&kept).unwrap();
+        let file = kept.join(format!("{name}.txt"));
+        std::fs::write(&file, &out.stdout).unwrap();
+        eprintln!("report: {}", file.display());
+    }
+    let out = run(dir, &["report", "--format", "json"]);
+    assert!(out.status.success(), "report failed: {}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
     assert!(
         schema_errors(&report).is_empty(),
@@ -106,7 +106,7 @@ fn verdict<'a>(r: &'a Value, test: &str) -> &'a str {
 #[test]
 fn a_a_gets_no_verdict_on_qps_or_cpu() {
     let dir = scratch();
-    let report = quick_run(dir.path(), &lab("A/A", ("a", ""), ("b", "")));
+    let report = quick_run(dir.path(), "a-a", &lab("A/A", ("a", ""), ("b", "")));
     let rows = tested_rows(&report);
     let called: Vec<&&Value> = rows
         .iter()
@@ -129,6 +129,7 @@ fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
     let dir = scratch();
     let report = quick_run(
         dir.path(),
+        "a-b",
         &lab(
             "A/B synchronous",
             ("full", "\"synchronous = FULL\""),

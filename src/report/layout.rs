@@ -848,6 +848,40 @@ fn levels(rows: &[&Relative]) -> String {
     parts.join(", ")
 }
 
+/// The `QPS` or `CPU/op` row of a step in a verdict table (the step named on the QPS row).
+fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
+    let (test, cost, step) = match metric {
+        "QPS" => (&r.qps_test, false, step_label(&r.step, r.client_bound)),
+        _ => (&r.server_cpu_test, true, Cell::plain("")),
+    };
+    let mut row = vec![step, Cell::plain(metric)];
+    match test {
+        Some(t) => {
+            // Coloured only when it is a verdict: a large but noisy ratio is grey.
+            let mut ratio = rel_cell(Some(t.geo_mean), cost);
+            if t.verdict == "within noise" {
+                ratio.tone = Tone::Neutral;
+            }
+            row.extend([
+                Cell::plain(t.paired_repeats.to_string()),
+                ratio,
+                Cell::plain(interval(t.ci)),
+                Cell::plain(q_value(t.q)),
+                verdict_cell(t, m.method.min_effect),
+            ]);
+        }
+        None => {
+            let coarse = cost
+                && r.below_resolution
+                    .iter()
+                    .any(|f| f == "server_cpu_us_per_op");
+            let ratio = if coarse { COARSE } else { NA };
+            row.extend(["", ratio, "", "", "no verdict"].map(Cell::plain));
+        }
+    }
+    row
+}
+
 /// One table per compared target: per step a QPS row and a server CPU/op row with the geometric
 /// mean ratio, its adjusted interval, q and verdict.
 fn verdict_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
@@ -880,41 +914,8 @@ fn verdict_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             rows: Vec::new(),
         };
         for r in rows {
-            let tests = [
-                ("QPS", r.qps_test.as_ref(), false),
-                ("CPU/op", r.server_cpu_test.as_ref(), true),
-            ];
-            for (i, (label, test, cost)) in tests.into_iter().enumerate() {
-                let step = if i == 0 {
-                    step_label(&r.step, r.client_bound)
-                } else {
-                    Cell::plain("")
-                };
-                let row = match test {
-                    Some(t) => vec![
-                        step,
-                        Cell::plain(label),
-                        Cell::plain(t.paired_repeats.to_string()),
-                        rel_cell(Some(t.geo_mean), cost),
-                        Cell::plain(interval(t.ci)),
-                        Cell::plain(q_value(t.q)),
-                        verdict_cell(t, m.method.min_effect),
-                    ],
-                    None => {
-                        let coarse = r
-                            .below_resolution
-                            .iter()
-                            .any(|f| f == "server_cpu_us_per_op");
-                        let mut row = vec![step, Cell::plain(label)];
-                        row.extend(
-                            ["", if coarse { COARSE } else { NA }, "", "", "no verdict"]
-                                .map(Cell::plain),
-                        );
-                        row
-                    }
-                };
-                grid.rows.push(row);
-            }
+            grid.rows.push(verdict_row(m, r, "QPS"));
+            grid.rows.push(verdict_row(m, r, "CPU/op"));
         }
         doc.push(Block::Table(grid));
     }
