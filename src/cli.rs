@@ -107,7 +107,7 @@ pub struct ReportArgs {
     pub base: Option<String>,
     /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%;
     /// default: the lab's `min_effect`, stored with the run).
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub min_effect: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -127,7 +127,7 @@ pub struct CompareArgs {
     pub run_b: String,
     /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%;
     /// default: run B's stored `min_effect`).
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub min_effect: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

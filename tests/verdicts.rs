@@ -164,3 +164,27 @@ fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
         table(&rows)
     );
 }
+
+#[test]
+fn min_effect_flag_out_of_range_is_bad_input() {
+    let dir = scratch();
+    for args in [
+        ["report", "--min-effect", "2"],
+        ["compare", "--min-effect", "-0.1"],
+    ] {
+        let mut args = args.to_vec();
+        if args[0] == "compare" {
+            args.extend(["previous", "latest"]);
+        }
+        let out = run(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("error: --min-effect ")
+                && err.contains("e.g. --min-effect 0.02 for 2%"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dir.path().join("dbdelta.db").exists(), "nothing written");
+    }
+}
