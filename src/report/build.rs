@@ -756,7 +756,7 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     let mut out = vec![
         "Relative QPS = QPS(target) / QPS(base) for the same step and client count; > 1 is faster than the base. \
          Relative cost (CPU/op, context switches/op, reads/op, KB read/op, KB written/op) = target / base; < 1 is cheaper. \
-         0/0 = 1; x/0 and missing values are n/a."
+         0/0 = 1 (unless both are too coarse to compare: ~); x/0 and missing values are n/a."
             .to_string(),
         "Repeats are averaged: the arithmetic mean over non-failed repeats of QPS, each per-op value and each latency \
          percentile; peak RSS and database size are the largest over the repeats."
