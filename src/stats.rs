@@ -233,8 +233,9 @@ pub struct Verdict {
     /// The unadjusted 95% interval (one step on its own; not corrected for the family).
     pub ci95: [f64; 2],
     pub change: Change,
-    /// Selected, but the geometric mean is within a factor of `1 + min_effect` of 1.
-    pub below_min_effect: bool,
+    /// Selected (the change is not nothing), but the adjusted interval reaches inside a factor
+    /// of `1 + min_effect` of 1: the change may be smaller than the minimum effect.
+    pub may_be_below_min_effect: bool,
     /// The repeats disagree by more than the effect (see [`unstable`]).
     pub unstable: bool,
 }
@@ -260,8 +261,9 @@ pub fn unstable(ratios: &[f64], geo_mean: f64, min_effect: f64) -> bool {
 ///
 /// Each step's ratios get a t test of their logs; the p-values are adjusted by
 /// Benjamini–Hochberg over the family; a step is a regression or improvement when BH selects it
-/// at `rule.q` and its geometric mean is at least a factor of `1 + min_effect` away from 1
-/// (`|ln g| ≥ ln(1 + min_effect)`), else within noise.
+/// at `rule.q` and its whole false-coverage-rate adjusted interval lies at least a factor of
+/// `1 + min_effect` away from 1 (the change is at least the minimum effect with the interval's
+/// confidence, not only in its estimate), else within noise.
 pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<Verdict>> {
     let tests: Vec<Option<RatioTest>> = ratio_sets.iter().map(|r| ratio_test(r)).collect();
     let ps: Vec<f64> = tests.iter().flatten().map(|t| t.p).collect();
@@ -278,9 +280,11 @@ pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<
             let q = next.next().expect("one adjusted p per test");
             let selected = q <= rule.q;
             let g = test.geo_mean();
-            let big_enough = test.mean_log.abs() >= rule.min_effect.ln_1p();
+            let ci = test.interval(ci_level);
+            let band = rule.min_effect.ln_1p();
+            let clear = ci[0].ln() >= band || ci[1].ln() <= -band;
             let better = (g > 1.0) == rule.higher_is_better;
-            let change = match (selected && big_enough, better) {
+            let change = match (selected && clear, better) {
                 (false, _) => Change::WithinNoise,
                 (true, true) => Change::Improvement,
                 (true, false) => Change::Regression,
@@ -291,11 +295,11 @@ pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<
                 selected,
                 family_size: m,
                 family_selected: selected_count,
-                ci: test.interval(ci_level),
+                ci,
                 ci_level,
                 ci95: test.interval(0.95),
                 change,
-                below_min_effect: selected && !big_enough,
+                may_be_below_min_effect: selected && !clear,
                 unstable: unstable(ratios, g, rule.min_effect),
             })
         })
@@ -513,7 +517,7 @@ mod tests {
             vec![0.80, 0.85, 0.78, 0.83, 0.81],      // s4: a clear regression
             vec![1.5, 3.0, 1.2, 2.5, 1.1],           // s5: large but unstable, not selected
             vec![1.1, 1.2],                          // s6: two repeats
-            vec![1.05, 1.10, 1.02, 1.08, 1.04],      // s7: 5.8%, selected; spread 7.8%: unstable
+            vec![1.05, 1.10, 1.02, 1.08, 1.04],      // s7: 5.8%, selected, interval from 0.9%
             vec![1.0, 1.01, 0.99, 1.0, 1.0],         // s8: nothing; spread 2.02% > 2%: unstable
             vec![0.9],                               // one repeat: no test, not in the family
         ]
@@ -592,7 +596,7 @@ mod tests {
                 true,
                 [1.008976, 1.108600],
                 [1.018795, 1.097916],
-                Change::Improvement,
+                Change::WithinNoise,
                 true,
             ),
             (
@@ -632,8 +636,13 @@ mod tests {
                 i + 1
             );
         }
-        assert!(v[1].unwrap().below_min_effect, "selected, but 1% < 2%");
-        assert!(!v[6].unwrap().below_min_effect);
+        assert!(
+            v[1].unwrap().may_be_below_min_effect,
+            "selected, but 1% < 2%"
+        );
+        // s7's estimate is 5.8%, but its interval reaches down to 0.9%: not surely ≥ 2%.
+        assert!(v[6].unwrap().may_be_below_min_effect);
+        assert!(!v[0].unwrap().may_be_below_min_effect && !v[3].unwrap().may_be_below_min_effect);
     }
 
     #[test]
@@ -646,7 +655,8 @@ mod tests {
         let v = family_verdicts(&family(), cost);
         assert_eq!(v[0].unwrap().change, Change::Regression);
         assert_eq!(v[3].unwrap().change, Change::Improvement);
-        // A minimum effect of 0.5% lets the certain 1% change through; 10% stops s7's 5%.
+        // A minimum effect of 0.5% lets the certain 1% change through (its interval starts at
+        // 0.75%); s7's interval starts at 0.9%, so 0.5% lets it through too, 10% does not.
         let v = family_verdicts(
             &family(),
             FamilyRule {
@@ -655,6 +665,7 @@ mod tests {
             },
         );
         assert_eq!(v[1].unwrap().change, Change::Improvement);
+        assert_eq!(v[6].unwrap().change, Change::Improvement);
         let v = family_verdicts(
             &family(),
             FamilyRule {
@@ -663,14 +674,38 @@ mod tests {
             },
         );
         assert_eq!(v[6].unwrap().change, Change::WithinNoise);
-        assert!(v[6].unwrap().below_min_effect);
-        assert_eq!(v[0].unwrap().change, Change::Improvement, "30% > 10%");
+        assert!(v[6].unwrap().may_be_below_min_effect);
+        assert_eq!(v[0].unwrap().change, Change::Improvement, "from 24% > 10%");
         // The boundary is symmetric in logs: 1/1.02 is as far from 1 as 1.02.
         let at = |g: f64| family_verdicts(&[vec![g, g, g]], QPS)[0].unwrap().change;
         assert_eq!(at(1.0201), Change::Improvement);
         assert_eq!(at(1.0199), Change::WithinNoise);
         assert_eq!(at(1.0 / 1.0201), Change::Regression);
         assert_eq!(at(1.0 / 1.0199), Change::WithinNoise);
+    }
+
+    #[test]
+    fn a_change_needs_its_whole_interval_beyond_the_min_effect() {
+        // Two families of 2 steps, each a 5% change next to an unchanged step; both changes are
+        // selected (R = 1, level 97.5%) with the same estimate, but the noisier one's interval
+        // reaches inside 2%. scipy as above: q = 0.005899, interval [1.022608, 1.077881];
+        // q = 0.014565, interval [1.015007, 1.085796].
+        let null = vec![1.0, 1.0, 1.0, 1.01, 0.99];
+        let steady = vec![1.035, 1.065, 1.05, 1.03, 1.07];
+        let noisy = vec![1.03, 1.07, 1.05, 1.025, 1.075];
+        let a = family_verdicts(&[steady, null.clone()], QPS)[0].unwrap();
+        assert!((a.q - 0.005899252926251524).abs() < 1e-9, "{a:?}");
+        assert!((a.ci[0] - 1.0226078727768273).abs() < 1e-6, "{a:?}");
+        assert_eq!(a.change, Change::Improvement);
+        let b = family_verdicts(&[noisy, null], QPS)[0].unwrap();
+        assert!((b.q - 0.014564897275233853).abs() < 1e-9, "{b:?}");
+        assert!((b.ci[0] - 1.0150065692014691).abs() < 1e-6, "{b:?}");
+        assert!(
+            (b.test.geo_mean() - a.test.geo_mean()).abs() < 1e-3,
+            "same 5% estimate"
+        );
+        assert!(b.selected && b.may_be_below_min_effect);
+        assert_eq!(b.change, Change::WithinNoise);
     }
 
     #[test]

@@ -839,14 +839,16 @@ fn verdict_notes(model: &ReportModel) -> Vec<String> {
              Benjamini–Hochberg adjusts its p-values (q) and selects the steps with q ≤ {q}, which keeps the \
              expected share of false changes among the selected at {q} and, when nothing changed, the chance of \
              any false verdict in the family at {q}. A selected step is a regression or an improvement when its \
-             geometric mean is at least a factor of 1 + min effect away from 1 (min effect {eff}, {source}); \
-             otherwise it is within noise (\"< {eff}\" when selected but smaller)."
+             whole adjusted interval (below) lies at least a factor of 1 + min effect away from 1 (min effect \
+             {eff}, {source}): the change is at least that large with the interval's confidence, not only in its \
+             estimate. Otherwise it is within noise (\"may be < {eff}\" when selected but the interval reaches \
+             inside)."
         ),
         format!(
             "The interval beside a verdict is false-coverage-rate adjusted (Benjamini–Yekutieli): exp(m ± t·s/√n) \
              at level 1 − R·{q}/m for R steps selected of the family's m (at least 1 − {q}/m), where m and s are the \
-             mean and standard deviation of ln r_i. It excludes 1 exactly when the step is selected, so it agrees \
-             with the verdict. The unadjusted 95% interval of a step on its own is in the JSON (ci95) and the CSV \
+             mean and standard deviation of ln r_i. It excludes 1 exactly when the step is selected and lies beyond \
+             the minimum effect exactly when the step is a change, so it agrees with the verdict. The unadjusted 95% interval of a step on its own is in the JSON (ci95) and the CSV \
              (*_ci95_*): over dozens of steps some of those exclude 1 by chance, which is why verdicts do not use it."
         ),
         format!(

@@ -817,8 +817,8 @@ fn q_value(q: f64) -> String {
 
 fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
     let mut text = t.verdict.clone();
-    if t.below_min_effect {
-        text.push_str(&format!(" (< {})", percent(min_effect)));
+    if t.may_be_below_min_effect {
+        text.push_str(&format!(" (may be < {})", percent(min_effect)));
     }
     if t.unstable {
         text.push_str(", unstable");
@@ -900,7 +900,8 @@ fn verdict_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         )));
         doc.push(Block::Para(format!(
             "Geometric mean of the paired ratios; interval adjusted for the {} steps of each family \
-             ({}); q = Benjamini–Hochberg adjusted p; a change needs q ≤ {} and at least {}.",
+             ({}); q = Benjamini–Hochberg adjusted p; a change needs q ≤ {} and the whole interval \
+             beyond ±{}.",
             rows.len(),
             levels(&rows),
             m.method.fdr_q,

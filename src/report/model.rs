@@ -105,8 +105,9 @@ pub struct MetricTest {
     pub ci95: [f64; 2],
     /// `regression`, `improvement` or `within noise`.
     pub verdict: String,
-    /// Selected, but the geometric mean is within a factor of `1 + min_effect` of 1.
-    pub below_min_effect: bool,
+    /// Selected (the change is not nothing), but the adjusted interval reaches inside a factor of
+    /// `1 + min_effect` of 1: the change may be smaller than the minimum effect.
+    pub may_be_below_min_effect: bool,
     /// The repeats disagree more than the effect.
     pub unstable: bool,
 }

@@ -388,7 +388,7 @@ fn min_effect_comes_from_the_run_or_the_flag() {
     data.run.min_effect = Some(0.15);
     let m = build(&data, None).unwrap();
     assert_eq!(m.method.min_effect_source, "lab");
-    // 9% and 11% changes are selected, but below 15%.
+    // 9% and 11% changes are selected, but their intervals reach inside 15%.
     for step in ["point-query", "update-one"] {
         let t = m
             .relative_of("pg17", step, 1)
@@ -396,11 +396,11 @@ fn min_effect_comes_from_the_run_or_the_flag() {
             .qps_test
             .clone()
             .unwrap();
-        assert!(t.selected && t.below_min_effect, "{t:?}");
+        assert!(t.selected && t.may_be_below_min_effect, "{t:?}");
         assert_eq!(t.verdict, "within noise");
     }
     let text = render(&m, Format::Text, false);
-    assert!(text.contains("within noise (< 15%)"), "{text}");
+    assert!(text.contains("within noise (may be < 15%)"), "{text}");
     let opts = Options {
         min_effect: Some(0.05),
         ..Options::default()

@@ -51,7 +51,7 @@ fn metric_test(metric: &str, higher: bool, repeats: usize, v: &stats::Verdict) -
         ci_level: v.ci_level,
         ci95: v.ci95,
         verdict: v.change.as_str().to_string(),
-        below_min_effect: v.below_min_effect,
+        may_be_below_min_effect: v.may_be_below_min_effect,
         unstable: v.unstable,
     }
 }
