@@ -971,13 +971,8 @@ fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             let w = m
                 .aggregate(t, step, clients)
                 .and_then(|a| a.within_step.as_ref());
-            row.push(Cell {
-                text: w.map_or_else(|| NA.into(), within_text),
-                tone: match w {
-                    Some(w) if w.too_short || w.too_noisy => Tone::Worse,
-                    _ => Tone::Plain,
-                },
-            });
+            // Uncoloured: the tones mean better or worse than the base, which a flag is not.
+            row.push(Cell::plain(w.map_or_else(|| NA.into(), within_text)));
         }
         grid.rows.push(row);
     }
