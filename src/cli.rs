@@ -108,6 +108,10 @@ pub struct ReportArgs {
     /// Target to compare against (default: the run's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
+    /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%;
+    /// default: the lab's `min_effect`, stored with the run).
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
+    pub min_effect: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to FILE instead of standard output.
@@ -124,6 +128,10 @@ pub struct CompareArgs {
     pub run_a: String,
     /// The run whose targets are reported relative to RUN_A's targets of the same name.
     pub run_b: String,
+    /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%;
+    /// default: run B's stored `min_effect`).
+    #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
+    pub min_effect: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to FILE instead of standard output.
@@ -394,14 +402,28 @@ fn check_png_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `--min-effect` must be a fraction in [0, 1); checked before the store is opened.
+fn min_effect_flag(v: Option<f64>) -> Result<Option<f64>> {
+    match v {
+        Some(m) if !(0.0..1.0).contains(&m) => crate::error::input(format!(
+            "--min-effect {m}: give a fraction from 0 up to 1, e.g. --min-effect 0.02 for 2%"
+        )),
+        v => Ok(v),
+    }
+}
+
 fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.png {
         check_png_dir(dir)?;
     }
+    let opts = report::Options {
+        base: args.base.clone(),
+        min_effect: min_effect_flag(args.min_effect)?,
+    };
     let store = Store::open_existing(store_path)?;
     let run_id = store.resolve_run(args.run.as_deref())?;
     let data = store.load_run(&run_id)?;
-    let model = report::build(&data, args.base.as_deref())
+    let model = report::build_with_options(&data, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
     write_report(
         &model,
@@ -417,10 +439,14 @@ fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
     if let Some(dir) = &args.png {
         check_png_dir(dir)?;
     }
+    let opts = report::Options {
+        base: None,
+        min_effect: min_effect_flag(args.min_effect)?,
+    };
     let store = Store::open_existing(store_path)?;
     let a = store.resolve_run(Some(&args.run_a))?;
     let b = store.resolve_run(Some(&args.run_b))?;
-    let model = report::compare(&store.load_run(&a)?, &store.load_run(&b)?)
+    let model = report::compare_with_options(&store.load_run(&a)?, &store.load_run(&b)?, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
     write_report(
         &model,

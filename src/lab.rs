@@ -35,6 +35,8 @@ struct RawLabSection {
     order: Option<Spanned<String>>,
     #[serde(default)]
     clients: Option<Spanned<Vec<i64>>>,
+    #[serde(default)]
+    min_effect: Option<Spanned<f64>>,
 }
 
 fn one() -> Spanned<i64> {
@@ -179,6 +181,8 @@ pub struct Lab {
     pub repeats: u32,
     pub order: Order,
     pub clients: Vec<u32>,
+    /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%).
+    pub min_effect: f64,
     pub targets: Vec<LabTarget>,
     pub sysbench: SysbenchConfig,
 }
@@ -281,6 +285,22 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
                 ));
             }
             list.iter().map(|n| *n as u32).collect()
+        }
+    };
+
+    let min_effect = match &lab.min_effect {
+        None => crate::stats::MIN_EFFECT,
+        Some(m) => {
+            let v = *m.get_ref();
+            if !(0.0..1.0).contains(&v) {
+                return Err(src.error_at(
+                    m.span(),
+                    format!(
+                        "min_effect must be a fraction from 0 up to 1, e.g. 0.02 for 2%, not {v}"
+                    ),
+                ));
+            }
+            v
         }
     };
 
@@ -504,6 +524,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         repeats,
         order,
         clients,
+        min_effect,
         targets,
         sysbench: SysbenchConfig {
             tables: sysbench.tables,
@@ -768,5 +789,20 @@ read_secs = 0.5
         let e = target("engine = \"mysql\"\ntable_options = \"x; DROP TABLE y\"").unwrap_err();
         assert!(e.contains("without ';'"), "{e}");
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn min_effect_is_a_fraction_with_a_default() {
+        let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.min_effect, 0.02);
+        let with = |v: &str| OK.replace("name = \"t\"", &format!("name = \"t\"\nmin_effect = {v}"));
+        let lab = parse(&with("0.05"), "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.min_effect, 0.05);
+        let e = err(&with("2"));
+        assert_eq!(
+            e,
+            "lab.toml:4: [lab] min_effect: min_effect must be a fraction from 0 up to 1, e.g. 0.02 for 2%, not 2"
+        );
+        assert!(err(&with("\"2%\"")).starts_with("lab.toml:4: [lab] min_effect: invalid type"));
     }
 }

@@ -36,6 +36,10 @@ pub struct RunInfo {
     pub dbdelta_version: String,
     /// Whether `--quick` scaled the run down.
     pub quick: bool,
+    /// The lab's `min_effect` (verdicts call nothing smaller a change); `None` for runs stored
+    /// before it was recorded (reports then use the default).
+    #[serde(default)]
+    pub min_effect: Option<f64>,
 }
 
 /// One target (DBMS under test) of a run.

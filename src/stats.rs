@@ -1,6 +1,7 @@
-//! Statistics shared by the runner and the reports: means, medians, ratios, the repeat-level
-//! confidence interval used for verdicts, and the precision of a per-second series (adaptive
-//! step length, within-step noise).
+//! Statistics shared by the runner and the reports: means, medians, ratios, Student's t, the
+//! verdicts of a family of steps (t tests of paired log ratios, Benjamini–Hochberg, a minimum
+//! effect, false-coverage-rate adjusted intervals), and the precision of a per-second series
+//! (adaptive step length, within-step noise).
 //!
 //! A leaf: owns only arithmetic on `f64`/`Option<f64>`. It must not know about targets, steps,
 //! formats or the results records, and must not do any I/O.
@@ -73,60 +74,236 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(p))
 }
 
-/// What repeat-level ratios say about a change.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Noise {
-    /// Geometric mean of the ratios.
-    pub geo_mean: f64,
-    /// 95% confidence interval of the geometric mean.
-    pub ci95: [f64; 2],
-    /// `regression`, `improvement` or `within noise`.
-    pub verdict: &'static str,
-    /// The repeats disagree by more than the effect (see [`noise`]).
-    pub unstable: bool,
+/// Level of the false discovery rate at which verdicts are made (Benjamini–Hochberg `q`).
+pub const FDR_Q: f64 = 0.05;
+
+/// Default minimum effect size: a change smaller than a factor of `1 + MIN_EFFECT` either way is
+/// never called a regression or an improvement (lab key `min_effect`).
+pub const MIN_EFFECT: f64 = 0.02;
+
+/// Fewest whole seconds of per-second series a step needs before its within-step precision is
+/// trusted; shorter steps are flagged "too short".
+pub const MIN_STEP_SECONDS: usize = 5;
+
+/// A counter total below this many units of its resolution (clock ticks, context switches,
+/// device IOs) is too coarse for a ratio: counting alone moves it by 10% or more.
+pub const RESOLUTION_UNITS: f64 = 10.0;
+
+/// One clock tick of `/proc` CPU times (`USER_HZ` = 100 on Linux), in µs.
+pub const CLOCK_TICK_US: f64 = 10_000.0;
+
+/// Two-sided p-value of Student's t statistic `t` with `df` (> 0) degrees of freedom:
+/// `2 · P(T > |t|)`. An infinite `t` gives 0; NaN in, NaN out.
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    if t.is_nan() || df.is_nan() || df <= 0.0 {
+        return f64::NAN;
+    }
+    if t.is_infinite() {
+        return 0.0;
+    }
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).min(1.0))
 }
 
-/// Spread of the ratios below which a step is never called unstable.
-pub const UNSTABLE_FLOOR: f64 = 0.05;
+/// Student's one-sample t test of the log ratios `ln r_i` against 0 (no change).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioTest {
+    /// Number of ratios (paired repeats).
+    pub n: usize,
+    /// Mean of `ln r_i`: the log of the geometric mean.
+    pub mean_log: f64,
+    /// Sample standard deviation (n − 1) of `ln r_i`.
+    pub sd_log: f64,
+    /// `mean_log / (sd_log / √n)`; ±infinity when the ratios are all equal and not 1.
+    pub t: f64,
+    /// Two-sided p-value with n − 1 degrees of freedom.
+    pub p: f64,
+}
 
-/// Confidence interval and verdict from per-repeat ratios `r_i = qps_target_i / qps_base_i`.
-///
-/// Method: `l_i = ln r_i`; mean `m` and sample standard deviation `s` (n−1) of the `l_i`;
-/// CI = `exp(m ± t(0.975, n−1) · s / √n)`. Verdict: `regression` when the CI's upper bound
-/// is < 1, `improvement` when its lower bound is > 1, else `within noise`. Unstable when the
-/// spread `max r − min r` exceeds both `|exp(m) − 1|` and [`UNSTABLE_FLOOR`].
-/// Needs at least two positive finite ratios; otherwise `None`.
-pub fn noise(ratios: &[f64]) -> Option<Noise> {
+impl RatioTest {
+    /// Geometric mean of the ratios.
+    pub fn geo_mean(&self) -> f64 {
+        self.mean_log.exp()
+    }
+
+    /// Two-sided confidence interval of the geometric mean at `level` (e.g. 0.95):
+    /// `exp(m ± t((1 + level) / 2, n − 1) · s / √n)`.
+    pub fn interval(&self, level: f64) -> [f64; 2] {
+        let se = self.sd_log / (self.n as f64).sqrt();
+        let half = if se == 0.0 {
+            0.0
+        } else {
+            t_quantile((1.0 + level) / 2.0, self.n as f64 - 1.0) * se
+        };
+        [(self.mean_log - half).exp(), (self.mean_log + half).exp()]
+    }
+}
+
+/// [`RatioTest`] of paired ratios; `None` with fewer than 2 ratios or any ratio that is not
+/// positive and finite.
+pub fn ratio_test(ratios: &[f64]) -> Option<RatioTest> {
     if ratios.len() < 2 || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
         return None;
     }
-    let n = ratios.len() as f64;
+    let n = ratios.len();
+    let nf = n as f64;
     let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-    let m = logs.iter().sum::<f64>() / n;
-    let var = logs.iter().map(|l| (l - m).powi(2)).sum::<f64>() / (n - 1.0);
-    let half = t95(ratios.len() - 1) * var.sqrt() / n.sqrt();
-    let ci95 = [(m - half).exp(), (m + half).exp()];
-    let verdict = if ci95[1] < 1.0 {
-        "regression"
-    } else if ci95[0] > 1.0 {
-        "improvement"
+    let mean_log = logs.iter().sum::<f64>() / nf;
+    let sd_log = (logs.iter().map(|l| (l - mean_log).powi(2)).sum::<f64>() / (nf - 1.0)).sqrt();
+    let se = sd_log / nf.sqrt();
+    let (t, p) = if se > 0.0 {
+        let t = mean_log / se;
+        (t, t_two_sided_p(t, nf - 1.0))
+    } else if mean_log == 0.0 {
+        (0.0, 1.0)
     } else {
-        "within noise"
+        (mean_log.signum() * f64::INFINITY, 0.0)
     };
-    let geo_mean = m.exp();
+    Some(RatioTest {
+        n,
+        mean_log,
+        sd_log,
+        t,
+        p,
+    })
+}
+
+/// Benjamini–Hochberg adjusted p-values ("q-values"), in the order of `p`:
+/// `q_(i) = min over j ≥ i of min(1, m · p_(j) / j)` for the p-values sorted ascending.
+/// A hypothesis is selected at false discovery rate `q` exactly when its adjusted value is ≤ `q`.
+pub fn bh_adjusted(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|a, b| p[*a].total_cmp(&p[*b]));
+    let mut out = vec![1.0; m];
+    let mut running = 1.0_f64;
+    for (rank, &i) in order.iter().enumerate().rev() {
+        running = running.min(p[i] * m as f64 / (rank + 1) as f64).min(1.0);
+        out[i] = running;
+    }
+    out
+}
+
+/// A verdict's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Regression,
+    Improvement,
+    WithinNoise,
+}
+
+impl Change {
+    /// `regression`, `improvement` or `within noise` (the JSON and CSV words).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Regression => "regression",
+            Change::Improvement => "improvement",
+            Change::WithinNoise => "within noise",
+        }
+    }
+}
+
+/// How a family of steps is judged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FamilyRule {
+    /// Benjamini–Hochberg false discovery rate ([`FDR_Q`]).
+    pub q: f64,
+    /// Minimum effect: a change is at least a factor of `1 + min_effect` either way.
+    pub min_effect: f64,
+    /// QPS: a ratio above 1 is an improvement; costs (CPU/op): below 1 is.
+    pub higher_is_better: bool,
+}
+
+/// One step's verdict on one metric, judged within its family.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    pub test: RatioTest,
+    /// Benjamini–Hochberg adjusted p-value within the family.
+    pub q: f64,
+    /// Benjamini–Hochberg selected the step at the family's `q`.
+    pub selected: bool,
+    /// Steps in the family (those with a test) and how many BH selected.
+    pub family_size: usize,
+    pub family_selected: usize,
+    /// False-coverage-rate adjusted interval (Benjamini–Yekutieli 2005) of the geometric mean,
+    /// at [`Verdict::ci_level`]: it excludes 1 exactly when the step is selected.
+    pub ci: [f64; 2],
+    /// `1 − max(R, 1) · q / m` for R selected of m.
+    pub ci_level: f64,
+    /// The unadjusted 95% interval (one step on its own; not corrected for the family).
+    pub ci95: [f64; 2],
+    pub change: Change,
+    /// Selected (the change is not nothing), but the adjusted interval reaches inside a factor
+    /// of `1 + min_effect` of 1: the change may be smaller than the minimum effect.
+    pub may_be_below_min_effect: bool,
+    /// The repeats disagree by more than the effect (see [`unstable`]).
+    pub unstable: bool,
+}
+
+/// Whether paired ratios disagree more than their effect: the largest and smallest ratio differ
+/// by a larger factor than the effect (`max(g, 1/g)` for the geometric mean `g`) and than
+/// `1 + min_effect`. In logs: `ln(max/min) > max(|ln g|, ln(1 + min_effect))`.
+pub fn unstable(ratios: &[f64], geo_mean: f64, min_effect: f64) -> bool {
     let (lo, hi) = ratios
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
             (lo.min(*r), hi.max(*r))
         });
-    let spread = hi - lo;
-    let unstable = spread > (geo_mean - 1.0).abs() && spread > UNSTABLE_FLOOR;
-    Some(Noise {
-        geo_mean,
-        ci95,
-        verdict,
-        unstable,
-    })
+    if !(lo > 0.0 && hi.is_finite()) {
+        return false;
+    }
+    (hi / lo).ln() > geo_mean.ln().abs().max(min_effect.ln_1p())
+}
+
+/// Verdicts of one family: one metric, one compared target, one client count, all its steps
+/// (`ratio_sets[i]` are step i's paired ratios target / base, one per repeat). Steps without a
+/// [`ratio_test`] get `None` and are not counted in the family.
+///
+/// Each step's ratios get a t test of their logs; the p-values are adjusted by
+/// Benjamini–Hochberg over the family; a step is a regression or improvement when BH selects it
+/// at `rule.q` and its whole false-coverage-rate adjusted interval lies at least a factor of
+/// `1 + min_effect` away from 1 (the change is at least the minimum effect with the interval's
+/// confidence, not only in its estimate), else within noise.
+pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<Verdict>> {
+    let tests: Vec<Option<RatioTest>> = ratio_sets.iter().map(|r| ratio_test(r)).collect();
+    let ps: Vec<f64> = tests.iter().flatten().map(|t| t.p).collect();
+    let adjusted = bh_adjusted(&ps);
+    let m = ps.len();
+    let selected_count = adjusted.iter().filter(|q| **q <= rule.q).count();
+    let ci_level = 1.0 - selected_count.max(1) as f64 * rule.q / m.max(1) as f64;
+    let mut next = adjusted.into_iter();
+    tests
+        .iter()
+        .zip(ratio_sets)
+        .map(|(test, ratios)| {
+            let test = (*test)?;
+            let q = next.next().expect("one adjusted p per test");
+            let selected = q <= rule.q;
+            let g = test.geo_mean();
+            let ci = test.interval(ci_level);
+            let band = rule.min_effect.ln_1p();
+            let clear = ci[0].ln() >= band || ci[1].ln() <= -band;
+            let better = (g > 1.0) == rule.higher_is_better;
+            let change = match (selected && clear, better) {
+                (false, _) => Change::WithinNoise,
+                (true, true) => Change::Improvement,
+                (true, false) => Change::Regression,
+            };
+            Some(Verdict {
+                test,
+                q,
+                selected,
+                family_size: m,
+                family_selected: selected_count,
+                ci,
+                ci_level,
+                ci95: test.interval(0.95),
+                change,
+                may_be_below_min_effect: selected && !clear,
+                unstable: unstable(ratios, g, rule.min_effect),
+            })
+        })
+        .collect()
 }
 
 /// How precisely a per-second series pins down its mean: the within-step statistics behind
@@ -237,36 +414,6 @@ mod tests {
     }
 
     #[test]
-    fn hand_computed_regression() {
-        // ln 0.90, ln 0.92, ln 0.91: mean -0.0943509, s = 0.0109895, se = 0.0063448,
-        // t(2) = 4.303, half width 0.027302 -> CI [0.88546, 0.93515].
-        let n = noise(&[0.90, 0.92, 0.91]).unwrap();
-        assert!((n.geo_mean - 0.909967).abs() < 1e-5, "{n:?}");
-        assert!((n.ci95[0] - 0.88546).abs() < 1e-4, "{n:?}");
-        assert!((n.ci95[1] - 0.93515).abs() < 1e-4, "{n:?}");
-        assert_eq!(n.verdict, "regression");
-        assert!(!n.unstable);
-    }
-
-    #[test]
-    fn improvement_noise_and_unstable() {
-        assert_eq!(noise(&[1.10, 1.12, 1.11]).unwrap().verdict, "improvement");
-        let wide = noise(&[0.80, 1.25]).unwrap();
-        assert_eq!(wide.verdict, "within noise");
-        assert!(wide.unstable);
-        let flat = noise(&[1.0, 1.01, 0.99]).unwrap();
-        assert_eq!(flat.verdict, "within noise");
-        assert!(!flat.unstable, "spread under the floor is not unstable");
-    }
-
-    #[test]
-    fn one_repeat_has_no_verdict() {
-        assert_eq!(noise(&[0.9]), None);
-        assert_eq!(noise(&[]), None);
-        assert_eq!(noise(&[0.9, 0.0]), None);
-    }
-
-    #[test]
     fn t_quantiles_match_scipy() {
         // scipy.stats.t.ppf(p, df)
         for (p, df, want) in [
@@ -285,6 +432,308 @@ mod tests {
             (t_quantile(0.975, 4.0) - t95(4)).abs() < 1e-3,
             "the table agrees"
         );
+    }
+
+    /// `a` and `b` agree to a relative `1e-9` (absolute near 0).
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1e-3)
+    }
+
+    #[test]
+    fn t_p_values_match_scipy() {
+        // 2 * scipy.stats.t.sf(abs(t), df)
+        for (t, df, want) in [
+            (2.5, 4.0, 0.06676654481198814),
+            (-0.3, 4.0, 0.7791214282774598),
+            (7.2, 4.0, 0.0019721365867520456),
+            (3.1, 9.5, 0.011938364092813332),
+            (40.0, 4.0, 2.3340163226012678e-06),
+        ] {
+            let got = t_two_sided_p(t, df);
+            assert!(
+                (got - want).abs() <= 1e-7 * want,
+                "p({t}, {df}) = {got}, scipy {want}"
+            );
+        }
+        assert_eq!(t_two_sided_p(f64::INFINITY, 4.0), 0.0);
+        assert!(t_two_sided_p(1.0, 0.0).is_nan());
+    }
+
+    #[test]
+    fn ratio_test_matches_scipy_ttest_1samp() {
+        // scipy.stats.ttest_1samp(np.log([0.90, 0.92, 0.91]), 0)
+        let t = ratio_test(&[0.90, 0.92, 0.91]).unwrap();
+        assert_eq!(t.n, 3);
+        assert!(close(t.mean_log, -0.09435093468937285), "{t:?}");
+        assert!(close(t.sd_log, 0.01098950865599078), "{t:?}");
+        assert!(close(t.t, -14.870602293444678), "{t:?}");
+        assert!((t.p - 0.004491683235047193).abs() < 1e-9, "{t:?}");
+        // The old hand-computed 95% interval: [0.88546, 0.93515].
+        let ci = t.interval(0.95);
+        assert!((ci[0] - 0.88546).abs() < 1e-4 && (ci[1] - 0.93515).abs() < 1e-4);
+        // Equal ratios: no spread, so the change is certain (or absent).
+        let same = ratio_test(&[1.2, 1.2, 1.2]).unwrap();
+        assert_eq!((same.p, same.interval(0.95)[0]), (0.0, 1.2));
+        assert_eq!(ratio_test(&[1.0, 1.0]).unwrap().p, 1.0);
+        assert_eq!(ratio_test(&[0.9]), None, "one repeat has no test");
+        assert_eq!(ratio_test(&[]), None);
+        assert_eq!(ratio_test(&[0.9, 0.0]), None);
+    }
+
+    #[test]
+    fn bh_adjusted_matches_statsmodels() {
+        // statsmodels.stats.multitest.multipletests(p, alpha=0.05, method="fdr_bh")
+        let p = [0.01, 0.04, 0.03, 0.005, 0.5, 0.0001, 0.2];
+        let want = [
+            0.023333333333333334,
+            0.056,
+            0.0525,
+            0.0175,
+            0.5,
+            0.0007000000000000001,
+            0.23333333333333336,
+        ];
+        let got = bh_adjusted(&p);
+        for (g, w) in got.iter().zip(want) {
+            assert!(close(*g, w), "{got:?}");
+        }
+        let selected: Vec<bool> = got.iter().map(|q| *q <= 0.05).collect();
+        assert_eq!(selected, [true, false, false, true, false, true, false]);
+        assert!(bh_adjusted(&[]).is_empty());
+        assert_eq!(bh_adjusted(&[0.7]), [0.7]);
+    }
+
+    const QPS: FamilyRule = FamilyRule {
+        q: FDR_Q,
+        min_effect: MIN_EFFECT,
+        higher_is_better: true,
+    };
+
+    fn family() -> Vec<Vec<f64>> {
+        vec![
+            vec![1.30, 1.25, 1.35, 1.28, 1.32],      // s1: a clear improvement
+            vec![1.010, 1.012, 1.008, 1.011, 1.009], // s2: certain but 1%: below min effect
+            vec![0.95, 1.08, 1.01, 0.97, 1.02],      // s3: noise, unstable
+            vec![0.80, 0.85, 0.78, 0.83, 0.81],      // s4: a clear regression
+            vec![1.5, 3.0, 1.2, 2.5, 1.1],           // s5: large but unstable, not selected
+            vec![1.1, 1.2],                          // s6: two repeats
+            vec![1.05, 1.10, 1.02, 1.08, 1.04],      // s7: 5.8%, selected, interval from 0.9%
+            vec![1.0, 1.01, 0.99, 1.0, 1.0],         // s8: nothing; spread 2.02% > 2%: unstable
+            vec![0.9],                               // one repeat: no test, not in the family
+        ]
+    }
+
+    #[test]
+    fn family_verdicts_match_scipy_and_statsmodels() {
+        // Independently, in Python: p = scipy.stats.ttest_1samp(np.log(r), 0).pvalue per step;
+        // q = multipletests(p, 0.05, "fdr_bh"); R = 4 selected of m = 8; level = 1 - R*0.05/m
+        // = 0.975; interval exp(mean ± scipy.stats.t.ppf(1 - (1 - level)/2, n-1) * sd/sqrt(n));
+        // unstable: log(max/min) > max(|mean log|, log 1.02).
+        let v = family_verdicts(&family(), QPS);
+        assert_eq!(v.len(), 9);
+        assert_eq!(v[8], None);
+        // (p, q, selected, FCR interval, 95% interval, verdict, unstable)
+        type Want = (f64, f64, bool, [f64; 2], [f64; 2], Change, bool);
+        #[rustfmt::skip]
+        let want: [Want; 8] = [
+            (
+                3.69414e-05,
+                0.000295532,
+                true,
+                [1.241362, 1.360473],
+                [1.253114, 1.347714],
+                Change::Improvement,
+                false,
+            ),
+            (
+                0.000142373,
+                0.000413038,
+                true,
+                [1.007530, 1.012474],
+                [1.008038, 1.011964],
+                Change::WithinNoise,
+                false,
+            ),
+            (
+                0.833024,
+                0.952028,
+                false,
+                [0.929999, 1.086060],
+                [0.944955, 1.068871],
+                Change::WithinNoise,
+                true,
+            ),
+            (
+                0.000154889,
+                0.000413038,
+                true,
+                [0.772550, 0.856920],
+                [0.780829, 0.847834],
+                Change::Regression,
+                false,
+            ),
+            (
+                0.0539626,
+                0.0863402,
+                false,
+                [0.853547, 3.447174],
+                [0.985315, 2.986178],
+                Change::WithinNoise,
+                true,
+            ),
+            (
+                0.193348,
+                0.257797,
+                false,
+                [0.379661, 3.476790],
+                [0.661017, 1.996924],
+                Change::WithinNoise,
+                false,
+            ),
+            (
+                0.0141582,
+                0.0283163,
+                true,
+                [1.008976, 1.108600],
+                [1.018795, 1.097916],
+                Change::WithinNoise,
+                true,
+            ),
+            (
+                0.995257,
+                0.995257,
+                false,
+                [0.988987, 1.011095],
+                [0.991238, 1.008799],
+                Change::WithinNoise,
+                true,
+            ),
+        ];
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-5 * b.abs().max(1e-6);
+        for (i, (p, q, sel, ci, ci95, change, unstable)) in want.into_iter().enumerate() {
+            let got = v[i].unwrap();
+            assert!(near(got.test.p, p) && near(got.q, q), "s{}: {got:?}", i + 1);
+            assert_eq!(got.selected, sel, "s{}", i + 1);
+            assert!(
+                near(got.ci[0], ci[0]) && near(got.ci[1], ci[1]),
+                "s{}: {got:?}",
+                i + 1
+            );
+            assert!(
+                near(got.ci95[0], ci95[0]) && near(got.ci95[1], ci95[1]),
+                "s{}",
+                i + 1
+            );
+            assert_eq!(got.change, change, "s{}", i + 1);
+            assert_eq!(got.unstable, unstable, "s{}", i + 1);
+            assert_eq!((got.family_size, got.family_selected), (8, 4));
+            assert!(near(got.ci_level, 0.975));
+            // The adjusted interval never contradicts the selection.
+            assert_eq!(
+                got.ci[0] > 1.0 || got.ci[1] < 1.0,
+                got.selected,
+                "s{}",
+                i + 1
+            );
+        }
+        assert!(
+            v[1].unwrap().may_be_below_min_effect,
+            "selected, but 1% < 2%"
+        );
+        // s7's estimate is 5.8%, but its interval reaches down to 0.9%: not surely ≥ 2%.
+        assert!(v[6].unwrap().may_be_below_min_effect);
+        assert!(!v[0].unwrap().may_be_below_min_effect && !v[3].unwrap().may_be_below_min_effect);
+    }
+
+    #[test]
+    fn min_effect_and_direction() {
+        // A cost (CPU/op): below 1 is better, so s1 is a regression and s4 an improvement.
+        let cost = FamilyRule {
+            higher_is_better: false,
+            ..QPS
+        };
+        let v = family_verdicts(&family(), cost);
+        assert_eq!(v[0].unwrap().change, Change::Regression);
+        assert_eq!(v[3].unwrap().change, Change::Improvement);
+        // A minimum effect of 0.5% lets the certain 1% change through (its interval starts at
+        // 0.75%); s7's interval starts at 0.9%, so 0.5% lets it through too, 10% does not.
+        let v = family_verdicts(
+            &family(),
+            FamilyRule {
+                min_effect: 0.005,
+                ..QPS
+            },
+        );
+        assert_eq!(v[1].unwrap().change, Change::Improvement);
+        assert_eq!(v[6].unwrap().change, Change::Improvement);
+        let v = family_verdicts(
+            &family(),
+            FamilyRule {
+                min_effect: 0.10,
+                ..QPS
+            },
+        );
+        assert_eq!(v[6].unwrap().change, Change::WithinNoise);
+        assert!(v[6].unwrap().may_be_below_min_effect);
+        assert_eq!(v[0].unwrap().change, Change::Improvement, "from 24% > 10%");
+        // The boundary is symmetric in logs: 1/1.02 is as far from 1 as 1.02.
+        let at = |g: f64| family_verdicts(&[vec![g, g, g]], QPS)[0].unwrap().change;
+        assert_eq!(at(1.0201), Change::Improvement);
+        assert_eq!(at(1.0199), Change::WithinNoise);
+        assert_eq!(at(1.0 / 1.0201), Change::Regression);
+        assert_eq!(at(1.0 / 1.0199), Change::WithinNoise);
+    }
+
+    #[test]
+    fn a_change_needs_its_whole_interval_beyond_the_min_effect() {
+        // Two families of 2 steps, each a 5% change next to an unchanged step; both changes are
+        // selected (R = 1, level 97.5%) with the same estimate, but the noisier one's interval
+        // reaches inside 2%. scipy as above: q = 0.005899, interval [1.022608, 1.077881];
+        // q = 0.014565, interval [1.015007, 1.085796].
+        let null = vec![1.0, 1.0, 1.0, 1.01, 0.99];
+        let steady = vec![1.035, 1.065, 1.05, 1.03, 1.07];
+        let noisy = vec![1.03, 1.07, 1.05, 1.025, 1.075];
+        let a = family_verdicts(&[steady, null.clone()], QPS)[0].unwrap();
+        assert!((a.q - 0.005899252926251524).abs() < 1e-9, "{a:?}");
+        assert!((a.ci[0] - 1.0226078727768273).abs() < 1e-6, "{a:?}");
+        assert_eq!(a.change, Change::Improvement);
+        let b = family_verdicts(&[noisy, null], QPS)[0].unwrap();
+        assert!((b.q - 0.014564897275233853).abs() < 1e-9, "{b:?}");
+        assert!((b.ci[0] - 1.0150065692014691).abs() < 1e-6, "{b:?}");
+        assert!(
+            (b.test.geo_mean() - a.test.geo_mean()).abs() < 1e-3,
+            "same 5% estimate"
+        );
+        assert!(b.selected && b.may_be_below_min_effect);
+        assert_eq!(b.change, Change::WithinNoise);
+    }
+
+    #[test]
+    fn an_unadjusted_interval_can_exclude_1_when_the_family_does_not_select() {
+        // s7 among 9 unchanged steps: p = 0.0142 passes at 5% alone, but BH over m = 10 selects
+        // nothing (q = 0.14158), so the interval is at 1 - 0.05/10 = 99.5% and spans 1
+        // (scipy as above: [0.980808, 1.140438]).
+        let mut sets = vec![vec![1.05, 1.10, 1.02, 1.08, 1.04]];
+        sets.extend(std::iter::repeat_n(vec![1.0, 1.01, 0.99, 1.0, 1.0], 9));
+        let v = family_verdicts(&sets, QPS)[0].unwrap();
+        assert!(v.ci95[0] > 1.0, "alone it looks like a change: {v:?}");
+        assert!(!v.selected && v.change == Change::WithinNoise);
+        assert!((v.q - 0.1415816160250445).abs() < 1e-9, "{v:?}");
+        assert!((v.ci_level - 0.995).abs() < 1e-12);
+        assert!((v.ci[0] - 0.9808082815668596).abs() < 1e-6, "{v:?}");
+        assert!((v.ci[1] - 1.1404377276990165).abs() < 1e-6, "{v:?}");
+    }
+
+    #[test]
+    fn unstable_is_spread_against_effect_and_min_effect() {
+        // ln(1.25 / 0.80) = 0.446 > |ln 0.9999| and > ln 1.02.
+        assert!(unstable(&[0.80, 1.25, 1.00], 0.9999, 0.02));
+        // ln(1.01 / 0.99) = 0.0200 > ln 1.02 = 0.0198 (and > |ln 1|).
+        assert!(unstable(&[0.99, 1.01], 1.0, 0.02));
+        assert!(!unstable(&[0.995, 1.005], 1.0, 0.02), "0.010 < ln 1.02");
+        // A large, consistent change: spread ln(400/100) = 1.39 < ln 200 = 5.3.
+        assert!(!unstable(&[100.0, 400.0, 200.0], 200.0, 0.02));
+        assert!(unstable(&[100.0, 400.0, 200.0], 1.5, 0.02));
     }
 
     #[test]

@@ -130,6 +130,8 @@ ALTER TABLE measurements ADD COLUMN rows_per_event REAL;
 ALTER TABLE measurements ADD COLUMN rows_per_statement TEXT;
 ALTER TABLE measurements ADD COLUMN scan_krows_per_sec REAL;
 "#,
+    // v4: the lab's minimum effect size, used by the verdicts of the run's reports.
+    "ALTER TABLE runs ADD COLUMN min_effect REAL;",
 ];
 
 /// The schema version this build writes.
@@ -212,8 +214,8 @@ impl Store {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO runs (id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
-                host_cores, host_memory_bytes, host_kernel, dbdelta_version)
-             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10)",
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect)
+             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 run.id,
                 run.lab,
@@ -224,7 +226,8 @@ impl Store {
                 run.host.cores,
                 run.host.memory_bytes as i64,
                 run.host.kernel,
-                run.dbdelta_version
+                run.dbdelta_version,
+                run.min_effect
             ],
         )?;
         for (i, t) in targets.iter().enumerate() {
@@ -482,7 +485,8 @@ impl Store {
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
         let run = self.conn.query_row(
             "SELECT id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
-                host_cores, host_memory_bytes, host_kernel, dbdelta_version FROM runs WHERE id = ?1",
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect
+             FROM runs WHERE id = ?1",
             [run_id],
             |r| {
                 Ok(RunInfo {
@@ -500,6 +504,7 @@ impl Store {
                         kernel: r.get(10)?,
                     },
                     dbdelta_version: r.get(11)?,
+                    min_effect: r.get(12)?,
                 })
             },
         )?;
@@ -667,6 +672,7 @@ mod tests {
             },
             dbdelta_version: "0.1.0".into(),
             quick: true,
+            min_effect: Some(0.03),
         }
     }
 
@@ -708,6 +714,11 @@ mod tests {
         let s = Store::open(&path).unwrap();
         let data = s.load_run("r1").unwrap();
         assert!(!data.run.complete);
+        assert_eq!(
+            data.run.min_effect,
+            Some(0.03),
+            "the lab's min_effect is kept"
+        );
         assert_eq!(data.measurements, vec![m, warm]);
         assert_eq!(data.targets[0].name, "a");
         assert_eq!(s.resolve_run(None).unwrap(), "r1");

@@ -11,7 +11,7 @@
 mod common;
 use common::*;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,18 +30,6 @@ fn chromium_available() -> bool {
     }
     eprintln!("skipped: {CHROMIUM} not found (apt-get install chromium to run this test)");
     false
-}
-
-/// Where CI artifacts go: `$CARGO_TARGET_DIR`, else the target directory holding the binary.
-fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(dir);
-    }
-    let exe = PathBuf::from(env!("CARGO_BIN_EXE_dbdelta"));
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("the binary sits in <target>/<profile>/")
-        .to_path_buf()
 }
 
 /// What one headless Chromium invocation printed.

@@ -6,17 +6,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::ReportError;
 use super::model::*;
+use super::resolution::{self, SeriesIndex};
+use super::{Options, ReportError, verdict};
 use crate::results::{Latency, Measurement, RunData, TargetInfo};
 use crate::stats::{self, mean_known, ratio};
 
-/// Builds the model; `base` defaults to the first target, and every other target is relative
-/// to it. Warm steps (stored with `warm`) are left out of every number; only their failures are
-/// reported, as warnings.
-pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportError> {
+/// Builds the model; `opts.base` defaults to the first target, and every other target is
+/// relative to it. Warm steps (stored with `warm`) are left out of every number; only their
+/// failures are reported, as warnings.
+pub fn build(all: &RunData, opts: &Options) -> Result<ReportModel, ReportError> {
     let names: Vec<String> = all.targets.iter().map(|t| t.name.clone()).collect();
-    let base = match base {
+    let base = match opts.base.as_deref() {
         Some(b) if names.iter().any(|n| n == b) => b.to_string(),
         Some(b) => {
             return Err(ReportError::UnknownBase {
@@ -41,17 +42,36 @@ pub fn build(all: &RunData, base: Option<&str>) -> Result<ReportModel, ReportErr
         .filter(|n| **n != base)
         .map(|n| (n.clone(), base.clone()))
         .collect();
-    Ok(build_with(all, &base, &pairs, &BTreeMap::new()))
+    Ok(build_with(all, &base, &pairs, &BTreeMap::new(), opts))
+}
+
+/// The method's parameters: the minimum effect from `opts`, else the run, else the default.
+fn method(all: &RunData, opts: &Options) -> Method {
+    let (min_effect, source) = match (opts.min_effect, all.run.min_effect) {
+        (Some(m), _) => (m, "--min-effect"),
+        (None, Some(m)) => (m, "lab"),
+        (None, None) => (stats::MIN_EFFECT, "default"),
+    };
+    Method {
+        fdr_q: stats::FDR_Q,
+        min_effect,
+        min_effect_source: source.to_string(),
+        min_step_seconds: stats::MIN_STEP_SECONDS as u32,
+        resolution_units: stats::RESOLUTION_UNITS,
+        clock_tick_us: stats::CLOCK_TICK_US,
+    }
 }
 
 /// The model with explicit pairs: `pairs` maps each compared target to the target it is
 /// relative to (targets not in it are not compared); `runs` maps a target to the run its
-/// numbers come from (default: `all.run.id`). `base` must be one of `all.targets`.
+/// numbers come from (default: `all.run.id`). `base` must be one of `all.targets`; `opts.base`
+/// is not read.
 pub(super) fn build_with(
     all: &RunData,
     base: &str,
     pairs: &BTreeMap<String, String>,
     runs: &BTreeMap<String, String>,
+    opts: &Options,
 ) -> ReportModel {
     let data = &RunData {
         measurements: all
@@ -88,8 +108,16 @@ pub(super) fn build_with(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    let method = method(all, opts);
+    let series_index = resolution::series_index(&data.series);
     let step_groups = step_groups(&data.measurements);
-    let aggregates = aggregates(&data.measurements, &step_groups, &names);
+    let aggregates = aggregates(
+        &data.measurements,
+        &step_groups,
+        &names,
+        &series_index,
+        method.min_effect,
+    );
     let max_repeats = aggregates.iter().map(|a| a.repeats).max().unwrap_or(0);
 
     let mut model = ReportModel {
@@ -112,7 +140,11 @@ pub(super) fn build_with(
         compared,
         step_groups,
         max_repeats,
-        measurements: data.measurements.iter().map(measurement_row).collect(),
+        measurements: data
+            .measurements
+            .iter()
+            .map(|m| measurement_row(m, &series_index, method.min_effect))
+            .collect(),
         aggregates,
         relative: Vec::new(),
         groups: Vec::new(),
@@ -123,8 +155,10 @@ pub(super) fn build_with(
         warnings: Vec::new(),
         notes: Vec::new(),
         compare: None,
+        method,
     };
     model.relative = relative(&model, &data.measurements);
+    verdict::apply(&mut model, &data.measurements);
     model.groups = group_summaries(&model);
     model.pre_post = pre_post(&model);
     model.tldr = tldr(&model);
@@ -186,7 +220,7 @@ fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
     groups
 }
 
-fn measurement_row(m: &Measurement) -> MeasurementRow {
+fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> MeasurementRow {
     MeasurementRow {
         target: m.target.clone(),
         suite: m.suite.clone(),
@@ -226,6 +260,8 @@ fn measurement_row(m: &Measurement) -> MeasurementRow {
         client_bound: m.client_bound,
         failed: m.failed,
         error: m.error.clone(),
+        within_step: (!m.failed)
+            .then(|| resolution::within_step(resolution::series_of(series, m), min_effect)),
     }
 }
 
@@ -248,7 +284,13 @@ fn mean_latency(ls: &[&Latency]) -> Option<Latency> {
 
 /// One aggregate per target × step × clients seen (targets in lab order, then steps in report
 /// order, then clients); failed repeats are left out of the numbers.
-fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> Vec<Aggregate> {
+fn aggregates(
+    ms: &[Measurement],
+    groups: &[StepGroup],
+    targets: &[String],
+    series: &SeriesIndex,
+    min_effect: f64,
+) -> Vec<Aggregate> {
     let mut keys: Vec<(&str, &str, u32)> = Vec::new();
     for m in ms {
         let k = (m.target.as_str(), m.step.as_str(), m.clients);
@@ -276,6 +318,15 @@ fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> V
             let max_u64 =
                 |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
             let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
+            let per_second: Vec<&[f64]> = ok
+                .iter()
+                .map(|m| resolution::series_of(series, m))
+                .collect();
+            let (read_kb, write_kb) = (mean(|m| m.read_kb_per_op), mean(|m| m.write_kb_per_op));
+            let (proc_read, proc_write) = (
+                mean(|m| m.proc_read_kb_per_op),
+                mean(|m| m.proc_write_kb_per_op),
+            );
             Aggregate {
                 target: target.to_string(),
                 step: step.to_string(),
@@ -290,27 +341,39 @@ fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> V
                 host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
                 cs_per_op: mean(|m| m.cs_per_op),
                 reads_per_op: mean(|m| m.reads_per_op),
-                read_kb_per_op: mean(|m| m.read_kb_per_op),
+                read_kb_per_op: read_kb,
                 writes_per_op: mean(|m| m.writes_per_op),
-                write_kb_per_op: mean(|m| m.write_kb_per_op),
+                write_kb_per_op: write_kb,
                 peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
                 db_size_bytes: max_u64(|m| m.db_size_bytes),
                 scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
                 client_bound: ok.iter().any(|m| m.client_bound),
                 errors: ok.iter().map(|m| m.errors.total()).sum(),
+                proc_read_kb_per_op: proc_read,
+                proc_write_kb_per_op: proc_write,
+                device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
+                device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
+                within_step: resolution::within_step_over(&per_second, min_effect),
             }
         })
         .collect()
 }
 
-/// Per-repeat QPS of the usable (non-failed, known QPS) repeats of one target × step × clients.
-fn repeat_qps(ms: &[Measurement], target: &str, step: &str, clients: u32) -> BTreeMap<u32, f64> {
+/// The non-failed repeats of one target × step × clients.
+fn repeats_of<'a>(
+    ms: &'a [Measurement],
+    target: &str,
+    step: &str,
+    clients: u32,
+) -> Vec<&'a Measurement> {
     ms.iter()
         .filter(|m| m.target == target && m.step == step && m.clients == clients && !m.failed)
-        .filter_map(|m| m.qps.map(|q| (m.repeat, q)))
         .collect()
 }
 
+/// One row per compared target × step × clients with the ratios of the aggregates (cost
+/// ratios below resolution left out, see [`resolution::below_resolution`]); verdicts are
+/// `verdict::apply`'s.
 fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
     let mut out = Vec::new();
     for target in &model.compared {
@@ -323,36 +386,53 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                     if t.is_none() && b.is_none() {
                         continue;
                     }
-                    let rel = |get: fn(&Aggregate) -> Option<f64>| {
+                    let side = |name: &str| resolution::Side {
+                        repeats: repeats_of(ms, name, step, clients),
+                        engine: model
+                            .targets
+                            .iter()
+                            .find(|t| t.name == name)
+                            .map_or("", |t| t.engine.as_str()),
+                    };
+                    let coarse = resolution::below_resolution(&side(target), &side(base));
+                    let rel = |field: &str, get: fn(&Aggregate) -> Option<f64>| {
+                        if coarse.iter().any(|c| c == field) {
+                            return None;
+                        }
                         ratio(t.and_then(get), b.and_then(get))
                     };
-                    let tq = repeat_qps(ms, target, step, clients);
-                    let bq = repeat_qps(ms, base, step, clients);
-                    let ratios: Vec<f64> = tq
-                        .iter()
-                        .filter_map(|(r, q)| ratio(Some(*q), bq.get(r).copied()))
-                        .collect();
-                    let noise = stats::noise(&ratios);
+                    let both = |get: fn(&Aggregate) -> Option<bool>| {
+                        t.and_then(get) == Some(true) && b.and_then(get) == Some(true)
+                    };
                     out.push(Relative {
                         target: target.clone(),
                         base: base.to_string(),
                         step: step.clone(),
                         group: group.id.clone(),
                         clients,
-                        qps: rel(|a| a.qps),
-                        server_cpu_us_per_op: rel(|a| a.server_cpu_us_per_op),
-                        client_cpu_us_per_op: rel(|a| a.client_cpu_us_per_op),
-                        cs_per_op: rel(|a| a.cs_per_op),
-                        reads_per_op: rel(|a| a.reads_per_op),
-                        read_kb_per_op: rel(|a| a.read_kb_per_op),
-                        write_kb_per_op: rel(|a| a.write_kb_per_op),
-                        paired_repeats: ratios.len() as u32,
-                        geo_mean: noise.map(|n| n.geo_mean),
-                        ci95: noise.map(|n| n.ci95),
-                        verdict: noise.map(|n| n.verdict.to_string()),
-                        unstable: noise.is_some_and(|n| n.unstable),
+                        qps: rel("qps", |a| a.qps),
+                        server_cpu_us_per_op: rel("server_cpu_us_per_op", |a| {
+                            a.server_cpu_us_per_op
+                        }),
+                        client_cpu_us_per_op: rel("client_cpu_us_per_op", |a| {
+                            a.client_cpu_us_per_op
+                        }),
+                        cs_per_op: rel("cs_per_op", |a| a.cs_per_op),
+                        reads_per_op: rel("reads_per_op", |a| a.reads_per_op),
+                        read_kb_per_op: rel("read_kb_per_op", |a| a.read_kb_per_op),
+                        write_kb_per_op: rel("write_kb_per_op", |a| a.write_kb_per_op),
+                        paired_repeats: 0,
+                        geo_mean: None,
+                        ci95: None,
+                        verdict: None,
+                        unstable: false,
                         client_bound: t.is_some_and(|a| a.client_bound)
                             || b.is_some_and(|a| a.client_bound),
+                        qps_test: None,
+                        server_cpu_test: None,
+                        below_resolution: coarse,
+                        device_reads_confirmed: both(|a| a.device_reads_confirmed),
+                        device_writes_confirmed: both(|a| a.device_writes_confirmed),
                     });
                 }
             }
@@ -389,6 +469,11 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                         .filter(|r| r.verdict.as_deref() == Some(v))
                         .count()
                 };
+                let cpu_count = |v: &str| {
+                    rows.iter()
+                        .filter(|r| r.server_cpu_test.as_ref().is_some_and(|t| t.verdict == v))
+                        .count()
+                };
                 out.push(GroupSummary {
                     target: target.clone(),
                     base: model.base_of(target).to_string(),
@@ -407,6 +492,8 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                     }),
                     regressions: count("regression") as u32,
                     improvements: count("improvement") as u32,
+                    server_cpu_regressions: cpu_count("regression") as u32,
+                    server_cpu_improvements: cpu_count("improvement") as u32,
                 });
             }
         }
@@ -503,12 +590,17 @@ fn tldr(model: &ReportModel) -> Vec<String> {
                     line.push_str(&format!("; server CPU/op {}", signed_percent(cpu)));
                 }
                 if model.max_repeats >= 2 {
+                    let counts = |reg: u32, imp: u32| {
+                        format!(
+                            "{}, {}",
+                            plural(reg as usize, "regression"),
+                            plural(imp as usize, "improvement")
+                        )
+                    };
                     line.push_str(&format!(
-                        "; beyond noise: {} regression{}, {} improvement{}",
-                        g.regressions,
-                        if g.regressions == 1 { "" } else { "s" },
-                        g.improvements,
-                        if g.improvements == 1 { "" } else { "s" },
+                        "; verdicts on QPS: {}; on server CPU/op: {}",
+                        counts(g.regressions, g.improvements),
+                        counts(g.server_cpu_regressions, g.server_cpu_improvements)
                     ));
                 }
                 out.push(line);
@@ -664,7 +756,7 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     let mut out = vec![
         "Relative QPS = QPS(target) / QPS(base) for the same step and client count; > 1 is faster than the base. \
          Relative cost (CPU/op, context switches/op, reads/op, KB read/op, KB written/op) = target / base; < 1 is cheaper. \
-         0/0 = 1; x/0 and missing values are n/a."
+         0/0 = 1 (unless both are too coarse to compare: ~); x/0 and missing values are n/a."
             .to_string(),
         "Repeats are averaged: the arithmetic mean over non-failed repeats of QPS, each per-op value and each latency \
          percentile; peak RSS and database size are the largest over the repeats."
@@ -675,22 +767,8 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
          between. In colour, green is better and red is worse: for QPS \"+\" is better, for costs \"+\" is worse."
             .to_string(),
     ];
-    let with_ci = model.relative.iter().filter(|r| r.ci95.is_some()).count();
-    if with_ci == 0 {
-        out.push("One repeat: no verdict is possible (set repeats ≥ 2).".to_string());
-    } else {
-        out.push(format!(
-            "Verdicts: per step, the QPS ratios r_i = QPS(target, repeat i) / QPS(base, repeat i) (repeats paired by number, \
-             failed repeats left out); a 95% confidence interval of their geometric mean is exp(m ± t·s/√n), where m and s are \
-             the mean and sample standard deviation of ln r_i and t is Student's t with n−1 degrees of freedom. \
-             Regression when the interval is entirely below 1, improvement when entirely above 1, else within noise. \
-             Unstable when the spread of the ratios (max − min) exceeds both the effect |geometric mean − 1| and {:.2}.",
-            stats::UNSTABLE_FLOOR
-        ));
-        if with_ci < model.relative.len() {
-            out.push("Steps with fewer than 2 paired repeats have no verdict.".to_string());
-        }
-    }
+    out.extend(verdict_notes(model));
+    out.extend(resolution_notes(model));
     if data
         .measurements
         .iter()
@@ -724,6 +802,109 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
              separated, so no SQLite step is flagged client-bound ({}).",
             sqlite.join(", ")
         ));
+    }
+    out
+}
+
+/// `2%`, `0.5%`: a fraction as a percent with as few decimals as it needs.
+pub fn percent(fraction: f64) -> String {
+    let p = format!("{:.2}", fraction * 100.0);
+    let p = p.trim_end_matches('0').trim_end_matches('.');
+    format!("{p}%")
+}
+
+/// How verdicts are made, with this report's parameters (README "How verdicts are made").
+fn verdict_notes(model: &ReportModel) -> Vec<String> {
+    let with_test = model
+        .relative
+        .iter()
+        .filter(|r| r.qps_test.is_some())
+        .count();
+    if with_test == 0 {
+        return vec!["One repeat: no verdict is possible (set repeats ≥ 2).".to_string()];
+    }
+    let m = &model.method;
+    let (q, eff) = (m.fdr_q, percent(m.min_effect));
+    let source = match m.min_effect_source.as_str() {
+        "lab" => "the lab's min_effect",
+        "--min-effect" => "set by --min-effect",
+        _ => "the default",
+    };
+    let mut out = vec![
+        format!(
+            "Verdicts on QPS (> 1 is better) and, second, on server CPU/op (< 1 is better): per step, the ratios \
+             r_i = value(target, repeat i) / value(base, repeat i), repeats paired by number, failed repeats left \
+             out. Student's t test of the mean of ln r_i against 0 (n−1 degrees of freedom) gives each step a \
+             p-value. A family is one compared target × client count × metric over all its steps: \
+             Benjamini–Hochberg adjusts its p-values (q) and selects the steps with q ≤ {q}, which keeps the \
+             expected share of false changes among the selected at {q} and, when nothing changed, the chance of \
+             any false verdict in the family at {q}. A selected step is a regression or an improvement when its \
+             whole adjusted interval (below) lies at least a factor of 1 + min effect away from 1 (min effect \
+             {eff}, {source}): the change is at least that large with the interval's confidence, not only in its \
+             estimate. Otherwise it is within noise (\"may be < {eff}\" when selected but the interval reaches \
+             inside)."
+        ),
+        format!(
+            "The interval beside a verdict is false-coverage-rate adjusted (Benjamini–Yekutieli): exp(m ± t·s/√n) \
+             at level 1 − R·{q}/m for R steps selected of the family's m (at least 1 − {q}/m), where m and s are the \
+             mean and standard deviation of ln r_i. It excludes 1 exactly when the step is selected and lies beyond \
+             the minimum effect exactly when the step is a change, so it agrees with the verdict. The unadjusted 95% interval of a step on its own is in the JSON (ci95) and the CSV \
+             (*_ci95_*): over dozens of steps some of those exclude 1 by chance, which is why verdicts do not use it."
+        ),
+        format!(
+            "Unstable: the largest and smallest paired ratio differ by a larger factor than the effect \
+             (max r / min r > max(g, 1/g) for the geometric mean g) and than 1 + {eff}: the repeats disagree more \
+             than the change they measure, so read that verdict with care."
+        ),
+        "Assumptions: the log ratios of a step are independent across repeats and roughly normal (a few slow \
+         repeats widen the interval rather than fake a change). Targets run interleaved (A B A B) and ratios are \
+         paired by repeat, so drift of the machine over the run cancels; what differs within a repeat (the order \
+         of A and B) does not. The steps of a family share the machine, so their tests are positively dependent, \
+         under which Benjamini–Hochberg keeps its guarantee."
+            .to_string(),
+    ];
+    if with_test < model.relative.len() {
+        out.push("Steps with fewer than 2 paired repeats have no verdict.".to_string());
+    }
+    out
+}
+
+/// Within-step noise, counter resolution (`~`) and device IO attribution.
+fn resolution_notes(model: &ReportModel) -> Vec<String> {
+    let m = &model.method;
+    let mut out = vec![format!(
+        "Within-step noise, from each repeat's per-second QPS (whole seconds only): the coefficient of variation \
+         (CV) and the precision ±p = the half-width of the 95% interval of the mean per-second QPS relative to \
+         the mean, with the seconds counted as n·(1−ρ)/(1+ρ) for their lag-1 autocorrelation ρ. Over repeats: the \
+         fewest seconds, the median CV and the median precision. Too short: fewer than {} whole seconds; too noisy: \
+         ±p wider than the minimum effect ({}), so one repeat cannot resolve a change that small. Verdicts come \
+         from the repeats either way; these flags say how far each single number can be trusted.",
+        m.min_step_seconds,
+        percent(m.min_effect)
+    )];
+    if model
+        .relative
+        .iter()
+        .any(|r| !r.below_resolution.is_empty())
+    {
+        out.push(format!(
+            "~: both sides' totals are below the resolution of their counter, fewer than {} units per repeat: a \
+             server's CPU clock ticks ({} ms; /proc counts CPU time in ticks; SQLite's and dbdelta's own CPU \
+             come from getrusage in µs), context switches, or device reads and writes (also for the KB they \
+             moved). Their ratio is counting noise, not a finding (JSON null, named in below_resolution; CSV \
+             empty). A step whose server CPU is that coarse gets no CPU verdict.",
+            m.resolution_units,
+            m.clock_tick_us / 1000.0
+        ));
+    }
+    if model.aggregates.iter().any(|a| a.read_kb_per_op.is_some()) {
+        out.push(
+            "Device IO (reads/op, KB read/op, KB written/op) is the data directory's whole device (/proc/diskstats): \
+             every process on that disk, not only the engine. A relative device value is a finding about the \
+             engine only when the engine's own IO (/proc/PID/io) confirms the device's on both sides (within a \
+             factor of 2); otherwise it is shown in parentheses, as the device's."
+                .to_string(),
+        );
     }
     out
 }

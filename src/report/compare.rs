@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::Options;
 use super::build::{build_with, run_summary};
 use super::model::{CompareRuns, ReportModel};
 use crate::results::{Measurement, RunData, RunInfo, TargetInfo};
@@ -106,7 +107,7 @@ fn clients_of(run: &RunData) -> Vec<u32> {
 
 /// Run B relative to run A. Refuses runs that are the same, share no target name, ran at
 /// different client counts, or measured a paired step at different scales.
-pub fn compare(a: &RunData, b: &RunData) -> Result<ReportModel, CompareError> {
+pub fn compare_runs(a: &RunData, b: &RunData, opts: &Options) -> Result<ReportModel, CompareError> {
     let (ida, idb) = (a.run.id.clone(), b.run.id.clone());
     if ida == idb {
         return Err(CompareError::SameRun { run: ida });
@@ -261,7 +262,7 @@ pub fn compare(a: &RunData, b: &RunData) -> Result<ReportModel, CompareError> {
         );
     }
     let base = label(common[0], 'A');
-    let mut model = build_with(&data, &base, &pairs, &runs);
+    let mut model = build_with(&data, &base, &pairs, &runs, opts);
     model.compare = Some(CompareRuns {
         a: run_summary(&a.run),
         b: run_summary(&b.run),
@@ -297,13 +298,14 @@ fn combined_run(a: &RunInfo, b: &RunInfo) -> RunInfo {
         host: a.host.clone(),
         dbdelta_version: both(&a.dbdelta_version, &b.dbdelta_version),
         quick: a.quick || b.quick,
+        min_effect: b.min_effect.or(a.min_effect),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::fixture::run_two_clients;
-    use super::super::{Format, render};
+    use super::super::{Format, compare, render};
     use super::*;
 
     /// Run A = the two-client fixture; run B = the same lab a day later: pg17 10% faster and

@@ -32,6 +32,11 @@ pub const COLUMNS: &[&str] = &[
     "relative_qps_ci95_high",
     "verdict",
     "unstable",
+    "relative_qps_p",
+    "relative_qps_q",
+    "relative_qps_ci_low",
+    "relative_qps_ci_high",
+    "relative_qps_ci_level",
     "tps",
     "latency_p50_us",
     "latency_p90_us",
@@ -42,6 +47,15 @@ pub const COLUMNS: &[&str] = &[
     "latency_mean_us",
     "server_cpu_us_per_op",
     "relative_server_cpu_us_per_op",
+    "server_cpu_verdict",
+    "server_cpu_unstable",
+    "relative_server_cpu_p",
+    "relative_server_cpu_q",
+    "relative_server_cpu_ci_low",
+    "relative_server_cpu_ci_high",
+    "relative_server_cpu_ci_level",
+    "relative_server_cpu_ci95_low",
+    "relative_server_cpu_ci95_high",
     "client_cpu_us_per_op",
     "relative_client_cpu_us_per_op",
     "host_cpu_us_per_op",
@@ -54,9 +68,19 @@ pub const COLUMNS: &[&str] = &[
     "writes_per_op",
     "write_kb_per_op",
     "relative_write_kb_per_op",
+    "proc_read_kb_per_op",
+    "proc_write_kb_per_op",
+    "device_reads_confirmed",
+    "device_writes_confirmed",
+    "below_resolution",
     "peak_rss_bytes",
     "db_size_bytes",
     "scan_krows_per_sec",
+    "step_seconds",
+    "qps_cv",
+    "qps_precision",
+    "too_short",
+    "too_noisy",
     "client_bound",
     "errors",
     "failed",
@@ -78,6 +102,8 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "group",
     "step",
     "verdict",
+    "server_cpu_verdict",
+    "below_resolution",
     "error",
     "log_path",
 ];
@@ -85,6 +111,11 @@ pub const TEXT_COLUMNS: &[&str] = &[
 pub const BOOLEAN_COLUMNS: &[&str] = &[
     "is_base",
     "unstable",
+    "server_cpu_unstable",
+    "device_reads_confirmed",
+    "device_writes_confirmed",
+    "too_short",
+    "too_noisy",
     "client_bound",
     "failed",
     "target_failed",
@@ -135,6 +166,9 @@ fn row(
     let lat = |get: fn(&crate::results::Latency) -> f64| {
         num(a.and_then(|a| a.latency_us.as_ref()).map(get))
     };
+    let qt = rel.and_then(|r| r.qps_test.as_ref());
+    let ct = rel.and_then(|r| r.server_cpu_test.as_ref());
+    let w = a.and_then(|a| a.within_step.as_ref());
     let step_error = m
         .measurements
         .iter()
@@ -166,6 +200,11 @@ fn row(
         num(rel.and_then(|r| r.ci95).map(|c| c[1])),
         text(rel.and_then(|r| r.verdict.as_deref())),
         flag(rel.is_some_and(|r| r.unstable)),
+        num(qt.map(|t| t.p)),
+        num(qt.map(|t| t.q)),
+        num(qt.map(|t| t.ci[0])),
+        num(qt.map(|t| t.ci[1])),
+        num(qt.map(|t| t.ci_level)),
         v(|a| a.tps),
         lat(|l| l.p50),
         lat(|l| l.p90),
@@ -176,6 +215,15 @@ fn row(
         lat(|l| l.mean),
         v(|a| a.server_cpu_us_per_op),
         r(|r| r.server_cpu_us_per_op),
+        text(ct.map(|t| t.verdict.as_str())),
+        flag(ct.is_some_and(|t| t.unstable)),
+        num(ct.map(|t| t.p)),
+        num(ct.map(|t| t.q)),
+        num(ct.map(|t| t.ci[0])),
+        num(ct.map(|t| t.ci[1])),
+        num(ct.map(|t| t.ci_level)),
+        num(ct.map(|t| t.ci95[0])),
+        num(ct.map(|t| t.ci95[1])),
         v(|a| a.client_cpu_us_per_op),
         r(|r| r.client_cpu_us_per_op),
         v(|a| a.host_cpu_us_per_op),
@@ -188,9 +236,20 @@ fn row(
         v(|a| a.writes_per_op),
         v(|a| a.write_kb_per_op),
         r(|r| r.write_kb_per_op),
+        v(|a| a.proc_read_kb_per_op),
+        v(|a| a.proc_write_kb_per_op),
+        flag(a.and_then(|a| a.device_reads_confirmed) == Some(true)),
+        flag(a.and_then(|a| a.device_writes_confirmed) == Some(true)),
+        rel.map(|r| r.below_resolution.join(" "))
+            .unwrap_or_default(),
         int(a.and_then(|a| a.peak_rss_bytes)),
         int(a.and_then(|a| a.db_size_bytes)),
         v(|a| a.scan_krows_per_sec),
+        int(w.map(|w| u64::from(w.seconds))),
+        num(w.and_then(|w| w.cv)),
+        num(w.and_then(|w| w.precision)),
+        flag(w.is_some_and(|w| w.too_short)),
+        flag(w.is_some_and(|w| w.too_noisy)),
         flag(a.is_some_and(|a| a.client_bound)),
         int(Some(a.map_or(0, |a| a.errors))),
         flag(a.is_none_or(|a| a.repeats == 0)),
@@ -362,6 +421,41 @@ mod tests {
         assert_eq!(cell(r, "repeats"), "3");
         assert_eq!(cell(r, "verdict"), "regression");
         assert!(cell(r, "relative_qps_ci95_low").parse::<f64>().unwrap() < 0.9);
+        // The verdict's own interval (97.5% here) and q, and the CPU verdict beside it.
+        let q: f64 = cell(r, "relative_qps_q").parse().unwrap();
+        assert!(q < 0.05 && q > cell(r, "relative_qps_p").parse().unwrap());
+        assert_eq!(cell(r, "relative_qps_ci_level"), "0.975");
+        assert!(cell(r, "relative_qps_ci_high").parse::<f64>().unwrap() < 1.0);
+        assert_eq!(cell(r, "server_cpu_verdict"), "regression");
+        assert_eq!(cell(r, "server_cpu_unstable"), "false");
+        assert!(
+            cell(r, "relative_server_cpu_ci_low")
+                .parse::<f64>()
+                .unwrap()
+                > 1.0
+        );
+        assert_eq!(
+            (cell(r, "step_seconds"), cell(r, "too_short")),
+            ("10", "false")
+        );
+        assert!(cell(r, "qps_precision").parse::<f64>().unwrap() < 0.01);
+        assert_eq!(
+            cell(r, "below_resolution"),
+            "reads_per_op read_kb_per_op write_kb_per_op"
+        );
+        assert_eq!(
+            cell(r, "relative_reads_per_op"),
+            "",
+            "below resolution: empty"
+        );
+        let scan = rows
+            .iter()
+            .find(|r| cell(r, "target") == "pg17" && cell(r, "step") == "scan")
+            .unwrap();
+        assert_eq!(
+            (cell(scan, "too_noisy"), cell(scan, "unstable")),
+            ("true", "true")
+        );
     }
 
     #[test]

@@ -213,6 +213,8 @@ pub fn run_two_clients() -> RunData {
             ml.reads_per_op = None;
             ml.read_kb_per_op = None;
             ml.write_kb_per_op = ml.write_kb_per_op.map(|w| w * 0.5);
+            // Its own writes are an eighth of what the device saw: another process wrote too.
+            ml.proc_write_kb_per_op = ml.proc_write_kb_per_op.map(|w| w / 8.0);
             if *step == "point-query" && clients == 4 {
                 // A server engine's step (SQLite steps are never flagged: client CPU is not
                 // separable in-process).
@@ -269,6 +271,7 @@ pub fn run_two_clients() -> RunData {
             host: host(),
             dbdelta_version: "0.1.0".into(),
             quick: false,
+            min_effect: None,
         },
         targets,
         loads,
@@ -279,9 +282,18 @@ pub fn run_two_clients() -> RunData {
 
 /// Two Postgres targets, 3 repeats at 1 client, interrupted before the end: point-query is a
 /// regression (ratios 0.90, 0.92, 0.91), update-one an improvement, scan unstable, and the
-/// `l.i0` step is in a group id the report does not know (`insert`).
+/// `l.i0` step is in a group id the report does not know (`insert`). Per-second series: steady
+/// for point-query, noisy for scan (10 s each), none for the others (too short).
 pub fn run_three_repeats() -> RunData {
     let mut measurements = Vec::new();
+    let mut series = Vec::new();
+    let shape = |step: &str| -> &'static [f64] {
+        match step {
+            "point-query" => &[1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00, 1.01, 0.99, 1.00],
+            "scan" => &[1.0, 0.6, 1.4, 0.8, 1.2, 1.0, 0.5, 1.5, 0.9, 1.1],
+            _ => &[],
+        }
+    };
     let steps: [(&str, u32, &str, f64, [f64; 3]); 4] = [
         ("update-one", 6, "writes", 14_000.0, [1.10, 1.12, 1.11]),
         ("scan", 9, "range-noagg", 2_000.0, [0.80, 1.25, 1.00]),
@@ -300,6 +312,20 @@ pub fn run_three_repeats() -> RunData {
                 m.qps = None;
                 m.error = Some("interrupted".into());
             }
+            for (target, q) in [("pg16", base), ("pg17", base * r)] {
+                for (second, f) in shape(step).iter().enumerate() {
+                    series.push(SecondSample {
+                        target: target.into(),
+                        step: step.into(),
+                        clients: 1,
+                        repeat,
+                        second: second as u32,
+                        ops: (q * f).round() as u64,
+                        p99_us: Some(100.0 * f),
+                        max_us: Some(500.0 * f),
+                    });
+                }
+            }
             measurements.push(m);
         }
     }
@@ -314,6 +340,7 @@ pub fn run_three_repeats() -> RunData {
             host: host(),
             dbdelta_version: "0.1.0".into(),
             quick: true,
+            min_effect: None,
         },
         targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
         loads: (1..=3)
@@ -325,7 +352,7 @@ pub fn run_three_repeats() -> RunData {
             })
             .collect(),
         measurements,
-        series: Vec::new(),
+        series,
     }
 }
 
@@ -372,6 +399,7 @@ pub fn run_pre_post() -> RunData {
             host: host(),
             dbdelta_version: "0.1.0".into(),
             quick: false,
+            min_effect: None,
         },
         targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
         loads: vec![

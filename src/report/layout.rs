@@ -5,8 +5,8 @@
 //! cells. It must not compute new statistics (read them from the model), emit ANSI codes or
 //! Markdown syntax (that is `text` and `markdown`), or do any I/O.
 
-use super::build::two;
-use super::model::{Aggregate, Relative, ReportModel};
+use super::build::{percent, two};
+use super::model::{Aggregate, MetricTest, Relative, ReportModel, WithinStep};
 
 /// One piece of a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +68,11 @@ impl Cell {
 }
 
 const NA: &str = "n/a";
+/// A ratio of two values both below the resolution of their counter.
+const COARSE: &str = "~";
+/// Within-step flags: fewer whole seconds than the minimum; precision wider than the min effect.
+const SHORT: &str = " [short]";
+const NOISY: &str = " [noisy]";
 /// Marks a step flagged client-bound in a table's step column.
 const CB: &str = " [cb]";
 
@@ -191,7 +196,8 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     let mut notes = m.notes.clone();
     notes.push(format!(
         "{NA}: the value could not be computed (no ops, metric not available on this host or engine, or the step \
-         did not run). \"{}\" after a step: flagged client-bound (see warnings).",
+         did not run). \"{}\" after a step: flagged client-bound (see warnings). {COARSE}: a ratio of two values \
+         too coarse to compare (see above).",
         CB.trim()
     ));
     notes.push(
@@ -447,8 +453,9 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         ));
     } else {
         relative_tables(m, clients, doc);
-        noise_table(m, clients, doc);
+        verdict_tables(m, clients, doc);
     }
+    within_step_table(m, clients, doc);
     pre_post_table(m, clients, doc);
 
     let shown = m.shown_targets();
@@ -494,82 +501,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         doc.push(Block::Table(grid));
     }
 
-    type Get = fn(&Aggregate) -> Option<f64>;
-    type GetRel = fn(&Relative) -> Option<f64>;
-    let costs: [(&str, Get, GetRel, bool); 6] = [
-        (
-            "Server CPU µs/op",
-            |a| a.server_cpu_us_per_op,
-            |r| r.server_cpu_us_per_op,
-            true,
-        ),
-        (
-            "Context switches/op",
-            |a| a.cs_per_op,
-            |r| r.cs_per_op,
-            true,
-        ),
-        (
-            "Client (dbdelta) CPU µs/op",
-            |a| a.client_cpu_us_per_op,
-            |r| r.client_cpu_us_per_op,
-            false,
-        ),
-        (
-            "Device reads/op",
-            |a| a.reads_per_op,
-            |r| r.reads_per_op,
-            false,
-        ),
-        (
-            "Device KB read/op",
-            |a| a.read_kb_per_op,
-            |r| r.read_kb_per_op,
-            false,
-        ),
-        (
-            "Device KB written/op",
-            |a| a.write_kb_per_op,
-            |r| r.write_kb_per_op,
-            false,
-        ),
-    ];
-    for (title, get, get_rel, always) in costs {
-        let known = steps.iter().any(|s| {
-            shown
-                .iter()
-                .any(|t| m.aggregate(t, s, clients).and_then(get).is_some())
-        });
-        if !known && !always {
-            continue;
-        }
-        doc.push(Block::SubHeading(format!(
-            "{title}: absolute, then relative to {} (< 1 is cheaper)",
-            m.base_label()
-        )));
-        let mut grid = step_grid(
-            shown
-                .iter()
-                .map(|t| base_header(m, t))
-                .chain(m.compared.iter().map(|t| format!("{t}\nrel"))),
-        );
-        for step in &steps {
-            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
-            for t in &shown {
-                row.push(Cell::plain(metric(
-                    m.aggregate(t, step, clients).and_then(get),
-                )));
-            }
-            for t in &m.compared {
-                row.push(rel_cell(
-                    m.relative_of(t, step, clients).and_then(get_rel),
-                    true,
-                ));
-            }
-            grid.rows.push(row);
-        }
-        doc.push(Block::Table(grid));
-    }
+    cost_tables(m, clients, &steps, doc);
 
     doc.push(Block::SubHeading(
         "Latency per event, µs: p50 / p99 / max".into(),
@@ -607,6 +539,149 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         grid.rows.push(row);
     }
     doc.push(Block::Table(grid));
+}
+
+type Get = fn(&Aggregate) -> Option<f64>;
+type GetRel = fn(&Relative) -> Option<f64>;
+type Confirmed = fn(&Relative) -> bool;
+
+/// A cost table: title, field name (for `below_resolution`), absolute and relative values,
+/// shown even when nothing is known, and for device IO whether a ratio is the engine's.
+struct Cost {
+    title: &'static str,
+    field: &'static str,
+    get: Get,
+    get_rel: GetRel,
+    always: bool,
+    device: Option<Confirmed>,
+}
+
+const COSTS: [Cost; 6] = [
+    Cost::new(
+        "Server CPU µs/op",
+        "server_cpu_us_per_op",
+        |a| a.server_cpu_us_per_op,
+        |r| r.server_cpu_us_per_op,
+    )
+    .always(),
+    Cost::new(
+        "Context switches/op",
+        "cs_per_op",
+        |a| a.cs_per_op,
+        |r| r.cs_per_op,
+    )
+    .always(),
+    Cost::new(
+        "Client (dbdelta) CPU µs/op",
+        "client_cpu_us_per_op",
+        |a| a.client_cpu_us_per_op,
+        |r| r.client_cpu_us_per_op,
+    ),
+    Cost::new(
+        "Device reads/op (whole disk)",
+        "reads_per_op",
+        |a| a.reads_per_op,
+        |r| r.reads_per_op,
+    )
+    .device(|r| r.device_reads_confirmed),
+    Cost::new(
+        "Device KB read/op (whole disk)",
+        "read_kb_per_op",
+        |a| a.read_kb_per_op,
+        |r| r.read_kb_per_op,
+    )
+    .device(|r| r.device_reads_confirmed),
+    Cost::new(
+        "Device KB written/op (whole disk)",
+        "write_kb_per_op",
+        |a| a.write_kb_per_op,
+        |r| r.write_kb_per_op,
+    )
+    .device(|r| r.device_writes_confirmed),
+];
+
+impl Cost {
+    const fn new(title: &'static str, field: &'static str, get: Get, get_rel: GetRel) -> Cost {
+        Cost {
+            title,
+            field,
+            get,
+            get_rel,
+            always: false,
+            device: None,
+        }
+    }
+
+    /// Shown even when no target has the value.
+    const fn always(self) -> Cost {
+        Cost {
+            always: true,
+            ..self
+        }
+    }
+
+    /// Device IO: a ratio is the engine's only when `confirmed`.
+    const fn device(self, confirmed: Confirmed) -> Cost {
+        Cost {
+            device: Some(confirmed),
+            ..self
+        }
+    }
+}
+
+/// A relative cost cell: `~` below resolution, `(0.65)` for device IO the engine's own IO does
+/// not confirm (a fact about the device, not a finding), else [`rel_cell`].
+fn cost_cell(r: Option<&Relative>, cost: &Cost) -> Cell {
+    let Some(r) = r else {
+        return Cell::plain(NA);
+    };
+    if r.below_resolution.iter().any(|f| f == cost.field) {
+        return Cell::plain(COARSE);
+    }
+    match (cost.get_rel)(r) {
+        Some(v) if cost.device.is_some_and(|confirmed| !confirmed(r)) => {
+            Cell::plain(format!("({})", two(v)))
+        }
+        v => rel_cell(v, true),
+    }
+}
+
+fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
+    let shown = m.shown_targets();
+    for cost in &COSTS {
+        let known = steps.iter().any(|s| {
+            shown
+                .iter()
+                .any(|t| m.aggregate(t, s, clients).and_then(cost.get).is_some())
+        });
+        if !known && !cost.always {
+            continue;
+        }
+        doc.push(Block::SubHeading(format!(
+            "{}: absolute, then relative to {} (< 1 is cheaper)",
+            cost.title,
+            m.base_label()
+        )));
+        let mut grid = step_grid(
+            shown
+                .iter()
+                .map(|t| base_header(m, t))
+                .chain(m.compared.iter().map(|t| format!("{t}\nrel"))),
+        );
+        for step in steps {
+            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+            for t in &shown {
+                row.push(Cell::plain(metric(
+                    m.aggregate(t, step, clients).and_then(cost.get),
+                )));
+            }
+            for t in &m.compared {
+                row.push(cost_cell(m.relative_of(t, step, clients), cost));
+            }
+            grid.rows.push(row);
+        }
+        doc.push(Block::Table(grid));
+    }
 }
 
 fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
@@ -726,47 +801,180 @@ fn pre_post_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Table(grid));
 }
 
-fn noise_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
-    let rows: Vec<&Relative> = m
-        .relative
-        .iter()
-        .filter(|r| r.clients == clients && r.ci95.is_some())
-        .collect();
-    if rows.is_empty() {
+/// `0.88–0.94`.
+fn interval(ci: [f64; 2]) -> String {
+    format!("{}–{}", two(ci[0]), two(ci[1]))
+}
+
+/// A q-value: 3 significant digits, `<0.001` below.
+fn q_value(q: f64) -> String {
+    if q < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{q:.3}")
+    }
+}
+
+fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
+    let mut text = t.verdict.clone();
+    if t.may_be_below_min_effect {
+        text.push_str(&format!(" (may be < {})", percent(min_effect)));
+    }
+    if t.unstable {
+        text.push_str(", unstable");
+    }
+    let tone = match t.verdict.as_str() {
+        "regression" => Tone::Worse,
+        "improvement" => Tone::Better,
+        _ => Tone::Plain,
+    };
+    Cell { text, tone }
+}
+
+/// Family-level facts for a heading: `QPS 97.5%, CPU/op 99.8%`.
+fn levels(rows: &[&Relative]) -> String {
+    let level = |get: fn(&Relative) -> Option<&MetricTest>| {
+        rows.iter()
+            .find_map(|r| get(r))
+            .map(|t| format!("{}%", percent(t.ci_level).trim_end_matches('%')))
+    };
+    let mut parts = Vec::new();
+    if let Some(l) = level(|r| r.qps_test.as_ref()) {
+        parts.push(format!("QPS {l}"));
+    }
+    if let Some(l) = level(|r| r.server_cpu_test.as_ref()) {
+        parts.push(format!("CPU/op {l}"));
+    }
+    parts.join(", ")
+}
+
+/// The `QPS` or `CPU/op` row of a step in a verdict table (the step named on the QPS row).
+fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
+    let (test, cost, step) = match metric {
+        "QPS" => (&r.qps_test, false, step_label(&r.step, r.client_bound)),
+        _ => (&r.server_cpu_test, true, Cell::plain("")),
+    };
+    let mut row = vec![step, Cell::plain(metric)];
+    match test {
+        Some(t) => {
+            // Coloured only when it is a verdict: a large but noisy ratio is grey.
+            let mut ratio = rel_cell(Some(t.geo_mean), cost);
+            if t.verdict == "within noise" {
+                ratio.tone = Tone::Neutral;
+            }
+            row.extend([
+                Cell::plain(t.paired_repeats.to_string()),
+                ratio,
+                Cell::plain(interval(t.ci)),
+                Cell::plain(q_value(t.q)),
+                verdict_cell(t, m.method.min_effect),
+            ]);
+        }
+        None => {
+            let coarse = cost
+                && r.below_resolution
+                    .iter()
+                    .any(|f| f == "server_cpu_us_per_op");
+            let ratio = if coarse { COARSE } else { NA };
+            row.extend(["", ratio, "", "", "no verdict"].map(Cell::plain));
+        }
+    }
+    row
+}
+
+/// One table per compared target: per step a QPS row and a server CPU/op row with the geometric
+/// mean ratio, its adjusted interval, q and verdict.
+fn verdict_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    for target in &m.compared {
+        let rows: Vec<&Relative> = m
+            .relative
+            .iter()
+            .filter(|r| r.clients == clients && r.target == *target && r.qps_test.is_some())
+            .collect();
+        let Some(first) = rows.first() else {
+            continue;
+        };
+        doc.push(Block::SubHeading(format!(
+            "Verdicts, {target} vs {}: QPS (> 1 is better) and server CPU/op (< 1 is better)",
+            first.base
+        )));
+        doc.push(Block::Para(format!(
+            "Geometric mean of the paired ratios; interval adjusted for the {} steps of each family \
+             ({}); q = Benjamini–Hochberg adjusted p; a change needs q ≤ {} and the whole interval \
+             beyond ±{}.",
+            rows.len(),
+            levels(&rows),
+            m.method.fdr_q,
+            percent(m.method.min_effect)
+        )));
+        let mut grid = Grid {
+            header: ["step", "metric", "n", "ratio", "interval", "q", "verdict"]
+                .map(String::from)
+                .to_vec(),
+            right: vec![false, false, true, true, true, true, false],
+            rows: Vec::new(),
+        };
+        for r in rows {
+            grid.rows.push(verdict_row(m, r, "QPS"));
+            grid.rows.push(verdict_row(m, r, "CPU/op"));
+        }
+        doc.push(Block::Table(grid));
+    }
+}
+
+/// A fraction as a percent: one decimal below 10%, none above.
+fn pct(v: f64) -> String {
+    if v.abs() < 0.1 {
+        format!("{:.1}%", v * 100.0)
+    } else {
+        format!("{:.0}%", v * 100.0)
+    }
+}
+
+/// `60 s 2.1% ±0.9%`: a target's within-step noise for one step, with `[short]` or `[noisy]`.
+fn within_text(w: &WithinStep) -> String {
+    let mut out = format!("{} s", w.seconds);
+    if let Some(cv) = w.cv {
+        out.push_str(&format!(" {}", pct(cv)));
+    }
+    out.push_str(&match w.precision {
+        Some(p) => format!(" ±{}", pct(p)),
+        None if w.cv.is_some() => " ±?".to_string(),
+        None => String::new(),
+    });
+    if w.too_short {
+        out.push_str(SHORT);
+    } else if w.too_noisy {
+        out.push_str(NOISY);
+    }
+    out
+}
+
+/// Per step and target: whole seconds, CV and ±precision of the per-second QPS, and the flags.
+fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    let shown = m.shown_targets();
+    let steps = steps_at(m, clients);
+    if steps.is_empty() {
         return;
     }
-    doc.push(Block::SubHeading(
-        "Noise: relative QPS over paired repeats (geometric mean, 95% CI)".into(),
-    ));
-    let mut grid = Grid {
-        header: ["step", "target", "geo mean", "95% CI", "repeats", "verdict"]
-            .map(String::from)
-            .to_vec(),
-        right: vec![false, false, true, true, true, false],
-        rows: Vec::new(),
-    };
-    for r in rows {
-        let ci = r.ci95.expect("filtered");
-        let mut verdict = r.verdict.clone().unwrap_or_default();
-        if r.unstable {
-            verdict.push_str(", unstable");
+    doc.push(Block::SubHeading(format!(
+        "Within-step QPS noise: seconds, CV, ±95% precision ({}: < {} s; {}: ± > {})",
+        SHORT.trim(),
+        m.method.min_step_seconds,
+        NOISY.trim(),
+        percent(m.method.min_effect)
+    )));
+    let mut grid = targets_grid(m, &shown);
+    for step in steps {
+        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+        for t in &shown {
+            let w = m
+                .aggregate(t, step, clients)
+                .and_then(|a| a.within_step.as_ref());
+            // Uncoloured: the tones mean better or worse than the base, which a flag is not.
+            row.push(Cell::plain(w.map_or_else(|| NA.into(), within_text)));
         }
-        let tone = match r.verdict.as_deref() {
-            Some("regression") => Tone::Worse,
-            Some("improvement") => Tone::Better,
-            _ => Tone::Plain,
-        };
-        grid.rows.push(vec![
-            step_label(&r.step, r.client_bound),
-            Cell::plain(&r.target),
-            rel_cell(r.geo_mean, false),
-            Cell::plain(format!("{} .. {}", two(ci[0]), two(ci[1]))),
-            Cell::plain(r.paired_repeats.to_string()),
-            Cell {
-                text: verdict,
-                tone,
-            },
-        ]);
+        grid.rows.push(row);
     }
     doc.push(Block::Table(grid));
 }

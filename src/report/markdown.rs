@@ -36,7 +36,7 @@ fn escape(s: &str) -> String {
     for (i, &c) in chars.iter().enumerate() {
         let intraword = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
         let escape = match c {
-            '\\' | '*' | '`' | '[' | ']' | '|' => true,
+            '\\' | '*' | '`' | '[' | ']' | '|' | '~' => true,
             '<' => chars
                 .get(i + 1)
                 .is_some_and(|n| n.is_alphabetic() || "/!?".contains(*n)),
@@ -107,6 +107,7 @@ mod tests {
         assert_eq!(escape("<b>"), "\\<b>");
         assert_eq!(escape("# x"), "\\# x");
         assert_eq!(escape("a|b [cb] *x* _y_"), "a\\|b \\[cb\\] \\*x\\* \\_y\\_");
+        assert_eq!(escape("~"), "\\~", "GitHub reads ~x~ as strikethrough");
     }
 
     #[test]

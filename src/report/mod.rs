@@ -15,7 +15,9 @@ mod json;
 mod layout;
 mod markdown;
 pub mod model;
+mod resolution;
 mod text;
+mod verdict;
 
 #[cfg(test)]
 mod fixture;
@@ -61,12 +63,36 @@ pub enum ReportError {
     Chart { chart: String, reason: String },
 }
 
+/// What a report is computed with, besides the run's records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// The target every other one is relative to (default: the run's first target; not used
+    /// by a compare).
+    pub base: Option<String>,
+    /// Overrides the minimum effect stored with the run (`--min-effect`).
+    pub min_effect: Option<f64>,
+}
+
 /// Builds the report model of a run, relative to `base` (default: the run's first target).
 pub fn build(
     data: &crate::results::RunData,
     base: Option<&str>,
 ) -> Result<ReportModel, ReportError> {
-    build::build(data, base)
+    build_with_options(
+        data,
+        &Options {
+            base: base.map(String::from),
+            ..Options::default()
+        },
+    )
+}
+
+/// [`build`] with every option.
+pub fn build_with_options(
+    data: &crate::results::RunData,
+    opts: &Options,
+) -> Result<ReportModel, ReportError> {
+    build::build(data, opts)
 }
 
 /// The report of run `b` relative to run `a` (`dbdelta compare A B`): targets paired by name,
@@ -75,7 +101,18 @@ pub fn compare(
     a: &crate::results::RunData,
     b: &crate::results::RunData,
 ) -> Result<ReportModel, CompareError> {
-    compare::compare(a, b)
+    compare::compare_runs(a, b, &Options::default())
+}
+
+/// [`compare`] with every option (`opts.base` is not used: each run-B target is relative to
+/// its run-A twin). Without `opts.min_effect`, run B's stored minimum effect applies, else run
+/// A's.
+pub fn compare_with_options(
+    a: &crate::results::RunData,
+    b: &crate::results::RunData,
+    opts: &Options,
+) -> Result<ReportModel, CompareError> {
+    compare::compare_runs(a, b, opts)
 }
 
 /// Renders a model. `color` only affects [`Format::Text`] (ANSI colours on relative cells).

@@ -53,6 +53,80 @@ pub struct ReportModel {
     pub pre_post: Vec<PrePost>,
     /// `dbdelta compare`: the two runs; `None` in the report of one run.
     pub compare: Option<CompareRuns>,
+    /// The statistical method's parameters (README "How verdicts are made").
+    pub method: Method,
+}
+
+/// The parameters the verdicts, flags and `~` cells of this report were computed with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Method {
+    /// Benjamini–Hochberg false discovery rate within each family (compared target × clients ×
+    /// metric, over all its steps).
+    pub fdr_q: f64,
+    /// Minimum effect: a change smaller than a factor of `1 + min_effect` either way is within
+    /// noise, as is a step whose within-step precision (± of the per-second mean) is wider.
+    pub min_effect: f64,
+    /// Where `min_effect` came from: `lab` (stored with the run), `--min-effect`, or `default`
+    /// (runs stored before dbdelta recorded it).
+    pub min_effect_source: String,
+    /// Fewest whole seconds of a step's per-second series before it is not "too short".
+    pub min_step_seconds: u32,
+    /// A counter total (per repeat) below this many units of its resolution is too coarse for
+    /// a ratio (`~`).
+    pub resolution_units: f64,
+    /// The resolution of CPU times: one clock tick, µs.
+    pub clock_tick_us: f64,
+}
+
+/// One metric's verdict for one step, judged within its family (see [`Method`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricTest {
+    /// `qps` or `server_cpu_us_per_op`.
+    pub metric: String,
+    /// QPS: higher is better; server CPU/op: lower is better.
+    pub higher_is_better: bool,
+    pub paired_repeats: u32,
+    /// Geometric mean of the per-repeat ratios target / base.
+    pub geo_mean: f64,
+    /// Two-sided p-value of Student's t test of the log ratios against 0.
+    pub p: f64,
+    /// Benjamini–Hochberg adjusted p-value within the family.
+    pub q: f64,
+    /// Benjamini–Hochberg selected the step (`q ≤ fdr_q`).
+    pub selected: bool,
+    /// Steps tested in the family, and how many were selected.
+    pub family_size: u32,
+    pub family_selected: u32,
+    /// False-coverage-rate adjusted interval of the geometric mean (Benjamini–Yekutieli), at
+    /// `ci_level`; it excludes 1 exactly when the step is selected.
+    pub ci: [f64; 2],
+    pub ci_level: f64,
+    /// The unadjusted 95% interval: this step alone, not corrected for the family's tests.
+    pub ci95: [f64; 2],
+    /// `regression`, `improvement` or `within noise`.
+    pub verdict: String,
+    /// Selected (the change is not nothing), but the adjusted interval reaches inside a factor of
+    /// `1 + min_effect` of 1: the change may be smaller than the minimum effect.
+    pub may_be_below_min_effect: bool,
+    /// The repeats disagree more than the effect.
+    pub unstable: bool,
+}
+
+/// The noise inside a step: its per-second QPS series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WithinStep {
+    /// Whole seconds of the series (over repeats: the fewest).
+    pub seconds: u32,
+    /// Coefficient of variation of the per-second QPS (over repeats: the median).
+    pub cv: Option<f64>,
+    /// Relative half-width of the 95% interval of the mean per-second QPS, corrected for
+    /// autocorrelation (over repeats: the median); `None` with fewer than 3 seconds or fewer
+    /// than 2 effectively independent ones.
+    pub precision: Option<f64>,
+    /// Fewer whole seconds than `method.min_step_seconds`.
+    pub too_short: bool,
+    /// Enough seconds, but the precision is wider than `method.min_effect` (or unknown).
+    pub too_noisy: bool,
 }
 
 /// The two runs of a compare report. Targets are named `<target>@A` (run A, the bases) and
@@ -161,6 +235,8 @@ pub struct MeasurementRow {
     pub client_bound: bool,
     pub failed: bool,
     pub error: Option<String>,
+    /// The per-second series of this repeat; `None` for a failed step.
+    pub within_step: Option<WithinStep>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean
@@ -192,6 +268,15 @@ pub struct Aggregate {
     pub client_bound: bool,
     /// Errors summed over the non-failed repeats.
     pub errors: u64,
+    /// The engine's own IO (`/proc/PID/io`), KB per op.
+    pub proc_read_kb_per_op: Option<f64>,
+    pub proc_write_kb_per_op: Option<f64>,
+    /// The engine's own KB read (written) per op is within a factor of 2 of the device's: the
+    /// device IO is the engine's. `None` when either is unknown.
+    pub device_reads_confirmed: Option<bool>,
+    pub device_writes_confirmed: Option<bool>,
+    /// Within-step noise over the non-failed repeats; `None` without any.
+    pub within_step: Option<WithinStep>,
 }
 
 /// A non-base target relative to its base for one step and client count.
@@ -216,13 +301,27 @@ pub struct Relative {
     pub paired_repeats: u32,
     /// Geometric mean of the per-repeat QPS ratios (with ≥ 2 paired repeats).
     pub geo_mean: Option<f64>,
+    /// The unadjusted 95% interval of `geo_mean` (`qps_test.ci` is the one verdicts agree with).
     pub ci95: Option<[f64; 2]>,
-    /// `regression`, `improvement`, `within noise`; `None` with fewer than 2 paired repeats.
+    /// The QPS verdict (`qps_test.verdict`): `regression`, `improvement`, `within noise`;
+    /// `None` with fewer than 2 paired repeats.
     pub verdict: Option<String>,
-    /// The repeats disagree by more than the effect.
+    /// The repeats' QPS ratios disagree by more than the effect (`qps_test.unstable`).
     pub unstable: bool,
     /// Either side was flagged client-bound.
     pub client_bound: bool,
+    /// The QPS verdict in full.
+    pub qps_test: Option<MetricTest>,
+    /// The server CPU/op verdict (lower is better); `None` also when the CPU time is too
+    /// coarse for a ratio (`below_resolution`).
+    pub server_cpu_test: Option<MetricTest>,
+    /// Cost ratios left out (`null` above, `~` in tables) because both sides' totals are below
+    /// the resolution of their counters: field names such as `cs_per_op`.
+    pub below_resolution: Vec<String>,
+    /// Both sides' device reads (writes) are confirmed as the engine's own IO; otherwise the
+    /// device ratios describe the device, not the engine.
+    pub device_reads_confirmed: bool,
+    pub device_writes_confirmed: bool,
 }
 
 /// Relative-QPS statistics of one group's steps for one non-base target and client count.
@@ -244,8 +343,12 @@ pub struct GroupSummary {
     pub server_cpu_us_per_op_median: Option<f64>,
     /// Step whose relative QPS is furthest from 1 (in log terms).
     pub largest_change: Option<StepValue>,
+    /// QPS verdicts.
     pub regressions: u32,
     pub improvements: u32,
+    /// Server CPU/op verdicts.
+    pub server_cpu_regressions: u32,
+    pub server_cpu_improvements: u32,
 }
 
 /// A read step measured before the writes (`.pre`) and after them, for one target.

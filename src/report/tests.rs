@@ -158,6 +158,25 @@ fn schema_rejects_a_string_qps() {
         "{errors:?}"
     );
 
+    // The verdict objects are part of the contract too.
+    let repeats = build(&run_three_repeats(), None).unwrap();
+    let mut v: Value = serde_json::from_str(&render(&repeats, Format::Json, false)).unwrap();
+    assert!(v["relative"][0]["qps_test"].is_object());
+    v["relative"][0]["qps_test"]["verdict"] = Value::String("worse".into());
+    v["relative"][0]["server_cpu_test"]["q"] = Value::from(1.5);
+    v["method"]["min_effect_source"] = Value::String("guess".into());
+    let errors = schema_errors(&v);
+    for path in [
+        "/relative/0/qps_test",
+        "/relative/0/server_cpu_test",
+        "/method/min_effect_source",
+    ] {
+        assert!(
+            errors.iter().any(|e| e.contains(path)),
+            "{path}: {errors:?}"
+        );
+    }
+
     let mut v: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
     v.as_object_mut().unwrap().remove("relative");
     assert!(
@@ -215,9 +234,14 @@ fn relative_and_group_numbers() {
     assert_eq!(r.cs_per_op, None, "missing on one side is n/a");
     assert_eq!(r.ci95, None);
     assert_eq!(r.verdict, None);
-    // pg16 and pg17 both read 0 per op: 0/0 = 1; sqlite.wal has no reads metric: n/a.
+    // pg16 and pg17 both read 0 per op: 0 reads are below resolution, so no ratio (not 0/0 = 1);
+    // sqlite.wal has no reads metric: n/a.
     let r = m.relative_of("pg17", "point-query", 1).unwrap();
-    assert_eq!(r.reads_per_op, Some(1.0), "0/0 = 1");
+    assert_eq!(r.reads_per_op, None, "0 reads vs 0 reads is not a finding");
+    assert_eq!(
+        r.below_resolution,
+        ["reads_per_op", "read_kb_per_op", "write_kb_per_op"]
+    );
     assert_eq!(
         m.relative_of("sqlite.wal", "point-query", 1)
             .unwrap()
@@ -294,7 +318,144 @@ fn repeats_give_verdicts() {
         m.warnings[0]
             .starts_with("run is incomplete (interrupted?): showing the 4 steps that finished")
     );
-    assert!(m.notes.iter().any(|n| n.starts_with("Verdicts: per step")));
+    assert!(m.notes.iter().any(|n| n.starts_with("Verdicts on QPS")));
+}
+
+#[test]
+fn verdicts_on_qps_and_server_cpu_match_scipy() {
+    // Independently, in Python: p = scipy.stats.ttest_1samp(np.log(r), 0).pvalue per step
+    // (CPU/op ratios are 1/r in this fixture), q = statsmodels multipletests(p, 0.05, "fdr_bh")
+    // over the 4 steps; R = 2 selected, so the intervals are at 1 - 2*0.05/4 = 97.5%:
+    // exp(mean ± scipy.stats.t.ppf(0.9875, n-1) * sd/sqrt(n)).
+    let m = build(&run_three_repeats(), None).unwrap();
+    let test = |step: &str, cpu: bool| {
+        let r = m.relative_of("pg17", step, 1).unwrap();
+        if cpu {
+            r.server_cpu_test.clone().unwrap()
+        } else {
+            r.qps_test.clone().unwrap()
+        }
+    };
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs();
+    #[rustfmt::skip]
+    let want = [
+        ("update-one", false, 0.002476285280583777, 0.008983366470094387, [1.074715283180711, 1.1463811408591784], "improvement"),
+        ("point-query", false, 0.004491683235047193, 0.008983366470094387, [0.8748327156735325, 0.9465047627465556], "regression"),
+        ("l.i0", false, 0.996816874610795, 0.9999999999999999, [0.7752455332540981, 1.2897849224656779], "within noise"),
+        ("update-one", true, 0.002476285280583783, 0.008983366470094454, [0.872310232921775, 0.9304789981588568], "improvement"),
+        ("point-query", true, 0.004491683235047227, 0.008983366470094454, [1.056518719565882, 1.1430756784513958], "regression"),
+    ];
+    for (step, cpu, p, q, ci, verdict) in want {
+        let t = test(step, cpu);
+        assert!(near(t.p, p) && near(t.q, q), "{step} {cpu}: {t:?}");
+        assert!(
+            near(t.ci[0], ci[0]) && near(t.ci[1], ci[1]),
+            "{step} {cpu}: {t:?}"
+        );
+        assert_eq!(t.verdict, verdict, "{step} {cpu}");
+        assert!((t.ci_level - 0.975).abs() < 1e-12);
+        assert_eq!((t.family_size, t.family_selected), (4, 2));
+        assert_eq!(t.higher_is_better, !cpu);
+    }
+    // The summary fields mirror the QPS test; ci95 stays the unadjusted interval.
+    let pq = m.relative_of("pg17", "point-query", 1).unwrap();
+    assert_eq!(pq.verdict.as_deref(), Some("regression"));
+    assert_eq!(pq.ci95, Some(test("point-query", false).ci95));
+    let g = m.group_of("pg17", "point", 1).unwrap();
+    assert_eq!(
+        (g.server_cpu_regressions, g.server_cpu_improvements),
+        (1, 0)
+    );
+    let text = render(&m, Format::Text, false);
+    assert!(text.contains("Verdicts, pg17 vs pg16: QPS (> 1 is better) and server CPU/op"));
+    assert!(
+        m.tldr.iter().any(|l| l.contains(
+            "verdicts on QPS: 1 regression, 0 improvements; on server CPU/op: 1 regression"
+        )),
+        "{:?}",
+        m.tldr
+    );
+}
+
+#[test]
+fn min_effect_comes_from_the_run_or_the_flag() {
+    let mut data = run_three_repeats();
+    let m = build(&data, None).unwrap();
+    assert_eq!(
+        (m.method.min_effect, m.method.min_effect_source.as_str()),
+        (0.02, "default")
+    );
+    data.run.min_effect = Some(0.15);
+    let m = build(&data, None).unwrap();
+    assert_eq!(m.method.min_effect_source, "lab");
+    // 9% and 11% changes are selected, but their intervals reach inside 15%.
+    for step in ["point-query", "update-one"] {
+        let t = m
+            .relative_of("pg17", step, 1)
+            .unwrap()
+            .qps_test
+            .clone()
+            .unwrap();
+        assert!(t.selected && t.may_be_below_min_effect, "{t:?}");
+        assert_eq!(t.verdict, "within noise");
+    }
+    let text = render(&m, Format::Text, false);
+    assert!(text.contains("within noise (may be < 15%)"), "{text}");
+    let opts = Options {
+        min_effect: Some(0.05),
+        ..Options::default()
+    };
+    let m = build_with_options(&data, &opts).unwrap();
+    assert_eq!(m.method.min_effect_source, "--min-effect");
+    assert_eq!(
+        m.relative_of("pg17", "update-one", 1)
+            .unwrap()
+            .verdict
+            .as_deref(),
+        Some("improvement")
+    );
+}
+
+#[test]
+fn within_step_noise_per_repeat_and_over_repeats() {
+    // Per-second series: point-query steady, scan noisy, update-one none. Python with numpy and
+    // statsmodels (acf, nlags=1) as in stats' tests: point-query CV 0.011547, lag-1
+    // autocorrelation -0.5 (not credited), ±0.00826; scan CV 0.31972, ±0.22872.
+    let m = build(&run_three_repeats(), None).unwrap();
+    let w = |target: &str, step: &str| {
+        m.aggregate(target, step, 1)
+            .unwrap()
+            .within_step
+            .clone()
+            .unwrap()
+    };
+    let pq = w("pg16", "point-query");
+    assert_eq!(pq.seconds, 10);
+    assert!((pq.cv.unwrap() - 0.011547).abs() < 1e-5, "{pq:?}");
+    assert!((pq.precision.unwrap() - 0.00826).abs() < 1e-5, "{pq:?}");
+    assert!(!pq.too_short && !pq.too_noisy);
+    let scan = w("pg17", "scan");
+    assert!((scan.precision.unwrap() - 0.22872).abs() < 1e-4, "{scan:?}");
+    assert!(scan.too_noisy && !scan.too_short);
+    let short = w("pg17", "update-one");
+    assert_eq!((short.seconds, short.cv), (0, None));
+    assert!(short.too_short);
+    let row = m
+        .measurements
+        .iter()
+        .find(|r| r.target == "pg17" && r.step == "scan" && r.repeat == 2)
+        .unwrap();
+    assert!(row.within_step.as_ref().unwrap().too_noisy);
+    let failed = m
+        .measurements
+        .iter()
+        .find(|r| r.step == "l.i0" && r.failed)
+        .unwrap();
+    assert_eq!(failed.within_step, None);
+    let text = render(&m, Format::Text, false);
+    assert!(text.contains("10 s 1.2% ±0.8%"), "{text}");
+    assert!(text.contains("10 s 32% ±23% [noisy]"), "{text}");
+    assert!(text.contains("0 s [short]"), "{text}");
 }
 
 #[test]

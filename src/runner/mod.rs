@@ -83,6 +83,7 @@ pub fn execute(
         host: crate::host::describe(),
         dbdelta_version: env!("CARGO_PKG_VERSION").to_string(),
         quick: plan.quick,
+        min_effect: Some(plan.lab.min_effect),
     };
     let targets: Vec<TargetInfo> = plan
         .targets

@@ -3,7 +3,7 @@
 #![allow(dead_code)] // each test binary uses a subset
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
@@ -54,6 +54,18 @@ pub fn schema_errors(report: &serde_json::Value) -> Vec<String> {
         .iter_errors(report)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect()
+}
+
+/// Where CI artifacts go: `$CARGO_TARGET_DIR`, else the target directory holding the binary.
+pub fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_dbdelta"));
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("the binary sits in <target>/<profile>/")
+        .to_path_buf()
 }
 
 /// Whether Debian's `sqlite3` shell is installed; under CI (`CI` set) it must be.

@@ -1,0 +1,281 @@
+//! What a single measurement can resolve: the noise inside a step (its per-second QPS series),
+//! counter totals too coarse for a ratio (`~` cells), and whether device IO is the engine's.
+//!
+//! Owns those judgements, from the stored records and the method's parameters. It must not
+//! judge between repeats (that is `verdict`), format anything, or do I/O.
+
+use std::collections::BTreeMap;
+
+use super::model::WithinStep;
+use crate::results::{Measurement, SecondSample};
+use crate::stats::{self, CLOCK_TICK_US, MIN_STEP_SECONDS, RESOLUTION_UNITS};
+
+/// (target, step, clients, repeat) of a stored series.
+type SeriesKey = (String, String, u32, u32);
+
+/// Per-second ops of every stored series, by (target, step, clients, repeat), in second order.
+pub(super) type SeriesIndex = BTreeMap<SeriesKey, Vec<f64>>;
+
+pub(super) fn series_index(series: &[SecondSample]) -> SeriesIndex {
+    let mut points: BTreeMap<SeriesKey, Vec<(u32, f64)>> = BTreeMap::new();
+    for s in series {
+        points
+            .entry((s.target.clone(), s.step.clone(), s.clients, s.repeat))
+            .or_default()
+            .push((s.second, s.ops as f64));
+    }
+    points
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by_key(|p| p.0);
+            (k, v.into_iter().map(|p| p.1).collect())
+        })
+        .collect()
+}
+
+/// The per-second ops of measurement `m` (empty when none was stored: a step under a second).
+pub(super) fn series_of<'a>(index: &'a SeriesIndex, m: &Measurement) -> &'a [f64] {
+    index
+        .get(&(m.target.clone(), m.step.clone(), m.clients, m.repeat))
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Relative half-width of the 95% interval of the mean per-second QPS: `None` with fewer than
+/// 3 seconds, infinite with fewer than 2 effectively independent ones.
+fn precision_of(ops: &[f64]) -> (Option<f64>, Option<f64>) {
+    match stats::series_precision(ops) {
+        Some(p) => (Some(p.cv), Some(p.half_width)),
+        None => (None, None),
+    }
+}
+
+fn judged(seconds: usize, cv: Option<f64>, precision: Option<f64>, min_effect: f64) -> WithinStep {
+    let too_short = seconds < MIN_STEP_SECONDS;
+    WithinStep {
+        seconds: seconds as u32,
+        cv,
+        precision: precision.filter(|p| p.is_finite()),
+        too_short,
+        too_noisy: !too_short && !matches!(precision, Some(p) if p <= min_effect),
+    }
+}
+
+/// Within-step noise of one repeat from its per-second ops.
+pub(super) fn within_step(ops: &[f64], min_effect: f64) -> WithinStep {
+    let (cv, precision) = precision_of(ops);
+    judged(ops.len(), cv, precision, min_effect)
+}
+
+/// Within-step noise over repeats (each repeat's per-second ops): the fewest seconds, the
+/// median CV and the median precision (a repeat whose precision cannot be bounded counts as
+/// infinitely wide); flagged from those. `None` without repeats.
+pub(super) fn within_step_over(repeats: &[&[f64]], min_effect: f64) -> Option<WithinStep> {
+    let seconds = repeats.iter().map(|r| r.len()).min()?;
+    let (mut cvs, mut precisions) = (Vec::new(), Vec::new());
+    for ops in repeats {
+        let (cv, precision) = precision_of(ops);
+        cvs.extend(cv);
+        precisions.push(precision.unwrap_or(f64::INFINITY));
+    }
+    Some(judged(
+        seconds,
+        stats::median(&cvs),
+        stats::median(&precisions),
+        min_effect,
+    ))
+}
+
+type PerOp = fn(&Measurement) -> Option<f64>;
+/// The size of one unit of a counter (µs, or 1 for counts), given the target's engine.
+type Unit = fn(&str) -> f64;
+
+/// A server's CPU comes from `/proc/PID/stat` in clock ticks; SQLite's (dbdelta's own process)
+/// from `getrusage`, in µs.
+fn server_cpu_unit(engine: &str) -> f64 {
+    if engine == "sqlite" {
+        1.0
+    } else {
+        CLOCK_TICK_US
+    }
+}
+
+/// The cost ratios that can fall below resolution: (field, per-op value whose total counts the
+/// resolution's units, the size of a unit). KB read/written are judged by the number of device
+/// reads/writes behind them; dbdelta's own CPU comes from `getrusage`, in µs.
+const RESOLVED: [(&str, PerOp, Unit); 6] = [
+    (
+        "server_cpu_us_per_op",
+        |m| m.server_cpu_us_per_op,
+        server_cpu_unit,
+    ),
+    ("client_cpu_us_per_op", |m| m.client_cpu_us_per_op, |_| 1.0),
+    ("cs_per_op", |m| m.cs_per_op, |_| 1.0),
+    ("reads_per_op", |m| m.reads_per_op, |_| 1.0),
+    ("read_kb_per_op", |m| m.reads_per_op, |_| 1.0),
+    ("write_kb_per_op", |m| m.writes_per_op, |_| 1.0),
+];
+
+/// Mean over `ms` of the total behind a per-op value (per-op × ops), in units; `None` when any
+/// repeat lacks it or there is no repeat.
+fn total_units(ms: &[&Measurement], per_op: PerOp, unit: f64) -> Option<f64> {
+    if ms.is_empty() {
+        return None;
+    }
+    let mut sum = 0.0;
+    for m in ms {
+        sum += per_op(m)? * m.ops as f64 / unit;
+    }
+    Some(sum / ms.len() as f64)
+}
+
+/// One side of a ratio: the non-failed repeats of a target × step × clients, and its engine.
+pub(super) struct Side<'a> {
+    pub repeats: Vec<&'a Measurement>,
+    pub engine: &'a str,
+}
+
+/// Fields of [`RESOLVED`] whose totals are below [`RESOLUTION_UNITS`] on both sides: their
+/// ratio is counting noise.
+pub(super) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
+    RESOLVED
+        .iter()
+        .filter(|(_, per_op, unit)| {
+            let coarse = |side: &Side| {
+                total_units(&side.repeats, *per_op, unit(side.engine))
+                    .is_some_and(|t| t < RESOLUTION_UNITS)
+            };
+            coarse(target) && coarse(base)
+        })
+        .map(|(field, _, _)| field.to_string())
+        .collect()
+}
+
+/// Whether the engine's own IO confirms the device's: both known and within a factor of 2 of
+/// each other (both 0 agrees).
+pub(super) fn confirmed(device_kb: Option<f64>, engine_kb: Option<f64>) -> Option<bool> {
+    let (d, e) = (device_kb?, engine_kb?);
+    Some(if d <= 0.0 || e <= 0.0 {
+        d <= 0.0 && e <= 0.0
+    } else {
+        (0.5..=2.0).contains(&(e / d))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_step_flags() {
+        // 0.3 s steps store no whole second: too short, nothing to estimate.
+        let w = within_step(&[], 0.02);
+        assert_eq!((w.seconds, w.cv, w.precision), (0, None, None));
+        assert!(w.too_short && !w.too_noisy);
+        // 8 steady seconds (the series of stats' tests): ±1.67% < 2%: fine.
+        let steady = [100.0, 102.0, 98.0, 101.0, 99.0, 103.0, 97.0, 100.0];
+        let w = within_step(&steady, 0.02);
+        assert!((w.precision.unwrap() - 0.01672041843).abs() < 1e-9, "{w:?}");
+        assert!((w.cv.unwrap() - 0.02).abs() < 1e-12);
+        assert!(!w.too_short && !w.too_noisy);
+        assert!(within_step(&steady, 0.01).too_noisy, "±1.67% > 1%");
+        // A level shift leaves fewer than 2 effective seconds: unbounded, so too noisy.
+        let w = within_step(&[1.0, 1.0, 1.0, 1.0, 1.0, 9.0, 9.0, 9.0, 9.0, 9.0], 0.02);
+        assert_eq!(w.precision, None);
+        assert!(w.too_noisy && !w.too_short);
+    }
+
+    #[test]
+    fn within_step_over_repeats_takes_fewest_seconds_and_medians() {
+        let a = [100.0, 102.0, 98.0, 101.0, 99.0, 103.0, 97.0, 100.0];
+        let b = [100.0, 100.0, 100.0, 100.0, 100.0];
+        let c = [100.0, 101.0, 99.0, 100.0, 100.0, 101.0];
+        let w = within_step_over(&[&a, &b, &c], 0.02).unwrap();
+        assert_eq!(w.seconds, 5);
+        let cvs: Vec<f64> = [&a[..], &b, &c]
+            .iter()
+            .map(|r| stats::series_precision(r).unwrap().cv)
+            .collect();
+        assert_eq!(w.cv, stats::median(&cvs));
+        assert!(!w.too_short && !w.too_noisy, "{w:?}");
+        let short = [100.0, 100.0];
+        let w = within_step_over(&[&a, &short], 0.02).unwrap();
+        assert!(w.too_short, "one short repeat makes the step too short");
+        assert_eq!(within_step_over(&[], 0.02), None);
+    }
+
+    fn m(ops: u64, cpu: f64, cs: f64, reads: f64) -> Measurement {
+        Measurement {
+            ops,
+            server_cpu_us_per_op: Some(cpu),
+            cs_per_op: Some(cs),
+            reads_per_op: Some(reads),
+            read_kb_per_op: Some(reads * 4.0),
+            writes_per_op: None,
+            ..Default::default()
+        }
+    }
+
+    fn side<'a>(repeats: &[&'a Measurement]) -> Side<'a> {
+        Side {
+            repeats: repeats.to_vec(),
+            engine: "postgres",
+        }
+    }
+
+    #[test]
+    fn coarse_totals_on_both_sides_are_below_resolution() {
+        // 10,000 ops: CPU 5 µs/op = 50 ms = 5 ticks (coarse) vs 50 µs/op = 50 ticks; context
+        // switches 0.0002/op = 2 vs 0.0005/op = 5 (both coarse); 0 reads on both sides.
+        let t = m(10_000, 5.0, 0.0002, 0.0);
+        let b = m(10_000, 50.0, 0.0005, 0.0);
+        assert_eq!(
+            below_resolution(&side(&[&t]), &side(&[&b])),
+            ["cs_per_op", "reads_per_op", "read_kb_per_op"],
+            "one coarse side is still a finding: 5 ticks against 50"
+        );
+        let t2 = m(10_000, 9.0, 0.0002, 0.0);
+        let b2 = m(10_000, 9.9, 0.002, 0.0);
+        assert_eq!(
+            below_resolution(&side(&[&t2]), &side(&[&b2])),
+            ["server_cpu_us_per_op", "reads_per_op", "read_kb_per_op"],
+            "9 and 9.9 ticks are coarse; 20 switches are not"
+        );
+        // The mean over repeats decides: 8 and 14 ticks average 11.
+        let r1 = m(10_000, 8.0, 1.0, 1.0);
+        let r2 = m(10_000, 14.0, 1.0, 1.0);
+        assert!(below_resolution(&side(&[&r1, &r2]), &side(&[&r1, &r2])).is_empty());
+        // Unknown on a side (SQLite has no client CPU) is not "below".
+        let mut u = m(10_000, 1.0, 0.0, 0.0);
+        u.server_cpu_us_per_op = None;
+        let coarse = below_resolution(&side(&[&u]), &side(&[&u]));
+        assert!(!coarse.contains(&"server_cpu_us_per_op".into()));
+        // SQLite's CPU is dbdelta's getrusage, in µs: 9 ms is 9,000 units, not 0.9 ticks.
+        let lite = |ms| Side {
+            engine: "sqlite",
+            ..side(ms)
+        };
+        let coarse = below_resolution(&lite(&[&t2]), &lite(&[&b2]));
+        assert!(
+            !coarse.contains(&"server_cpu_us_per_op".into()),
+            "{coarse:?}"
+        );
+    }
+
+    #[test]
+    fn device_io_is_confirmed_by_the_engines_own_io() {
+        assert_eq!(confirmed(Some(8.0), Some(6.0)), Some(true));
+        assert_eq!(
+            confirmed(Some(8.0), Some(3.0)),
+            Some(false),
+            "other processes"
+        );
+        assert_eq!(
+            confirmed(Some(8.0), Some(20.0)),
+            Some(false),
+            "not yet on the device"
+        );
+        assert_eq!(confirmed(Some(0.0), Some(0.0)), Some(true));
+        assert_eq!(confirmed(Some(0.5), Some(0.0)), Some(false));
+        assert_eq!(confirmed(None, Some(1.0)), None);
+    }
+}

@@ -1,0 +1,105 @@
+//! Verdicts: for each family (one compared target × client count × metric, over all its steps),
+//! the per-step tests of paired ratios, Benjamini–Hochberg over the family, the minimum effect
+//! and the adjusted intervals, written into the model's `relative` rows.
+//!
+//! Owns which ratios form a family and how a `stats::Verdict` becomes a [`MetricTest`]. The
+//! arithmetic lives in `stats`; this module must not format anything or do I/O.
+
+use std::collections::BTreeMap;
+
+use super::model::{MetricTest, Relative, ReportModel};
+use crate::results::Measurement;
+use crate::stats::{self, FamilyRule};
+
+type Get = fn(&Measurement) -> Option<f64>;
+
+/// The metrics that get verdicts: (field name, per-repeat value, higher is better).
+const METRICS: [(&str, Get, bool); 2] = [
+    ("qps", |m| m.qps, true),
+    ("server_cpu_us_per_op", |m| m.server_cpu_us_per_op, false),
+];
+
+/// Per-repeat ratios target / base of `get` for one step, paired by repeat number, over the
+/// non-failed repeats of both.
+fn paired_ratios(ms: &[Measurement], r: &Relative, get: Get) -> Vec<f64> {
+    let values = |target: &str| -> BTreeMap<u32, f64> {
+        ms.iter()
+            .filter(|m| m.target == target && m.step == r.step && m.clients == r.clients)
+            .filter(|m| !m.failed)
+            .filter_map(|m| get(m).map(|v| (m.repeat, v)))
+            .collect()
+    };
+    let base = values(&r.base);
+    values(&r.target)
+        .into_iter()
+        .filter_map(|(repeat, t)| stats::ratio(Some(t), base.get(&repeat).copied()))
+        .collect()
+}
+
+fn metric_test(metric: &str, higher: bool, repeats: usize, v: &stats::Verdict) -> MetricTest {
+    MetricTest {
+        metric: metric.to_string(),
+        higher_is_better: higher,
+        paired_repeats: repeats as u32,
+        geo_mean: v.test.geo_mean(),
+        p: v.test.p,
+        q: v.q,
+        selected: v.selected,
+        family_size: v.family_size as u32,
+        family_selected: v.family_selected as u32,
+        ci: v.ci,
+        ci_level: v.ci_level,
+        ci95: v.ci95,
+        verdict: v.change.as_str().to_string(),
+        may_be_below_min_effect: v.may_be_below_min_effect,
+        unstable: v.unstable,
+    }
+}
+
+/// Fills `qps_test`, `server_cpu_test` and the QPS summary fields (`paired_repeats`,
+/// `geo_mean`, `ci95`, `verdict`, `unstable`) of every relative row. A step whose server CPU
+/// is below resolution on both sides is left out of the CPU family.
+pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
+    let mut families: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
+    for (i, r) in model.relative.iter().enumerate() {
+        families
+            .entry((r.target.clone(), r.clients))
+            .or_default()
+            .push(i);
+    }
+    for rows in families.values() {
+        for (metric, get, higher) in METRICS {
+            let sets: Vec<Vec<f64>> = rows
+                .iter()
+                .map(|&i| {
+                    let r = &model.relative[i];
+                    if r.below_resolution.iter().any(|f| f == metric) {
+                        Vec::new()
+                    } else {
+                        paired_ratios(ms, r, get)
+                    }
+                })
+                .collect();
+            let rule = FamilyRule {
+                q: model.method.fdr_q,
+                min_effect: model.method.min_effect,
+                higher_is_better: higher,
+            };
+            let verdicts = stats::family_verdicts(&sets, rule);
+            for ((&i, set), v) in rows.iter().zip(&sets).zip(verdicts) {
+                let test = v.map(|v| metric_test(metric, higher, set.len(), &v));
+                let r = &mut model.relative[i];
+                if metric == "qps" {
+                    r.paired_repeats = set.len() as u32;
+                    r.geo_mean = test.as_ref().map(|t| t.geo_mean);
+                    r.ci95 = test.as_ref().map(|t| t.ci95);
+                    r.verdict = test.as_ref().map(|t| t.verdict.clone());
+                    r.unstable = test.as_ref().is_some_and(|t| t.unstable);
+                    r.qps_test = test;
+                } else {
+                    r.server_cpu_test = test;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Verdicts on real measurements, through the binary and embedded SQLite, at `--quick` scale
+//! (0.3 s steps, 1 table × 10,000 rows), whole catalog, 5 interleaved repeats:
+//!
+//! - **A/A**: the same target listed twice under two names. Nothing changed, so no step may
+//!   get `regression` or `improvement`, on QPS or on server CPU/op.
+//! - **A/B with a known answer**: `synchronous = FULL` (base) vs `OFF`. Without the fsync of
+//!   every commit, every write step is faster (`improvement` on QPS). The read steps touch no
+//!   disk and must stay `within noise`, on QPS and CPU/op: the 15 `.pre` reads (`pre = true`),
+//!   which run before the writes on the same data for both targets. The reads after the writes
+//!   are left out: OFF writes 5–300× more rows in a write step than FULL, so its tables come out
+//!   of the writes more fragmented and its range reads cost a few % more CPU, a real difference
+//!   (README, Evidence) that this test must not call wrong.
+//!
+//! Each run takes about 2½ minutes and holds the `measuring()` lock; its text report is kept at
+//! `<target dir>/verdicts/a-a.txt` and `a-b.txt`. The proof that these pass
+//! by design and not by luck (many repeated runs, counted) is in the README (How verdicts are
+//! made, "Evidence").
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+const REPEATS: u64 = 5;
+
+fn lab(name: &str, a: (&str, &str), b: (&str, &str), pre: bool) -> String {
+    let target = |(name, settings): (&str, &str)| {
+        format!("[[target]]\nname = \"{name}\"\nengine = \"sqlite\"\nsettings = [{settings}]\n\n")
+    };
+    format!(
+        "[lab]\nname = \"{name}\"\nrepeats = {REPEATS}\norder = \"interleaved\"\n\n{}{}\
+         [suite.sysbench]\ntables = 1\nrows = 10000\npre = {pre}\n",
+        target(a),
+        target(b)
+    )
+}
+
+/// Runs `lab` at `--quick` and returns its JSON report. The text report is kept as a CI
+/// artifact, `<target dir>/verdicts/<name>.txt`, pass or fail.
+fn quick_run(dir: &Path, name: &str, lab: &str, only: &[&str]) -> Value {
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, lab).unwrap();
+    {
+        let _lock = measuring();
+        let mut args = vec!["-q", "run", path.to_str().unwrap(), "--quick"];
+        for step in only {
+            args.extend(["--only", step]);
+        }
+        let out = run(dir, &args);
+        assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+        let kept = target_dir().join("verdicts");
+        std::fs::create_dir_all(&kept).unwrap();
+        let file = kept.join(format!("{name}.txt"));
+        std::fs::write(&file, &out.stdout).unwrap();
+        eprintln!("report: {}", file.display());
+    }
+    let out = run(dir, &["report", "--format", "json"]);
+    assert!(out.status.success(), "report failed: {}", text(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert!(
+        schema_errors(&report).is_empty(),
+        "{:?}",
+        schema_errors(&report)
+    );
+    report
+}
+
+/// Every reported step's relative row (`steps` of them), checked to carry both tests over all
+/// repeats: a verdict that was never computed could not fail.
+fn tested_rows(report: &Value, steps: usize) -> Vec<&Value> {
+    let rows: Vec<&Value> = report["relative"].as_array().unwrap().iter().collect();
+    assert_eq!(rows.len(), steps, "every step at 1 client");
+    for r in &rows {
+        assert_eq!(r["qps_test"]["paired_repeats"], REPEATS, "{r}");
+        assert_eq!(r["qps_test"]["family_size"], steps, "{r}");
+        assert!(
+            r["server_cpu_test"].is_object(),
+            "SQLite CPU is never coarse here: {r}"
+        );
+    }
+    rows
+}
+
+/// One line per step: its QPS and CPU/op geometric means, q-values and verdicts.
+fn table(rows: &[&Value]) -> String {
+    rows.iter()
+        .map(|r| {
+            let t = |k: &str| {
+                format!(
+                    "{} {:.2} q={:.3} {}",
+                    k,
+                    r[k]["geo_mean"].as_f64().unwrap_or(f64::NAN),
+                    r[k]["q"].as_f64().unwrap_or(f64::NAN),
+                    r[k]["verdict"].as_str().unwrap_or("-")
+                )
+            };
+            format!(
+                "{:<26} {:<8} | {} | {}\n",
+                r["step"].as_str().unwrap(),
+                r["group"].as_str().unwrap(),
+                t("qps_test"),
+                t("server_cpu_test")
+            )
+        })
+        .collect()
+}
+
+fn verdict<'a>(r: &'a Value, test: &str) -> &'a str {
+    r[test]["verdict"].as_str().unwrap()
+}
+
+#[test]
+fn a_a_gets_no_verdict_on_qps_or_cpu() {
+    let dir = scratch();
+    let report = quick_run(
+        dir.path(),
+        "a-a",
+        &lab("A/A", ("a", ""), ("b", ""), false),
+        &[],
+    );
+    let rows = tested_rows(&report, 32);
+    let called: Vec<&&Value> = rows
+        .iter()
+        .filter(|r| {
+            ["qps_test", "server_cpu_test"]
+                .iter()
+                .any(|t| verdict(r, t) != "within noise")
+        })
+        .collect();
+    assert!(
+        called.is_empty(),
+        "A/A: the same target twice got a verdict:\n{}",
+        table(&rows)
+    );
+    assert_eq!(report["method"]["min_effect_source"], "lab");
+}
+
+#[test]
+fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
+    let dir = scratch();
+    // The .pre reads, then the writes (exactly these steps: no warm step, no read after writes).
+    let only = [
+        "*.pre*",
+        "update-*",
+        "write-only",
+        "read-write_*",
+        "delete",
+        "insert",
+    ];
+    let report = quick_run(
+        dir.path(),
+        "a-b",
+        &lab(
+            "A/B synchronous",
+            ("full", "\"synchronous = FULL\""),
+            ("off", "\"synchronous = OFF\""),
+            true,
+        ),
+        &only,
+    );
+    let rows = tested_rows(&report, 25);
+    assert!(
+        rows.iter()
+            .all(|r| r["group"] == "writes" || r["step"].as_str().unwrap().contains(".pre")),
+        "only .pre reads and writes"
+    );
+    let writes: Vec<&&Value> = rows.iter().filter(|r| r["group"] == "writes").collect();
+    assert_eq!(writes.len(), 10);
+    let wrong: Vec<String> = rows
+        .iter()
+        .filter(|r| {
+            let write = r["group"] == "writes";
+            let qps_ok = if write {
+                verdict(r, "qps_test") == "improvement"
+            } else {
+                verdict(r, "qps_test") == "within noise"
+            };
+            // CPU/op: never a regression of a write, never any verdict on a read.
+            let cpu_ok = if write {
+                verdict(r, "server_cpu_test") != "regression"
+            } else {
+                verdict(r, "server_cpu_test") == "within noise"
+            };
+            !(qps_ok && cpu_ok)
+        })
+        .map(|r| r["step"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "wrong verdicts for {wrong:?}:\n{}",
+        table(&rows)
+    );
+}
+
+#[test]
+fn min_effect_flag_out_of_range_is_bad_input() {
+    let dir = scratch();
+    for args in [
+        ["report", "--min-effect", "2"],
+        ["compare", "--min-effect", "-0.1"],
+    ] {
+        let mut args = args.to_vec();
+        if args[0] == "compare" {
+            args.extend(["previous", "latest"]);
+        }
+        let out = run(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("error: --min-effect ")
+                && err.contains("e.g. --min-effect 0.02 for 2%"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dir.path().join("dbdelta.db").exists(), "nothing written");
+    }
+}
