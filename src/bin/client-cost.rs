@@ -635,6 +635,8 @@ impl Bench<'_> {
             warmup,
             measure,
             seed: 0xc11e_c057 ^ u64::from(clients),
+            // Pinned by inheritance from this thread (`Affinity::pin` below).
+            client_cpus: None,
         };
         let quiet = Progress {
             mode: Mode::Quiet,
@@ -1136,6 +1138,7 @@ impl Bench<'_> {
             port: Some(port),
             config_name: None,
             prepared: true,
+            placement: Default::default(),
         };
         let server = engine::start(&target, &data_dir, &log)
             .with_context(|| format!("starting {}", kind.name()))?;

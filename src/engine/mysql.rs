@@ -670,7 +670,13 @@ impl MysqlServer {
             .args(&target.args)
             .current_dir(&data_dir)
             .envs(&target.env);
-        let mut proc = ServerProcess::spawn(cmd, user.as_ref(), log, "the MySQL server")?;
+        let mut proc = ServerProcess::spawn(
+            cmd,
+            user.as_ref(),
+            target.placement.server.as_ref(),
+            log,
+            "the MySQL server",
+        )?;
         let mut first = None;
         proc.wait_ready(READY_TIMEOUT, || {
             match MyConn::connect(&socket, USER, None) {

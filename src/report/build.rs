@@ -226,7 +226,22 @@ fn measurement_row(m: &Measurement) -> MeasurementRow {
         client_bound: m.client_bound,
         failed: m.failed,
         error: m.error.clone(),
+        server_cpus_seen: m.server_cpus_seen.clone(),
+        server_cpus_allowed: m.server_cpus_allowed.clone(),
+        client_cpus_seen: m.client_cpus_seen.clone(),
+        client_cpus_allowed: m.client_cpus_allowed.clone(),
     }
+}
+
+/// The union of the CPU lists `get` returns over `ms` (lists that do not parse are skipped).
+fn cpu_union(ms: &[&Measurement], get: fn(&Measurement) -> Option<&String>) -> Option<String> {
+    let mut all = crate::cpus::CpuSet::default();
+    for m in ms {
+        if let Some(set) = get(m).and_then(|l| crate::cpus::CpuSet::parse(l).ok()) {
+            all.extend(&set);
+        }
+    }
+    all.to_option()
 }
 
 fn mean_latency(ls: &[&Latency]) -> Option<Latency> {
@@ -298,6 +313,8 @@ fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> V
                 scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
                 client_bound: ok.iter().any(|m| m.client_bound),
                 errors: ok.iter().map(|m| m.errors.total()).sum(),
+                server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
+                client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
             }
         })
         .collect()
@@ -794,6 +811,13 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
         config_diff,
         settings_diff,
         env_diff,
+        placement: if t.placement.is_empty() {
+            "os".into()
+        } else {
+            t.placement.clone()
+        },
+        server_cpus: t.server_cpus.clone(),
+        client_cpus: t.client_cpus.clone(),
     }
 }
 

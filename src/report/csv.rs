@@ -13,9 +13,14 @@ use super::model::{Aggregate, Relative, ReportModel, TargetSummary};
 pub const COLUMNS: &[&str] = &[
     "run_id",
     "lab",
+    "host_online_cpus",
+    "host_cpu_topology",
     "target",
     "engine",
     "server_version",
+    "placement",
+    "server_cpus",
+    "client_cpus",
     "is_base",
     "base",
     "suite",
@@ -58,6 +63,8 @@ pub const COLUMNS: &[&str] = &[
     "db_size_bytes",
     "scan_krows_per_sec",
     "client_bound",
+    "server_cpus_seen",
+    "client_cpus_seen",
     "errors",
     "failed",
     "target_failed",
@@ -70,9 +77,16 @@ pub const COLUMNS: &[&str] = &[
 pub const TEXT_COLUMNS: &[&str] = &[
     "run_id",
     "lab",
+    "host_online_cpus",
+    "host_cpu_topology",
     "target",
     "engine",
     "server_version",
+    "placement",
+    "server_cpus",
+    "client_cpus",
+    "server_cpus_seen",
+    "client_cpus_seen",
     "base",
     "suite",
     "group",
@@ -107,6 +121,16 @@ fn text(v: Option<&str>) -> String {
 
 fn flag(v: bool) -> String {
     v.to_string()
+}
+
+/// The host's topology in one cell: `cpu:package:core` per online CPU, space-separated (SMT
+/// siblings share package and core).
+fn topology(h: &crate::results::HostInfo) -> String {
+    h.cpu_topology
+        .iter()
+        .map(|c| format!("{}:{}:{}", c.cpu, c.package, c.core))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One row: `a` is `None` for a step a failed target never measured.
@@ -144,9 +168,14 @@ fn row(
     vec![
         t.map_or_else(|| m.run.id.clone(), |t| t.run_id.clone()),
         m.run.lab.clone(),
+        m.run.host.online_cpus.clone(),
+        topology(&m.run.host),
         name.to_string(),
         text(t.map(|t| t.engine.as_str())),
         text(t.and_then(|t| t.server_version.as_deref())),
+        text(t.map(|t| t.placement.as_str())),
+        text(t.and_then(|t| t.server_cpus.as_deref())),
+        text(t.and_then(|t| t.client_cpus.as_deref())),
         flag(m.is_base(name)),
         text(
             t.and_then(|t| t.relative_to.as_deref())
@@ -192,6 +221,8 @@ fn row(
         int(a.and_then(|a| a.db_size_bytes)),
         v(|a| a.scan_krows_per_sec),
         flag(a.is_some_and(|a| a.client_bound)),
+        text(a.and_then(|a| a.server_cpus_seen.as_deref())),
+        text(a.and_then(|a| a.client_cpus_seen.as_deref())),
         int(Some(a.map_or(0, |a| a.errors))),
         flag(a.is_none_or(|a| a.repeats == 0)),
         flag(target_failed),

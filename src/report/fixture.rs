@@ -13,6 +13,16 @@ fn host() -> HostInfo {
         cores: 8,
         memory_bytes: 32 * (1 << 30),
         kernel: "6.8.0-49-generic".into(),
+        online_cpus: "0-3".into(),
+        usable_cpus: "0-3".into(),
+        cpu_topology: (0..4)
+            .map(|cpu| CpuTopology {
+                cpu,
+                core: i64::from(cpu % 2),
+                package: 0,
+                siblings: if cpu % 2 == 0 { "0,2" } else { "1,3" }.into(),
+            })
+            .collect(),
     }
 }
 
@@ -47,6 +57,9 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         failed: false,
         error: None,
         log_path: None,
+        placement: "os".into(),
+        server_cpus: None,
+        client_cpus: None,
     }
 }
 
@@ -116,6 +129,10 @@ fn measurement(
         client_bound: false,
         failed: false,
         error: None,
+        server_cpus_seen: Some("0-3".into()),
+        server_cpus_allowed: Some("0-3".into()),
+        client_cpus_seen: Some("1,3".into()),
+        client_cpus_allowed: Some("0-3".into()),
     }
 }
 
@@ -161,9 +178,15 @@ pub fn run_two_clients() -> RunData {
             failed: false,
             error: None,
             log_path: None,
+            placement: "shared".into(),
+            server_cpus: None,
+            client_cpus: Some("0".into()),
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];
+    targets[1].placement = "split".into();
+    targets[1].server_cpus = Some("0,2".into());
+    targets[1].client_cpus = Some("1,3".into());
     targets[3].env = map(&[("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")]);
     targets[3].failed = true;
     targets[3].server_version = None;

@@ -7,6 +7,7 @@
 
 use super::build::two;
 use super::model::{Aggregate, Relative, ReportModel};
+use crate::results::HostInfo;
 
 /// One piece of a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +202,51 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     doc
 }
 
+/// The host's CPUs for the header: online and usable lists, then each CPU's package, core and
+/// SMT siblings (a summary beyond 16 CPUs).
+pub fn cpus_text(h: &HostInfo) -> String {
+    if h.online_cpus.is_empty() {
+        return "CPUs: not recorded".into();
+    }
+    let mut out = format!(
+        "CPUs: online {}, dbdelta may use {}",
+        h.online_cpus, h.usable_cpus
+    );
+    let t = &h.cpu_topology;
+    if t.is_empty() {
+        return out;
+    }
+    if t.len() > 16 {
+        let packages: std::collections::BTreeSet<i64> = t.iter().map(|c| c.package).collect();
+        let cores: std::collections::BTreeSet<(i64, i64)> =
+            t.iter().map(|c| (c.package, c.core)).collect();
+        out.push_str(&format!(
+            "; topology: {} package(s), {} cores, {} CPUs",
+            packages.len(),
+            cores.len(),
+            t.len()
+        ));
+        return out;
+    }
+    // One entry per core, with the CPUs on it (more than one: SMT siblings).
+    let mut cores: std::collections::BTreeMap<(i64, i64), crate::cpus::CpuSet> = Default::default();
+    for c in t {
+        cores
+            .entry((c.package, c.core))
+            .or_default()
+            .insert(c.cpu as usize);
+    }
+    let each: Vec<String> = cores
+        .iter()
+        .map(|((package, core), cpus)| {
+            let word = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+            format!("package {package} core {core} → {word} {cpus}")
+        })
+        .collect();
+    out.push_str(&format!("; topology: {}", each.join("; ")));
+    out
+}
+
 fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Title(match &m.compare {
         Some(_) => format!("dbdelta compare: {}", m.run.lab),
@@ -227,6 +273,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
             h.memory_bytes as f64 / (1u64 << 30) as f64,
             h.kernel
         ),
+        cpus_text(h),
         format!("dbdelta {}", r.dbdelta_version),
         format!("base: {}", m.base_label()),
     ];
@@ -274,6 +321,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         ]);
     }
     doc.push(Block::Table(grid));
+    placement_table(m, doc);
 
     let mut diffs = Vec::new();
     for t in m.targets.iter().filter(|t| t.relative_to.is_some()) {
@@ -336,6 +384,35 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         )));
         doc.push(Block::Bullets(diffs));
     }
+}
+
+/// Where each target's server and client threads ran: the placement and its CPU lists.
+fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
+    doc.push(Block::Para(
+        "CPU placement (lab keys placement, server_cpus, client_cpus; \"not pinned\": the scheduler's choice):"
+            .into(),
+    ));
+    let mut grid = Grid {
+        header: ["target", "placement", "server CPUs", "client CPUs"]
+            .map(String::from)
+            .to_vec(),
+        right: vec![false; 4],
+        rows: Vec::new(),
+    };
+    for t in &m.targets {
+        let server = match (&t.server_cpus, t.engine.as_str()) {
+            (Some(s), _) => s.clone(),
+            (None, "sqlite") => "none (in-process)".into(),
+            (None, _) => "not pinned".into(),
+        };
+        grid.rows.push(vec![
+            Cell::plain(&t.name),
+            Cell::plain(&t.placement),
+            Cell::plain(server),
+            Cell::plain(t.client_cpus.as_deref().unwrap_or("not pinned")),
+        ]);
+    }
+    doc.push(Block::Table(grid));
 }
 
 fn load(m: &ReportModel, doc: &mut Vec<Block>) {

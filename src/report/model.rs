@@ -105,6 +105,12 @@ pub struct TargetSummary {
     /// recorded, or the engines differ).
     pub settings_diff: Vec<Difference>,
     pub env_diff: Vec<Difference>,
+    /// CPU placement: `os`, `shared`, `split` or `custom`.
+    pub placement: String,
+    /// CPUs the server process tree was pinned to; `None`: not pinned or no server (SQLite).
+    pub server_cpus: Option<String>,
+    /// CPUs every client thread was pinned to; `None`: not pinned.
+    pub client_cpus: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -161,6 +167,12 @@ pub struct MeasurementRow {
     pub client_bound: bool,
     pub failed: bool,
     pub error: Option<String>,
+    /// CPUs the server's threads were seen on / allowed on during the step (CPU lists).
+    pub server_cpus_seen: Option<String>,
+    pub server_cpus_allowed: Option<String>,
+    /// CPUs dbdelta's client threads were seen on / allowed on.
+    pub client_cpus_seen: Option<String>,
+    pub client_cpus_allowed: Option<String>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean
@@ -192,6 +204,9 @@ pub struct Aggregate {
     pub client_bound: bool,
     /// Errors summed over the non-failed repeats.
     pub errors: u64,
+    /// CPUs the server's / the client's threads were seen on, over the non-failed repeats.
+    pub server_cpus_seen: Option<String>,
+    pub client_cpus_seen: Option<String>,
 }
 
 /// A non-base target relative to its base for one step and client count.

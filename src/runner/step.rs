@@ -5,7 +5,8 @@
 //! one ends) × recorder (per-thread [`Recorder`], merged after the threads stop).
 //! Phases: every thread connects and prepares, all meet at a barrier, the coordinator fixes the
 //! warm-up end and the deadline, threads run until the deadline, meet again, and only then does
-//! the coordinator take the closing `/proc` snapshot.
+//! the coordinator take the closing `/proc` snapshot. A client thread with a placement pins
+//! itself once, first thing, before it connects (never per event).
 //! Must not: allocate, lock or format per event; write to the store (the caller does).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,9 +15,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::recorder::{Merged, Recorder};
+use crate::cpus::{self, CpuSet};
 use crate::engine::{DbError, Driver, ErrorKind};
 use crate::progress::StepProgress;
-use crate::sampler::{Costs, Peaks, Probe, Sampler};
+use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler};
 use crate::workload::{EventExecutor, Scale, StepDef};
 
 /// What a step needs to run.
@@ -28,6 +30,8 @@ pub struct StepSpec {
     pub measure: Duration,
     /// Seed of the first client's random generator (others add their index).
     pub seed: u64,
+    /// CPUs every client thread pins itself to; `None`: not pinned.
+    pub client_cpus: Option<CpuSet>,
 }
 
 /// What a step measured.
@@ -47,6 +51,9 @@ pub struct StepRun {
     /// Every event the clients ran, warm-up and failed ones included (what a whole-process
     /// CPU figure must be divided by; `merged.events` counts the measured window only).
     pub events_all: u64,
+    /// Where the server's and the client's threads ran and were allowed to run: the sampler's
+    /// seconds plus both boundaries of the measured period.
+    pub cpus: CpuUse,
 }
 
 /// CPU time of the calling thread.
@@ -111,9 +118,17 @@ pub fn run(
         let scale = spec.scale;
         let measure = spec.measure;
         let seed = spec.seed.wrapping_add(i as u64);
+        let client_cpus = spec.client_cpus.clone();
         let handle = thread::Builder::new()
             .name(format!("dbdelta-client-{i}"))
             .spawn(move || -> ClientEnd {
+                // Once per thread, before it connects: the mask holds for the whole step.
+                let pinned = match &client_cpus {
+                    Some(c) => cpus::pin_current_thread(c).map_err(|e| {
+                        DbError::fatal(format!("cannot pin a client thread to CPUs {c}: {e}"))
+                    }),
+                    None => Ok(()),
+                };
                 // Connect and prepare the step's statements (at setup and after a lost connection).
                 let open = || {
                     driver.connect().and_then(|mut s| {
@@ -123,7 +138,7 @@ pub fn run(
                     })
                 };
                 // Setup failures still pass every barrier.
-                let setup = open();
+                let setup = pinned.and_then(|()| open());
                 ready.wait();
                 go.wait();
                 let (mut session, mut exec) = match setup {
@@ -246,10 +261,12 @@ pub fn run(
     };
     let mut interrupted = false;
     let mut a = None;
+    let mut cpus = CpuUse::default();
     loop {
         let now = Instant::now();
         if a.is_none() && now >= measure_start {
             a = Some(probe.snapshot());
+            cpus.add(&probe.cpus());
         }
         if now >= deadline {
             break;
@@ -273,8 +290,10 @@ pub fn run(
     let a = a.unwrap_or_else(|| probe.snapshot());
     done.wait();
     let b = probe.snapshot();
+    cpus.add(&probe.cpus());
     snapshotted.wait();
     let peaks = sampler.finish();
+    cpus.add(&peaks.cpus);
 
     let mut recorders = Vec::with_capacity(n);
     let mut rows_touched = vec![0u64; spec.step.event.len()];
@@ -317,5 +336,6 @@ pub fn run(
         max_client_busy,
         interrupted,
         events_all,
+        cpus,
     })
 }
