@@ -222,6 +222,20 @@ pub struct Measurement {
     pub client_cpus_seen: Option<String>,
     /// Union of the client threads' affinity masks.
     pub client_cpus_allowed: Option<String>,
+    /// Low concurrency whose client and server spent most of each query asleep waiting for
+    /// each other across CPUs (`cpus::wakeup_bound`): the number measures wake-ups.
+    pub wakeup_bound: bool,
+    /// How the step's length was decided: `fixed` or `adaptive`.
+    pub duration_rule: String,
+    /// Adaptive steps: the target relative half-width of the 95% CI of the per-second mean QPS.
+    pub precision_target: Option<f64>,
+    /// That half-width as achieved, computed from the stored per-second series with
+    /// `stats::series_precision` (fixed steps too); `None` with fewer than 3 whole seconds or
+    /// fewer than 2 effectively independent ones.
+    pub precision_achieved: Option<f64>,
+    /// How the measured period ended: `deadline` (fixed length), `precision` (adaptive, target
+    /// reached) or `max` (adaptive, ran to its maximum).
+    pub stop_reason: Option<String>,
     /// The step did not complete; `error` says why.
     pub failed: bool,
     pub error: Option<String>,

@@ -144,6 +144,15 @@ ALTER TABLE measurements ADD COLUMN server_cpus_allowed TEXT;
 ALTER TABLE measurements ADD COLUMN client_cpus_seen TEXT;
 ALTER TABLE measurements ADD COLUMN client_cpus_allowed TEXT;
 "#,
+    // v5: the wake-up-bound flag and adaptive step length (rule, target and achieved precision,
+    // how the step ended).
+    r#"
+ALTER TABLE measurements ADD COLUMN wakeup_bound INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN duration_rule TEXT NOT NULL DEFAULT 'fixed';
+ALTER TABLE measurements ADD COLUMN precision_target REAL;
+ALTER TABLE measurements ADD COLUMN precision_achieved REAL;
+ALTER TABLE measurements ADD COLUMN stop_reason TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -349,13 +358,14 @@ impl Store {
                 peak_vsz_bytes, peak_pss_bytes, db_size_bytes, client_bound, failed, error,
                 histogram, warm, rows_per_event, rows_per_statement, scan_krows_per_sec,
                 server_cpus_seen, server_cpus_allowed, client_cpus_seen, client_cpus_allowed,
+                wakeup_bound, duration_rule, precision_target, precision_achieved, stop_reason,
                 recorded_at)
              VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
                 :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
                 :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
                 :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :pss, :size, :cb, :failed, :error, :hist,
                 :warm, :rpe, :rps, :krows, :sseen, :sallowed, :cseen, :callowed,
-                strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                :wb, :rule, :ptarget, :pachieved, :stop, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
             named_params! {
                 ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
                 ":step_index": m.step_index, ":grp": m.group, ":spe": m.statements_per_event,
@@ -380,6 +390,10 @@ impl Store {
                 ":krows": m.scan_krows_per_sec,
                 ":sseen": m.server_cpus_seen, ":sallowed": m.server_cpus_allowed,
                 ":cseen": m.client_cpus_seen, ":callowed": m.client_cpus_allowed,
+                ":wb": m.wakeup_bound,
+                ":rule": if m.duration_rule.is_empty() { "fixed" } else { m.duration_rule.as_str() },
+                ":ptarget": m.precision_target, ":pachieved": m.precision_achieved,
+                ":stop": m.stop_reason,
             },
         )?;
         {
@@ -673,6 +687,11 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         server_cpus_allowed: r.get("server_cpus_allowed")?,
         client_cpus_seen: r.get("client_cpus_seen")?,
         client_cpus_allowed: r.get("client_cpus_allowed")?,
+        wakeup_bound: r.get("wakeup_bound")?,
+        duration_rule: r.get("duration_rule")?,
+        precision_target: r.get("precision_target")?,
+        precision_achieved: r.get("precision_achieved")?,
+        stop_reason: r.get("stop_reason")?,
     })
 }
 
@@ -738,6 +757,11 @@ mod tests {
             server_cpus_allowed: Some("0-1".into()),
             client_cpus_seen: Some("1".into()),
             client_cpus_allowed: Some("1".into()),
+            wakeup_bound: true,
+            duration_rule: "adaptive".into(),
+            precision_target: Some(0.01),
+            precision_achieved: Some(0.0093),
+            stop_reason: Some("precision".into()),
             ..Default::default()
         };
         s.save_step("r1", &m, &[], &[]).unwrap();

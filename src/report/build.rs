@@ -230,6 +230,20 @@ fn measurement_row(m: &Measurement) -> MeasurementRow {
         server_cpus_allowed: m.server_cpus_allowed.clone(),
         client_cpus_seen: m.client_cpus_seen.clone(),
         client_cpus_allowed: m.client_cpus_allowed.clone(),
+        wakeup_bound: m.wakeup_bound,
+        duration_rule: rule(m).to_string(),
+        precision_target: m.precision_target,
+        precision_achieved: m.precision_achieved,
+        stop_reason: m.stop_reason.clone(),
+    }
+}
+
+/// A measurement's length rule; runs stored before adaptive steps existed are `fixed`.
+fn rule(m: &Measurement) -> &str {
+    if m.duration_rule.is_empty() {
+        "fixed"
+    } else {
+        &m.duration_rule
     }
 }
 
@@ -315,6 +329,22 @@ fn aggregates(ms: &[Measurement], groups: &[StepGroup], targets: &[String]) -> V
                 errors: ok.iter().map(|m| m.errors.total()).sum(),
                 server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
                 client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
+                wakeup_bound: ok.iter().any(|m| m.wakeup_bound),
+                seconds: mean(|m| Some(m.seconds)),
+                duration_rule: if ok.iter().any(|m| rule(m) == "adaptive") {
+                    "adaptive"
+                } else {
+                    "fixed"
+                }
+                .into(),
+                precision_achieved: ok
+                    .iter()
+                    .filter_map(|m| m.precision_achieved)
+                    .reduce(f64::max),
+                ran_to_max: ok
+                    .iter()
+                    .filter(|m| m.stop_reason.as_deref() == Some("max"))
+                    .count() as u32,
             }
         })
         .collect()
@@ -674,7 +704,33 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             where_(m)
         ));
     }
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.wakeup_bound && !m.failed)
+    {
+        out.push(wakeup_warning(&where_(m), m));
+    }
     out
+}
+
+/// The wake-up-bound warning of one measurement, with the numbers behind it.
+fn wakeup_warning(place: &str, m: &Measurement) -> String {
+    let busy = |cpu| crate::cpus::busy_share(cpu, m.qps, m.clients);
+    let pct = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0));
+    let us = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1} µs"));
+    format!(
+        "wake-up-bound: {place}: the client was busy {} and the server {} of each query's wall time \
+         (client {} + server {} CPU per query at {} QPS): most of every round trip each side sleeps \
+         waiting for the other on another CPU, so this number measures cross-CPU wake-ups (on a VM, \
+         the hypervisor) more than the engine; to measure the engine, run client and server on one \
+         CPU with placement = \"shared\" (or set server_cpus and client_cpus)",
+        pct(busy(m.client_cpu_us_per_op)),
+        pct(busy(m.server_cpu_us_per_op)),
+        us(m.client_cpu_us_per_op),
+        us(m.server_cpu_us_per_op),
+        m.qps.map_or("n/a".into(), |q| format!("{q:.0}")),
+    )
 }
 
 fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
@@ -726,6 +782,22 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
             "pre = true: point-1 and range-1 are the .pre steps, run after the load and its cleanup and before the \
              writes; point-2 and range-2 the same reads after the writes. Pre/post = QPS(after the writes) / \
              QPS(.pre) per target; < 1 means the writes left the database slower to read."
+                .to_string(),
+        );
+    }
+    if data
+        .measurements
+        .iter()
+        .any(|m| !m.warm && rule(m) == "adaptive")
+    {
+        out.push(
+            "Adaptive steps (duration = \"adaptive\"): after the warm-up the runner counts the ops of each whole second; \
+             from min_secs on it ends the step at the first whole second where the 95% confidence interval of the mean \
+             of those per-second counts is within ±precision of it, else at max_secs. The interval is t·s/√n_eff, with \
+             n_eff = n(1−ρ)/(1+ρ) for the lag-1 autocorrelation ρ (clamped at 0) and Student's t with n_eff−1 degrees of \
+             freedom. The ± shown is recomputed from the stored per-second series with the same formula (the step \
+             length table shows the mean seconds and the worst ± over repeats); \"max\" marks steps with a repeat that \
+             ran to its maximum without reaching the target. Warm steps keep their fixed length."
                 .to_string(),
         );
     }

@@ -133,6 +133,11 @@ fn measurement(
         server_cpus_allowed: Some("0-3".into()),
         client_cpus_seen: Some("1,3".into()),
         client_cpus_allowed: Some("0-3".into()),
+        wakeup_bound: false,
+        duration_rule: "fixed".into(),
+        precision_target: None,
+        precision_achieved: None,
+        stop_reason: Some("deadline".into()),
     }
 }
 
@@ -404,4 +409,32 @@ pub fn run_pre_post() -> RunData {
         measurements,
         series: Vec::new(),
     }
+}
+
+/// [`run_three_repeats`] with adaptive steps: each took 10 to 24 s and reached ±1%, except
+/// pg17's `scan`, which ran to its 60 s maximum at ±1.4%; pg16's first `point-query` was
+/// wake-up-bound (unpinned, 1 client on 4 CPUs).
+pub fn run_adaptive() -> RunData {
+    let mut data = run_three_repeats();
+    data.run.id = "20261124-0900".into();
+    data.run.lab = "pg16 vs pg17, adaptive".into();
+    for (i, m) in data.measurements.iter_mut().enumerate() {
+        m.duration_rule = "adaptive".into();
+        m.precision_target = Some(0.01);
+        m.seconds = 10.0 + (i % 8) as f64 * 2.0;
+        m.precision_achieved = Some(0.006 + (i % 4) as f64 * 0.001);
+        m.stop_reason = Some("precision".into());
+        if m.target == "pg17" && m.step == "scan" {
+            m.seconds = 60.0;
+            m.precision_achieved = Some(0.014);
+            m.stop_reason = Some("max".into());
+        }
+        if m.target == "pg16" && m.step == "point-query" && m.repeat == 1 {
+            m.wakeup_bound = true;
+            m.qps = Some(13_500.0);
+            m.client_cpu_us_per_op = Some(26.0);
+            m.server_cpu_us_per_op = Some(33.0);
+        }
+    }
+    data
 }

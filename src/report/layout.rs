@@ -666,6 +666,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     }
     doc.push(Block::Table(grid));
     throughput_figures(m, clients, &steps, doc);
+    length_table(m, clients, &steps, doc);
 
     doc.push(Block::SubHeading(
         "Memory and size, MB: peak RSS / database size after the step".into(),
@@ -746,6 +747,49 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             }],
         });
     }
+}
+
+/// Seconds each step measured and the precision achieved: shown when a step ran adaptively
+/// or any precision is known.
+fn length_table(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
+    let shown = m.shown_targets();
+    let aggs = || {
+        steps
+            .iter()
+            .flat_map(|s| shown.iter().filter_map(|t| m.aggregate(t, s, clients)))
+    };
+    let adaptive = aggs().any(|a| a.duration_rule == "adaptive");
+    if !adaptive && !aggs().any(|a| a.precision_achieved.is_some()) {
+        return;
+    }
+    let target = m
+        .measurements
+        .iter()
+        .find_map(|r| r.precision_target)
+        .map(|p| format!(", target ±{:.1}%", p * 100.0))
+        .unwrap_or_default();
+    doc.push(Block::SubHeading(format!(
+        "Step length: seconds, ± of the mean QPS (95% CI; mean s, worst ± of repeats){target}"
+    )));
+    let mut grid = targets_grid(m, &shown);
+    for step in steps {
+        let mut row = vec![Cell::plain(*step)];
+        for t in &shown {
+            row.push(Cell::plain(match m.aggregate(t, step, clients) {
+                None => NA.into(),
+                Some(a) => {
+                    let secs = a.seconds.map_or(NA.into(), |s| format!("{s:.0} s"));
+                    let pm = a
+                        .precision_achieved
+                        .map_or(format!("±{NA}"), |p| format!("±{:.1}%", p * 100.0));
+                    let max = if a.ran_to_max > 0 { " max" } else { "" };
+                    format!("{secs} {pm}{max}")
+                }
+            }));
+        }
+        grid.rows.push(row);
+    }
+    doc.push(Block::Table(grid));
 }
 
 /// Per-second throughput charts of the steps with a recorded series (first repeat).

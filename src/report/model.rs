@@ -173,6 +173,17 @@ pub struct MeasurementRow {
     /// CPUs dbdelta's client threads were seen on / allowed on.
     pub client_cpus_seen: Option<String>,
     pub client_cpus_allowed: Option<String>,
+    /// Client and server spent most of each query asleep waiting for each other across CPUs.
+    pub wakeup_bound: bool,
+    /// `fixed` or `adaptive`.
+    pub duration_rule: String,
+    /// Adaptive: target relative half-width of the 95% CI of the per-second mean QPS.
+    pub precision_target: Option<f64>,
+    /// Relative half-width achieved, from the stored per-second series.
+    pub precision_achieved: Option<f64>,
+    /// `deadline` (fixed), `precision` (adaptive, target reached) or `max` (adaptive, ran to
+    /// its maximum).
+    pub stop_reason: Option<String>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean
@@ -207,6 +218,16 @@ pub struct Aggregate {
     /// CPUs the server's / the client's threads were seen on, over the non-failed repeats.
     pub server_cpus_seen: Option<String>,
     pub client_cpus_seen: Option<String>,
+    /// Any repeat was flagged wake-up-bound.
+    pub wakeup_bound: bool,
+    /// Mean measured seconds of the non-failed repeats.
+    pub seconds: Option<f64>,
+    /// `adaptive` when any repeat ran adaptively, else `fixed`.
+    pub duration_rule: String,
+    /// The largest (worst) achieved relative half-width over the repeats.
+    pub precision_achieved: Option<f64>,
+    /// Adaptive repeats that ran to their maximum without reaching the target.
+    pub ran_to_max: u32,
 }
 
 /// A non-base target relative to its base for one step and client count.

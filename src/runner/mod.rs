@@ -22,6 +22,7 @@ use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
 use crate::results::{LoadResult, Measurement, RunInfo, SecondSample, TargetInfo};
 use crate::sampler::Probe;
+use crate::stats;
 use crate::store::Store;
 use crate::workload::{self, Scale, StepDef, sql, sysbench};
 
@@ -381,6 +382,7 @@ impl CellRun<'_> {
             measure,
             seed: workload::step_seed(step_index, self.cell.repeat),
             client_cpus: self.target.placement.client.clone(),
+            stop_rule: self.plan.stop_rule(step),
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, self.plan.warmup + measure);
@@ -434,6 +436,7 @@ impl CellRun<'_> {
             }
         }
         let series = series_of(&m, &run);
+        Self::fill_length(&mut m, &run, &series);
         self.store
             .save_step(self.run_id, &m, &series, &run.merged.serialized_histogram())?;
         if let Some(e) = dead {
@@ -504,7 +507,37 @@ impl CellRun<'_> {
         m.server_cpus_allowed = cpus.server_allowed.to_option();
         m.client_cpus_seen = cpus.client_seen.to_option();
         m.client_cpus_allowed = cpus.client_allowed.to_option();
-        let _ = threads;
+        let placement = &self.target.placement;
+        m.wakeup_bound = crate::cpus::wakeup_bound(&crate::cpus::WakeupInputs {
+            embedded: self.target.engine.embedded(),
+            clients: threads,
+            usable_cpus: self.plan.machine.usable.len(),
+            one_shared_cpu: placement.one_shared_cpu(),
+            device_ios_per_op: per.reads.zip(per.writes).map(|(r, w)| r + w),
+            client_cpu_us_per_op: m.client_cpu_us_per_op,
+            server_cpu_us_per_op: m.server_cpu_us_per_op,
+            qps: m.qps,
+        });
+    }
+
+    /// The step-length rule and how it ended, with the precision achieved as computed from
+    /// the stored per-second `series` (the same function the adaptive rule uses).
+    fn fill_length(m: &mut Measurement, run: &step::StepRun, series: &[SecondSample]) {
+        let ops: Vec<f64> = series.iter().map(|s| s.ops as f64).collect();
+        m.precision_achieved = stats::series_precision(&ops)
+            .map(|p| p.half_width)
+            .filter(|h| h.is_finite());
+        match &run.adaptive {
+            None => {
+                m.duration_rule = "fixed".into();
+                m.stop_reason = Some("deadline".into());
+            }
+            Some(end) => {
+                m.duration_rule = "adaptive".into();
+                m.precision_target = Some(end.target);
+                m.stop_reason = Some(if end.reached { "precision" } else { "max" }.into());
+            }
+        }
     }
 }
 
@@ -535,18 +568,30 @@ fn series_of(m: &Measurement, run: &step::StepRun) -> Vec<SecondSample> {
 
 /// The line that replaces a finished step's progress bar.
 fn summary(prefix: &str, m: &Measurement) -> String {
-    match (&m.qps, &m.latency_us) {
-        (Some(qps), Some(lat)) => format!(
-            "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op{}",
-            thousands(*qps),
-            lat.p99,
-            m.server_cpu_us_per_op.unwrap_or(f64::NAN),
-            if m.errors.total() > 0 {
-                format!(", {} errors", m.errors.total())
-            } else {
-                String::new()
-            }
-        ),
-        _ => format!("{prefix}: no event completed ({} errors)", m.errors.total()),
+    let (Some(qps), Some(lat)) = (&m.qps, &m.latency_us) else {
+        return format!("{prefix}: no event completed ({} errors)", m.errors.total());
+    };
+    let mut out = format!(
+        "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op",
+        thousands(*qps),
+        lat.p99,
+        m.server_cpu_us_per_op.unwrap_or(f64::NAN),
+    );
+    if m.errors.total() > 0 {
+        out.push_str(&format!(", {} errors", m.errors.total()));
     }
+    if m.duration_rule == "adaptive" {
+        let precision = m
+            .precision_achieved
+            .map_or("±n/a".into(), |p| format!("±{:.1}%", p * 100.0));
+        let how = match m.stop_reason.as_deref() {
+            Some("precision") => "target reached",
+            _ => "ran to its maximum",
+        };
+        out.push_str(&format!(", {:.1} s {precision} ({how})", m.seconds));
+    }
+    if m.wakeup_bound {
+        out.push_str(", wake-up-bound");
+    }
+    out
 }

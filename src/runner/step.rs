@@ -18,7 +18,8 @@ use super::recorder::{Merged, Recorder};
 use crate::cpus::{self, CpuSet};
 use crate::engine::{DbError, Driver, ErrorKind};
 use crate::progress::StepProgress;
-use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler};
+use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler, Snapshot};
+use crate::stats;
 use crate::workload::{EventExecutor, Scale, StepDef};
 
 /// What a step needs to run.
@@ -32,6 +33,10 @@ pub struct StepSpec {
     pub seed: u64,
     /// CPUs every client thread pins itself to; `None`: not pinned.
     pub client_cpus: Option<CpuSet>,
+    /// Adaptive length: (target relative half-width of the 95% CI of the per-second mean QPS,
+    /// minimum measured time). The step then ends at the first whole second from the minimum
+    /// on where the precision is reached, or at `measure` (its maximum). `None`: fixed length.
+    pub stop_rule: Option<(f64, Duration)>,
 }
 
 /// What a step measured.
@@ -54,6 +59,21 @@ pub struct StepRun {
     /// Where the server's and the client's threads ran and were allowed to run: the sampler's
     /// seconds plus both boundaries of the measured period.
     pub cpus: CpuUse,
+    /// How an adaptive step ended; `None` for a fixed-length step.
+    pub adaptive: Option<AdaptiveEnd>,
+}
+
+/// How an adaptive step ended, by the coordinator's own per-second counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdaptiveEnd {
+    /// The target relative half-width.
+    pub target: f64,
+    /// The target precision was reached (else the step ran to its maximum).
+    pub reached: bool,
+    /// Whole seconds counted.
+    pub seconds: u32,
+    /// The last relative half-width the coordinator computed (`None`: fewer than 3 seconds).
+    pub half_width: Option<f64>,
 }
 
 /// CPU time of the calling thread.
@@ -251,43 +271,17 @@ pub fn run(
     let sampler = Sampler::start(probe.clone());
     go.wait();
 
-    // Warm-up: show progress, then take the opening snapshot at the start of the measured period.
-    let tick = Duration::from_millis(200);
-    let mut last = (t0, 0u64);
-    let total = |live: &[Live]| {
-        live.iter()
-            .map(|l| l.0.load(Ordering::Relaxed))
-            .sum::<u64>()
+    let clock = Clock {
+        t0,
+        measure_start,
+        deadline,
     };
-    let mut interrupted = false;
-    let mut a = None;
-    let mut cpus = CpuUse::default();
-    loop {
-        let now = Instant::now();
-        if a.is_none() && now >= measure_start {
-            a = Some(probe.snapshot());
-            cpus.add(&probe.cpus());
-        }
-        if now >= deadline {
-            break;
-        }
-        if interrupt.load(Ordering::Relaxed) {
-            interrupted = true;
-            stop.store(true, Ordering::Relaxed);
-            break;
-        }
-        let next_boundary = if a.is_none() { measure_start } else { deadline };
-        thread::sleep(tick.min(next_boundary.saturating_duration_since(now)));
-        let now = Instant::now();
-        let count = total(&live);
-        let dt = now.duration_since(last.0).as_secs_f64();
-        if dt > 0.0 {
-            let rate = (count - last.1) as f64 / dt * spec.step.statements_per_event() as f64;
-            progress.update(now.duration_since(t0), now < measure_start, rate);
-        }
-        last = (now, count);
-    }
-    let a = a.unwrap_or_else(|| probe.snapshot());
+    let Coordinated {
+        a,
+        interrupted,
+        mut cpus,
+        adaptive,
+    } = coordinate(spec, &clock, probe, progress, interrupt, &stop, &live);
     done.wait();
     let b = probe.snapshot();
     cpus.add(&probe.cpus());
@@ -322,7 +316,7 @@ pub fn run(
             fatal.unwrap_or_else(|| "unknown error".into())
         );
     }
-    let events_all = total(&live);
+    let events_all: u64 = live.iter().map(|l| l.0.load(Ordering::Relaxed)).sum();
     let merged = Merged::from(recorders);
     let end = merged.last_end.unwrap_or(deadline).max(measure_start);
     let seconds = end.duration_since(measure_start).as_secs_f64();
@@ -337,5 +331,169 @@ pub fn run(
         interrupted,
         events_all,
         cpus,
+        adaptive,
     })
+}
+
+/// The instants that frame a step.
+struct Clock {
+    t0: Instant,
+    measure_start: Instant,
+    deadline: Instant,
+}
+
+/// What the coordinator saw while the clients ran.
+struct Coordinated {
+    /// The opening snapshot, taken at the start of the measured period.
+    a: Snapshot,
+    interrupted: bool,
+    cpus: CpuUse,
+    adaptive: Option<AdaptiveEnd>,
+}
+
+/// Ops per whole second of the measured period, counted by the coordinator from the clients'
+/// live event counters, and whether their mean is known precisely enough to stop.
+struct SecondCounter {
+    precision: f64,
+    min_secs: usize,
+    statements_per_event: f64,
+    /// The next whole second of the measured period.
+    next: Instant,
+    /// Events counted at the previous whole second.
+    prev: u64,
+    per_second: Vec<f64>,
+    last: Option<f64>,
+}
+
+impl SecondCounter {
+    fn new((precision, min): (f64, Duration), clock: &Clock, step: &StepDef, events: u64) -> Self {
+        let max_secs = clock.deadline.duration_since(clock.measure_start).as_secs() as usize;
+        SecondCounter {
+            precision,
+            min_secs: min.as_secs_f64().ceil() as usize,
+            statements_per_event: f64::from(step.statements_per_event()),
+            next: clock.measure_start + Duration::from_secs(1),
+            prev: events,
+            per_second: Vec::with_capacity(max_secs + 1),
+            last: None,
+        }
+    }
+
+    /// Count the second that ended at `self.next` (`events` read just after it). True when
+    /// the step has run its minimum and its per-second mean is within ±precision.
+    fn second(&mut self, events: u64) -> bool {
+        self.per_second
+            .push(events.saturating_sub(self.prev) as f64 * self.statements_per_event);
+        self.prev = events;
+        self.next += Duration::from_secs(1);
+        self.last = stats::series_precision(&self.per_second)
+            .map(|p| p.half_width)
+            .filter(|h| h.is_finite());
+        self.per_second.len() >= self.min_secs && self.last.is_some_and(|h| h <= self.precision)
+    }
+
+    /// `±1.4% after 12 s`, for the progress bar.
+    fn state(&self) -> String {
+        match self.last {
+            Some(h) => format!(
+                "±{:.1}% after {} s (target ±{:.1}%)",
+                h * 100.0,
+                self.per_second.len(),
+                self.precision * 100.0
+            ),
+            None => format!("{} s measured", self.per_second.len()),
+        }
+    }
+
+    fn end(&self, reached: bool) -> AdaptiveEnd {
+        AdaptiveEnd {
+            target: self.precision,
+            reached,
+            seconds: self.per_second.len() as u32,
+            half_width: self.last,
+        }
+    }
+}
+
+/// The coordinator's part of a step: show progress, take the opening snapshot when the
+/// measured period starts, count whole seconds for an adaptive step and stop it early through
+/// `stop`, and return at the deadline (or on `interrupt`).
+fn coordinate(
+    spec: &StepSpec,
+    clock: &Clock,
+    probe: &Probe,
+    progress: &StepProgress,
+    interrupt: &AtomicBool,
+    stop: &AtomicBool,
+    live: &[Live],
+) -> Coordinated {
+    let tick = Duration::from_millis(200);
+    let total = || {
+        live.iter()
+            .map(|l| l.0.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    let mut last = (clock.t0, 0u64);
+    let mut a = None;
+    let mut cpus = CpuUse::default();
+    let mut counter: Option<SecondCounter> = None;
+    let mut adaptive = None;
+    let mut interrupted = false;
+    loop {
+        let now = Instant::now();
+        if a.is_none() && now >= clock.measure_start {
+            let events = total();
+            counter = spec
+                .stop_rule
+                .map(|rule| SecondCounter::new(rule, clock, spec.step, events));
+            a = Some(probe.snapshot());
+            cpus.add(&probe.cpus());
+        }
+        if let Some(c) = counter.as_mut()
+            && now >= c.next
+            && c.next <= clock.deadline
+            && c.second(total())
+        {
+            adaptive = Some(c.end(true));
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        if now >= clock.deadline {
+            break;
+        }
+        if interrupt.load(Ordering::Relaxed) {
+            interrupted = true;
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        let next_boundary = match (&a, &counter) {
+            (None, _) => clock.measure_start,
+            (Some(_), Some(c)) => c.next.min(clock.deadline),
+            (Some(_), None) => clock.deadline,
+        };
+        thread::sleep(tick.min(next_boundary.saturating_duration_since(now)));
+        let now = Instant::now();
+        let count = total();
+        let dt = now.duration_since(last.0).as_secs_f64();
+        if dt > 0.0 {
+            let rate = (count - last.1) as f64 / dt * spec.step.statements_per_event() as f64;
+            let state = counter.as_ref().map(SecondCounter::state);
+            progress.update(
+                now.duration_since(clock.t0),
+                now < clock.measure_start,
+                rate,
+                state.as_deref(),
+            );
+        }
+        last = (now, count);
+    }
+    if adaptive.is_none() {
+        adaptive = counter.map(|c| c.end(false));
+    }
+    Coordinated {
+        a: a.unwrap_or_else(|| probe.snapshot()),
+        interrupted,
+        cpus,
+        adaptive,
+    }
 }
