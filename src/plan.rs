@@ -467,9 +467,10 @@ impl RunPlan {
         for t in &self.targets {
             let _ = writeln!(
                 s,
-                "target {}: {} settings [{}]",
+                "target {}: {}, CPU placement {}, settings [{}]",
                 t.name,
                 t.engine.name(),
+                t.placement.describe(),
                 t.settings
                     .iter()
                     .map(|l| l.trim())

@@ -159,7 +159,8 @@ fn shared_and_split_pin_every_server_and_client_thread() {
         &db,
         "SELECT name, placement, server_cpus, client_cpus FROM targets ORDER BY position",
     );
-    let want: BTreeMap<String, (Option<BTreeSet<usize>>, Option<BTreeSet<usize>>)> = targets
+    type Lists = (Option<BTreeSet<usize>>, Option<BTreeSet<usize>>);
+    let want: BTreeMap<String, Lists> = targets
         .iter()
         .map(|(n, _, s, c)| (n.clone(), (s.as_deref().map(cpus), c.as_deref().map(cpus))))
         .collect();

@@ -513,7 +513,7 @@ impl CellRun<'_> {
             clients: threads,
             usable_cpus: self.plan.machine.usable.len(),
             one_shared_cpu: placement.one_shared_cpu(),
-            device_ios_per_op: per.reads.zip(per.writes).map(|(r, w)| r + w),
+            server_io_kb_per_op: per.proc_read_kb.zip(per.proc_write_kb).map(|(r, w)| r + w),
             client_cpu_us_per_op: m.client_cpu_us_per_op,
             server_cpu_us_per_op: m.server_cpu_us_per_op,
             qps: m.qps,
