@@ -106,7 +106,34 @@ struct Window {
     deadline: Instant,
 }
 
-/// Run one step to its deadline (or until `interrupt` is set).
+/// What the coordinator and the client threads of one step share.
+struct Shared {
+    /// Every client connected and prepared (or failed to).
+    ready: Barrier,
+    /// The window is set: run.
+    go: Barrier,
+    /// Every client stopped.
+    done: Barrier,
+    /// The closing snapshot is taken: clients may close their connections.
+    snapshotted: Barrier,
+    window: Mutex<Option<Window>>,
+    live: Vec<Live>,
+    /// Set by the coordinator to end the step early (interrupt, adaptive precision reached).
+    stop: AtomicBool,
+}
+
+/// What one client thread needs besides [`Shared`].
+struct ClientSpec {
+    index: usize,
+    step: &'static StepDef,
+    scale: Scale,
+    measure: Duration,
+    seed: u64,
+    client_cpus: Option<CpuSet>,
+}
+
+/// Run one step to its deadline (or until `interrupt` is set, or an adaptive step's precision
+/// is reached).
 pub fn run(
     spec: &StepSpec,
     driver: &Arc<dyn Driver>,
@@ -115,224 +142,303 @@ pub fn run(
     interrupt: &Arc<AtomicBool>,
 ) -> anyhow::Result<StepRun> {
     let n = spec.clients as usize;
-    let ready = Arc::new(Barrier::new(n + 1));
-    let go = Arc::new(Barrier::new(n + 1));
-    let done = Arc::new(Barrier::new(n + 1));
-    let snapshotted = Arc::new(Barrier::new(n + 1));
-    let window: Arc<Mutex<Option<Window>>> = Arc::new(Mutex::new(None));
-    let live: Arc<Vec<Live>> = Arc::new((0..n).map(|_| Live::default()).collect());
-    let stop = Arc::new(AtomicBool::new(false));
-
-    let mut handles = Vec::with_capacity(n);
-    for i in 0..n {
-        let (ready, go, done, snapshotted) =
-            (ready.clone(), go.clone(), done.clone(), snapshotted.clone());
-        let (window, live, stop, interrupt) = (
-            window.clone(),
-            live.clone(),
-            stop.clone(),
-            interrupt.clone(),
-        );
-        let driver = driver.clone();
-        let step = spec.step;
-        let scale = spec.scale;
-        let measure = spec.measure;
-        let seed = spec.seed.wrapping_add(i as u64);
-        let client_cpus = spec.client_cpus.clone();
-        let handle = thread::Builder::new()
-            .name(format!("dbdelta-client-{i}"))
-            .spawn(move || -> ClientEnd {
-                // Once per thread, before it connects: the mask holds for the whole step.
-                let pinned = match &client_cpus {
-                    Some(c) => cpus::pin_current_thread(c).map_err(|e| {
-                        DbError::fatal(format!("cannot pin a client thread to CPUs {c}: {e}"))
-                    }),
-                    None => Ok(()),
-                };
-                // Connect and prepare the step's statements (at setup and after a lost connection).
-                let open = || {
-                    driver.connect().and_then(|mut s| {
-                        let exec =
-                            EventExecutor::new(step, scale, s.as_mut(), driver.dialect(), seed)?;
-                        Ok((s, exec))
-                    })
-                };
-                // Setup failures still pass every barrier.
-                let setup = pinned.and_then(|()| open());
-                ready.wait();
-                go.wait();
-                let (mut session, mut exec) = match setup {
-                    Ok(v) => v,
-                    Err(e) => {
-                        done.wait();
-                        snapshotted.wait();
-                        return ClientEnd {
-                            recorder: None,
-                            rows_touched: Vec::new(),
-                            error: Some(e),
-                            busy: None,
-                        };
-                    }
-                };
-                let (measure_start, deadline) = {
-                    let w = window.lock().expect("window lock");
-                    let w = w.as_ref().expect("window set before go");
-                    (w.measure_start, w.deadline)
-                };
-                let mut rec = Recorder::new(measure_start, measure);
-                let mut fatal = None;
-                let mut count = 0u64;
-                // (wall, thread CPU) when the first measured event started.
-                let mut measured_from: Option<(Instant, Duration)> = None;
-                let mut rows_before: Option<Vec<u64>> = None;
-                loop {
-                    let start = Instant::now();
-                    if start >= deadline
-                        || stop.load(Ordering::Relaxed)
-                        || interrupt.load(Ordering::Relaxed)
-                    {
-                        break;
-                    }
-                    if measured_from.is_none() && start >= measure_start {
-                        measured_from = Some((start, thread_cpu()));
-                        // Rows touched so far belong to the warm-up (copied once per step).
-                        rows_before = Some(exec.rows_touched.clone());
-                    }
-                    let result = exec.run_event(session.as_mut());
-                    let end = Instant::now();
-                    count += 1;
-                    live[i].0.store(count, Ordering::Relaxed);
-                    match result {
-                        Ok(()) => {
-                            if start >= measure_start {
-                                rec.record_event(start, end);
-                            }
-                        }
-                        Err(e) => {
-                            if start >= measure_start {
-                                rec.record_error(e.kind, end);
-                            }
-                            match e.kind {
-                                ErrorKind::Retryable => {}
-                                ErrorKind::Reconnect => match open() {
-                                    Ok((s, x)) => {
-                                        session = s;
-                                        exec = x;
-                                    }
-                                    Err(e) => {
-                                        fatal = Some(e);
-                                        break;
-                                    }
-                                },
-                                ErrorKind::Fatal => {
-                                    fatal = Some(e);
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                }
-                let busy = measured_from.and_then(|(wall, cpu)| {
-                    let w = wall.elapsed().as_secs_f64();
-                    (w > 0.0).then(|| (thread_cpu() - cpu).as_secs_f64() / w)
-                });
-                done.wait();
-                // Keep the connection open until the closing snapshot is taken, so a server
-                // process serving it is still there to be counted.
-                snapshotted.wait();
-                ClientEnd {
-                    recorder: Some(rec),
-                    // Rows of measured events only (a reconnect restarts the counters, so
-                    // saturate rather than underflow).
-                    rows_touched: match rows_before {
-                        Some(before) => exec
-                            .rows_touched
-                            .iter()
-                            .zip(before)
-                            .map(|(now, was)| now.saturating_sub(was))
-                            .collect(),
-                        None => vec![0; exec.rows_touched.len()],
-                    },
-                    error: fatal,
-                    busy,
-                }
-            })?;
-        handles.push(handle);
-    }
-
-    ready.wait();
-    let t0 = Instant::now();
-    let measure_start = t0 + spec.warmup;
-    let deadline = measure_start + spec.measure;
-    *window.lock().expect("window lock") = Some(Window {
-        measure_start,
-        deadline,
+    let shared = Arc::new(Shared {
+        ready: Barrier::new(n + 1),
+        go: Barrier::new(n + 1),
+        done: Barrier::new(n + 1),
+        snapshotted: Barrier::new(n + 1),
+        window: Mutex::new(None),
+        live: (0..n).map(|_| Live::default()).collect(),
+        stop: AtomicBool::new(false),
     });
-    let sampler = Sampler::start(probe.clone());
-    go.wait();
-
+    let handles = spawn_clients(spec, &shared, interrupt, driver)?;
+    shared.ready.wait();
+    let t0 = Instant::now();
     let clock = Clock {
         t0,
-        measure_start,
-        deadline,
+        measure_start: t0 + spec.warmup,
+        deadline: t0 + spec.warmup + spec.measure,
     };
+    *shared.window.lock().expect("window lock") = Some(Window {
+        measure_start: clock.measure_start,
+        deadline: clock.deadline,
+    });
+    let sampler = Sampler::start(probe.clone());
+    shared.go.wait();
     let Coordinated {
         a,
         interrupted,
         mut cpus,
         adaptive,
-    } = coordinate(spec, &clock, probe, progress, interrupt, &stop, &live);
-    done.wait();
+    } = coordinate(
+        spec,
+        &clock,
+        probe,
+        progress,
+        interrupt,
+        &shared.stop,
+        &shared.live,
+    );
+    shared.done.wait();
     let b = probe.snapshot();
     cpus.add(&probe.cpus());
-    snapshotted.wait();
+    shared.snapshotted.wait();
     let peaks = sampler.finish();
     cpus.add(&peaks.cpus);
 
-    let mut recorders = Vec::with_capacity(n);
-    let mut rows_touched = vec![0u64; spec.step.event.len()];
-    let mut fatal = None;
-    let mut max_client_busy: Option<f64> = None;
-    for h in handles {
-        let end = h
-            .join()
-            .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
-        if let Some(r) = end.recorder {
-            recorders.push(r);
-        }
-        for (into, v) in rows_touched.iter_mut().zip(end.rows_touched) {
-            *into += v;
-        }
-        if let (None, Some(e)) = (&fatal, end.error) {
-            fatal = Some(e.to_string());
-        }
-        if let Some(b) = end.busy {
-            max_client_busy = Some(max_client_busy.map_or(b, |m: f64| m.max(b)));
-        }
-    }
-    if recorders.is_empty() {
+    let ends = handles
+        .into_iter()
+        .map(|h| h.join())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
+    let clients = Ends::merge(ends, spec.step.event.len());
+    if clients.recorders.is_empty() {
         anyhow::bail!(
             "no client could connect and prepare: {}",
-            fatal.unwrap_or_else(|| "unknown error".into())
+            clients.fatal.unwrap_or_else(|| "unknown error".into())
         );
     }
-    let events_all: u64 = live.iter().map(|l| l.0.load(Ordering::Relaxed)).sum();
-    let merged = Merged::from(recorders);
-    let end = merged.last_end.unwrap_or(deadline).max(measure_start);
-    let seconds = end.duration_since(measure_start).as_secs_f64();
+    let events_all: u64 = shared
+        .live
+        .iter()
+        .map(|l| l.0.load(Ordering::Relaxed))
+        .sum();
+    let merged = Merged::from(clients.recorders);
+    let end = merged
+        .last_end
+        .unwrap_or(clock.deadline)
+        .max(clock.measure_start);
+    let seconds = end.duration_since(clock.measure_start).as_secs_f64();
     Ok(StepRun {
         merged,
         seconds,
         costs: Costs { a, b },
         peaks,
-        rows_touched,
-        fatal,
-        max_client_busy,
+        rows_touched: clients.rows_touched,
+        fatal: clients.fatal,
+        max_client_busy: clients.max_busy,
         interrupted,
         events_all,
         cpus,
         adaptive,
     })
+}
+
+/// Start the step's client threads, named `dbdelta-client-N` (the sampler finds them by it).
+fn spawn_clients(
+    spec: &StepSpec,
+    shared: &Arc<Shared>,
+    interrupt: &Arc<AtomicBool>,
+    driver: &Arc<dyn Driver>,
+) -> std::io::Result<Vec<thread::JoinHandle<ClientEnd>>> {
+    let n = spec.clients as usize;
+    let mut handles = Vec::with_capacity(n);
+    for index in 0..n {
+        let c = ClientSpec {
+            index,
+            step: spec.step,
+            scale: spec.scale,
+            measure: spec.measure,
+            seed: spec.seed.wrapping_add(index as u64),
+            client_cpus: spec.client_cpus.clone(),
+        };
+        let (shared, interrupt, driver) = (shared.clone(), interrupt.clone(), driver.clone());
+        let handle = thread::Builder::new()
+            .name(format!("dbdelta-client-{index}"))
+            .spawn(move || client(&c, &shared, &interrupt, driver.as_ref()))?;
+        handles.push(handle);
+    }
+
+    Ok(handles)
+}
+
+/// The client threads' results, combined.
+struct Ends {
+    recorders: Vec<Recorder>,
+    rows_touched: Vec<u64>,
+    /// The first fatal error.
+    fatal: Option<String>,
+    max_busy: Option<f64>,
+}
+
+impl Ends {
+    fn merge(ends: Vec<ClientEnd>, statements: usize) -> Ends {
+        let mut out = Ends {
+            recorders: Vec::with_capacity(ends.len()),
+            rows_touched: vec![0u64; statements],
+            fatal: None,
+            max_busy: None,
+        };
+        for end in ends {
+            if let Some(r) = end.recorder {
+                out.recorders.push(r);
+            }
+            for (into, v) in out.rows_touched.iter_mut().zip(end.rows_touched) {
+                *into += v;
+            }
+            if let (None, Some(e)) = (&out.fatal, end.error) {
+                out.fatal = Some(e.to_string());
+            }
+            if let Some(b) = end.busy {
+                out.max_busy = Some(out.max_busy.map_or(b, |m: f64| m.max(b)));
+            }
+        }
+        out
+    }
+}
+
+/// One client thread: pin (once), connect and prepare, meet the others, run events closed-loop
+/// until the deadline or `stop`, then hold the connection until the closing snapshot is taken.
+fn client(
+    c: &ClientSpec,
+    shared: &Shared,
+    interrupt: &AtomicBool,
+    driver: &dyn Driver,
+) -> ClientEnd {
+    // Once per thread, before it connects: the mask holds for the whole step.
+    let pinned = match &c.client_cpus {
+        Some(set) => cpus::pin_current_thread(set)
+            .map_err(|e| DbError::fatal(format!("cannot pin a client thread to CPUs {set}: {e}"))),
+        None => Ok(()),
+    };
+    // Connect and prepare the step's statements (at setup and after a lost connection).
+    let open = || {
+        driver.connect().and_then(|mut s| {
+            let exec = EventExecutor::new(c.step, c.scale, s.as_mut(), driver.dialect(), c.seed)?;
+            Ok((s, exec))
+        })
+    };
+    // Setup failures still pass every barrier.
+    let setup = pinned.and_then(|()| open());
+    shared.ready.wait();
+    shared.go.wait();
+    let (mut session, mut exec) = match setup {
+        Ok(v) => v,
+        Err(e) => {
+            shared.done.wait();
+            shared.snapshotted.wait();
+            return ClientEnd {
+                recorder: None,
+                rows_touched: Vec::new(),
+                error: Some(e),
+                busy: None,
+            };
+        }
+    };
+    let ran = run_events(c, shared, interrupt, &mut session, &mut exec, &open);
+    shared.done.wait();
+    // Keep the connection open until the closing snapshot is taken, so a server
+    // process serving it is still there to be counted.
+    shared.snapshotted.wait();
+    ClientEnd {
+        recorder: Some(ran.recorder),
+        // Rows of measured events only (a reconnect restarts the counters, so
+        // saturate rather than underflow).
+        rows_touched: match ran.rows_before {
+            Some(before) => exec
+                .rows_touched
+                .iter()
+                .zip(before)
+                .map(|(now, was)| now.saturating_sub(was))
+                .collect(),
+            None => vec![0; exec.rows_touched.len()],
+        },
+        error: ran.fatal,
+        busy: ran.busy,
+    }
+}
+
+/// What one client's event loop measured.
+struct Ran {
+    recorder: Recorder,
+    fatal: Option<DbError>,
+    /// Thread CPU / wall time over the measured events.
+    busy: Option<f64>,
+    /// Rows touched when the measured period began (`None`: no measured event started).
+    rows_before: Option<Vec<u64>>,
+}
+
+/// A connected session and its prepared statements.
+type Opened = (Box<dyn crate::engine::Session>, EventExecutor);
+
+/// The closed loop: events back to back until the deadline, `stop` or `interrupt`; events
+/// that start after the warm-up are recorded. A lost connection is reopened with `open`.
+fn run_events(
+    c: &ClientSpec,
+    shared: &Shared,
+    interrupt: &AtomicBool,
+    session: &mut Box<dyn crate::engine::Session>,
+    exec: &mut EventExecutor,
+    open: &dyn Fn() -> Result<Opened, DbError>,
+) -> Ran {
+    let (measure_start, deadline) = {
+        let w = shared.window.lock().expect("window lock");
+        let w = w.as_ref().expect("window set before go");
+        (w.measure_start, w.deadline)
+    };
+    let mut rec = Recorder::new(measure_start, c.measure);
+    let mut fatal = None;
+    let mut count = 0u64;
+    // (wall, thread CPU) when the first measured event started.
+    let mut measured_from: Option<(Instant, Duration)> = None;
+    let mut rows_before: Option<Vec<u64>> = None;
+    loop {
+        let start = Instant::now();
+        if start >= deadline
+            || shared.stop.load(Ordering::Relaxed)
+            || interrupt.load(Ordering::Relaxed)
+        {
+            break;
+        }
+        if measured_from.is_none() && start >= measure_start {
+            measured_from = Some((start, thread_cpu()));
+            // Rows touched so far belong to the warm-up (copied once per step).
+            rows_before = Some(exec.rows_touched.clone());
+        }
+        let result = exec.run_event(session.as_mut());
+        let end = Instant::now();
+        count += 1;
+        shared.live[c.index].0.store(count, Ordering::Relaxed);
+        match result {
+            Ok(()) => {
+                if start >= measure_start {
+                    rec.record_event(start, end);
+                }
+            }
+            Err(e) => {
+                if start >= measure_start {
+                    rec.record_error(e.kind, end);
+                }
+                match e.kind {
+                    ErrorKind::Retryable => {}
+                    ErrorKind::Reconnect => match open() {
+                        Ok((s, x)) => {
+                            *session = s;
+                            *exec = x;
+                        }
+                        Err(e) => {
+                            fatal = Some(e);
+                            break;
+                        }
+                    },
+                    ErrorKind::Fatal => {
+                        fatal = Some(e);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let busy = measured_from.and_then(|(wall, cpu)| {
+        let w = wall.elapsed().as_secs_f64();
+        (w > 0.0).then(|| (thread_cpu() - cpu).as_secs_f64() / w)
+    });
+    Ran {
+        recorder: rec,
+        fatal,
+        busy,
+        rows_before,
+    }
 }
 
 /// The instants that frame a step.
