@@ -26,15 +26,22 @@ fn cpus(list: &str) -> BTreeSet<usize> {
     out
 }
 
-/// The CPUs this test may run on (dbdelta, its child, inherits the same mask).
-fn usable() -> BTreeSet<usize> {
+/// This test's own affinity mask: dbdelta, its child, inherits it, and so does an unpinned
+/// server.
+fn own_mask() -> BTreeSet<usize> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap();
+    cpus(
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap(),
+    )
+}
+
+/// The CPUs placements are resolved against: online ones this test may run on.
+fn usable() -> BTreeSet<usize> {
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    cpus(line).intersection(&cpus(&online)).copied().collect()
+    own_mask().intersection(&cpus(&online)).copied().collect()
 }
 
 /// Affinity mask of every thread of `pid`.
@@ -189,7 +196,7 @@ fn shared_and_split_pin_every_server_and_client_thread() {
             .get(name)
             .unwrap_or_else(|| panic!("{name}'s server never seen"));
         assert!(*threads >= 3, "{name}: postmaster and helpers: {threads}");
-        let expect = server.clone().unwrap_or_else(|| usable.clone());
+        let expect = server.clone().unwrap_or_else(own_mask);
         assert_eq!(
             masks,
             &BTreeSet::from([expect]),
@@ -207,8 +214,8 @@ fn shared_and_split_pin_every_server_and_client_thread() {
     assert_eq!(measured.len(), 4 * want.len());
     for (target, step, s_allowed, s_seen, c_allowed, c_seen) in measured {
         let (server, client) = &want[&target];
-        let server = server.clone().unwrap_or_else(|| usable.clone());
-        let client = client.clone().unwrap_or_else(|| usable.clone());
+        let server = server.clone().unwrap_or_else(own_mask);
+        let client = client.clone().unwrap_or_else(own_mask);
         let at = format!("{target} {step}");
         assert_eq!(cpus(&s_allowed), server, "{at}: server threads allowed");
         assert!(
