@@ -719,17 +719,21 @@ fn wakeup_warning(place: &str, m: &Measurement) -> String {
     let busy = |cpu| crate::cpus::busy_share(cpu, m.qps, m.clients);
     let pct = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0));
     let us = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1} µs"));
+    let seen = |v: &Option<String>| v.clone().unwrap_or_else(|| "n/a".into());
     format!(
-        "wake-up-bound: {place}: the client was busy {} and the server {} of each query's wall time \
-         (client {} + server {} CPU per query at {} QPS): most of every round trip each side sleeps \
-         waiting for the other on another CPU, so this number measures cross-CPU wake-ups (on a VM, \
-         the hypervisor) more than the engine; to measure the engine, run client and server on one \
-         CPU with placement = \"shared\" (or set server_cpus and client_cpus)",
+        "wake-up-bound: {place}: each query is a short round trip (the client was on CPU {} and the \
+         server {} of its wall time: client {} + server {} CPU per query at {} QPS) between threads \
+         not confined to one CPU (server seen on CPUs {}, client on {}), so this number measures \
+         cross-CPU wake-ups (on a VM, the hypervisor's) and where the scheduler put the two more than \
+         the engine; to measure the engine, run both on one CPU with placement = \"shared\" (or set \
+         server_cpus and client_cpus)",
         pct(busy(m.client_cpu_us_per_op)),
         pct(busy(m.server_cpu_us_per_op)),
         us(m.client_cpu_us_per_op),
         us(m.server_cpu_us_per_op),
         m.qps.map_or("n/a".into(), |q| format!("{q:.0}")),
+        seen(&m.server_cpus_seen),
+        seen(&m.client_cpus_seen),
     )
 }
 

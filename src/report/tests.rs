@@ -391,7 +391,7 @@ fn adaptive_lengths_and_wakeup_warnings_in_every_format() {
         .find(|w| w.starts_with("wake-up-bound"))
         .unwrap();
     assert!(
-        w.contains("the client was busy 35% and the server 45% of each query's wall time (client 26.0 µs + server 33.0 µs CPU per query at 13500 QPS)"),
+        w.contains("the client was on CPU 35% and the server 45% of its wall time: client 26.0 µs + server 33.0 µs CPU per query at 13500 QPS) between threads not confined to one CPU (server seen on CPUs 0-3, client on 1,3)"),
         "{w}"
     );
     let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
