@@ -69,10 +69,11 @@ pub struct RunArgs {
     /// Tiny scale and sub-second steps (0.2 s warm-up + 0.5 s), for demos and tests.
     #[arg(long)]
     pub quick: bool,
-    /// Run only steps matching this glob (repeatable), e.g. --only 'point-*'.
+    /// Run only steps matching these globs (comma-separated and/or repeated), e.g.
+    /// --only 'point-*,hot-points'.
     #[arg(long, value_name = "STEP_GLOB")]
     pub only: Vec<String>,
-    /// Skip steps matching this glob (repeatable).
+    /// Skip steps matching these globs (comma-separated and/or repeated).
     #[arg(long, value_name = "STEP_GLOB")]
     pub skip: Vec<String>,
     /// Client counts to sweep, e.g. 1,4,16 (overrides the lab).

@@ -10,9 +10,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::lab::{Lab, Order};
+use crate::lab::{Lab, Order, StepLength};
 use crate::workload::{DurationRule, Group, Role, Scale, StepDef, Threads, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
@@ -78,6 +79,19 @@ pub struct TargetPlan {
     pub config_name: Option<String>,
     /// Server-side prepared statements (the suite's `prepared`).
     pub prepared: bool,
+    /// Where the server and the client threads run (resolved against this machine's CPUs).
+    pub placement: Placement,
+}
+
+/// Adaptive step length, as the runner applies it: the measured period of a reported step
+/// ends at the first whole second from `min` on where the 95% interval of the per-second mean
+/// QPS is within ±`precision`, or at the step's maximum ([`RunPlan::duration_of`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Adaptive {
+    pub precision: f64,
+    pub min: Duration,
+    /// `max_secs` when set; otherwise each step's fixed length is its maximum.
+    pub max: Option<Duration>,
 }
 
 /// One unit of execution: a target's whole lifecycle at one client count and repeat.
@@ -105,6 +119,10 @@ pub struct RunPlan {
     pub warmup: Duration,
     pub read: Duration,
     pub write: Duration,
+    /// `duration = "adaptive"`: how reported steps end; `None`: fixed length.
+    pub adaptive: Option<Adaptive>,
+    /// The CPUs dbdelta may use (placement was resolved against them).
+    pub machine: Machine,
     /// Time a postwrite cleanup may take: min(60 s + 1 s per million rows, 1200 s)
     /// (methodology §2.6); 1 s with `--quick`.
     pub postwrite_budget: Duration,
@@ -128,6 +146,23 @@ pub fn parse_clients(text: &str) -> Result<Vec<u32>, InputError> {
         return Err(bad());
     }
     Ok(list)
+}
+
+/// `--only`/`--skip` values: each may hold a comma-separated list of globs
+/// (`--only 'point-*,hot-points'`); repeated flags add up.
+fn split_globs(flag: &str, values: &[String]) -> Result<Vec<String>, InputError> {
+    let mut out = Vec::new();
+    for v in values {
+        for part in v.split(',').map(str::trim) {
+            if part.is_empty() {
+                return Err(InputError::new(format!(
+                    "--{flag} {v}: an empty step pattern; separate globs with single commas, e.g. --{flag} 'point-*,insert'"
+                )));
+            }
+            out.push(part.to_string());
+        }
+    }
+    Ok(out)
 }
 
 /// The steps a run executes. `--only`/`--skip` match reported labels (the `.pre` ones only with
@@ -172,8 +207,8 @@ fn select_steps(
             })
             .collect()
     };
-    let only = compile("only", only)?;
-    let skip = compile("skip", skip)?;
+    let only = compile("only", &split_globs("only", only)?)?;
+    let skip = compile("skip", &split_globs("skip", skip)?)?;
     let chosen = |s: &StepDef| {
         if s.role == Role::Warm {
             return only.is_empty();
@@ -191,8 +226,13 @@ fn select_steps(
     Ok(steps)
 }
 
-/// Combine a lab and the command line into a plan.
+/// Combine a lab and the command line into a plan, on this machine's CPUs.
 pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
+    plan_on(lab, opts, crate::host::machine())
+}
+
+/// [`plan`] with the CPUs to resolve placement against.
+pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan, InputError> {
     let clients = match &opts.clients {
         Some(text) => parse_clients(text)?,
         None => lab.clients.clone(),
@@ -230,24 +270,53 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
             secs(sb.write_secs),
         )
     };
+    let adaptive = match lab.sysbench.length {
+        StepLength::Fixed => None,
+        // --quick: at most 3 s to 5 s, so a try-out stays short but still has the 3 whole
+        // seconds a precision needs.
+        StepLength::Adaptive {
+            precision,
+            min_secs,
+            max_secs,
+        } => Some(Adaptive {
+            precision,
+            min: secs(if opts.quick {
+                min_secs.min(3.0)
+            } else {
+                min_secs
+            }),
+            max: match (max_secs, opts.quick) {
+                (Some(m), false) => Some(secs(m)),
+                (Some(m), true) => Some(secs(m.min(5.0))),
+                (None, false) => None,
+                (None, true) => Some(secs(5.0)),
+            },
+        }),
+    };
     let targets = lab
         .targets
         .iter()
-        .map(|t| TargetPlan {
-            name: t.name.clone(),
-            engine: t.engine,
-            settings: t.settings.clone(),
-            bin: t.bin.clone(),
-            env: t.env.clone(),
-            args: t.args.clone(),
-            version: t.version.clone(),
-            product: t.product,
-            tables: t.tables.clone(),
-            port: t.port,
-            config_name: t.config_name.clone(),
-            prepared: sb.prepared,
+        .map(|t| {
+            let spec = t.placement.as_ref().unwrap_or(&lab.placement);
+            let placement =
+                cpus::resolve(spec, &machine, t.engine.embedded()).map_err(InputError::new)?;
+            Ok(TargetPlan {
+                name: t.name.clone(),
+                engine: t.engine,
+                settings: t.settings.clone(),
+                bin: t.bin.clone(),
+                env: t.env.clone(),
+                args: t.args.clone(),
+                version: t.version.clone(),
+                product: t.product,
+                tables: t.tables.clone(),
+                port: t.port,
+                config_name: t.config_name.clone(),
+                prepared: sb.prepared,
+                placement,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, InputError>>()?;
     let total_rows = scale.rows * u64::from(scale.tables);
     let postwrite_budget = match (sb.postwrite_secs, opts.quick) {
         (Some(s), quick) => secs(if quick { s.min(1.0) } else { s }),
@@ -266,6 +335,8 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
         warmup,
         read,
         write,
+        adaptive,
+        machine,
         quick: opts.quick,
         keep: opts.keep,
         workdir: opts.workdir.clone(),
@@ -307,17 +378,31 @@ impl RunPlan {
         out
     }
 
-    /// Measured duration of a step.
+    /// Measured duration of a step; for an adaptive step, its maximum (`max_secs`, else its
+    /// fixed length).
     pub fn duration_of(&self, step: &StepDef) -> Duration {
         if self.quick && !step.reported() {
             // Unreported warm steps only need to touch the data at --quick scale.
             return Duration::from_millis(100);
         }
-        match step.duration {
+        let fixed = match step.duration {
             DurationRule::Read => self.read,
             DurationRule::Write => self.write,
             DurationRule::ScanWarm => self.read.min(Duration::from_secs(60)),
+        };
+        match (self.adaptive, step.reported()) {
+            (Some(a), true) => a.max.unwrap_or(fixed),
+            _ => fixed,
         }
+    }
+
+    /// How an adaptive step ends early: (target precision, minimum measured time). `None` for
+    /// fixed steps and for warm steps, which keep their length in adaptive mode (they exist to
+    /// warm caches for a set time, and no verdict depends on them).
+    pub fn stop_rule(&self, step: &StepDef) -> Option<(f64, Duration)> {
+        let a = self.adaptive?;
+        step.reported()
+            .then(|| (a.precision, a.min.min(self.duration_of(step))))
     }
 
     /// The group a step's measurements are stored and reported under.
@@ -343,12 +428,18 @@ impl RunPlan {
             .is_some_and(|s| s.role == Role::Warm && s.postwrite_after)
     }
 
-    /// Lower bound of the run's wall time: warm-up plus measured time of every step.
+    /// Lower bound of the run's wall time: warm-up plus measured time of every step (for an
+    /// adaptive step, its minimum).
     pub fn estimated(&self) -> Duration {
         let per_cell: Duration = self
             .steps
             .iter()
-            .map(|s| self.warmup + self.duration_of(s))
+            .map(|s| {
+                self.warmup
+                    + self
+                        .stop_rule(s)
+                        .map_or_else(|| self.duration_of(s), |(_, min)| min)
+            })
             .sum();
         per_cell * self.cells().len() as u32
     }
@@ -367,12 +458,25 @@ impl RunPlan {
             self.write.as_secs_f64(),
             if self.quick { " (--quick)" } else { "" }
         );
+        if let Some(a) = self.adaptive {
+            let _ = writeln!(
+                s,
+                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {:.0} s and at most {}",
+                a.precision * 100.0,
+                a.min.as_secs_f64(),
+                match a.max {
+                    Some(m) => format!("{:.0} s", m.as_secs_f64()),
+                    None => "its fixed length".into(),
+                }
+            );
+        }
         for t in &self.targets {
             let _ = writeln!(
                 s,
-                "target {}: {} settings [{}]",
+                "target {}: {}, CPU placement {}, settings [{}]",
                 t.name,
                 t.engine.name(),
+                t.placement.describe(),
                 t.settings
                     .iter()
                     .map(|l| l.trim())
@@ -583,5 +687,159 @@ mod tests {
             "one per table"
         );
         assert_eq!(p.threads_of(step("point-query"), 2), 2);
+    }
+
+    #[test]
+    fn only_and_skip_take_comma_separated_lists() {
+        let p = plan(
+            demo(),
+            &RunOptions {
+                only: vec!["point-*, hot-points".into(), "insert".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let labels: Vec<_> = p.steps.iter().map(|s| s.label).collect();
+        assert_eq!(labels, ["point-query", "hot-points", "insert"]);
+        let p = plan(
+            demo(),
+            &RunOptions {
+                skip: vec!["read-*,scan".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            !p.steps
+                .iter()
+                .any(|s| s.label.starts_with("read-") || s.label == "scan")
+        );
+        let e = plan(
+            demo(),
+            &RunOptions {
+                only: vec!["point-*,,insert".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with("--only point-*,,insert: an empty step pattern"),
+            "{e}"
+        );
+        let e = plan(
+            demo(),
+            &RunOptions {
+                skip: vec!["insert,nope".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .0;
+        assert!(e.starts_with("--skip nope: matches no step"), "{e}");
+    }
+
+    fn with_placement(lab_keys: &str, target_keys: &str) -> Lab {
+        let text = DEMO_LAB
+            .replace("clients = [1]", &format!("clients = [1]\n{lab_keys}"))
+            .replace(
+                "name = \"sqlite.sync-normal\"",
+                &format!("name = \"sqlite.sync-normal\"\n{target_keys}"),
+            )
+            .replace("engine = \"sqlite\"", "engine = \"postgres\"");
+        crate::lab::parse(&text, "lab.toml", Path::new(".")).unwrap()
+    }
+
+    #[test]
+    fn placement_resolves_per_target_on_the_machine() {
+        let lab = with_placement("placement = \"split\"", "placement = \"shared\"");
+        let p = plan_on(lab, &RunOptions::default(), Machine::simple(2)).unwrap();
+        let lists: Vec<_> = p
+            .targets
+            .iter()
+            .map(|t| (t.placement.name.as_str(), t.placement.describe()))
+            .collect();
+        assert_eq!(
+            lists,
+            [
+                ("split", "split: server 0, client 1".to_string()),
+                ("shared", "shared: server 0, client 0".to_string())
+            ]
+        );
+        let p = plan_on(demo(), &RunOptions::default(), Machine::simple(2)).unwrap();
+        assert_eq!(
+            p.targets[0].placement,
+            Placement::default(),
+            "os by default"
+        );
+        let lab = with_placement("server_cpus = \"0\"", "client_cpus = \"2-3\"");
+        let e = plan_on(lab, &RunOptions::default(), Machine::simple(2))
+            .unwrap_err()
+            .0;
+        assert_eq!(
+            e,
+            "lab.toml:15: [[target]] client_cpus: CPU 2 does not exist on this host (online CPUs: 0-1); use CPUs from that list"
+        );
+        let lab = with_placement("placement = \"split\"", "");
+        let e = plan_on(lab, &RunOptions::default(), Machine::simple(1))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("lab.toml:6: [lab] placement: \"split\" needs at least 2 CPUs"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn adaptive_steps_run_up_to_their_fixed_length() {
+        let mut lab = demo();
+        lab.sysbench.length = StepLength::Adaptive {
+            precision: 0.02,
+            min_secs: 10.0,
+            max_secs: None,
+        };
+        lab.sysbench.read_secs = 60.0;
+        lab.sysbench.write_secs = 90.0;
+        let step = |l: &str| sysbench::find(l).unwrap();
+        let p = plan(lab.clone(), &RunOptions::default()).unwrap();
+        let a = p.adaptive.unwrap();
+        assert_eq!(
+            (a.precision, a.min, a.max),
+            (0.02, Duration::from_secs(10), None)
+        );
+        assert_eq!(p.duration_of(step("point-query")), Duration::from_secs(60));
+        assert_eq!(p.duration_of(step("update-one")), Duration::from_secs(90));
+        assert_eq!(
+            p.stop_rule(step("point-query")),
+            Some((0.02, Duration::from_secs(10)))
+        );
+        assert_eq!(
+            p.stop_rule(step("scan.warm")),
+            None,
+            "warm steps keep their length"
+        );
+        assert_eq!(p.duration_of(step("scan.warm")), Duration::from_secs(60));
+        let q = plan(
+            lab.clone(),
+            &RunOptions {
+                quick: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(q.duration_of(step("point-query")), Duration::from_secs(5));
+        assert_eq!(
+            q.stop_rule(step("point-query")),
+            Some((0.02, Duration::from_secs(3)))
+        );
+        assert_eq!(q.duration_of(step("scan.warm")), Duration::from_millis(100));
+        lab.sysbench.length = StepLength::Adaptive {
+            precision: 0.02,
+            min_secs: 10.0,
+            max_secs: Some(20.0),
+        };
+        let p = plan(lab, &RunOptions::default()).unwrap();
+        assert_eq!(p.duration_of(step("update-one")), Duration::from_secs(20));
+        assert!(p.describe().contains("adaptive"), "{}", p.describe());
     }
 }

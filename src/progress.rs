@@ -81,13 +81,19 @@ impl Progress {
 }
 
 impl StepProgress {
-    /// Update with the time elapsed since the step started and the live rate.
-    pub fn update(&self, elapsed: Duration, warming: bool, qps: f64) {
+    /// Update with the time elapsed since the step started, the live rate and, for an
+    /// adaptive step, its state (`±1.4% after 12 s`; then the time left is its maximum).
+    pub fn update(&self, elapsed: Duration, warming: bool, qps: f64, adaptive: Option<&str>) {
         if let Some(bar) = &self.bar {
             bar.set_position(elapsed.as_millis() as u64);
             let left = self.total.saturating_sub(elapsed).as_secs_f64();
             let phase = if warming { "warm-up, " } else { "" };
-            bar.set_message(format!("{phase}{left:.0}s left · {} qps", thousands(qps)));
+            let state = adaptive.map(|a| format!(" · {a}")).unwrap_or_default();
+            let max = if adaptive.is_some() { "at most " } else { "" };
+            bar.set_message(format!(
+                "{phase}{max}{left:.0}s left · {} qps{state}",
+                thousands(qps)
+            ));
         }
     }
 

@@ -16,6 +16,27 @@ pub struct HostInfo {
     pub cores: u32,
     pub memory_bytes: u64,
     pub kernel: String,
+    /// CPUs the host had online, as a CPU list (`0-3`); empty when unknown.
+    #[serde(default)]
+    pub online_cpus: String,
+    /// Online CPUs dbdelta was allowed to run on (its affinity mask at the start of the run).
+    #[serde(default)]
+    pub usable_cpus: String,
+    /// Per online CPU: its core, package and SMT siblings (`/sys/devices/system/cpu`).
+    #[serde(default)]
+    pub cpu_topology: Vec<CpuTopology>,
+}
+
+/// Where one CPU sits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CpuTopology {
+    pub cpu: u32,
+    /// `core_id`: CPUs with the same core and package are SMT siblings.
+    pub core: i64,
+    /// `physical_package_id` (the socket).
+    pub package: i64,
+    /// CPUs sharing this CPU's core, itself included (`thread_siblings_list`).
+    pub siblings: String,
 }
 
 /// One execution of a lab.
@@ -63,6 +84,13 @@ pub struct TargetInfo {
     pub error: Option<String>,
     /// Where the failing server's log is.
     pub log_path: Option<String>,
+    /// CPU placement: `os`, `shared`, `split` or `custom` (explicit lists only).
+    pub placement: String,
+    /// CPUs the server process tree was pinned to (a CPU list); `None`: not pinned, or no
+    /// server process (SQLite).
+    pub server_cpus: Option<String>,
+    /// CPUs every client thread was pinned to; `None`: not pinned.
+    pub client_cpus: Option<String>,
 }
 
 /// The load phase of one target × clients × repeat.
@@ -188,6 +216,30 @@ pub struct Measurement {
     pub scan_krows_per_sec: Option<f64>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
     pub client_bound: bool,
+    /// CPUs the server's threads were seen running on (`/proc/PID/task/TID/stat` field
+    /// `processor`, sampled at the measured period's boundaries and every second), as a CPU
+    /// list; `None` for SQLite (no server process).
+    pub server_cpus_seen: Option<String>,
+    /// Union of the affinity masks of the server's threads over the same samples.
+    pub server_cpus_allowed: Option<String>,
+    /// CPUs dbdelta's client threads were seen running on (for SQLite: where the engine ran).
+    pub client_cpus_seen: Option<String>,
+    /// Union of the client threads' affinity masks.
+    pub client_cpus_allowed: Option<String>,
+    /// Low concurrency whose client and server spent most of each query asleep waiting for
+    /// each other across CPUs (`cpus::wakeup_bound`): the number measures wake-ups.
+    pub wakeup_bound: bool,
+    /// How the step's length was decided: `fixed` or `adaptive`.
+    pub duration_rule: String,
+    /// Adaptive steps: the target relative half-width of the 95% CI of the per-second mean QPS.
+    pub precision_target: Option<f64>,
+    /// That half-width as achieved, computed from the stored per-second series with
+    /// `stats::series_precision` (fixed steps too); `None` with fewer than 3 whole seconds or
+    /// fewer than 2 effectively independent ones.
+    pub precision_achieved: Option<f64>,
+    /// How the measured period ended: `deadline` (fixed length), `precision` (adaptive, target
+    /// reached) or `max` (adaptive, ran to its maximum).
+    pub stop_reason: Option<String>,
     /// The step did not complete; `error` says why.
     pub failed: bool,
     pub error: Option<String>,

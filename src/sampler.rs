@@ -4,7 +4,10 @@
 //! switches (for an embedded engine that is dbdelta's own process, via `getrusage`), process IO
 //! bytes (`/proc/PID/io`), host busy CPU and context switches (`/proc/stat`), device IO of the
 //! data directory's disk (`/proc/diskstats`), and RSS/VSZ, which the 1 Hz sampler thread tracks
-//! to find the step's peak. Uses the `procfs` crate, not hand parsing.
+//! to find the step's peak. It also records where the server's threads and dbdelta's client
+//! threads ran and were allowed to run ([`CpuUse`]: each thread's last CPU and affinity mask,
+//! every second and at the boundaries), the evidence that a placement was applied. Uses the
+//! `procfs` crate, not hand parsing.
 //! Must not: decide when the measured period starts or ends (the runner calls [`Probe::snapshot`]
 //! at those instants) or divide by ops (that is [`Costs::per_op`]).
 
@@ -17,6 +20,7 @@ use std::time::{Duration, Instant};
 use procfs::CurrentSI;
 use procfs::process::Process;
 
+use crate::cpus::CpuSet;
 use crate::engine::Observed;
 
 /// Counters of one engine process at one instant.
@@ -196,6 +200,72 @@ impl Probe {
     }
 }
 
+/// Where threads ran and were allowed to run: unions over every sample of a step.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuUse {
+    /// CPUs a server thread was last seen on (`processor` of `/proc/PID/task/TID/stat`).
+    pub server_seen: CpuSet,
+    /// Union of the server threads' affinity masks (`Cpus_allowed_list`).
+    pub server_allowed: CpuSet,
+    /// The same for dbdelta's client threads.
+    pub client_seen: CpuSet,
+    pub client_allowed: CpuSet,
+}
+
+impl CpuUse {
+    pub fn add(&mut self, other: &CpuUse) {
+        self.server_seen.extend(&other.server_seen);
+        self.server_allowed.extend(&other.server_allowed);
+        self.client_seen.extend(&other.client_seen);
+        self.client_allowed.extend(&other.client_allowed);
+    }
+}
+
+/// Client threads are named `dbdelta-client-N`; the kernel keeps the first 15 bytes of a
+/// thread's name, so they are found by this prefix.
+pub const CLIENT_THREAD_PREFIX: &str = "dbdelta-client";
+
+/// Add one thread's last CPU and affinity mask.
+fn observe_task(task: &procfs::process::Task, seen: &mut CpuSet, allowed: &mut CpuSet) {
+    if let Ok(Some(cpu)) = task.stat().map(|st| st.processor) {
+        seen.insert(cpu as usize);
+    }
+    if let Ok(Some(list)) = task.status().map(|st| st.cpus_allowed_list) {
+        for (lo, hi) in list {
+            for cpu in lo..=hi {
+                allowed.insert(cpu as usize);
+            }
+        }
+    }
+}
+
+impl Probe {
+    /// Where every server thread and every client thread is now: its last CPU and its
+    /// affinity mask. For an embedded engine there is no server; its work runs in the client
+    /// threads.
+    pub fn cpus(&self) -> CpuUse {
+        let mut u = CpuUse::default();
+        if let Observed::Tree(root) = self.observed {
+            for p in tree(root) {
+                for t in p.tasks().into_iter().flatten().flatten() {
+                    observe_task(&t, &mut u.server_seen, &mut u.server_allowed);
+                }
+            }
+        }
+        if let Ok(me) = Process::myself() {
+            for t in me.tasks().into_iter().flatten().flatten() {
+                let client = t
+                    .stat()
+                    .is_ok_and(|st| st.comm.starts_with(CLIENT_THREAD_PREFIX));
+                if client {
+                    observe_task(&t, &mut u.client_seen, &mut u.client_allowed);
+                }
+            }
+        }
+        u
+    }
+}
+
 /// Memory of the engine at one instant, bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Memory {
@@ -305,13 +375,14 @@ impl Costs {
     }
 }
 
-/// Peak memory seen by the sampler.
-#[derive(Debug, Clone, Copy, Default)]
+/// Peak memory seen by the sampler, and where threads ran meanwhile.
+#[derive(Debug, Clone, Default)]
 pub struct Peaks {
     pub rss: Option<u64>,
     pub vsz: Option<u64>,
     pub pss: Option<u64>,
     pub samples: u32,
+    pub cpus: CpuUse,
 }
 
 impl Peaks {
@@ -347,6 +418,7 @@ impl Sampler {
                 let mut tick = 0u32;
                 loop {
                     peaks.add(probe.memory_with(tick.is_multiple_of(PSS_EVERY)));
+                    peaks.cpus.add(&probe.cpus());
                     tick += 1;
                     next += Duration::from_secs(1);
                     let wait = next.saturating_duration_since(Instant::now());
@@ -357,6 +429,7 @@ impl Sampler {
                 }
                 // One last sample at the end of the period.
                 peaks.add(probe.memory());
+                peaks.cpus.add(&probe.cpus());
                 peaks
             })
             .expect("spawn sampler thread");
@@ -394,5 +467,36 @@ mod tests {
         assert!(per.host_cpu_us.unwrap() > 0.0);
         assert!(Costs { a, b }.per_op(0).proc_cpu_us.is_none());
         assert!(probe.memory().unwrap().rss > 0);
+    }
+
+    #[test]
+    fn client_threads_are_seen_on_their_pinned_cpu() {
+        let probe = Probe::new(Observed::SelfProcess, Path::new("."));
+        let first = crate::cpus::current_affinity()
+            .unwrap()
+            .iter()
+            .next()
+            .unwrap();
+        let one: CpuSet = [first].into_iter().collect();
+        let (tx, rx) = mpsc::channel::<()>();
+        let (ready_tx, ready_rx) = mpsc::channel::<()>();
+        let pinned = one.clone();
+        let h = thread::Builder::new()
+            .name("dbdelta-client-7".into())
+            .spawn(move || {
+                crate::cpus::pin_current_thread(&pinned).unwrap();
+                let t = Instant::now();
+                while t.elapsed() < Duration::from_millis(20) {}
+                ready_tx.send(()).unwrap();
+                rx.recv().unwrap();
+            })
+            .unwrap();
+        ready_rx.recv().unwrap();
+        let u = probe.cpus();
+        tx.send(()).unwrap();
+        h.join().unwrap();
+        assert_eq!(u.client_seen, one, "{u:?}");
+        assert_eq!(u.client_allowed, one, "{u:?}");
+        assert!(u.server_seen.is_empty(), "no server process: {u:?}");
     }
 }

@@ -132,6 +132,29 @@ ALTER TABLE measurements ADD COLUMN scan_krows_per_sec REAL;
 "#,
     // v4: the lab's minimum effect size, used by the verdicts of the run's reports.
     "ALTER TABLE runs ADD COLUMN min_effect REAL;",
+    // v5: CPU placement: the host's CPUs and topology, each target's placement, and the CPUs
+    // the server's and the client's threads were allowed on and seen on per step.
+    r#"
+ALTER TABLE runs ADD COLUMN host_online_cpus TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN host_usable_cpus TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN host_cpu_topology_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE targets ADD COLUMN placement TEXT NOT NULL DEFAULT 'os';
+ALTER TABLE targets ADD COLUMN server_cpus TEXT;
+ALTER TABLE targets ADD COLUMN client_cpus TEXT;
+ALTER TABLE measurements ADD COLUMN server_cpus_seen TEXT;
+ALTER TABLE measurements ADD COLUMN server_cpus_allowed TEXT;
+ALTER TABLE measurements ADD COLUMN client_cpus_seen TEXT;
+ALTER TABLE measurements ADD COLUMN client_cpus_allowed TEXT;
+"#,
+    // v6: the wake-up-bound flag and adaptive step length (rule, target and achieved precision,
+    // how the step ended).
+    r#"
+ALTER TABLE measurements ADD COLUMN wakeup_bound INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE measurements ADD COLUMN duration_rule TEXT NOT NULL DEFAULT 'fixed';
+ALTER TABLE measurements ADD COLUMN precision_target REAL;
+ALTER TABLE measurements ADD COLUMN precision_achieved REAL;
+ALTER TABLE measurements ADD COLUMN stop_reason TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -214,8 +237,9 @@ impl Store {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO runs (id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
-                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect)
-             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
+                host_online_cpus, host_usable_cpus, host_cpu_topology_json)
+             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 run.id,
                 run.lab,
@@ -227,14 +251,18 @@ impl Store {
                 run.host.memory_bytes as i64,
                 run.host.kernel,
                 run.dbdelta_version,
-                run.min_effect
+                run.min_effect,
+                run.host.online_cpus,
+                run.host.usable_cpus,
+                serde_json::to_string(&run.host.cpu_topology)?
             ],
         )?;
         for (i, t) in targets.iter().enumerate() {
             tx.execute(
                 "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
-                    config_text, env_json, settings_json, failed, error, log_path)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    config_text, env_json, settings_json, failed, error, log_path, placement,
+                    server_cpus, client_cpus)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     run.id,
                     i as i64,
@@ -247,7 +275,10 @@ impl Store {
                     serde_json::to_string(&t.settings)?,
                     t.failed,
                     t.error,
-                    t.log_path
+                    t.log_path,
+                    t.placement,
+                    t.server_cpus,
+                    t.client_cpus
                 ],
             )?;
         }
@@ -339,12 +370,15 @@ impl Store {
                 write_kb_per_op, proc_read_kb_per_op, proc_write_kb_per_op, peak_rss_bytes,
                 peak_vsz_bytes, peak_pss_bytes, db_size_bytes, client_bound, failed, error,
                 histogram, warm, rows_per_event, rows_per_statement, scan_krows_per_sec,
+                server_cpus_seen, server_cpus_allowed, client_cpus_seen, client_cpus_allowed,
+                wakeup_bound, duration_rule, precision_target, precision_achieved, stop_reason,
                 recorded_at)
              VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
                 :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
                 :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
                 :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :pss, :size, :cb, :failed, :error, :hist,
-                :warm, :rpe, :rps, :krows, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+                :warm, :rpe, :rps, :krows, :sseen, :sallowed, :cseen, :callowed,
+                :wb, :rule, :ptarget, :pachieved, :stop, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
             named_params! {
                 ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
                 ":step_index": m.step_index, ":grp": m.group, ":spe": m.statements_per_event,
@@ -367,6 +401,12 @@ impl Store {
                 ":warm": m.warm, ":rpe": m.rows_per_event,
                 ":rps": m.rows_per_statement.as_ref().map(serde_json::to_string).transpose()?,
                 ":krows": m.scan_krows_per_sec,
+                ":sseen": m.server_cpus_seen, ":sallowed": m.server_cpus_allowed,
+                ":cseen": m.client_cpus_seen, ":callowed": m.client_cpus_allowed,
+                ":wb": m.wakeup_bound,
+                ":rule": if m.duration_rule.is_empty() { "fixed" } else { m.duration_rule.as_str() },
+                ":ptarget": m.precision_target, ":pachieved": m.precision_achieved,
+                ":stop": m.stop_reason,
             },
         )?;
         {
@@ -485,8 +525,8 @@ impl Store {
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
         let run = self.conn.query_row(
             "SELECT id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
-                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect
-             FROM runs WHERE id = ?1",
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
+                host_online_cpus, host_usable_cpus, host_cpu_topology_json FROM runs WHERE id = ?1",
             [run_id],
             |r| {
                 Ok(RunInfo {
@@ -502,6 +542,10 @@ impl Store {
                         cores: r.get(8)?,
                         memory_bytes: r.get::<_, i64>(9)? as u64,
                         kernel: r.get(10)?,
+                        online_cpus: r.get(13)?,
+                        usable_cpus: r.get(14)?,
+                        cpu_topology: serde_json::from_str(&r.get::<_, String>(15)?)
+                            .unwrap_or_default(),
                     },
                     dbdelta_version: r.get(11)?,
                     min_effect: r.get(12)?,
@@ -510,7 +554,8 @@ impl Store {
         )?;
         let mut stmt = self.conn.prepare(
             "SELECT name, engine, server_version, config_name, config_text, env_json, settings_json,
-                failed, error, log_path FROM targets WHERE run_id = ?1 ORDER BY position",
+                failed, error, log_path, placement, server_cpus, client_cpus FROM targets
+             WHERE run_id = ?1 ORDER BY position",
         )?;
         let targets = stmt
             .query_map([run_id], |r| {
@@ -527,6 +572,9 @@ impl Store {
                     failed: r.get(7)?,
                     error: r.get(8)?,
                     log_path: r.get(9)?,
+                    placement: r.get(10)?,
+                    server_cpus: r.get(11)?,
+                    client_cpus: r.get(12)?,
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
@@ -649,6 +697,15 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
             .get::<_, Option<String>>("rows_per_statement")?
             .and_then(|j| serde_json::from_str(&j).ok()),
         scan_krows_per_sec: r.get("scan_krows_per_sec")?,
+        server_cpus_seen: r.get("server_cpus_seen")?,
+        server_cpus_allowed: r.get("server_cpus_allowed")?,
+        client_cpus_seen: r.get("client_cpus_seen")?,
+        client_cpus_allowed: r.get("client_cpus_allowed")?,
+        wakeup_bound: r.get("wakeup_bound")?,
+        duration_rule: r.get("duration_rule")?,
+        precision_target: r.get("precision_target")?,
+        precision_achieved: r.get("precision_achieved")?,
+        stop_reason: r.get("stop_reason")?,
     })
 }
 
@@ -669,6 +726,14 @@ mod tests {
                 cores: 2,
                 memory_bytes: 1,
                 kernel: "k".into(),
+                online_cpus: "0-1".into(),
+                usable_cpus: "1".into(),
+                cpu_topology: vec![crate::results::CpuTopology {
+                    cpu: 1,
+                    core: 1,
+                    package: 0,
+                    siblings: "1".into(),
+                }],
             },
             dbdelta_version: "0.1.0".into(),
             quick: true,
@@ -684,6 +749,8 @@ mod tests {
         let t = TargetInfo {
             name: "a".into(),
             engine: "sqlite".into(),
+            placement: "shared".into(),
+            client_cpus: Some("1".into()),
             ..Default::default()
         };
         s.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
@@ -701,6 +768,15 @@ mod tests {
             rows_per_event: Some(41.5),
             rows_per_statement: Some(vec![0.0, 1.0, 10.0]),
             scan_krows_per_sec: Some(1234.5),
+            server_cpus_seen: Some("0".into()),
+            server_cpus_allowed: Some("0-1".into()),
+            client_cpus_seen: Some("1".into()),
+            client_cpus_allowed: Some("1".into()),
+            wakeup_bound: true,
+            duration_rule: "adaptive".into(),
+            precision_target: Some(0.01),
+            precision_achieved: Some(0.0093),
+            stop_reason: Some("precision".into()),
             ..Default::default()
         };
         s.save_step("r1", &m, &[], &[]).unwrap();
@@ -720,7 +796,8 @@ mod tests {
             "the lab's min_effect is kept"
         );
         assert_eq!(data.measurements, vec![m, warm]);
-        assert_eq!(data.targets[0].name, "a");
+        assert_eq!(data.targets, vec![t]);
+        assert_eq!(data.run.host, run().host);
         assert_eq!(s.resolve_run(None).unwrap(), "r1");
         assert!(s.resolve_run(Some("nope")).is_err());
         assert!(

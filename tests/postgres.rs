@@ -12,20 +12,6 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-fn postgres_installed() -> bool {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().any(|e| e.path().join("bin/postgres").is_file()))
-        .unwrap_or(false);
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install postgresql-15"
-        );
-        eprintln!("note: PostgreSQL is not installed; skipping (apt-get install postgresql-15)");
-    }
-    found
-}
-
 fn lab(dir: &Path, target: &str, secs: f64) -> PathBuf {
     let body = format!(
         "[lab]\nname = \"pg test\"\n\n[[target]]\nname = \"pg\"\nengine = \"postgres\"\n{target}\n\n\

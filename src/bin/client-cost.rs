@@ -240,27 +240,10 @@ fn parse_strace(summary: &str) -> Option<(u64, Vec<(String, u64)>)> {
     Some((total?, rows))
 }
 
-/// `0`, `0,1`, `0-1` → CPU numbers.
+/// `0`, `0,1`, `0-1` → CPU numbers (dbdelta's own CPU-list parser).
 fn parse_cpu_list(list: &str) -> Result<Vec<usize>> {
-    let mut cpus = Vec::new();
-    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || format!("--cpu-list {list}: expected CPUs like 0 or 0,1 or 0-1");
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) =
-                    (a.parse().with_context(bad)?, b.parse().with_context(bad)?);
-                if a > b {
-                    bail!(bad());
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().with_context(bad)?),
-        }
-    }
-    if cpus.is_empty() {
-        bail!("--cpu-list {list}: no CPU named");
-    }
-    Ok(cpus)
+    let set = dbdelta::cpus::CpuSet::parse(list).map_err(|e| anyhow::anyhow!("--cpu-list {e}"))?;
+    Ok(set.iter().collect())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,6 +618,9 @@ impl Bench<'_> {
             warmup,
             measure,
             seed: 0xc11e_c057 ^ u64::from(clients),
+            // Pinned by inheritance from this thread (`Affinity::pin` below).
+            client_cpus: None,
+            stop_rule: None,
         };
         let quiet = Progress {
             mode: Mode::Quiet,
@@ -1143,6 +1129,7 @@ impl Bench<'_> {
             port: Some(port),
             config_name: None,
             prepared: true,
+            placement: Default::default(),
         };
         let server = engine::start(&target, &data_dir, &log)
             .with_context(|| format!("starting {}", kind.name()))?;

@@ -727,7 +727,13 @@ fn launch(
         .args(&target.args)
         .current_dir(data_dir)
         .envs(env);
-    let mut proc = ServerProcess::spawn(cmd, user, log, "the MySQL server")?;
+    let mut proc = ServerProcess::spawn(
+        cmd,
+        user,
+        target.placement.server.as_ref(),
+        log,
+        "the MySQL server",
+    )?;
     let mut first = None;
     proc.wait_ready(READY_TIMEOUT, || {
         match MyConn::connect(&socket, USER, None) {

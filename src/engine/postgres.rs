@@ -377,7 +377,13 @@ impl PgServer {
             .arg(data_dir)
             .args(&target.args)
             .envs(&target.env);
-        let mut server = ServerProcess::spawn(cmd, user.as_ref(), log, "postgres")?;
+        let mut server = ServerProcess::spawn(
+            cmd,
+            user.as_ref(),
+            target.placement.server.as_ref(),
+            log,
+            "postgres",
+        )?;
         let endpoint = Endpoint {
             socket_dir: data_dir.to_path_buf(),
             port,

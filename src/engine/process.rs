@@ -4,7 +4,10 @@
 //! port, spawning with the target's environment and a log file, waiting until the server
 //! accepts connections (or showing the end of its log when it died), and stopping it by its PID
 //! (a polite signal, then SIGKILL after a timeout). A `ServerProcess` that is dropped while
-//! running is killed, so no server outlives dbdelta's own cleanup.
+//! running is killed, so no server outlives dbdelta's own cleanup. A server with a placement
+//! starts pinned: its CPU mask is set between fork and exec, so every process and thread it
+//! ever creates inherits it. Helper tools (`run_tool`: initdb, install-db) are not pinned:
+//! they are not measured, and the server is a new process started afterwards.
 //! Must not: know any engine's SQL or files (the engines do), or measure cost (the sampler does).
 
 use std::fs::File;
@@ -16,6 +19,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+use crate::cpus::CpuSet;
 
 /// Name of the account servers run as when dbdelta runs as root.
 pub const SERVER_USER: &str = "dbdelta";
@@ -186,13 +191,17 @@ pub struct ServerProcess {
 }
 
 impl ServerProcess {
-    /// Start `cmd` as `user`, stdout and stderr appended to `log`.
+    /// Start `cmd` as `user`, stdout and stderr appended to `log`, pinned to `cpus` when given.
     pub fn spawn(
         mut cmd: Command,
         user: Option<&ServerUser>,
+        cpus: Option<&CpuSet>,
         log: &Path,
         what: &str,
     ) -> Result<ServerProcess> {
+        if let Some(cpus) = cpus {
+            crate::cpus::pin_command(&mut cmd, cpus);
+        }
         let out = File::options().create(true).append(true).open(log)?;
         cmd.stdin(Stdio::null())
             .stdout(out.try_clone()?)
@@ -203,9 +212,13 @@ impl ServerProcess {
         // Own process group: a Ctrl-C on the terminal reaches dbdelta, which stops the server
         // itself in order, instead of the terminal killing the server mid-step.
         cmd.process_group(0);
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+        let child = cmd.spawn().with_context(|| match cpus {
+            Some(c) => format!(
+                "{what}: cannot start {:?} pinned to CPUs {c}",
+                cmd.get_program()
+            ),
+            None => format!("{what}: cannot start {:?}", cmd.get_program()),
+        })?;
         Ok(ServerProcess {
             pid: child.id(),
             child: Some(child),

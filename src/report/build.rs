@@ -262,7 +262,36 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         error: m.error.clone(),
         within_step: (!m.failed)
             .then(|| resolution::within_step(resolution::series_of(series, m), min_effect)),
+        server_cpus_seen: m.server_cpus_seen.clone(),
+        server_cpus_allowed: m.server_cpus_allowed.clone(),
+        client_cpus_seen: m.client_cpus_seen.clone(),
+        client_cpus_allowed: m.client_cpus_allowed.clone(),
+        wakeup_bound: m.wakeup_bound,
+        duration_rule: rule(m).to_string(),
+        precision_target: m.precision_target,
+        precision_achieved: m.precision_achieved,
+        stop_reason: m.stop_reason.clone(),
     }
+}
+
+/// A measurement's length rule; runs stored before adaptive steps existed are `fixed`.
+fn rule(m: &Measurement) -> &str {
+    if m.duration_rule.is_empty() {
+        "fixed"
+    } else {
+        &m.duration_rule
+    }
+}
+
+/// The union of the CPU lists `get` returns over `ms` (lists that do not parse are skipped).
+fn cpu_union(ms: &[&Measurement], get: fn(&Measurement) -> Option<&String>) -> Option<String> {
+    let mut all = crate::cpus::CpuSet::default();
+    for m in ms {
+        if let Some(set) = get(m).and_then(|l| crate::cpus::CpuSet::parse(l).ok()) {
+            all.extend(&set);
+        }
+    }
+    all.to_option()
 }
 
 fn mean_latency(ls: &[&Latency]) -> Option<Latency> {
@@ -354,6 +383,20 @@ fn aggregates(
                 device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
                 device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
                 within_step: resolution::within_step_over(&per_second, min_effect),
+                server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
+                client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
+                wakeup_bound: ok.iter().any(|m| m.wakeup_bound),
+                seconds: mean(|m| Some(m.seconds)),
+                duration_rule: if ok.iter().any(|m| rule(m) == "adaptive") {
+                    "adaptive"
+                } else {
+                    "fixed"
+                }
+                .into(),
+                ran_to_max: ok
+                    .iter()
+                    .filter(|m| m.stop_reason.as_deref() == Some("max"))
+                    .count() as u32,
             }
         })
         .collect()
@@ -749,7 +792,37 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             where_(m)
         ));
     }
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.wakeup_bound && !m.failed)
+    {
+        out.push(wakeup_warning(&where_(m), m));
+    }
     out
+}
+
+/// The wake-up-bound warning of one measurement, with the numbers behind it.
+fn wakeup_warning(place: &str, m: &Measurement) -> String {
+    let busy = |cpu| crate::cpus::busy_share(cpu, m.qps, m.clients);
+    let pct = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0));
+    let us = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1} µs"));
+    let seen = |v: &Option<String>| v.clone().unwrap_or_else(|| "n/a".into());
+    format!(
+        "wake-up-bound: {place}: each query is a short round trip (the client was on CPU {} and the \
+         server {} of its wall time: client {} + server {} CPU per query at {} QPS) between threads \
+         not confined to one CPU (server seen on CPUs {}, client on {}), so this number measures \
+         cross-CPU wake-ups (on a VM, the hypervisor's) and where the scheduler put the two more than \
+         the engine; to measure the engine, run both on one CPU with placement = \"shared\" (or set \
+         server_cpus and client_cpus)",
+        pct(busy(m.client_cpu_us_per_op)),
+        pct(busy(m.server_cpu_us_per_op)),
+        us(m.client_cpu_us_per_op),
+        us(m.server_cpu_us_per_op),
+        m.qps.map_or("n/a".into(), |q| format!("{q:.0}")),
+        seen(&m.server_cpus_seen),
+        seen(&m.client_cpus_seen),
+    )
 }
 
 fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
@@ -787,6 +860,22 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
             "pre = true: point-1 and range-1 are the .pre steps, run after the load and its cleanup and before the \
              writes; point-2 and range-2 the same reads after the writes. Pre/post = QPS(after the writes) / \
              QPS(.pre) per target; < 1 means the writes left the database slower to read."
+                .to_string(),
+        );
+    }
+    if data
+        .measurements
+        .iter()
+        .any(|m| !m.warm && rule(m) == "adaptive")
+    {
+        out.push(
+            "Adaptive steps (duration = \"adaptive\"): after the warm-up the runner counts the ops of each whole second; \
+             from min_secs on it ends the step at the first whole second where the 95% confidence interval of the mean \
+             of those per-second counts is within ±precision of it, else at max_secs. The interval is t·s/√n_eff, with \
+             n_eff = n(1−ρ)/(1+ρ) for the lag-1 autocorrelation ρ (clamped at 0) and Student's t with n_eff−1 degrees of \
+             freedom. The ± shown is recomputed from the stored per-second series with the same formula (the step \
+             length table shows the mean seconds and the worst ± over repeats); \"max\" marks steps with a repeat that \
+             ran to its maximum without reaching the target. Warm steps keep their fixed length."
                 .to_string(),
         );
     }
@@ -975,6 +1064,13 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
         config_diff,
         settings_diff,
         env_diff,
+        placement: if t.placement.is_empty() {
+            "os".into()
+        } else {
+            t.placement.clone()
+        },
+        server_cpus: t.server_cpus.clone(),
+        client_cpus: t.client_cpus.clone(),
     }
 }
 

@@ -13,9 +13,14 @@ use super::model::{Aggregate, Relative, ReportModel, TargetSummary};
 pub const COLUMNS: &[&str] = &[
     "run_id",
     "lab",
+    "host_online_cpus",
+    "host_cpu_topology",
     "target",
     "engine",
     "server_version",
+    "placement",
+    "server_cpus",
+    "client_cpus",
     "is_base",
     "base",
     "suite",
@@ -26,6 +31,10 @@ pub const COLUMNS: &[&str] = &[
     "tables",
     "rows_per_table",
     "repeats",
+    "seconds",
+    "duration_rule",
+    "precision_target",
+    "ran_to_max",
     "qps",
     "relative_qps",
     "relative_qps_ci95_low",
@@ -82,6 +91,9 @@ pub const COLUMNS: &[&str] = &[
     "too_short",
     "too_noisy",
     "client_bound",
+    "wakeup_bound",
+    "server_cpus_seen",
+    "client_cpus_seen",
     "errors",
     "failed",
     "target_failed",
@@ -94,13 +106,21 @@ pub const COLUMNS: &[&str] = &[
 pub const TEXT_COLUMNS: &[&str] = &[
     "run_id",
     "lab",
+    "host_online_cpus",
+    "host_cpu_topology",
     "target",
     "engine",
     "server_version",
+    "placement",
+    "server_cpus",
+    "client_cpus",
+    "server_cpus_seen",
+    "client_cpus_seen",
     "base",
     "suite",
     "group",
     "step",
+    "duration_rule",
     "verdict",
     "server_cpu_verdict",
     "below_resolution",
@@ -117,6 +137,7 @@ pub const BOOLEAN_COLUMNS: &[&str] = &[
     "too_short",
     "too_noisy",
     "client_bound",
+    "wakeup_bound",
     "failed",
     "target_failed",
 ];
@@ -138,6 +159,16 @@ fn text(v: Option<&str>) -> String {
 
 fn flag(v: bool) -> String {
     v.to_string()
+}
+
+/// The host's topology in one cell: `cpu:package:core` per online CPU, space-separated (SMT
+/// siblings share package and core).
+fn topology(h: &crate::results::HostInfo) -> String {
+    h.cpu_topology
+        .iter()
+        .map(|c| format!("{}:{}:{}", c.cpu, c.package, c.core))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// One row: `a` is `None` for a step a failed target never measured.
@@ -178,9 +209,14 @@ fn row(
     vec![
         t.map_or_else(|| m.run.id.clone(), |t| t.run_id.clone()),
         m.run.lab.clone(),
+        m.run.host.online_cpus.clone(),
+        topology(&m.run.host),
         name.to_string(),
         text(t.map(|t| t.engine.as_str())),
         text(t.and_then(|t| t.server_version.as_deref())),
+        text(t.map(|t| t.placement.as_str())),
+        text(t.and_then(|t| t.server_cpus.as_deref())),
+        text(t.and_then(|t| t.client_cpus.as_deref())),
         flag(m.is_base(name)),
         text(
             t.and_then(|t| t.relative_to.as_deref())
@@ -194,6 +230,10 @@ fn row(
         int(own.map(|r| u64::from(r.tables))),
         int(own.map(|r| r.rows_per_table)),
         int(Some(a.map_or(0, |a| u64::from(a.repeats)))),
+        v(|a| a.seconds),
+        text(a.map(|a| a.duration_rule.as_str())),
+        num(own.and_then(|r| r.precision_target)),
+        int(a.map(|a| u64::from(a.ran_to_max))),
         v(|a| a.qps),
         r(|r| r.qps),
         num(rel.and_then(|r| r.ci95).map(|c| c[0])),
@@ -251,6 +291,9 @@ fn row(
         flag(w.is_some_and(|w| w.too_short)),
         flag(w.is_some_and(|w| w.too_noisy)),
         flag(a.is_some_and(|a| a.client_bound)),
+        flag(a.is_some_and(|a| a.wakeup_bound)),
+        text(a.and_then(|a| a.server_cpus_seen.as_deref())),
+        text(a.and_then(|a| a.client_cpus_seen.as_deref())),
         int(Some(a.map_or(0, |a| a.errors))),
         flag(a.is_none_or(|a| a.repeats == 0)),
         flag(target_failed),

@@ -13,6 +13,16 @@ fn host() -> HostInfo {
         cores: 8,
         memory_bytes: 32 * (1 << 30),
         kernel: "6.8.0-49-generic".into(),
+        online_cpus: "0-3".into(),
+        usable_cpus: "0-3".into(),
+        cpu_topology: (0..4)
+            .map(|cpu| CpuTopology {
+                cpu,
+                core: i64::from(cpu % 2),
+                package: 0,
+                siblings: if cpu % 2 == 0 { "0,2" } else { "1,3" }.into(),
+            })
+            .collect(),
     }
 }
 
@@ -47,6 +57,9 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         failed: false,
         error: None,
         log_path: None,
+        placement: "os".into(),
+        server_cpus: None,
+        client_cpus: None,
     }
 }
 
@@ -116,6 +129,15 @@ fn measurement(
         client_bound: false,
         failed: false,
         error: None,
+        server_cpus_seen: Some("0-3".into()),
+        server_cpus_allowed: Some("0-3".into()),
+        client_cpus_seen: Some("1,3".into()),
+        client_cpus_allowed: Some("0-3".into()),
+        wakeup_bound: false,
+        duration_rule: "fixed".into(),
+        precision_target: None,
+        precision_achieved: None,
+        stop_reason: Some("deadline".into()),
     }
 }
 
@@ -161,9 +183,15 @@ pub fn run_two_clients() -> RunData {
             failed: false,
             error: None,
             log_path: None,
+            placement: "shared".into(),
+            server_cpus: None,
+            client_cpus: Some("0".into()),
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];
+    targets[1].placement = "split".into();
+    targets[1].server_cpus = Some("0,2".into());
+    targets[1].client_cpus = Some("1,3".into());
     targets[3].env = map(&[("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2")]);
     targets[3].failed = true;
     targets[3].server_version = None;
@@ -409,4 +437,32 @@ pub fn run_pre_post() -> RunData {
         measurements,
         series: Vec::new(),
     }
+}
+
+/// [`run_three_repeats`] with adaptive steps: each took 10 to 24 s and reached ±1%, except
+/// pg17's `scan`, which ran to its 60 s maximum at ±1.4%; pg16's first `point-query` was
+/// wake-up-bound (unpinned, 1 client on 4 CPUs).
+pub fn run_adaptive() -> RunData {
+    let mut data = run_three_repeats();
+    data.run.id = "20261124-0900".into();
+    data.run.lab = "pg16 vs pg17, adaptive".into();
+    for (i, m) in data.measurements.iter_mut().enumerate() {
+        m.duration_rule = "adaptive".into();
+        m.precision_target = Some(0.01);
+        m.seconds = 10.0 + (i % 8) as f64 * 2.0;
+        m.precision_achieved = Some(0.006 + (i % 4) as f64 * 0.001);
+        m.stop_reason = Some("precision".into());
+        if m.target == "pg17" && m.step == "scan" {
+            m.seconds = 60.0;
+            m.precision_achieved = Some(0.014);
+            m.stop_reason = Some("max".into());
+        }
+        if m.target == "pg16" && m.step == "point-query" && m.repeat == 1 {
+            m.wakeup_bound = true;
+            m.qps = Some(13_500.0);
+            m.client_cpu_us_per_op = Some(26.0);
+            m.server_cpu_us_per_op = Some(33.0);
+        }
+    }
+    data
 }

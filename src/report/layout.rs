@@ -7,6 +7,7 @@
 
 use super::build::{percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, WithinStep};
+use crate::results::HostInfo;
 
 /// One piece of a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +74,8 @@ const COARSE: &str = "~";
 /// Within-step flags: fewer whole seconds than the minimum; precision wider than the min effect.
 const SHORT: &str = " [short]";
 const NOISY: &str = " [noisy]";
+/// An adaptive step that ran to its maximum without reaching the target precision.
+const MAX: &str = " [max]";
 /// Marks a step flagged client-bound in a table's step column.
 const CB: &str = " [cb]";
 
@@ -207,6 +210,51 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     doc
 }
 
+/// The host's CPUs for the header: online and usable lists, then each CPU's package, core and
+/// SMT siblings (a summary beyond 16 CPUs).
+pub fn cpus_text(h: &HostInfo) -> String {
+    if h.online_cpus.is_empty() {
+        return "CPUs: not recorded".into();
+    }
+    let mut out = format!(
+        "CPUs: online {}, dbdelta may use {}",
+        h.online_cpus, h.usable_cpus
+    );
+    let t = &h.cpu_topology;
+    if t.is_empty() {
+        return out;
+    }
+    if t.len() > 16 {
+        let packages: std::collections::BTreeSet<i64> = t.iter().map(|c| c.package).collect();
+        let cores: std::collections::BTreeSet<(i64, i64)> =
+            t.iter().map(|c| (c.package, c.core)).collect();
+        out.push_str(&format!(
+            "; topology: {} package(s), {} cores, {} CPUs",
+            packages.len(),
+            cores.len(),
+            t.len()
+        ));
+        return out;
+    }
+    // One entry per core, with the CPUs on it (more than one: SMT siblings).
+    let mut cores: std::collections::BTreeMap<(i64, i64), crate::cpus::CpuSet> = Default::default();
+    for c in t {
+        cores
+            .entry((c.package, c.core))
+            .or_default()
+            .insert(c.cpu as usize);
+    }
+    let each: Vec<String> = cores
+        .iter()
+        .map(|((package, core), cpus)| {
+            let word = if cpus.len() == 1 { "CPU" } else { "CPUs" };
+            format!("package {package} core {core} → {word} {cpus}")
+        })
+        .collect();
+    out.push_str(&format!("; topology: {}", each.join("; ")));
+    out
+}
+
 fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Title(match &m.compare {
         Some(_) => format!("dbdelta compare: {}", m.run.lab),
@@ -233,6 +281,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
             h.memory_bytes as f64 / (1u64 << 30) as f64,
             h.kernel
         ),
+        cpus_text(h),
         format!("dbdelta {}", r.dbdelta_version),
         format!("base: {}", m.base_label()),
     ];
@@ -280,6 +329,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         ]);
     }
     doc.push(Block::Table(grid));
+    placement_table(m, doc);
 
     let mut diffs = Vec::new();
     for t in m.targets.iter().filter(|t| t.relative_to.is_some()) {
@@ -342,6 +392,35 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         )));
         doc.push(Block::Bullets(diffs));
     }
+}
+
+/// Where each target's server and client threads ran: the placement and its CPU lists.
+fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
+    doc.push(Block::Para(
+        "CPU placement (lab keys placement, server_cpus, client_cpus; \"not pinned\": the scheduler's choice):"
+            .into(),
+    ));
+    let mut grid = Grid {
+        header: ["target", "placement", "server CPUs", "client CPUs"]
+            .map(String::from)
+            .to_vec(),
+        right: vec![false; 4],
+        rows: Vec::new(),
+    };
+    for t in &m.targets {
+        let server = match (&t.server_cpus, t.engine.as_str()) {
+            (Some(s), _) => s.clone(),
+            (None, "sqlite") => "none (in-process)".into(),
+            (None, _) => "not pinned".into(),
+        };
+        grid.rows.push(vec![
+            Cell::plain(&t.name),
+            Cell::plain(&t.placement),
+            Cell::plain(server),
+            Cell::plain(t.client_cpus.as_deref().unwrap_or("not pinned")),
+        ]);
+    }
+    doc.push(Block::Table(grid));
 }
 
 fn load(m: &ReportModel, doc: &mut Vec<Block>) {
@@ -950,15 +1029,29 @@ fn within_text(w: &WithinStep) -> String {
     out
 }
 
-/// Per step and target: whole seconds, CV and ±precision of the per-second QPS, and the flags.
+/// Per step and target: whole seconds, CV and ±precision of the per-second QPS, the flags, and
+/// for adaptive steps whether they ran to their maximum.
 fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     let shown = m.shown_targets();
     let steps = steps_at(m, clients);
     if steps.is_empty() {
         return;
     }
+    let adaptive = m
+        .measurements
+        .iter()
+        .filter(|r| r.clients == clients && r.duration_rule == "adaptive")
+        .find_map(|r| r.precision_target)
+        .map(|p| {
+            format!(
+                "; adaptive steps: target ±{}, {}: ran to max_secs",
+                pct(p),
+                MAX.trim()
+            )
+        })
+        .unwrap_or_default();
     doc.push(Block::SubHeading(format!(
-        "Within-step QPS noise: seconds, CV, ±95% precision ({}: < {} s; {}: ± > {})",
+        "Step length and within-step QPS noise: seconds, CV, ±95% precision ({}: < {} s; {}: ± > {}{adaptive})",
         SHORT.trim(),
         m.method.min_step_seconds,
         NOISY.trim(),
@@ -968,11 +1061,15 @@ fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     for step in steps {
         let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
         for t in &shown {
-            let w = m
-                .aggregate(t, step, clients)
-                .and_then(|a| a.within_step.as_ref());
+            let a = m.aggregate(t, step, clients);
+            let mut text = a
+                .and_then(|a| a.within_step.as_ref())
+                .map_or_else(|| NA.into(), within_text);
+            if a.is_some_and(|a| a.ran_to_max > 0) {
+                text.push_str(MAX);
+            }
             // Uncoloured: the tones mean better or worse than the base, which a flag is not.
-            row.push(Cell::plain(w.map_or_else(|| NA.into(), within_text)));
+            row.push(Cell::plain(text));
         }
         grid.rows.push(row);
     }

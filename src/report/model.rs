@@ -179,6 +179,12 @@ pub struct TargetSummary {
     /// recorded, or the engines differ).
     pub settings_diff: Vec<Difference>,
     pub env_diff: Vec<Difference>,
+    /// CPU placement: `os`, `shared`, `split` or `custom`.
+    pub placement: String,
+    /// CPUs the server process tree was pinned to; `None`: not pinned or no server (SQLite).
+    pub server_cpus: Option<String>,
+    /// CPUs every client thread was pinned to; `None`: not pinned.
+    pub client_cpus: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -237,6 +243,23 @@ pub struct MeasurementRow {
     pub error: Option<String>,
     /// The per-second series of this repeat; `None` for a failed step.
     pub within_step: Option<WithinStep>,
+    /// CPUs the server's threads were seen on / allowed on during the step (CPU lists).
+    pub server_cpus_seen: Option<String>,
+    pub server_cpus_allowed: Option<String>,
+    /// CPUs dbdelta's client threads were seen on / allowed on.
+    pub client_cpus_seen: Option<String>,
+    pub client_cpus_allowed: Option<String>,
+    /// Client and server spent most of each query asleep waiting for each other across CPUs.
+    pub wakeup_bound: bool,
+    /// `fixed` or `adaptive`.
+    pub duration_rule: String,
+    /// Adaptive: target relative half-width of the 95% CI of the per-second mean QPS.
+    pub precision_target: Option<f64>,
+    /// Relative half-width achieved, from the stored per-second series.
+    pub precision_achieved: Option<f64>,
+    /// `deadline` (fixed), `precision` (adaptive, target reached) or `max` (adaptive, ran to
+    /// its maximum).
+    pub stop_reason: Option<String>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean
@@ -277,6 +300,17 @@ pub struct Aggregate {
     pub device_writes_confirmed: Option<bool>,
     /// Within-step noise over the non-failed repeats; `None` without any.
     pub within_step: Option<WithinStep>,
+    /// CPUs the server's / the client's threads were seen on, over the non-failed repeats.
+    pub server_cpus_seen: Option<String>,
+    pub client_cpus_seen: Option<String>,
+    /// Any repeat was flagged wake-up-bound.
+    pub wakeup_bound: bool,
+    /// Mean measured seconds of the non-failed repeats.
+    pub seconds: Option<f64>,
+    /// `adaptive` when any repeat ran adaptively, else `fixed`.
+    pub duration_rule: String,
+    /// Adaptive repeats that ran to their maximum without reaching the target.
+    pub ran_to_max: u32,
 }
 
 /// A non-base target relative to its base for one step and client count.

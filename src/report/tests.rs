@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::fixture::{run_pre_post, run_three_repeats, run_two_clients};
+use super::fixture::{run_adaptive, run_pre_post, run_three_repeats, run_two_clients};
 use super::*;
 
 const SCHEMA: &str = include_str!("../../schema/report-v1.schema.json");
@@ -518,4 +518,75 @@ fn run_without_measurements_still_renders() {
     }
     let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
     assert!(schema_errors(&v).is_empty());
+}
+
+#[test]
+fn adaptive_lengths_and_wakeup_warnings_in_every_format() {
+    let m = build(&run_adaptive(), None).unwrap();
+    let scan = m.aggregate("pg17", "scan", 1).unwrap();
+    assert_eq!((scan.seconds, scan.ran_to_max), (Some(60.0), 3));
+    assert_eq!(scan.duration_rule, "adaptive");
+    let text = render(&m, Format::Text, false);
+    insta::assert_snapshot!("adaptive_text", text);
+    for out in [
+        text,
+        render(&m, Format::Markdown, false),
+        render(&m, Format::Html, false),
+    ] {
+        assert!(
+            out.contains("Step length and within-step QPS noise"),
+            "{out}"
+        );
+        assert!(
+            out.contains("±23% [noisy] [max]") || out.contains("±23% \\[noisy\\] \\[max\\]"),
+            "{out}"
+        );
+        assert!(out.contains("adaptive steps: target ±1.0%"), "{out}");
+        assert!(out.contains("wake-up-bound: pg16 point-query at 1 client, repeat 1"));
+        assert!(
+            out.contains("placement = \"shared\"")
+                || out.contains("placement = &quot;shared&quot;")
+        );
+        assert!(out.contains("Adaptive steps (duration"));
+    }
+    let w = m
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("wake-up-bound"))
+        .unwrap();
+    assert!(
+        w.contains("the client was on CPU 35% and the server 45% of its wall time: client 26.0 µs + server 33.0 µs CPU per query at 13500 QPS) between threads not confined to one CPU (server seen on CPUs 0-3, client on 1,3)"),
+        "{w}"
+    );
+    let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    assert!(schema_errors(&v).is_empty(), "{:#?}", schema_errors(&v));
+    let row = v["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["target"] == "pg17" && r["step"] == "scan")
+        .unwrap();
+    assert_eq!(row["duration_rule"], "adaptive");
+    assert_eq!(row["stop_reason"], "max");
+    assert_eq!(row["precision_target"], 0.01);
+    let csv = render(&m, Format::Csv, false);
+    let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<_> = r.records().map(|r| r.unwrap()).collect();
+    let scan = rows
+        .iter()
+        .find(|r| &r[col("target")] == "pg17" && &r[col("step")] == "scan")
+        .unwrap();
+    assert_eq!(&scan[col("seconds")], "60");
+    assert_eq!(&scan[col("precision_target")], "0.01");
+    assert_eq!(&scan[col("ran_to_max")], "3");
+    assert_eq!(&scan[col("duration_rule")], "adaptive");
+    let pq = rows
+        .iter()
+        .find(|r| &r[col("target")] == "pg16" && &r[col("step")] == "point-query")
+        .unwrap();
+    assert_eq!(&pq[col("wakeup_bound")], "true");
+    assert_eq!(&pq[col("placement")], "os");
+    assert_eq!(&pq[col("host_cpu_topology")], "0:0:0 1:0:1 2:0:0 3:0:1");
 }

@@ -22,6 +22,7 @@ use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
 use crate::results::{LoadResult, Measurement, RunInfo, SecondSample, TargetInfo};
 use crate::sampler::Probe;
+use crate::stats;
 use crate::store::Store;
 use crate::workload::{self, Scale, StepDef, sql, sysbench};
 
@@ -94,6 +95,9 @@ pub fn execute(
             config_name: t.config_name.clone(),
             config_text: t.settings.join("\n"),
             env: t.env.clone(),
+            placement: t.placement.name.clone(),
+            server_cpus: t.placement.server.as_ref().map(|c| c.to_string()),
+            client_cpus: t.placement.client.as_ref().map(|c| c.to_string()),
             ..Default::default()
         })
         .collect();
@@ -324,14 +328,28 @@ impl CellRun<'_> {
     fn load(&mut self, server: &dyn Server) -> Result<()> {
         let scale = self.plan.scale;
         let driver = server.driver();
-        let mut session = driver.connect().context("connecting for the load")?;
-        let (load_secs, index_secs) = load_sysbench(
-            session.as_mut(),
-            driver.dialect(),
-            &self.target.tables,
-            scale,
-        )?;
-        drop(session);
+        // The load's client is a client too: it runs on a thread placed like the step clients.
+        let client_cpus = self.target.placement.client.as_ref();
+        let (load_secs, index_secs) = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("dbdelta-load".into())
+                .spawn_scoped(s, || -> Result<(f64, f64)> {
+                    if let Some(c) = client_cpus {
+                        crate::cpus::pin_current_thread(c)
+                            .with_context(|| format!("pinning the load's client to CPUs {c}"))?;
+                    }
+                    let mut session = driver.connect().context("connecting for the load")?;
+                    load_sysbench(
+                        session.as_mut(),
+                        driver.dialect(),
+                        &self.target.tables,
+                        scale,
+                    )
+                })
+                .context("starting the load thread")?
+                .join()
+                .map_err(|_| anyhow::anyhow!("the load thread panicked"))?
+        })?;
         let total = scale.rows * scale.tables as u64;
         let rows_per_sec = (load_secs > 0.0).then(|| total as f64 / load_secs);
         let load = LoadResult {
@@ -374,6 +392,8 @@ impl CellRun<'_> {
             warmup: self.plan.warmup,
             measure,
             seed: workload::step_seed(step_index, self.cell.repeat),
+            client_cpus: self.target.placement.client.clone(),
+            stop_rule: self.plan.stop_rule(step),
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, self.plan.warmup + measure);
@@ -413,6 +433,39 @@ impl CellRun<'_> {
             bar.finish(&format!("{prefix}: interrupted (not recorded)"));
             return Ok(true);
         }
+        self.fill(&mut m, step, &run, spec.clients);
+        m.db_size_bytes = server.db_size();
+        let mut dead = None;
+        if let Some(err) = &run.fatal {
+            m.failed = true;
+            m.error = Some(err.clone());
+            if let Err(e) = server.check_alive() {
+                m.error = Some(format!("{err}; {e:#}"));
+                dead = Some(e);
+            } else {
+                self.failures.push(format!("{prefix}: {err}"));
+            }
+        }
+        let series = series_of(&m, &run);
+        Self::fill_length(&mut m, &run, &series);
+        self.store
+            .save_step(self.run_id, &m, &series, &run.merged.serialized_histogram())?;
+        if let Some(e) = dead {
+            bar.finish(&format!("{prefix}: FAILED: the server died"));
+            return Err(e.context(format!("{prefix}: the server died during the step")));
+        }
+        bar.finish(&summary(&prefix, &m));
+        self.progress.detail(&format!(
+            "{prefix}: rows touched per statement {:?}",
+            run.rows_touched
+        ));
+        Ok(false)
+    }
+
+    /// Everything `run` measured, into `m`: counts, rates, latency, costs per op, memory, the
+    /// CPUs threads ran on, and the client-bound and wake-up-bound flags. `threads` is the
+    /// number of client threads that ran.
+    fn fill(&self, m: &mut Measurement, step: &StepDef, run: &step::StepRun, threads: u32) {
         let spe = u64::from(step.statements_per_event());
         let merged = &run.merged;
         m.seconds = run.seconds;
@@ -460,64 +513,96 @@ impl CellRun<'_> {
         m.peak_rss_bytes = run.peaks.rss;
         m.peak_vsz_bytes = run.peaks.vsz;
         m.peak_pss_bytes = run.peaks.pss;
-        m.db_size_bytes = server.db_size();
-        let mut dead = None;
-        if let Some(err) = &run.fatal {
-            m.failed = true;
-            m.error = Some(err.clone());
-            if let Err(e) = server.check_alive() {
-                m.error = Some(format!("{err}; {e:#}"));
-                dead = Some(e);
-            } else {
-                self.failures.push(format!("{prefix}: {err}"));
+        let cpus = &run.cpus;
+        m.server_cpus_seen = cpus.server_seen.to_option();
+        m.server_cpus_allowed = cpus.server_allowed.to_option();
+        m.client_cpus_seen = cpus.client_seen.to_option();
+        m.client_cpus_allowed = cpus.client_allowed.to_option();
+        let placement = &self.target.placement;
+        m.wakeup_bound = crate::cpus::wakeup_bound(&crate::cpus::WakeupInputs {
+            embedded: self.target.engine.embedded(),
+            clients: threads,
+            usable_cpus: self.plan.machine.usable.len(),
+            one_shared_cpu: placement.one_shared_cpu(),
+            server_io_kb_per_op: per.proc_read_kb.zip(per.proc_write_kb).map(|(r, w)| r + w),
+            client_cpu_us_per_op: m.client_cpu_us_per_op,
+            server_cpu_us_per_op: m.server_cpu_us_per_op,
+            qps: m.qps,
+        });
+    }
+
+    /// The step-length rule and how it ended, with the precision achieved as computed from
+    /// the stored per-second `series` (the same function the adaptive rule uses).
+    fn fill_length(m: &mut Measurement, run: &step::StepRun, series: &[SecondSample]) {
+        let ops: Vec<f64> = series.iter().map(|s| s.ops as f64).collect();
+        m.precision_achieved = stats::series_precision(&ops)
+            .map(|p| p.half_width)
+            .filter(|h| h.is_finite());
+        match &run.adaptive {
+            None => {
+                m.duration_rule = "fixed".into();
+                m.stop_reason = Some("deadline".into());
+            }
+            Some(end) => {
+                m.duration_rule = "adaptive".into();
+                m.precision_target = Some(end.target);
+                m.stop_reason = Some(if end.reached { "precision" } else { "max" }.into());
             }
         }
-        // Whole seconds of the measured period only: a partial last second (or the bucket of
-        // events that ended after the deadline) is not a rate and would read as a stall.
-        // The last event ends a hair before the deadline, so allow 1 ms of slack: 0.9999 s is
-        // one whole second.
-        let whole_seconds = (run.seconds + 1e-3).floor() as usize;
-        let series: Vec<SecondSample> = merged
-            .seconds
-            .iter()
-            .take(whole_seconds)
-            .enumerate()
-            .map(|(i, (events, p99, max))| SecondSample {
-                target: m.target.clone(),
-                step: m.step.clone(),
-                clients: m.clients,
-                repeat: m.repeat,
-                second: i as u32,
-                ops: events * spe,
-                p99_us: p99.map(|v| v as f64 / 1000.0),
-                max_us: max.map(|v| v as f64 / 1000.0),
-            })
-            .collect();
-        self.store
-            .save_step(self.run_id, &m, &series, &merged.serialized_histogram())?;
-        if let Some(e) = dead {
-            bar.finish(&format!("{prefix}: FAILED: the server died"));
-            return Err(e.context(format!("{prefix}: the server died during the step")));
-        }
-        let summary = match (&m.qps, &m.latency_us) {
-            (Some(qps), Some(lat)) => format!(
-                "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op{}",
-                thousands(*qps),
-                lat.p99,
-                m.server_cpu_us_per_op.unwrap_or(f64::NAN),
-                if m.errors.total() > 0 {
-                    format!(", {} errors", m.errors.total())
-                } else {
-                    String::new()
-                }
-            ),
-            _ => format!("{prefix}: no event completed ({} errors)", m.errors.total()),
-        };
-        bar.finish(&summary);
-        self.progress.detail(&format!(
-            "{prefix}: rows touched per statement {:?}",
-            run.rows_touched
-        ));
-        Ok(false)
     }
+}
+
+/// The per-second series of a step: whole seconds of the measured period only. A partial last
+/// second (or the bucket of events that ended after the deadline) is not a rate and would read
+/// as a stall. The last event ends a hair before the deadline, so 1 ms of slack is allowed:
+/// 0.9999 s is one whole second.
+fn series_of(m: &Measurement, run: &step::StepRun) -> Vec<SecondSample> {
+    let spe = u64::from(m.statements_per_event);
+    let whole_seconds = (run.seconds + 1e-3).floor() as usize;
+    run.merged
+        .seconds
+        .iter()
+        .take(whole_seconds)
+        .enumerate()
+        .map(|(i, (events, p99, max))| SecondSample {
+            target: m.target.clone(),
+            step: m.step.clone(),
+            clients: m.clients,
+            repeat: m.repeat,
+            second: i as u32,
+            ops: events * spe,
+            p99_us: p99.map(|v| v as f64 / 1000.0),
+            max_us: max.map(|v| v as f64 / 1000.0),
+        })
+        .collect()
+}
+
+/// The line that replaces a finished step's progress bar.
+fn summary(prefix: &str, m: &Measurement) -> String {
+    let (Some(qps), Some(lat)) = (&m.qps, &m.latency_us) else {
+        return format!("{prefix}: no event completed ({} errors)", m.errors.total());
+    };
+    let mut out = format!(
+        "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op",
+        thousands(*qps),
+        lat.p99,
+        m.server_cpu_us_per_op.unwrap_or(f64::NAN),
+    );
+    if m.errors.total() > 0 {
+        out.push_str(&format!(", {} errors", m.errors.total()));
+    }
+    if m.duration_rule == "adaptive" {
+        let precision = m
+            .precision_achieved
+            .map_or("±n/a".into(), |p| format!("±{:.1}%", p * 100.0));
+        let how = match m.stop_reason.as_deref() {
+            Some("precision") => "target reached",
+            _ => "ran to its maximum",
+        };
+        out.push_str(&format!(", {:.1} s {precision} ({how})", m.seconds));
+    }
+    if m.wakeup_bound {
+        out.push_str(", wake-up-bound");
+    }
+    out
 }

@@ -68,6 +68,21 @@ pub fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
+/// Whether Debian's PostgreSQL is installed; under CI (`CI` set) it must be.
+pub fn postgres_installed() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/postgres").is_file()))
+        .unwrap_or(false);
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install postgresql-15"
+        );
+        eprintln!("note: PostgreSQL is not installed; skipping (apt-get install postgresql-15)");
+    }
+    found
+}
+
 /// Whether Debian's `sqlite3` shell is installed; under CI (`CI` set) it must be.
 pub fn sqlite3_installed() -> bool {
     let found = Command::new("sqlite3")

@@ -1,0 +1,82 @@
+//! Adaptive step length on real embedded SQLite: a loose target ends steps at `min_secs`, an
+//! unreachable one runs them to `max_secs`; what was stored (rule, seconds, per-second series,
+//! achieved precision, how it ended) agrees with itself and shows in the report.
+
+mod common;
+use common::*;
+
+use rusqlite::Connection;
+
+fn lab(dir: &std::path::Path, precision: f64, max_secs: u32) {
+    std::fs::write(
+        dir.join("lab.toml"),
+        format!(
+            "[lab]\nname = \"adaptive\"\n\n[[target]]\nname = \"lite\"\nengine = \"sqlite\"\n\n\
+             [suite.sysbench]\nrows = 2000\nwarmup_secs = 0.2\nread_secs = 30\nwrite_secs = 30\n\
+             duration = \"adaptive\"\nprecision = {precision}\nmin_secs = 3\nmax_secs = {max_secs}\n"
+        ),
+    )
+    .unwrap();
+}
+
+type Row = (String, f64, String, f64, Option<f64>, String, i64);
+
+fn stored(dir: &std::path::Path) -> Vec<Row> {
+    let db = Connection::open(dir.join("dbdelta.db")).unwrap();
+    rows(
+        &db,
+        "SELECT m.step, m.seconds, m.duration_rule, m.precision_target, m.precision_achieved,
+                m.stop_reason, (SELECT count(*) FROM series s WHERE s.run_id = m.run_id
+                AND s.step = m.step) FROM measurements m ORDER BY m.rowid",
+    )
+}
+
+#[test]
+fn a_loose_target_stops_at_min_secs_and_an_unreachable_one_runs_to_max_secs() {
+    let _lock = measuring();
+    let dir = scratch();
+    // ±50%: met as soon as 3 whole seconds are in.
+    lab(dir.path(), 0.5, 8);
+    let out = run(
+        dir.path(),
+        &["run", "lab.toml", "--only", "point-query,hot-points"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("(target reached)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let rows = stored(dir.path());
+    assert_eq!(rows.len(), 2);
+    for (step, seconds, rule, target, achieved, stop, series) in rows {
+        assert_eq!((rule.as_str(), target), ("adaptive", 0.5), "{step}");
+        assert_eq!(stop, "precision", "{step}");
+        assert!((3.0..3.2).contains(&seconds), "{step}: {seconds} s");
+        assert_eq!(series, 3, "{step}: one stored second per whole second");
+        assert!(achieved.unwrap() <= 0.5, "{step}: {achieved:?}");
+    }
+
+    // ±0.0001%: never met, so the step runs to its maximum and the recorder covers it.
+    let dir = scratch();
+    lab(dir.path(), 0.000001, 4);
+    let out = run(dir.path(), &["run", "lab.toml", "--only", "point-query"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows = stored(dir.path());
+    let (_, seconds, _, _, achieved, stop, series) = &rows[0];
+    assert_eq!(stop, "max");
+    assert!((4.0..4.2).contains(seconds), "{seconds}");
+    assert_eq!(*series, 4);
+    assert!(achieved.unwrap() > 0.000001);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("Step length and within-step QPS noise"),
+        "{report}"
+    );
+    assert!(
+        report.contains("4 s ")
+            && report.contains("% [max]")
+            && report.contains("[max]: ran to max_secs"),
+        "{report}"
+    );
+}
