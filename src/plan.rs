@@ -83,6 +83,25 @@ pub struct TargetPlan {
     pub placement: Placement,
 }
 
+impl TargetPlan {
+    /// What the engine needs to start this target, with the suite's `prepared`.
+    pub fn spec(&self, prepared: bool) -> crate::engine::TargetSpec {
+        crate::engine::TargetSpec {
+            name: self.name.clone(),
+            engine: self.engine,
+            settings: self.settings.clone(),
+            bin: self.bin.clone(),
+            version: self.version.clone(),
+            env: self.env.clone(),
+            args: self.args.clone(),
+            port: self.port,
+            prepared,
+            server_cpus: self.placement.server.clone(),
+            tables: self.tables.clone(),
+        }
+    }
+}
+
 /// Adaptive step length, as the runner applies it: the measured period of a reported step
 /// ends at the first whole second from `min` on where the 95% interval of the per-second mean
 /// QPS is within ±`precision`, or at the step's maximum ([`RunPlan::duration_of`]).

@@ -30,8 +30,7 @@ use clap::Parser;
 
 use dbdelta::engine::pgwire::PgConn;
 use dbdelta::engine::wire::Wait;
-use dbdelta::engine::{self, EngineKind, Param, Server, process};
-use dbdelta::plan::TargetPlan;
+use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{load_sysbench, step};
 use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
@@ -1116,20 +1115,13 @@ impl Bench<'_> {
             EngineKind::Postgres => vec!["shared_buffers = '1GB'".to_string()],
             _ => vec!["innodb_buffer_pool_size = 1G".to_string()],
         };
-        let target = TargetPlan {
+        let target = TargetSpec {
             name: kind.name().to_string(),
             engine: kind,
             settings: settings.clone(),
-            bin: None,
-            env: Default::default(),
-            args: Vec::new(),
-            version: None,
-            product: None,
-            tables: Default::default(),
             port: Some(port),
-            config_name: None,
             prepared: true,
-            placement: Default::default(),
+            ..Default::default()
         };
         let server = engine::start(&target, &data_dir, &log)
             .with_context(|| format!("starting {}", kind.name()))?;

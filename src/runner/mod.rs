@@ -270,7 +270,7 @@ impl CellRun<'_> {
             path: path.clone(),
             keep: self.plan.keep,
         };
-        let server = engine::start(self.target, &path, self.log)?;
+        let server = engine::start(&self.target.spec(self.target.prepared), &path, self.log)?;
         if self.record_server {
             self.store.set_target_server(
                 self.run_id,
