@@ -21,7 +21,7 @@ use crate::progress::{Mode, Progress};
 use crate::provision::Product;
 use crate::report::{self, Format};
 use crate::store::Store;
-use crate::workload::{DurationRule, Role, StepDef, Threads, sql, sysbench};
+use crate::workload::{DurationRule, StepDef, StepKind, Threads, sql, sysbench};
 
 /// Find the performance delta between database versions, builds and configurations.
 #[derive(Debug, Parser)]
@@ -250,7 +250,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let mut store = Store::open(store_path)?;
     progress.line(&format!(
         "plan: {} step(s) × {} cell(s), at least {:.0} s",
-        plan.steps.len(),
+        plan.steps().count(),
         plan.cells().len(),
         plan.estimated().as_secs_f64()
     ));
@@ -525,10 +525,10 @@ fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
 /// When a step runs and what follows it, for `list steps`.
 fn step_notes(s: &StepDef) -> String {
     let mut notes = Vec::new();
-    match s.role {
-        Role::Warm => notes.push("not reported"),
-        Role::Pre => notes.push("only with pre = true"),
-        Role::Main => {}
+    match s.kind {
+        StepKind::Warm => notes.push("not reported"),
+        StepKind::Pre => notes.push("only with pre = true"),
+        StepKind::Main => {}
     }
     if s.threads == Threads::Tables {
         notes.push("one thread per table");

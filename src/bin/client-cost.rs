@@ -32,7 +32,7 @@ use dbdelta::engine::pgwire::PgConn;
 use dbdelta::engine::wire::Wait;
 use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
 use dbdelta::progress::{Mode, Progress, thousands};
-use dbdelta::runner::{load_sysbench, step};
+use dbdelta::runner::{step, timed_load};
 use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
 use dbdelta::workload::{Scale, sysbench};
 
@@ -514,6 +514,21 @@ impl Bench<'_> {
         }
     }
 
+    /// The sysbench suite at this bench's scale (only its load is used).
+    fn suite(&self) -> sysbench::Sysbench {
+        sysbench::Sysbench {
+            settings: sysbench::Settings {
+                scale: self.scale(),
+                warmup: Duration::ZERO,
+                read: Duration::ZERO,
+                write: Duration::ZERO,
+                adaptive: None,
+                pre: false,
+                quick: false,
+            },
+        }
+    }
+
     /// `taskset -c LIST` in front of an external client when clients are pinned.
     fn command(&self, program: &Path) -> Command {
         match &self.args.cpu_list {
@@ -610,16 +625,18 @@ impl Bench<'_> {
         warmup: Duration,
         measure: Duration,
     ) -> Result<step::StepRun> {
-        let spec = step::StepSpec {
-            step: sysbench::find("point-query").context("point-query is in the catalog")?,
-            scale: self.scale(),
-            clients,
+        let point_query = sysbench::step_plan(
+            sysbench::find("point-query").context("point-query is in the catalog")?,
+            self.scale(),
             warmup,
             measure,
+        );
+        let spec = step::StepSpec {
+            step: &point_query,
+            clients,
             seed: 0xc11e_c057 ^ u64::from(clients),
             // Pinned by inheritance from this thread (`Affinity::pin` below).
             client_cpus: None,
-            stop_rule: None,
         };
         let quiet = Progress {
             mode: Mode::Quiet,
@@ -776,11 +793,12 @@ impl Bench<'_> {
             let started = Instant::now();
             let (load_secs, index_secs) = {
                 let _pin = Affinity::pin(self.client_cpus.as_deref())?;
-                load_sysbench(
+                timed_load(
+                    &self.suite(),
                     session.as_mut(),
                     driver.dialect(),
                     &Default::default(),
-                    self.scale(),
+                    1,
                 )?
             };
             let secs = started.elapsed().as_secs_f64();
