@@ -1,4 +1,5 @@
-//! Recording an event must not allocate: a counting global allocator proves it.
+//! Recording an operation, and pacing one, must not allocate: a counting global allocator
+//! proves it.
 //!
 //! This file is its own test binary so that its allocator counts only this test's work. It
 //! counts the allocations of the thread that records, not the whole process: the test
@@ -10,7 +11,9 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use dbdelta::engine::ErrorKind;
+use dbdelta::runner::pacer::{self, Cell as PaceCell, Schedule};
 use dbdelta::runner::recorder::{Merged, Recorder};
+use dbdelta::workload::Pacer;
 
 struct Counting;
 
@@ -70,4 +73,70 @@ fn recording_events_allocates_nothing() {
     let merged = Merged::from(vec![rec]);
     assert_eq!(merged.events, 299_700);
     assert_eq!(merged.errors.retryable, 300);
+}
+
+/// A paced role's loop as the runner runs it: the schedule's wait (late slots: no sleep), the
+/// recorder with a response-time histogram, publishing the completion to a follower; and the
+/// follower's wait for that completion.
+#[test]
+fn pacing_and_recording_paced_operations_allocates_nothing() {
+    let t0 = Instant::now();
+    // 300,000 slots at 1,000,000/s from t0: all due by the time the loop reaches them.
+    let origin = t0;
+    let follower = PaceCell::default();
+    let published = PaceCell::default();
+    follower.register();
+    let schedule = Schedule::new(
+        Pacer::Rate { per_sec: 1e6 },
+        origin,
+        None,
+        vec![(&follower, u64::MAX)],
+    );
+    let follow = Schedule::new(
+        Pacer::Follow {
+            leader: 0,
+            bound: 8,
+        },
+        origin,
+        Some(&published),
+        Vec::new(),
+    );
+    let mut fixed = Recorder::with(t0, Some(Duration::from_secs(3)), true);
+    let mut open_ended = Recorder::with(t0, None, true);
+    std::thread::sleep(Duration::from_millis(300));
+    let before = allocations();
+    for k in 0..300_000u64 {
+        let intended = schedule.wait(k, k, &|| false).unwrap().unwrap();
+        let start = Instant::now().max(intended);
+        let end = start + Duration::from_nanos(1_000 + (k * 7919) % 2_000_000_000);
+        let rec = if k % 2 == 0 {
+            &mut fixed
+        } else {
+            &mut open_ended
+        };
+        if k % 1000 == 0 {
+            rec.record_error(ErrorKind::Reconnect, end);
+        } else {
+            rec.record(intended, start, end, 50, 50);
+        }
+        published.publish(k + 1, pacer::ns_since(origin, end));
+        follower.wake();
+        let leader_end = follow.wait(k, k, &|| false).unwrap().unwrap();
+        assert_eq!(
+            leader_end,
+            origin + Duration::from_nanos(pacer::ns_since(origin, end))
+        );
+    }
+    let after = allocations();
+    assert_eq!(
+        after - before,
+        0,
+        "pacing and recording allocated {} times",
+        after - before
+    );
+    let merged = Merged::from(vec![fixed]);
+    assert_eq!(merged.events, 149_700, "the errors fell on even slots");
+    assert_eq!(merged.units, 149_700 * 50);
+    assert_eq!(merged.errors.reconnect, 300);
+    assert!(merged.response_latency().is_some());
 }

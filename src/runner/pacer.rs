@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
+use crate::workload::Pacer;
+
 /// Completion times kept per role thread: a follower lags its leader by at most the follow
 /// bound, which must stay below this.
 pub const RING: usize = 64;
@@ -121,10 +123,80 @@ pub fn sleep_until(t: Instant, give_up: &dyn Fn() -> bool) -> bool {
     }
 }
 
-/// `origin + k × interval`, the due time of operation `k` (0-based) on a fixed-rate schedule,
-/// computed from `k` each time (no accumulated rounding).
-pub fn due(origin: Instant, interval: Duration, k: u64) -> Instant {
-    origin + Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(k))
+/// `origin + k / per_sec`, the due time of operation `k` (0-based) on a fixed-rate schedule,
+/// computed from `k` each time: no rounding accumulates, whatever the rate.
+pub fn due(origin: Instant, per_sec: f64, k: u64) -> Instant {
+    origin + Duration::from_secs_f64(k as f64 / per_sec)
+}
+
+/// The schedule of one role thread: when its next operation may start and from when it counts.
+pub struct Schedule<'a> {
+    pacer: Pacer,
+    /// Where the schedule starts (the measured period's start) and what completion times in
+    /// the cells count from.
+    origin: Instant,
+    /// The cell of the role this one follows.
+    leader: Option<&'a Cell>,
+    /// Followers that bound how far ahead this thread may run: (cell, bound).
+    followers: Vec<(&'a Cell, u64)>,
+}
+
+impl<'a> Schedule<'a> {
+    pub fn new(
+        pacer: Pacer,
+        origin: Instant,
+        leader: Option<&'a Cell>,
+        followers: Vec<(&'a Cell, u64)>,
+    ) -> Schedule<'a> {
+        Schedule {
+            pacer,
+            origin,
+            leader,
+            followers,
+        }
+    }
+
+    /// Wait until operation `slot` (0-based schedule slot) may start, `done` operations having
+    /// completed: `Some(intended start)` (`None` inside: closed loop, it counts from its own
+    /// start), or `None` when the thread should stop instead. A fixed-rate operation that is
+    /// already due (late) returns at once: no sleep, no skipped slot.
+    pub fn wait(
+        &self,
+        slot: u64,
+        done: u64,
+        give_up: &dyn Fn() -> bool,
+    ) -> Option<Option<Instant>> {
+        let intended = match self.pacer {
+            Pacer::Closed => None,
+            Pacer::Rate { per_sec } => {
+                let due = due(self.origin, per_sec, slot);
+                if !sleep_until(due, give_up) {
+                    return None;
+                }
+                Some(due)
+            }
+            Pacer::Follow { .. } => {
+                let ns = self.leader?.wait_for(done + 1, give_up)?;
+                Some(self.origin + Duration::from_nanos(ns))
+            }
+        };
+        for (cell, bound) in &self.followers {
+            if done >= *bound && !cell.wait_until_done(done + 1 - bound, give_up) {
+                return None;
+            }
+        }
+        Some(intended)
+    }
+
+    /// After the last operation of a fixed-rate role: its work ends with its last schedule
+    /// slot (`None` for other pacers, or when `give_up` said so first).
+    pub fn end_of_period(&self, slots: u64, give_up: &dyn Fn() -> bool) -> Option<Instant> {
+        let Pacer::Rate { per_sec } = self.pacer else {
+            return None;
+        };
+        let end = due(self.origin, per_sec, slots);
+        sleep_until(end, give_up).then_some(end)
+    }
 }
 
 /// Nanoseconds from `origin` to `t` (0 before it).
@@ -140,14 +212,114 @@ mod tests {
     #[test]
     fn schedule_is_absolute() {
         let o = Instant::now();
-        let i = Duration::from_millis(500);
-        assert_eq!(due(o, i, 0), o);
-        assert_eq!(due(o, i, 120), o + Duration::from_secs(60));
+        assert_eq!(due(o, 2.0, 0), o);
+        assert_eq!(due(o, 2.0, 120), o + Duration::from_secs(60));
+        assert_eq!(due(o, 1000.0, 60_000), o + Duration::from_secs(60));
         assert_eq!(
-            due(o, Duration::from_nanos(333_333), 3_000_000),
-            o + Duration::from_nanos(999_999_000_000),
-            "no accumulated rounding"
+            due(o, 3.0, 3 * 3_600),
+            o + Duration::from_secs(3_600),
+            "no accumulated rounding: 1/3 s is not a whole number of ns"
         );
+    }
+
+    /// Operations of 4 ms on a 5 ms schedule: a pacer that slept an interval after each one
+    /// would drift 4 ms per operation; the absolute schedule does not drift at all.
+    #[test]
+    fn a_fixed_rate_runs_on_its_absolute_schedule_without_drift() {
+        let origin = Instant::now();
+        let s = Schedule::new(Pacer::Rate { per_sec: 200.0 }, origin, None, Vec::new());
+        let mut last_start = origin;
+        for k in 0..20 {
+            let intended = s.wait(k, k, &|| false).unwrap().unwrap();
+            last_start = Instant::now();
+            assert_eq!(intended, origin + Duration::from_millis(5 * k), "slot {k}");
+            assert!(last_start >= intended, "slot {k} started early");
+            thread::sleep(Duration::from_millis(4));
+        }
+        let late = last_start - (origin + Duration::from_millis(95));
+        assert!(
+            late < Duration::from_millis(60),
+            "drifted {late:?} in 20 slots"
+        );
+        assert_eq!(
+            s.end_of_period(20, &|| false),
+            Some(origin + Duration::from_millis(100)),
+            "the period ends with the last slot"
+        );
+    }
+
+    /// A stall of 300 ms at 100/s: the 30 operations that fell due meanwhile run back to back
+    /// at once (none skipped, none sleeping), each counted from when it was due, so the stall
+    /// shows in the response time and not in the service time.
+    #[test]
+    fn late_operations_run_at_once_and_count_from_when_they_were_due() {
+        use crate::runner::recorder::{Merged, Recorder};
+        let origin = Instant::now();
+        let s = Schedule::new(Pacer::Rate { per_sec: 100.0 }, origin, None, Vec::new());
+        let mut rec = Recorder::with(origin, Some(Duration::from_secs(2)), true);
+        let mut caught_up = None;
+        for k in 0..=30 {
+            let intended = s.wait(k, k, &|| false).unwrap().unwrap();
+            assert_eq!(intended, origin + Duration::from_millis(10 * k), "slot {k}");
+            let start = Instant::now();
+            rec.record(intended, start, Instant::now(), 1, 1);
+            if k == 0 {
+                // The client (or the server it waits on) stalls.
+                thread::sleep(Duration::from_millis(300));
+                caught_up = Some(Instant::now());
+            }
+        }
+        let catch_up = caught_up.unwrap().elapsed();
+        assert!(
+            catch_up < Duration::from_millis(250),
+            "30 late slots took {catch_up:?}: the pacer slept"
+        );
+        let m = Merged::from(vec![rec]);
+        assert_eq!(m.events, 31, "no slot skipped");
+        let response = m.response_latency().unwrap();
+        let service = m.latency().unwrap();
+        assert!(response.max >= 280_000.0, "{response:?}");
+        assert!(service.max < 100_000.0, "{service:?}");
+    }
+
+    /// A follower's operation k counts from the leader's completion of k; a leader bounded by
+    /// its follower waits while it is `bound` operations ahead.
+    #[test]
+    fn a_follower_keeps_pace_and_bounds_its_leader() {
+        let origin = Instant::now();
+        let (leader, follower) = (Cell::default(), Cell::default());
+        let lead = Schedule::new(Pacer::Closed, origin, None, vec![(&follower, 2)]);
+        let follow = Schedule::new(
+            Pacer::Follow {
+                leader: 0,
+                bound: 2,
+            },
+            origin,
+            Some(&leader),
+            Vec::new(),
+        );
+        thread::scope(|sc| {
+            sc.spawn(|| {
+                leader.register();
+                for k in 0..10u64 {
+                    assert_eq!(lead.wait(k, k, &|| false), Some(None));
+                    assert!(follower.done() + 2 > k, "leader ran {k} ahead");
+                    leader.publish(k + 1, 1_000 * (k + 1));
+                    follower.wake();
+                }
+                leader.finish();
+                follower.wake();
+            });
+            follower.register();
+            for k in 0..10u64 {
+                let intended = follow.wait(k, k, &|| false).unwrap().unwrap();
+                assert_eq!(intended, origin + Duration::from_micros(k + 1));
+                thread::sleep(Duration::from_millis(2));
+                follower.publish(k + 1, 0);
+                leader.wake();
+            }
+            assert_eq!(follow.wait(10, 10, &|| false), None, "the leader finished");
+        });
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::pacer::{self, Cell};
+use super::pacer::{self, Cell, Schedule};
 use super::recorder::{Merged, Recorder};
 use crate::cpus::{self, CpuSet};
 use crate::engine::{DbError, Driver, ErrorKind, Session};
@@ -184,6 +184,19 @@ impl ThreadSpec<'_> {
                 }
                 _ => None,
             })
+    }
+
+    /// This thread's schedule, its operations due from `origin`.
+    fn schedule<'s>(&self, shared: &'s Shared, origin: Instant) -> Schedule<'s> {
+        let pacer = self.role().pacer;
+        let leader = match pacer {
+            Pacer::Follow { leader, .. } => Some(self.cell_of(shared, leader)),
+            _ => None,
+        };
+        let followers = (self.followers())
+            .map(|(f, bound)| (self.cell_of(shared, f), bound))
+            .collect();
+        Schedule::new(pacer, origin, leader, followers)
     }
 
     /// Wake every thread that may wait on this one: its followers and its leader.
@@ -517,73 +530,6 @@ struct Ran {
     period_end: Option<Instant>,
 }
 
-/// The schedule of one thread: when its next operation may start and from when it counts.
-struct Schedule<'a> {
-    pacer: Pacer,
-    origin: Instant,
-    interval: Duration,
-    leader: Option<&'a Cell>,
-    /// Followers that bound how far ahead this thread may run: (cell, bound).
-    followers: Vec<(&'a Cell, u64)>,
-}
-
-impl<'a> Schedule<'a> {
-    fn new(t: &ThreadSpec, shared: &'a Shared, origin: Instant) -> Schedule<'a> {
-        let pacer = t.role().pacer;
-        Schedule {
-            pacer,
-            origin,
-            interval: match pacer {
-                Pacer::Rate { per_sec } => Duration::from_secs_f64(1.0 / per_sec),
-                _ => Duration::ZERO,
-            },
-            leader: match pacer {
-                Pacer::Follow { leader, .. } => Some(t.cell_of(shared, leader)),
-                _ => None,
-            },
-            followers: t
-                .followers()
-                .map(|(f, bound)| (t.cell_of(shared, f), bound))
-                .collect(),
-        }
-    }
-
-    /// Wait until operation `slot` (0-based schedule slot) may start, `done` operations having
-    /// completed: `Some(intended start)` (`None` inside: closed loop, it counts from its own
-    /// start), or `None` when the thread should stop instead.
-    fn wait(&self, slot: u64, done: u64, give_up: &dyn Fn() -> bool) -> Option<Option<Instant>> {
-        let intended = match self.pacer {
-            Pacer::Closed => None,
-            Pacer::Rate { .. } => {
-                let due = pacer::due(self.origin, self.interval, slot);
-                if !pacer::sleep_until(due, give_up) {
-                    return None;
-                }
-                Some(due)
-            }
-            Pacer::Follow { .. } => {
-                let ns = self.leader?.wait_for(done + 1, give_up)?;
-                Some(self.origin + Duration::from_nanos(ns))
-            }
-        };
-        for (cell, bound) in &self.followers {
-            if done >= *bound && !cell.wait_until_done(done + 1 - bound, give_up) {
-                return None;
-            }
-        }
-        Some(intended)
-    }
-
-    /// After the last operation of a paced role: its work ends with its last schedule slot.
-    fn end_of_period(&self, slots: u64, give_up: &dyn Fn() -> bool) -> Option<Instant> {
-        if !matches!(self.pacer, Pacer::Rate { .. }) {
-            return None;
-        }
-        let end = pacer::due(self.origin, self.interval, slots);
-        pacer::sleep_until(end, give_up).then_some(end)
-    }
-}
-
 /// One thread's operation loop between operations: its recorders and counters.
 struct OpLoop<'a> {
     t: &'a ThreadSpec<'a>,
@@ -695,7 +641,7 @@ fn run_ops(
         measured_from: None,
         rows_before: None,
     };
-    let schedule = Schedule::new(t, shared, measure_start);
+    let schedule = t.schedule(shared, measure_start);
     let stopping = || shared.stop.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed);
     let give_up = || Instant::now() >= deadline || stopping();
     let mut fatal = None;
