@@ -8,6 +8,7 @@
 //! anything, count QPS, or sleep; the runner calls [`Executor::run`] and does all of that
 //! around it.
 
+pub mod insert_sql;
 pub mod role;
 pub mod sql;
 pub mod suite;
