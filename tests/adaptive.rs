@@ -75,7 +75,7 @@ fn a_loose_target_stops_at_min_secs_and_an_unreachable_one_runs_to_max_secs() {
     );
     assert!(
         report.contains("4 s ")
-            && report.contains("% [max]")
+            && report.contains("] [max]")
             && report.contains("[max]: ran to max_secs"),
         "{report}"
     );
