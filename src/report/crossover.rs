@@ -128,7 +128,7 @@ fn per_repeat(
         .collect()
 }
 
-/// Per compared target × group with a group QPS on either side.
+/// Per compared target × group that either side measured at some client count.
 fn crossovers(model: &ReportModel, ms: &[Measurement]) -> Vec<Crossover> {
     let mut out = Vec::new();
     for target in &model.compared {
