@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
-use super::{Options, ReportError, verdict};
+use super::{Options, ReportError, crossover, verdict};
 use crate::results::{Latency, Measurement, RunData, TargetInfo};
 use crate::stats::{self, mean_known, ratio};
 
@@ -156,6 +156,8 @@ pub(super) fn build_with(
         notes: Vec::new(),
         compare: None,
         method,
+        group_qps: Vec::new(),
+        crossovers: Vec::new(),
     };
     model.relative = relative(&model, &data.measurements);
     verdict::apply(&mut model, &data.measurements);
@@ -173,6 +175,7 @@ pub(super) fn build_with(
         ));
     }
     model.notes = notes(&model, data);
+    crossover::apply(&mut model, &data.measurements);
     model
 }
 
@@ -653,7 +656,7 @@ fn tldr(model: &ReportModel) -> Vec<String> {
     out
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(super) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
     } else {
