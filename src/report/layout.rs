@@ -1034,9 +1034,19 @@ fn pre_post_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Table(grid));
 }
 
-/// `0.88–0.94`.
+/// `0.88–0.94`; a bound beyond 100× either way shows as `<0.01` or `>100` (with 2 repeats the
+/// adjusted interval can span dozens of orders of magnitude, which says only "unbounded").
 fn interval(ci: [f64; 2]) -> String {
-    format!("{}–{}", two(ci[0]), two(ci[1]))
+    let bound = |x: f64| {
+        if x < 0.01 {
+            "<0.01".to_string()
+        } else if x > 100.0 {
+            ">100".to_string()
+        } else {
+            two(x)
+        }
+    };
+    format!("{}–{}", bound(ci[0]), bound(ci[1]))
 }
 
 /// A q-value: 3 significant digits, `<0.001` below.
@@ -1232,6 +1242,13 @@ fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unbounded_intervals_are_capped() {
+        assert_eq!(super::interval([0.88, 0.94]), "0.88–0.94");
+        assert_eq!(super::interval([1.0e-9, 4.2e40]), "<0.01–>100");
+        assert_eq!(super::interval([0.011, 99.0]), "0.01–99.00");
+    }
+
     use super::*;
 
     #[test]
