@@ -19,14 +19,14 @@ pub fn describe() -> HostInfo {
         .ok()
         .and_then(|c| c.model_name(0).map(str::to_string))
         .unwrap_or_default();
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(0);
+    let machine = machine();
+    // The host's online CPUs, not `available_parallelism`: under `taskset` that is the affinity
+    // mask, which the header reports separately ("dbdelta may use").
+    let cores = u32::try_from(machine.online.len()).unwrap_or(0);
     let memory_bytes = procfs::Meminfo::current().map(|m| m.mem_total).unwrap_or(0);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| format!("Linux {}", s.trim()))
         .unwrap_or_default();
-    let machine = machine();
     HostInfo {
         cpu_model,
         cores,

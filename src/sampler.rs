@@ -450,19 +450,27 @@ mod tests {
     fn own_cpu_shows_up_in_snapshots() {
         let probe = Probe::new(Observed::SelfProcess, Path::new("."));
         let a = probe.snapshot();
-        let t = Instant::now();
+        // Spin until this thread has used 50 ms of CPU (by getrusage, not the wall clock: on a
+        // loaded host 50 ms of wall time can be 10 ms of CPU), for at most 10 s.
+        let thread_cpu = || {
+            let ru = rusage(libc::RUSAGE_THREAD);
+            timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime)
+        };
+        let (start, t) = (thread_cpu(), Instant::now());
         let mut x = 0u64;
-        while t.elapsed() < Duration::from_millis(50) {
-            x = x.wrapping_mul(31).wrapping_add(1);
+        while thread_cpu() - start < 50_000.0 && t.elapsed() < Duration::from_secs(10) {
+            for _ in 0..10_000 {
+                x = x.wrapping_mul(31).wrapping_add(1);
+            }
+            std::hint::black_box(x);
         }
-        std::hint::black_box(x);
         let b = probe.snapshot();
         let per = Costs {
             a: a.clone(),
             b: b.clone(),
         }
         .per_op(1);
-        // 50 ms of busy loop: at least 20 ms of CPU must be visible.
+        // 50 ms of CPU by getrusage: at least 20 ms must be visible in /proc.
         assert!(per.proc_cpu_us.unwrap() > 20_000.0, "{per:?}");
         assert!(per.host_cpu_us.unwrap() > 0.0);
         assert!(Costs { a, b }.per_op(0).proc_cpu_us.is_none());

@@ -39,6 +39,21 @@ pub fn summary(values: &[f64]) -> Option<(f64, f64, f64, f64)> {
     Some((min, max, avg, med))
 }
 
+/// Geometric mean of `values`: `exp(mean of ln v)`, 0 when any value is 0; `None` when empty or
+/// when any value is negative or not finite.
+pub fn geo_mean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() || values.iter().any(|v| !(v.is_finite() && *v >= 0.0)) {
+        return None;
+    }
+    if values.contains(&0.0) {
+        return Some(0.0);
+    }
+    if let [one] = values {
+        return Some(*one);
+    }
+    Some((values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp())
+}
+
 /// `target / base` with the report rules: missing on either side is `None`, `0/0 = 1`,
 /// `x/0 = None` (no infinity), and non-finite results are `None`.
 pub fn ratio(target: Option<f64>, base: Option<f64>) -> Option<f64> {
@@ -374,6 +389,18 @@ pub fn series_precision(xs: &[f64]) -> Option<SeriesPrecision> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn geometric_means() {
+        let g = geo_mean(&[2.0, 8.0]).unwrap();
+        assert!((g - 4.0).abs() < 1e-12, "{g}");
+        let g = geo_mean(&[100.0, 1000.0, 10_000.0]).unwrap();
+        assert!((g - 1000.0).abs() < 1e-9, "{g}");
+        assert_eq!(geo_mean(&[5.0, 0.0]), Some(0.0));
+        assert_eq!(geo_mean(&[]), None);
+        assert_eq!(geo_mean(&[1.0, -1.0]), None);
+        assert_eq!(geo_mean(&[1.0, f64::NAN]), None);
+    }
 
     #[test]
     fn ratio_rules() {

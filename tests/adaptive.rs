@@ -1,5 +1,5 @@
-//! Adaptive step length on real embedded SQLite: a loose target ends steps at `min_secs`, an
-//! unreachable one runs them to `max_secs`; what was stored (rule, seconds, per-second series,
+//! Adaptive step length on real embedded SQLite: a loose target ends steps once met (at `min_secs`
+//! on a quiet host), an unreachable one runs them to `max_secs`; what was stored (rule, seconds, per-second series,
 //! achieved precision, how it ended) agrees with itself and shows in the report.
 
 mod common;
@@ -32,7 +32,7 @@ fn stored(dir: &std::path::Path) -> Vec<Row> {
 }
 
 #[test]
-fn a_loose_target_stops_at_min_secs_and_an_unreachable_one_runs_to_max_secs() {
+fn a_loose_target_stops_once_met_and_an_unreachable_one_runs_to_max_secs() {
     let _lock = measuring();
     let dir = scratch();
     // ±50%: met as soon as 3 whole seconds are in.
@@ -52,8 +52,15 @@ fn a_loose_target_stops_at_min_secs_and_an_unreachable_one_runs_to_max_secs() {
     for (step, seconds, rule, target, achieved, stop, series) in rows {
         assert_eq!((rule.as_str(), target), ("adaptive", 0.5), "{step}");
         assert_eq!(stop, "precision", "{step}");
-        assert!((3.0..3.2).contains(&seconds), "{step}: {seconds} s");
-        assert_eq!(series, 3, "{step}: one stored second per whole second");
+        // At min_secs when the first 3 seconds already agree; a busy host can make the first
+        // seconds drift (strong autocorrelation: fewer than 2 effective samples), so allow a few
+        // more whole seconds, but never the maximum.
+        assert!((3.0..7.2).contains(&seconds), "{step}: {seconds} s");
+        assert_eq!(
+            series,
+            (seconds + 1e-3).floor() as i64,
+            "{step}: one stored second per whole second"
+        );
         assert!(achieved.unwrap() <= 0.5, "{step}: {achieved:?}");
     }
 
@@ -75,7 +82,7 @@ fn a_loose_target_stops_at_min_secs_and_an_unreachable_one_runs_to_max_secs() {
     );
     assert!(
         report.contains("4 s ")
-            && report.contains("% [max]")
+            && report.contains("] [max]")
             && report.contains("[max]: ran to max_secs"),
         "{report}"
     );

@@ -245,3 +245,138 @@ fn compare_pairs_two_runs_and_refuses_another_scale_or_client_count() {
         ],
     );
 }
+
+/// A client sweep of two SQLite targets that differ by a setting: the concurrency section in
+/// text, the group QPS and crossovers in the JSON (each number checked against the JSON's own
+/// aggregates, each crossover against its ratios), and the QPS-against-clients charts.
+#[test]
+fn a_client_sweep_reports_group_qps_against_clients_and_the_crossover() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let small_cache = "[[target]]\nname = \"small-cache\"\nengine = \"sqlite\"\nsettings = [\"cache_size = -64\"]\n";
+    let lab = lab(
+        dir.path(),
+        "lab.toml",
+        &format!("{GOOD}\n{small_cache}"),
+        2000,
+    );
+    let mut args = vec!["run", lab.to_str().unwrap(), "-q"];
+    args.extend(["--clients", "1,2", "--repeats", "2"]);
+    args.extend(STEPS);
+    args.extend(["--only", "random-points_range=10"]);
+    ok(&run(dir.path(), &args));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&run(dir.path(), &["report", "--format", "json"]))).unwrap();
+    assert!(
+        schema_errors(&json).is_empty(),
+        "{:?}",
+        schema_errors(&json)
+    );
+    let qps_of = |target: &str, step: &str, clients: u64| -> f64 {
+        json["aggregates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["target"] == target && a["step"] == step && a["clients"] == clients)
+            .and_then(|a| a["qps"].as_f64())
+            .unwrap_or_else(|| panic!("no QPS for {target} {step} {clients}"))
+    };
+    // Group QPS: the geometric mean of the group's steps' QPS, per target and client count.
+    let groups = [
+        ("point", vec!["point-query", "random-points_range=10"]),
+        ("writes", vec!["update-one"]),
+    ];
+    let group_qps = json["group_qps"].as_array().unwrap();
+    assert_eq!(group_qps.len(), 2 * 2 * 2, "{group_qps:?}");
+    for g in group_qps {
+        let (target, clients) = (
+            g["target"].as_str().unwrap(),
+            g["clients"].as_u64().unwrap(),
+        );
+        let steps = &groups.iter().find(|x| g["group"] == x.0).unwrap().1;
+        let logs: f64 = steps.iter().map(|s| qps_of(target, s, clients).ln()).sum();
+        let want = (logs / steps.len() as f64).exp();
+        let got = g["qps"].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-9 * want, "{g}: want {want}");
+    }
+    // One crossover per group for the compared target, its kind following its ratios.
+    let crossovers = json["crossovers"].as_array().unwrap();
+    assert_eq!(crossovers.len(), 2, "{crossovers:?}");
+    let text_report = ok(&run(dir.path(), &["report"]));
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for x in crossovers {
+        assert_eq!(
+            (x["target"].as_str(), x["base"].as_str()),
+            (Some("small-cache"), Some("a"))
+        );
+        let points = x["points"].as_array().unwrap();
+        let ratios: Vec<f64> = points
+            .iter()
+            .map(|p| {
+                let r = p["ratio"].as_f64().unwrap();
+                let want = p["target_qps"].as_f64().unwrap() / p["base_qps"].as_f64().unwrap();
+                assert!((r - want).abs() < 1e-12 * want, "{p}");
+                assert_eq!(p["paired_repeats"], 2, "{p}");
+                assert!(p["qps_test"].is_object(), "2 repeats give a verdict: {p}");
+                r
+            })
+            .collect();
+        let (kind, clients) = match (ratios[0] > 1.0, ratios[1] > 1.0) {
+            (false, true) => ("overtakes", serde_json::json!(2)),
+            (true, false) => ("falls_behind", serde_json::json!(2)),
+            (true, true) => ("faster_throughout", serde_json::Value::Null),
+            (false, false) => ("slower_throughout", serde_json::Value::Null),
+        };
+        assert_eq!(
+            (x["kind"].as_str(), &x["clients"]),
+            (Some(kind), &clients),
+            "{x}"
+        );
+        // Two counts with a verdict each: confirmed or within noise, never unconfirmed.
+        let noise = x["noise"].as_str().unwrap();
+        assert!(["confirmed", "within_noise"].contains(&noise), "{x}");
+        // The sentence leads the tl;dr and stands in the text report.
+        let sentence = x["sentence"].as_str().unwrap();
+        let title = if x["group"] == "point" {
+            "point queries"
+        } else {
+            "writes"
+        };
+        assert!(sentence.contains(&format!(" a on {title}")), "{sentence}");
+        assert!(json["tldr"].as_array().unwrap()[..2].contains(&x["sentence"]));
+        assert!(
+            flat(&text_report).contains(&flat(sentence)),
+            "{text_report}"
+        );
+    }
+    for heading in [
+        "Concurrency: QPS against clients",
+        "QPS against clients, point queries",
+        "QPS against clients, writes",
+        "Group QPS relative to a (> 1 is faster):",
+    ] {
+        assert!(text_report.contains(heading), "{heading}: {text_report}");
+    }
+
+    // HTML carries the line charts; --png writes them as files.
+    let charts = dir.path().join("charts");
+    let html = ok(&run(
+        dir.path(),
+        &[
+            "report",
+            "--format",
+            "html",
+            "--png",
+            charts.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(
+        html.matches("aria-label=\"Line chart: group QPS").count(),
+        2
+    );
+    for group in ["point", "writes"] {
+        let png = std::fs::read(charts.join(format!("qps-by-clients-{group}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+}

@@ -904,20 +904,15 @@ impl Server for MysqlServer {
         &self.data_dir
     }
 
+    /// The reference's `du -bs`: MyRocks' bytes under `#rocksdb`, InnoDB's under the database's
+    /// directory (one `.ibd` per table). Not `data_length + index_length`: InnoDB fills those
+    /// from persistent statistics, which after a bulk load can still say 0 (MySQL 8.0).
     fn db_size(&self) -> Option<u64> {
-        if self.storage == Storage::RocksDb {
-            return dir_bytes(&self.data_dir.join(ROCKSDB_DIR));
-        }
-        let mut guard = self.admin().ok()?;
-        let conn = guard.as_mut()?;
-        conn.first(&format!(
-            "SELECT CAST(COALESCE(SUM(data_length + index_length), 0) AS UNSIGNED) \
-             FROM information_schema.tables WHERE table_schema = '{DB_NAME}'"
-        ))
-        .ok()
-        .flatten()?
-        .parse()
-        .ok()
+        let dir = match self.storage {
+            Storage::RocksDb => ROCKSDB_DIR,
+            Storage::InnoDb => DB_NAME,
+        };
+        dir_bytes(&self.data_dir.join(dir))
     }
 
     fn config_text(&self) -> Option<String> {

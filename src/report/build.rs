@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
-use super::{Options, ReportError, verdict};
+use super::{Options, ReportError, crossover, verdict};
 use crate::results::{Latency, Measurement, RunData, TargetInfo};
 use crate::stats::{self, mean_known, ratio};
 
@@ -156,6 +156,8 @@ pub(super) fn build_with(
         notes: Vec::new(),
         compare: None,
         method,
+        group_qps: Vec::new(),
+        crossovers: Vec::new(),
     };
     model.relative = relative(&model, &data.measurements);
     verdict::apply(&mut model, &data.measurements);
@@ -173,6 +175,7 @@ pub(super) fn build_with(
         ));
     }
     model.notes = notes(&model, data);
+    crossover::apply(&mut model, &data.measurements);
     model
 }
 
@@ -653,7 +656,7 @@ fn tldr(model: &ReportModel) -> Vec<String> {
     out
 }
 
-fn plural(n: usize, word: &str) -> String {
+pub(super) fn plural(n: usize, word: &str) -> String {
     if n == 1 {
         format!("{n} {word}")
     } else {
@@ -1022,6 +1025,30 @@ fn config_lines(text: &str) -> Vec<&str> {
 
 /// `t` with its differences from `base` (none when `base` is `None`: `t` is a base or not
 /// compared). `is_base`, `relative_to` and `run_id` are the caller's to set.
+/// The engine as a reader names it: the stored engine is the client protocol (`mysql` for
+/// MySQL and MariaDB alike), so MariaDB is told apart by its version string, and a target whose
+/// tables dbdelta created with `ENGINE=ROCKSDB` (its recorded `table-options` line) says so.
+fn engine_label(t: &TargetInfo) -> String {
+    let mariadb = t
+        .server_version
+        .as_deref()
+        .is_some_and(|v| v.contains("MariaDB"));
+    let product = if t.engine == "mysql" && mariadb {
+        "mariadb"
+    } else {
+        t.engine.as_str()
+    };
+    let rocksdb = t.config_text.lines().any(|l| {
+        let l = l.trim().to_ascii_lowercase().replace(' ', "");
+        l.starts_with("table-options=") && l.contains("engine=rocksdb")
+    });
+    if rocksdb {
+        format!("{product} (myrocks)")
+    } else {
+        product.to_string()
+    }
+}
+
 fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
     let (config_diff, settings_diff, env_diff) = match base {
         None => (Vec::new(), Vec::new(), Vec::new()),
@@ -1051,7 +1078,7 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
     };
     TargetSummary {
         name: t.name.clone(),
-        engine: t.engine.clone(),
+        engine: engine_label(t),
         server_version: t.server_version.clone(),
         config_name: t.config_name.clone(),
         failed: t.failed,
@@ -1166,5 +1193,32 @@ mod tests {
             "did not start; last lines of its log a.log: … LOG:  bad value FATAL: errors"
         );
         assert_eq!(condensed("pg", "a\nb"), "a b");
+    }
+
+    #[test]
+    fn mariadb_and_myrocks_are_named_in_the_engine_column() {
+        let t = |engine: &str, version: &str, config: &str| TargetInfo {
+            engine: engine.into(),
+            server_version: Some(version.into()),
+            config_text: config.into(),
+            ..Default::default()
+        };
+        assert_eq!(engine_label(&t("mysql", "MySQL 8.0.31", "")), "mysql");
+        assert_eq!(engine_label(&t("mysql", "11.4.5-MariaDB", "")), "mariadb");
+        let rocks = "[mysqld]\nplugin-load-add = ha_rocksdb.so\n[dbdelta]\ntable-options = ENGINE=ROCKSDB\n";
+        assert_eq!(
+            engine_label(&t("mysql", "10.11.19-MariaDB-0+deb12u1", rocks)),
+            "mariadb (myrocks)"
+        );
+        // The plugin alone does not make the tables MyRocks.
+        let plugin = "[mysqld]\nplugin-load-add = ha_rocksdb.so\n";
+        assert_eq!(
+            engine_label(&t("mysql", "10.11.19-MariaDB", plugin)),
+            "mariadb"
+        );
+        assert_eq!(
+            engine_label(&t("postgres", "PostgreSQL 17.2", "")),
+            "postgres"
+        );
     }
 }

@@ -1,6 +1,6 @@
-//! Charts of a report, drawn with `plotters`: relative QPS bars per group and per-second
-//! throughput lines per step, as SVG text (inlined by the HTML report) or PNG bytes (written
-//! by the CLI for `--png DIR`).
+//! Charts of a report, drawn with `plotters`: relative QPS bars per group, per-second
+//! throughput lines per step and, with a client sweep, group QPS against clients (log2 axis),
+//! as SVG text (inlined by the HTML report) or PNG bytes (written by the CLI for `--png DIR`).
 //!
 //! Owns what each chart draws (which numbers, axes, the truncated-axis rule), the
 //! colour-blind-safe palette and the embedded font (DejaVu Sans, `assets/fonts/`, registered
@@ -46,6 +46,7 @@ const TARGET_COLOURS: [RGBColor; 7] = [
 /// Largest bar chart; narrower when there are few bars (see [`Bars::width`]).
 const BAR_SIZE: (u32, u32) = (960, 460);
 const LINE_SIZE: (u32, u32) = (470, 270);
+const SCALING_SIZE: (u32, u32) = (600, 340);
 const PNG_SCALE: f64 = 1.5;
 
 /// Text of the truncated-axis mark.
@@ -250,6 +251,22 @@ fn bars(model: &ReportModel, group: &str, clients: u32) -> Option<Bars> {
     })
 }
 
+/// The line of the `position`-th shown target: the base black, compared targets in their
+/// colours, dashed from the third on so lines differ by more than colour.
+fn line_key(position: usize, name: &str) -> Key {
+    let (colour, dashed) = if position == 0 {
+        (BASE_COLOUR, false)
+    } else {
+        (target_colour(position - 1), position > 2)
+    };
+    Key {
+        name: name.to_string(),
+        colour,
+        dashed,
+        line: true,
+    }
+}
+
 fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
     let mut series = Vec::new();
     for (i, t) in model.shown_targets().into_iter().enumerate() {
@@ -268,17 +285,7 @@ fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
         if points.is_empty() {
             continue;
         }
-        let (colour, dashed) = if i == 0 {
-            (BASE_COLOUR, false)
-        } else {
-            (target_colour(i - 1), i > 2)
-        };
-        let key = Key {
-            name: t.to_string(),
-            colour,
-            dashed,
-            line: true,
-        };
+        let key = line_key(i, t);
         series.push((key, points));
     }
     if series.is_empty() {
@@ -301,11 +308,58 @@ fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
     })
 }
 
+/// Data of one QPS-against-clients chart.
+struct Scaling {
+    title: String,
+    /// The report's client counts, ascending (all positive).
+    clients: Vec<u32>,
+    /// Per shown target with a group QPS: its key (coloured as in the throughput charts) and
+    /// its group QPS per client count (`None`: n/a, a gap in the line).
+    series: Vec<(Key, Vec<Option<f64>>)>,
+    y_max: f64,
+}
+
+fn scaling(model: &ReportModel, group: &str) -> Option<Scaling> {
+    let g = model.step_groups.iter().find(|g| g.id == group)?;
+    let clients: Vec<u32> = model.clients.iter().copied().filter(|c| *c > 0).collect();
+    let mut series = Vec::new();
+    for (i, t) in model.shown_targets().into_iter().enumerate() {
+        let values: Vec<Option<f64>> = clients
+            .iter()
+            .map(|&c| {
+                model
+                    .group_qps_of(t, group, c)
+                    .and_then(|q| q.qps)
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+            })
+            .collect();
+        if values.iter().all(Option::is_none) {
+            continue;
+        }
+        let key = line_key(i, t);
+        series.push((key, values));
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let top = series
+        .iter()
+        .flat_map(|s| s.1.iter().flatten())
+        .fold(0.0f64, |a, b| a.max(*b));
+    Some(Scaling {
+        title: format!("QPS against clients, {}", g.title),
+        clients,
+        series,
+        y_max: nice_ceil(top * 1.08),
+    })
+}
+
 /// A file name stem for a chart: only letters, digits, `.`, `_` and `-`.
 pub fn file_stem(chart: &ChartRef) -> String {
     let raw = match chart {
         ChartRef::RelativeQps { group, clients } => format!("relative-qps-c{clients}-{group}"),
         ChartRef::Throughput { step, clients } => format!("throughput-c{clients}-{step}"),
+        ChartRef::ClientsQps { group } => format!("qps-by-clients-{group}"),
     };
     raw.chars()
         .map(|c| {
@@ -322,6 +376,7 @@ pub fn file_stem(chart: &ChartRef) -> String {
 enum Drawing {
     Bars(Bars),
     Lines(Lines),
+    Scaling(Scaling),
 }
 
 impl Drawing {
@@ -333,6 +388,7 @@ impl Drawing {
             ChartRef::Throughput { step, clients } => {
                 lines(model, step, *clients).map(Drawing::Lines)
             }
+            ChartRef::ClientsQps { group } => scaling(model, group).map(Drawing::Scaling),
         }
     }
 
@@ -340,6 +396,7 @@ impl Drawing {
         match self {
             Drawing::Bars(b) => (b.width(), BAR_SIZE.1),
             Drawing::Lines(_) => LINE_SIZE,
+            Drawing::Scaling(_) => SCALING_SIZE,
         }
     }
 
@@ -351,6 +408,7 @@ impl Drawing {
         match self {
             Drawing::Bars(b) => draw_bars(root, b, k),
             Drawing::Lines(l) => draw_lines(root, l, k),
+            Drawing::Scaling(c) => draw_scaling(root, c, k),
         }
         .map_err(|e| format!("drawing the chart failed: {e}"))?;
         root.present()
@@ -630,21 +688,134 @@ fn draw_lines<DB: DrawingBackend>(
         .draw()?;
     let width = px(2.0, k).max(1) as u32;
     for (key, points) in &l.series {
-        let (colour, dashed) = (key.colour, key.dashed);
         // Each second's ops are drawn at the middle of that second.
         let xy: Vec<(f64, f64)> = points.iter().map(|(s, v)| (*s as f64 + 0.5, *v)).collect();
-        let style = colour.stroke_width(width);
-        if dashed {
-            chart.draw_series(DashedLineSeries::new(xy, px(6.0, k), px(4.0, k), style))?;
-        } else if xy.len() == 1 {
+        if xy.len() == 1 && !key.dashed {
             chart.draw_series(std::iter::once(Circle::new(
                 xy[0],
                 px(3.0, k),
-                colour.filled(),
+                key.colour.filled(),
             )))?;
         } else {
-            chart.draw_series(LineSeries::new(xy, style))?;
+            draw_path(&mut chart, xy, key, width, k)?;
         }
+    }
+    Ok(())
+}
+
+type LinearChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A line through `xy` in the key's colour, dashed when the key is.
+fn draw_path<DB: DrawingBackend>(
+    chart: &mut LinearChart<'_, DB>,
+    xy: Vec<(f64, f64)>,
+    key: &Key,
+    width: u32,
+    k: f64,
+) -> DrawResult<DB::ErrorType> {
+    let style = key.colour.stroke_width(width);
+    if key.dashed {
+        chart.draw_series(DashedLineSeries::new(xy, px(6.0, k), px(4.0, k), style))?;
+    } else {
+        chart.draw_series(LineSeries::new(xy, style))?;
+    }
+    Ok(())
+}
+
+/// Where a client count sits on the x axis: log2, so doubling the clients is one step.
+fn log2_x(clients: u32) -> f64 {
+    f64::from(clients).log2()
+}
+
+/// The x range around the client counts' log2 positions, with a margin each side.
+fn log2_range(clients: &[u32]) -> (f64, f64) {
+    let lo = clients.first().map_or(0.0, |c| log2_x(*c));
+    let hi = clients.last().map_or(1.0, |c| log2_x(*c));
+    let pad = ((hi - lo) * 0.06).max(0.25);
+    (lo - pad, hi + pad)
+}
+
+fn draw_scaling<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    c: &Scaling,
+    k: f64,
+) -> DrawResult<DB::ErrorType> {
+    root.fill(&WHITE)?;
+    let (top, plot_area) = root.split_vertically(px(50.0, k));
+    title_and_legend(&top, &c.title, c.series.iter().map(|s| &s.0), k)?;
+    let (x_lo, x_hi) = log2_range(&c.clients);
+    let mut chart = ChartBuilder::on(&plot_area)
+        .margin_left(px(6.0, k))
+        .margin_right(px(16.0, k))
+        .margin_top(px(4.0, k))
+        .x_label_area_size(px(40.0, k))
+        .y_label_area_size(px(66.0, k))
+        .build_cartesian_2d(x_lo..x_hi, 0f64..c.y_max)?;
+    let whole = |v: &f64| super::layout::thousands(*v);
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(6)
+        .y_label_formatter(&whole)
+        .y_desc("group QPS (geometric mean of its steps)")
+        .label_style(font(10.0, k))
+        .axis_desc_style(font(11.0, k))
+        .max_light_lines(1)
+        .light_line_style(RGBColor(242, 242, 242))
+        .bold_line_style(RGBColor(220, 220, 220))
+        .draw()?;
+
+    // A grid line and a label at every measured client count (the axis is log2, so the
+    // labels are the counts themselves, not plotters' ticks).
+    let grid = RGBColor(220, 220, 220);
+    let label = font(10.0, k).color(&BLACK);
+    for &n in &c.clients {
+        let x = log2_x(n);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, 0.0), (x, c.y_max)],
+            grid.stroke_width(1),
+        )))?;
+        let (bx, by) = chart.backend_coord(&(x, 0.0));
+        root.draw(&Text::new(
+            n.to_string(),
+            (bx, by + px(5.0, k)),
+            label.clone().pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+    }
+    let (mid, _) = chart.backend_coord(&((x_lo + x_hi) / 2.0, 0.0));
+    let (_, bottom) = chart.backend_coord(&(x_lo, 0.0));
+    root.draw(&Text::new(
+        "clients (log2 scale)",
+        (mid, bottom + px(20.0, k)),
+        font(11.0, k)
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
+
+    let width = px(2.0, k).max(1) as u32;
+    for (key, values) in &c.series {
+        // Consecutive known points form a line; an n/a count breaks it.
+        let mut run: Vec<(f64, f64)> = Vec::new();
+        let points = c.clients.iter().zip(values);
+        for (n, v) in points
+            .map(|(n, v)| (log2_x(*n), *v))
+            .chain([(f64::NAN, None)])
+        {
+            match v {
+                Some(v) => run.push((n, v)),
+                None if run.len() > 1 => {
+                    draw_path(&mut chart, std::mem::take(&mut run), key, width, k)?
+                }
+                None => run.clear(),
+            }
+        }
+        let dots = c
+            .clients
+            .iter()
+            .zip(values)
+            .filter_map(|(n, v)| v.map(|v| (log2_x(*n), v)));
+        chart.draw_series(dots.map(|xy| Circle::new(xy, px(3.5, k), key.colour.filled())))?;
     }
     Ok(())
 }
@@ -812,6 +983,82 @@ mod tests {
         assert!(svg.contains("logarithmic y axis"), "{svg}");
         assert!(svg.contains(REFERENCE));
         assert!(!svg.contains(TRUNCATED));
+    }
+
+    #[test]
+    fn clients_chart_has_a_line_per_target_on_a_log2_axis() {
+        use super::super::fixture::{SWEEP_CLIENTS, run_sweep};
+        let m = super::super::build(&run_sweep(), None).unwrap();
+        let c = scaling(&m, "point").expect("the sweep has group QPS");
+        assert_eq!(c.clients, SWEEP_CLIENTS);
+        let names: Vec<&str> = c.series.iter().map(|s| s.0.name.as_str()).collect();
+        assert_eq!(names, ["mysql56", "mysql80", "mariadb114"]);
+        assert_eq!(c.series[0].0.colour, BASE_COLOUR);
+        assert_eq!(c.series[1].0.colour, target_colour(0));
+        assert_eq!(c.series[2].0.colour, target_colour(1));
+        // mariadb114's writes have no group QPS at 4 clients: a gap, not a zero.
+        let w = scaling(&m, "writes").unwrap();
+        assert_eq!(w.series[2].1[2], None);
+        assert!(w.series[2].1[3].is_some());
+
+        let chart = ChartRef::ClientsQps {
+            group: "point".into(),
+        };
+        let svg = svg(&m, &chart).unwrap().unwrap();
+        assert!(svg.contains("clients (log2 scale)"), "{svg}");
+        // Equal spacing per doubling: the labels 1, 2, 4, 8 sit at equal x steps.
+        // plotters writes `<text x=".." ...>` and the text on the next line.
+        let lines: Vec<&str> = svg.lines().collect();
+        let label_x = |n: &str| -> f64 {
+            let i = lines
+                .windows(2)
+                .position(|w| {
+                    w[0].starts_with("<text") && w[0].contains("middle") && w[1].trim() == n
+                })
+                .unwrap_or_else(|| panic!("no label {n}: {svg}"));
+            let x = lines[i]
+                .split("x=\"")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap();
+            x.parse().unwrap()
+        };
+        let xs: Vec<f64> = ["1", "2", "4", "8"].iter().map(|n| label_x(n)).collect();
+        let steps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(steps[0] > 50.0, "{xs:?}");
+        assert!(
+            steps.iter().all(|s| (s - steps[0]).abs() <= 1.0),
+            "log2 spacing: {xs:?}"
+        );
+        // One line per target: the base's black polyline and two coloured ones.
+        let lines = svg.lines().filter(|l| l.contains("<polyline")).count();
+        assert!(lines >= 3, "{svg}");
+        let hex = |c: RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+        for colour in [BASE_COLOUR, target_colour(0), target_colour(1)] {
+            assert!(
+                svg.lines()
+                    .any(|l| l.contains("<polyline") && l.contains(&hex(colour))),
+                "no line in {}",
+                hex(colour)
+            );
+        }
+        let bytes = png(&m, &chart).unwrap().unwrap();
+        let reader = png::Decoder::new(std::io::Cursor::new(&bytes))
+            .read_info()
+            .unwrap();
+        assert_eq!(
+            (reader.info().width, reader.info().height),
+            (
+                (SCALING_SIZE.0 as f64 * PNG_SCALE) as u32,
+                (SCALING_SIZE.1 as f64 * PNG_SCALE) as u32
+            )
+        );
+        // No chart without a sweep.
+        let one = super::super::build(&super::super::fixture::run_three_repeats(), None).unwrap();
+        assert!(scaling(&one, "point").is_none());
+        assert_eq!(file_stem(&chart), "qps-by-clients-point");
     }
 
     #[test]

@@ -99,6 +99,12 @@ pub const COLUMNS: &[&str] = &[
     "target_failed",
     "error",
     "log_path",
+    "group_qps",
+    "relative_group_qps",
+    "group_qps_verdict",
+    "crossover",
+    "crossover_clients",
+    "crossover_noise",
 ];
 
 /// Columns that hold text; `BOOLEAN_COLUMNS` hold `true`/`false`; every other column is a number
@@ -126,6 +132,9 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "below_resolution",
     "error",
     "log_path",
+    "group_qps_verdict",
+    "crossover",
+    "crossover_noise",
 ];
 
 pub const BOOLEAN_COLUMNS: &[&str] = &[
@@ -206,7 +215,7 @@ fn row(
         .filter(|r| r.target == name && r.step == step && r.clients == clients)
         .find_map(|r| r.error.as_deref());
     let target_failed = t.is_some_and(|t| t.failed);
-    vec![
+    let mut out = vec![
         t.map_or_else(|| m.run.id.clone(), |t| t.run_id.clone()),
         m.run.lab.clone(),
         m.run.host.online_cpus.clone(),
@@ -299,6 +308,27 @@ fn row(
         flag(target_failed),
         text(step_error.or(t.filter(|t| t.failed).and_then(|t| t.error.as_deref()))),
         text(t.and_then(|t| t.log_path.as_deref())),
+    ];
+    out.extend(concurrency(m, name, group, clients));
+    out
+}
+
+/// The client-sweep columns: this target's group QPS at this count, its ratio and verdict
+/// against its base, and the target × group's crossover (empty without a sweep).
+fn concurrency(m: &ReportModel, name: &str, group: Option<&str>, clients: u32) -> [String; 6] {
+    let g = group.and_then(|g| m.group_qps_of(name, g, clients));
+    let x = group.and_then(|g| m.crossover_of(name, g));
+    let p = x.and_then(|x| x.points.iter().find(|p| p.clients == clients));
+    [
+        num(g.and_then(|g| g.qps)),
+        num(p.and_then(|p| p.ratio)),
+        text(
+            p.and_then(|p| p.qps_test.as_ref())
+                .map(|t| t.verdict.as_str()),
+        ),
+        text(x.map(|x| x.kind.as_str())),
+        int(x.and_then(|x| x.clients).map(u64::from)),
+        text(x.and_then(|x| x.noise.as_deref())),
     ]
 }
 
@@ -350,7 +380,7 @@ pub fn render(m: &ReportModel) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{run_pre_post, run_three_repeats, run_two_clients};
+    use super::super::fixture::{run_pre_post, run_sweep, run_three_repeats, run_two_clients};
     use super::super::{Format, build, render};
     use super::*;
 
@@ -366,6 +396,22 @@ mod tests {
         &r[COLUMNS.iter().position(|c| *c == column).unwrap()]
     }
 
+    /// The row of `target`, `step` and `clients`.
+    fn find_row<'a>(
+        rows: &'a [::csv::StringRecord],
+        target: &str,
+        step: &str,
+        clients: &str,
+    ) -> &'a ::csv::StringRecord {
+        rows.iter()
+            .find(|r| {
+                cell(r, "target") == target
+                    && cell(r, "step") == step
+                    && cell(r, "clients") == clients
+            })
+            .unwrap_or_else(|| panic!("no row {target} {step} {clients}"))
+    }
+
     #[test]
     fn snapshot_csv() {
         let model = build(&run_two_clients(), None).unwrap();
@@ -374,7 +420,12 @@ mod tests {
 
     #[test]
     fn every_cell_loads_without_fixes() {
-        for data in [run_two_clients(), run_three_repeats(), run_pre_post()] {
+        for data in [
+            run_two_clients(),
+            run_three_repeats(),
+            run_pre_post(),
+            run_sweep(),
+        ] {
             let model = build(&data, None).unwrap();
             let out = render(&model, Format::Csv, true);
             assert!(!out.contains('\u{1b}'), "no colour in CSV");
@@ -404,15 +455,7 @@ mod tests {
         // 3 measured targets × 2 client counts × 5 steps, and the failed target (which measured
         // nothing) on every one of those 10 step × clients pairs.
         assert_eq!(rows.len(), 3 * 2 * 5 + 2 * 5);
-        let find = |target: &str, step: &str, clients: &str| {
-            rows.iter()
-                .find(|r| {
-                    cell(r, "target") == target
-                        && cell(r, "step") == step
-                        && cell(r, "clients") == clients
-                })
-                .unwrap_or_else(|| panic!("no row {target} {step} {clients}"))
-        };
+        let find = |target: &str, step: &str, clients: &str| find_row(&rows, target, step, clients);
         let r = find("pg17", "update-one", "1");
         assert_eq!(cell(r, "relative_qps").parse::<f64>().unwrap(), 0.91);
         assert_eq!(cell(r, "base"), "pg16");
@@ -514,6 +557,56 @@ mod tests {
             ("", "")
         );
         assert_eq!(cell(&rows[0], "failed"), "true");
+    }
+
+    #[test]
+    fn sweep_rows_carry_group_qps_and_crossovers() {
+        let model = build(&run_sweep(), None).unwrap();
+        let out = render(&model, Format::Csv, false);
+        insta::assert_snapshot!("sweep_csv", out);
+        let rows = records(&out);
+        // 3 targets × 4 client counts × 5 steps.
+        assert_eq!(rows.len(), 60);
+        let find = |target: &str, step: &str, clients: &str| find_row(&rows, target, step, clients);
+        let r = find("mysql80", "point-query", "2");
+        let g = model
+            .group_qps_of("mysql80", "point", 2)
+            .unwrap()
+            .qps
+            .unwrap();
+        assert_eq!(cell(r, "group_qps").parse::<f64>().unwrap(), g);
+        let ratio: f64 = cell(r, "relative_group_qps").parse().unwrap();
+        assert!((ratio - 0.90).abs() < 1e-3, "{ratio}");
+        assert_eq!(cell(r, "group_qps_verdict"), "regression");
+        assert_eq!(
+            (
+                cell(r, "crossover"),
+                cell(r, "crossover_clients"),
+                cell(r, "crossover_noise")
+            ),
+            ("overtakes", "4", "confirmed")
+        );
+        // Every row of the target × group says the same crossover.
+        let same = find("mysql80", "random-points_range=10", "8");
+        assert_eq!(cell(same, "crossover_clients"), "4");
+        // The base has group QPS but no ratio or crossover.
+        let b = find("mysql56", "point-query", "2");
+        assert!(!cell(b, "group_qps").is_empty());
+        assert_eq!(
+            (cell(b, "relative_group_qps"), cell(b, "crossover")),
+            ("", "")
+        );
+        // No group QPS where a step of the group failed; no crossover count without one.
+        let f = find("mariadb114", "update-one", "4");
+        assert_eq!(
+            (cell(f, "group_qps"), cell(f, "relative_group_qps")),
+            ("", "")
+        );
+        let s = find("mariadb114", "read-only_range=10", "1");
+        assert_eq!(
+            (cell(s, "crossover"), cell(s, "crossover_clients")),
+            ("faster_throughout", "")
+        );
     }
 
     #[test]

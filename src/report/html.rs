@@ -175,6 +175,9 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
             ChartRef::Throughput { step, clients } => format!(
                 "Line chart: queries per second of {step} at {clients} client(s), second by second"
             ),
+            ChartRef::ClientsQps { group } => format!(
+                "Line chart: group QPS of the {group} steps against clients (log2 axis), one line per target"
+            ),
         };
         match charts::svg(model, chart) {
             Ok(Some(svg)) => {
@@ -255,7 +258,7 @@ impl Ids {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{run_three_repeats, run_two_clients};
+    use super::super::fixture::{run_sweep, run_three_repeats, run_two_clients};
     use super::*;
     use crate::results::RunData;
 
@@ -276,7 +279,7 @@ mod tests {
 
     #[test]
     fn page_is_well_formed_and_self_contained() {
-        for data in [run_two_clients(), run_three_repeats()] {
+        for data in [run_two_clients(), run_three_repeats(), run_sweep()] {
             let html = page(&data);
             assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"));
             assert!(html.ends_with("</html>\n"));
@@ -308,14 +311,23 @@ mod tests {
     #[test]
     fn page_holds_tables_charts_and_warnings() {
         let html = page(&run_two_clients());
-        // One bar chart per group and client count (two client counts), and the per-second
-        // chart of the one step with a series.
+        // One bar chart per group and client count (two client counts), the per-second chart
+        // of the one step with a series, and a QPS-against-clients chart per group.
         assert_eq!(
             html.matches("aria-label=\"Bar chart").count(),
             2 * 3,
             "{html}"
         );
-        assert_eq!(html.matches("aria-label=\"Line chart").count(), 1);
+        assert_eq!(
+            html.matches("aria-label=\"Line chart: queries per second")
+                .count(),
+            1
+        );
+        assert_eq!(
+            html.matches("aria-label=\"Line chart: group QPS").count(),
+            3
+        );
+        assert!(html.contains("<h2 id=\"concurrency-qps-against-clients\">"));
         // Relative cells carry the sign and a class; the statistics rows are there.
         assert!(html.contains(
             "<td class=\"num better\" title=\"better than the base by 5% or more\">1.07+</td>"

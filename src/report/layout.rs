@@ -32,6 +32,8 @@ pub enum ChartRef {
     RelativeQps { group: String, clients: u32 },
     /// Ops per second over the measured period of one step, one line per target.
     Throughput { step: String, clients: u32 },
+    /// A group's QPS (geometric mean of its steps') against clients, one line per target.
+    ClientsQps { group: String },
 }
 
 /// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).
@@ -186,6 +188,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         doc.push(Block::Bullets(m.tldr.clone()));
     }
     load(m, &mut doc);
+    concurrency(m, &mut doc);
     for &clients in &m.clients {
         results(m, clients, &mut doc);
     }
@@ -477,6 +480,157 @@ fn load(m: &ReportModel, doc: &mut Vec<Block>) {
         grid.rows.push(row);
     }
     doc.push(Block::Table(grid));
+}
+
+/// An empty table with two left-aligned label columns and a column per client count.
+fn clients_grid(m: &ReportModel, labels: [&str; 2]) -> Grid {
+    Grid {
+        header: labels
+            .map(String::from)
+            .into_iter()
+            .chain(m.clients.iter().map(|c| clients_header(*c)))
+            .collect(),
+        right: [false, false]
+            .into_iter()
+            .chain(m.clients.iter().map(|_| true))
+            .collect(),
+        rows: Vec::new(),
+    }
+}
+
+/// `1\nclient`, `4\nclients`: a client count as a two-line column header.
+fn clients_header(c: u32) -> String {
+    if c == 1 {
+        "1\nclient".to_string()
+    } else {
+        format!("{c}\nclients")
+    }
+}
+
+/// With a client sweep: per group, each step's and the group's QPS against clients, the group
+/// ratios and verdicts per compared target, the crossover sentences and the chart.
+fn concurrency(m: &ReportModel, doc: &mut Vec<Block>) {
+    if m.group_qps.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading("Concurrency: QPS against clients".into()));
+    doc.push(Block::Para(
+        "Per group: each step's QPS (mean over repeats) by client count, the group's QPS (the \
+         geometric mean of its steps' QPS), each compared target's group QPS relative to its base \
+         with its verdict when there are repeats, and whether it crosses over (see Notes)."
+            .into(),
+    ));
+    for group in &m.step_groups {
+        if !m.group_qps.iter().any(|g| g.group == group.id) {
+            continue;
+        }
+        doc.push(Block::SubHeading(format!(
+            "QPS against clients, {}",
+            group.title
+        )));
+        doc.push(Block::Table(clients_qps_table(m, group)));
+        if let Some(grid) = clients_ratio_table(m, &group.id) {
+            doc.push(Block::Para(format!(
+                "Group QPS relative to {} (> 1 is faster):",
+                m.base_label()
+            )));
+            doc.push(Block::Table(grid));
+            let sentences: Vec<String> = m
+                .crossovers
+                .iter()
+                .filter(|c| c.group == group.id)
+                .map(|c| c.sentence.clone())
+                .collect();
+            doc.push(Block::Bullets(sentences));
+        }
+        doc.push(Block::Figures {
+            title: None,
+            charts: vec![ChartRef::ClientsQps {
+                group: group.id.clone(),
+            }],
+        });
+    }
+}
+
+/// Rows of (step, target) then (`(geo mean)`, target); a column per client count.
+fn clients_qps_table(m: &ReportModel, group: &super::model::StepGroup) -> Grid {
+    let shown = m.shown_targets();
+    let mut grid = clients_grid(m, ["step", "target"]);
+    for step in &group.steps {
+        if !m
+            .clients
+            .iter()
+            .any(|c| shown.iter().any(|t| m.aggregate(t, step, *c).is_some()))
+        {
+            continue;
+        }
+        for (i, t) in shown.iter().enumerate() {
+            let mut row = vec![
+                Cell::plain(if i == 0 { step.as_str() } else { "" }),
+                Cell::plain(*t),
+            ];
+            for &c in &m.clients {
+                row.push(Cell::plain(rate(
+                    m.aggregate(t, step, c).and_then(|a| a.qps),
+                )));
+            }
+            grid.rows.push(row);
+        }
+    }
+    for t in &shown {
+        let mut row = vec![Cell::plain("(geo mean)"), Cell::plain(*t)];
+        for &c in &m.clients {
+            row.push(Cell::plain(rate(
+                m.group_qps_of(t, &group.id, c).and_then(|g| g.qps),
+            )));
+        }
+        grid.rows.push(row);
+    }
+    grid
+}
+
+/// Per compared target: its group QPS ratio per client count and, with repeats, the verdicts.
+fn clients_ratio_table(m: &ReportModel, group: &str) -> Option<Grid> {
+    let rows: Vec<&super::model::Crossover> =
+        m.crossovers.iter().filter(|c| c.group == group).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let mut grid = clients_grid(m, ["target / base", "group QPS"]);
+    for x in rows {
+        let tested = x.points.iter().any(|p| p.qps_test.is_some());
+        let mut ratios = vec![
+            Cell::plain(format!("{} / {}", x.target, x.base)),
+            Cell::plain("ratio"),
+        ];
+        let mut verdicts = vec![Cell::plain(""), Cell::plain("verdict")];
+        for p in &x.points {
+            let mut cell = rel_cell(p.ratio, false);
+            match &p.qps_test {
+                Some(t) => {
+                    // Coloured only when it is a verdict, as in the verdict tables; the
+                    // qualifiers (may be below the minimum effect, unstable) are in the JSON.
+                    if t.verdict == "within noise" {
+                        cell.tone = Tone::Neutral;
+                    }
+                    let mut v = verdict_cell(t, m.method.min_effect);
+                    v.text = t.verdict.clone();
+                    verdicts.push(v);
+                }
+                None => verdicts.push(Cell::plain(if p.ratio.is_some() {
+                    "no verdict"
+                } else {
+                    NA
+                })),
+            }
+            ratios.push(cell);
+        }
+        grid.rows.push(ratios);
+        if tested {
+            grid.rows.push(verdicts);
+        }
+    }
+    Some(grid)
 }
 
 /// Steps measured at `clients` by any shown target, in report order.
@@ -880,9 +1034,19 @@ fn pre_post_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Table(grid));
 }
 
-/// `0.88–0.94`.
+/// `0.88–0.94`; a bound beyond 100× either way shows as `<0.01` or `>100` (with 2 repeats the
+/// adjusted interval can span dozens of orders of magnitude, which says only "unbounded").
 fn interval(ci: [f64; 2]) -> String {
-    format!("{}–{}", two(ci[0]), two(ci[1]))
+    let bound = |x: f64| {
+        if x < 0.01 {
+            "<0.01".to_string()
+        } else if x > 100.0 {
+            ">100".to_string()
+        } else {
+            two(x)
+        }
+    };
+    format!("{}–{}", bound(ci[0]), bound(ci[1]))
 }
 
 /// A q-value: 3 significant digits, `<0.001` below.
@@ -1078,6 +1242,13 @@ fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unbounded_intervals_are_capped() {
+        assert_eq!(super::interval([0.88, 0.94]), "0.88–0.94");
+        assert_eq!(super::interval([1.0e-9, 4.2e40]), "<0.01–>100");
+        assert_eq!(super::interval([0.011, 99.0]), "0.01–99.00");
+    }
+
     use super::*;
 
     #[test]

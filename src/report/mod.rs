@@ -9,6 +9,7 @@
 mod build;
 mod charts;
 mod compare;
+mod crossover;
 pub mod csv;
 mod html;
 mod json;

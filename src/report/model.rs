@@ -55,6 +55,73 @@ pub struct ReportModel {
     pub compare: Option<CompareRuns>,
     /// The statistical method's parameters (README "How verdicts are made").
     pub method: Method,
+    /// With a client sweep (2 or more client counts): per shown target × group × clients, the
+    /// group's QPS (geometric mean of its steps' QPS). Empty with one client count.
+    pub group_qps: Vec<GroupQps>,
+    /// With a client sweep: per compared target × group, whether and from which client count
+    /// it overtakes (or falls behind) its base. Empty with one client count.
+    pub crossovers: Vec<Crossover>,
+}
+
+/// One target's QPS of one group at one client count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupQps {
+    pub target: String,
+    pub group: String,
+    pub clients: u32,
+    /// Geometric mean of the QPS (means over repeats) of the group's steps measured at this
+    /// client count; `None` when one of them has no QPS for this target (`missing_steps`).
+    pub qps: Option<f64>,
+    /// Steps in the geometric mean.
+    pub steps: u32,
+    /// The group's steps measured at this client count (by any shown target) that have no QPS
+    /// for this target: failed or not run.
+    pub missing_steps: Vec<String>,
+}
+
+/// How a compared target's group QPS relates to its base's across the client counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Crossover {
+    pub target: String,
+    /// The target it is relative to.
+    pub base: String,
+    pub group: String,
+    pub title: String,
+    /// `overtakes` (behind at a smaller count, ahead from `clients` on), `falls_behind` (the
+    /// reverse), `faster_throughout`, `slower_throughout`, `no_lasting_lead` (level at the
+    /// largest count) or `too_few_counts` (a ratio at fewer than 2 client counts).
+    pub kind: String,
+    /// `overtakes`/`falls_behind`: the smallest client count from which the ratio stays on the
+    /// new side of 1 at every larger count with a ratio.
+    pub clients: Option<u32>,
+    /// How the verdicts at the client counts around it judge it: `confirmed` (beyond noise on
+    /// both sides of the crossover, or at every count for `*_throughout`), `bracketed` (beyond
+    /// noise only at counts further apart: `confirmed_between`), `within_noise`, or
+    /// `unconfirmed` (fewer than 2 paired repeats); `None` for `no_lasting_lead` and
+    /// `too_few_counts`.
+    pub noise: Option<String>,
+    /// `[a, b]`: beyond noise on the old side at `a` and on the new side at `b`, so the
+    /// crossover lies in (a, b].
+    pub confirmed_between: Option<[u32; 2]>,
+    /// One point per client count of the report.
+    pub points: Vec<CrossoverPoint>,
+    /// The tl;dr sentence.
+    pub sentence: String,
+}
+
+/// The group QPS of a compared target and its base at one client count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CrossoverPoint {
+    pub clients: u32,
+    pub target_qps: Option<f64>,
+    pub base_qps: Option<f64>,
+    /// `target_qps / base_qps`; > 1 is faster.
+    pub ratio: Option<f64>,
+    /// Repeats in which both sides measured every step of the group (paired by number).
+    pub paired_repeats: u32,
+    /// The verdict on the per-repeat ratios of group QPS, judged within the family of this
+    /// target × group over the client counts; `None` with fewer than 2 paired repeats.
+    pub qps_test: Option<MetricTest>,
 }
 
 /// The parameters the verdicts, flags and `~` cells of this report were computed with.
@@ -456,6 +523,18 @@ impl ReportModel {
         self.pre_post
             .iter()
             .find(|p| p.target == target && p.step == step && p.clients == clients)
+    }
+
+    pub fn group_qps_of(&self, target: &str, group: &str, clients: u32) -> Option<&GroupQps> {
+        self.group_qps
+            .iter()
+            .find(|g| g.target == target && g.group == group && g.clients == clients)
+    }
+
+    pub fn crossover_of(&self, target: &str, group: &str) -> Option<&Crossover> {
+        self.crossovers
+            .iter()
+            .find(|c| c.target == target && c.group == group)
     }
 
     pub fn group_of(&self, target: &str, group: &str, clients: u32) -> Option<&GroupSummary> {

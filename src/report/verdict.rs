@@ -36,7 +36,12 @@ fn paired_ratios(ms: &[Measurement], r: &Relative, get: Get) -> Vec<f64> {
         .collect()
 }
 
-fn metric_test(metric: &str, higher: bool, repeats: usize, v: &stats::Verdict) -> MetricTest {
+pub(super) fn metric_test(
+    metric: &str,
+    higher: bool,
+    repeats: usize,
+    v: &stats::Verdict,
+) -> MetricTest {
     MetricTest {
         metric: metric.to_string(),
         higher_is_better: higher,
