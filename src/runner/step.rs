@@ -210,6 +210,44 @@ impl ThreadSpec<'_> {
     }
 }
 
+/// Whether the runner can run `step`'s roles as given: a fixed rate is positive and finite; a
+/// follower's leader is another role, its bound fits the completions a thread keeps
+/// ([`pacer::RING`]), and when the leader has a quota the follower has the same one (the last
+/// thread with a quota ends the step, so a follower without it could stop before its leader's
+/// last operations). A step of the plan that breaks these is a bug in its suite.
+pub fn check_roles(step: &StepPlan) -> anyhow::Result<()> {
+    for (r, role) in step.roles.iter().enumerate() {
+        let name = role.name;
+        match role.pacer {
+            Pacer::Closed => {}
+            Pacer::Rate { per_sec } => anyhow::ensure!(
+                per_sec.is_finite() && per_sec > 0.0,
+                "{}: role {name} has rate {per_sec}",
+                step.label
+            ),
+            Pacer::Follow { leader, bound } => {
+                let lead = step.roles.get(leader).filter(|_| leader != r);
+                let Some(lead) = lead else {
+                    anyhow::bail!("{}: role {name} follows no other role", step.label);
+                };
+                anyhow::ensure!(
+                    bound >= 1 && (bound as usize) < pacer::RING,
+                    "{}: role {name} follows within {bound}, not 1..{}",
+                    step.label,
+                    pacer::RING
+                );
+                anyhow::ensure!(
+                    lead.quota.is_none() || lead.quota == role.quota,
+                    "{}: role {name} must share the quota of {}",
+                    step.label,
+                    lead.name
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Run one step to its end: its deadline (or an adaptive step's precision), its quotas, or
 /// `interrupt`.
 pub fn run(
@@ -220,6 +258,7 @@ pub fn run(
     interrupt: &Arc<AtomicBool>,
 ) -> anyhow::Result<StepRun> {
     let step = spec.step;
+    check_roles(step)?;
     let n = spec.clients as usize * step.roles.len();
     let quota_threads =
         spec.clients as usize * step.roles.iter().filter(|r| r.quota.is_some()).count();
@@ -851,5 +890,48 @@ fn coordinate(
         interrupted,
         cpus,
         adaptive,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::sysbench;
+
+    #[test]
+    fn roles_are_checked_before_a_step_runs() {
+        let point = sysbench::find("point-query").unwrap();
+        let scale = crate::workload::Scale {
+            tables: 1,
+            rows: 10,
+        };
+        let base = sysbench::step_plan(point, scale, Duration::ZERO, Duration::from_secs(1));
+        assert!(
+            check_roles(&base).is_ok(),
+            "a sysbench step: one closed-loop role"
+        );
+        let with = |pacer: Pacer, quota: Option<u64>| {
+            let mut step = base.clone();
+            step.roles[0].quota = Some(10);
+            let mut second = step.roles[0].clone();
+            (second.name, second.pacer, second.quota) = ("second", pacer, quota);
+            step.roles.push(second);
+            check_roles(&step).map_err(|e| e.to_string())
+        };
+        let follow = |leader, bound| Pacer::Follow { leader, bound };
+        assert_eq!(with(follow(0, 8), Some(10)), Ok(()));
+        assert_eq!(with(Pacer::Rate { per_sec: 100.0 }, None), Ok(()));
+        let errors = [
+            (with(Pacer::Rate { per_sec: 0.0 }, None), "has rate 0"),
+            (with(follow(1, 8), Some(10)), "follows no other role"),
+            (with(follow(5, 8), Some(10)), "follows no other role"),
+            (with(follow(0, 0), Some(10)), "follows within 0"),
+            (with(follow(0, 64), Some(10)), "follows within 64"),
+            (with(follow(0, 8), None), "must share the quota of client"),
+        ];
+        for (got, want) in errors {
+            let e = got.unwrap_err();
+            assert!(e.contains(want), "{e}: want {want}");
+        }
     }
 }
