@@ -14,7 +14,7 @@ use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::lab::{Lab, Order, StepLength};
-use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, sysbench};
+use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
 /// setting, sized so the whole catalog (36 steps per target) finishes in about two minutes.
@@ -120,8 +120,10 @@ pub struct RunPlan {
     /// `--only` was given, the warm steps; the `.pre` steps only with `pre = true`). A suite
     /// left without a step is not in the list. Each runs on its own fresh data directory.
     pub suites: Vec<SuitePlan>,
-    /// The sysbench suite's settings after `--quick` scaling.
-    pub sysbench: sysbench::Settings,
+    /// The sysbench suite's settings after `--quick` scaling (when the lab runs it).
+    pub sysbench: Option<sysbench::Settings>,
+    /// The Insert Benchmark's settings after `--quick` scaling (when the lab runs it).
+    pub insert: Option<insert::Settings>,
     /// The CPUs dbdelta may use (placement was resolved against them).
     pub machine: Machine,
     pub quick: bool,
@@ -171,7 +173,7 @@ struct Selection {
 
 /// A catalog step as `--only`/`--skip` see it.
 struct Selectable {
-    label: &'static str,
+    label: String,
     kind: StepKind,
 }
 
@@ -190,7 +192,7 @@ impl Selection {
                     let pat = glob::Pattern::new(p).map_err(|e| {
                         InputError::new(format!("--{flag} {p}: not a valid glob ({e})"))
                     })?;
-                    let matches = |s: &&Selectable| pat.matches(s.label);
+                    let matches = |s: &&Selectable| pat.matches(&s.label);
                     if !catalog
                         .iter()
                         .filter(|s| selectable(s.kind, pre))
@@ -325,6 +327,56 @@ fn plan_sysbench(
     })
 }
 
+/// The Insert Benchmark's settings after `--quick` scaling: 2,000 rows per table, 1,000 written
+/// by l.i1 and l.i2, query steps of 1 s.
+fn insert_settings(cfg: &crate::lab::InsertConfig, quick: bool) -> insert::Settings {
+    let (rows, write_rows, query) = if quick {
+        (
+            cfg.rows.min(2_000),
+            cfg.write_rows.min(1_000),
+            cfg.query_secs.min(1.0),
+        )
+    } else {
+        (cfg.rows, cfg.write_rows, cfg.query_secs)
+    };
+    insert::Settings {
+        rows,
+        write_rows,
+        query: Duration::from_secs_f64(query),
+        rates: cfg.rates.clone(),
+        commit: cfg.rows_per_commit,
+        deletes: cfg.deletes,
+    }
+}
+
+/// The Insert Benchmark with the steps `selection` chooses; `None` when it chooses none.
+fn plan_insert(
+    cfg: &crate::lab::InsertConfig,
+    settings: &insert::Settings,
+    selection: &Selection,
+    quick: bool,
+) -> Option<SuitePlan> {
+    let suite = insert::InsertBench {
+        settings: settings.clone(),
+    };
+    let steps = suite.plan(|label| selection.chosen(label, StepKind::Main, false));
+    if steps.is_empty() {
+        return None;
+    }
+    let postwrite_budget = match (cfg.postwrite_secs, quick) {
+        (Some(s), quick) => Duration::from_secs_f64(if quick { s.min(1.0) } else { s }),
+        (None, true) => Duration::from_secs(1),
+        (None, false) => Duration::from_secs((60 + settings.rows / 1_000_000).min(1200)),
+    };
+    Some(SuitePlan {
+        steps,
+        postwrite_after_load: false,
+        postwrite_budget,
+        prepared: cfg.prepared,
+        suite: std::sync::Arc::new(suite),
+    })
+}
+
 /// Combine a lab and the command line into a plan, on this machine's CPUs.
 pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
     plan_on(lab, opts, crate::host::machine())
@@ -345,19 +397,30 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         Some(r) => r,
         None => lab.repeats,
     };
-    let sb = &lab.sysbench;
-    let settings = sysbench_settings(sb, opts.quick);
-    let catalog: Vec<Selectable> = sysbench::CATALOG
-        .iter()
-        .map(|s| Selectable {
-            label: s.label,
+    let sysbench = (lab.sysbench.as_ref()).map(|sb| sysbench_settings(sb, opts.quick));
+    let insert = (lab.insert.as_ref()).map(|i| insert_settings(i, opts.quick));
+    let mut catalog: Vec<Selectable> = Vec::new();
+    if sysbench.is_some() {
+        catalog.extend(sysbench::CATALOG.iter().map(|s| Selectable {
+            label: s.label.to_string(),
             kind: s.kind,
-        })
-        .collect();
-    let selection = Selection::new(&opts.only, &opts.skip, &catalog, sb.pre)?;
-    let suites: Vec<SuitePlan> = plan_sysbench(sb, &settings, &selection, opts.quick)
-        .into_iter()
-        .collect();
+        }));
+    }
+    if let Some(ins) = &insert {
+        catalog.extend(ins.steps().into_iter().map(|(label, _)| Selectable {
+            label,
+            kind: StepKind::Main,
+        }));
+    }
+    let pre = sysbench.as_ref().is_some_and(|s| s.pre);
+    let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
+    let mut suites: Vec<SuitePlan> = Vec::new();
+    if let (Some(sb), Some(settings)) = (&lab.sysbench, &sysbench) {
+        suites.extend(plan_sysbench(sb, settings, &selection, opts.quick));
+    }
+    if let (Some(cfg), Some(settings)) = (&lab.insert, &insert) {
+        suites.extend(plan_insert(cfg, settings, &selection, opts.quick));
+    }
     if suites.is_empty() {
         return Err(InputError::new(
             "--only/--skip leave no step to run; loosen them",
@@ -392,7 +455,8 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         clients,
         repeats,
         suites,
-        sysbench: settings,
+        sysbench,
+        insert,
         machine,
         quick: opts.quick,
         keep: opts.keep,
@@ -404,7 +468,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
 impl RunPlan {
     /// The sysbench suite's scale and step lengths, for `--dry-run`.
     fn describe_sysbench(&self, s: &mut String) {
-        let sb = &self.sysbench;
+        let Some(sb) = &self.sysbench else { return };
         let _ = writeln!(
             s,
             "scale: {} table(s) × {} rows; warm-up {:.1} s, reads {:.1} s, writes {:.1} s{}",
@@ -427,6 +491,25 @@ impl RunPlan {
                 }
             );
         }
+    }
+
+    /// The Insert Benchmark's sizes and rates, for `--dry-run`.
+    fn describe_insert(&self, s: &mut String) {
+        let Some(ins) = &self.insert else { return };
+        let _ = writeln!(
+            s,
+            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {:.0} s at {} inserts/s per client{}",
+            ins.rows,
+            ins.write_rows,
+            if ins.deletes { "" } else { "no " },
+            ins.query.as_secs_f64(),
+            ins.rates
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
+            if self.quick { " (--quick)" } else { "" }
+        );
     }
 
     /// The cells in execution order: per client count, targets interleaved per repeat
@@ -479,8 +562,10 @@ impl RunPlan {
         let mut s = String::new();
         let _ = writeln!(s, "lab: {} ({})", self.lab.name, self.lab.origin);
         for suite in &self.suites {
-            if suite.id() == "sysbench" {
-                self.describe_sysbench(&mut s);
+            match suite.id() {
+                "sysbench" => self.describe_sysbench(&mut s),
+                "insert" => self.describe_insert(&mut s),
+                _ => {}
             }
         }
         for t in &self.targets {
@@ -504,7 +589,7 @@ impl RunPlan {
                 "{} steps ({} reported{}): {}",
                 suite.id(),
                 suite.steps.iter().filter(|s| !s.warm).count(),
-                if suite.id() == "sysbench" && self.sysbench.pre {
+                if suite.id() == "sysbench" && self.sysbench.as_ref().is_some_and(|s| s.pre) {
                     ", pre = true"
                 } else {
                     ""
@@ -648,7 +733,7 @@ mod tests {
     #[test]
     fn pre_adds_fifteen_steps_and_five_groups() {
         let mut lab = demo();
-        lab.sysbench.pre = true;
+        lab.sysbench.as_mut().unwrap().pre = true;
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(p.steps().count(), 51);
         let labels = labels(&p);
@@ -671,7 +756,7 @@ mod tests {
         let only = plan(
             {
                 let mut l = demo();
-                l.sysbench.pre = true;
+                l.sysbench.as_mut().unwrap().pre = true;
                 l
             },
             &RunOptions {
@@ -688,29 +773,48 @@ mod tests {
         let p = plan(demo(), &RunOptions::default()).unwrap();
         let step = |l: &str| sysbench::find(l).unwrap();
         assert_eq!(
-            p.sysbench.duration_of(step("write-only")),
-            p.sysbench.read,
+            p.sysbench.as_ref().unwrap().duration_of(step("write-only")),
+            p.sysbench.as_ref().unwrap().read,
             "write-only uses read_secs"
         );
-        assert_eq!(p.sysbench.duration_of(step("update-one")), p.sysbench.write);
         assert_eq!(
-            p.sysbench.duration_of(step("scan.warm")),
-            p.sysbench.read.min(Duration::from_secs(60))
+            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
+            p.sysbench.as_ref().unwrap().write
+        );
+        assert_eq!(
+            p.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .read
+                .min(Duration::from_secs(60))
         );
         let mut lab = demo();
-        lab.sysbench.read_secs = 600.0;
-        lab.sysbench.tables = 8;
+        lab.sysbench.as_mut().unwrap().read_secs = 600.0;
+        lab.sysbench.as_mut().unwrap().tables = 8;
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(
-            p.sysbench.duration_of(step("scan.warmpre")),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .duration_of(step("scan.warmpre")),
             Duration::from_secs(60)
         );
         assert_eq!(
-            p.sysbench.threads_of(step("point-query.warm"), 2),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .threads_of(step("point-query.warm"), 2),
             8,
             "one per table"
         );
-        assert_eq!(p.sysbench.threads_of(step("point-query"), 2), 2);
+        assert_eq!(
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .threads_of(step("point-query"), 2),
+            2
+        );
     }
 
     #[test]
@@ -816,39 +920,42 @@ mod tests {
     #[test]
     fn adaptive_steps_run_up_to_their_fixed_length() {
         let mut lab = demo();
-        lab.sysbench.length = StepLength::Adaptive {
+        lab.sysbench.as_mut().unwrap().length = StepLength::Adaptive {
             precision: 0.02,
             min_secs: 10.0,
             max_secs: None,
         };
-        lab.sysbench.read_secs = 60.0;
-        lab.sysbench.write_secs = 90.0;
+        lab.sysbench.as_mut().unwrap().read_secs = 60.0;
+        lab.sysbench.as_mut().unwrap().write_secs = 90.0;
         let step = |l: &str| sysbench::find(l).unwrap();
         let p = plan(lab.clone(), &RunOptions::default()).unwrap();
-        let a = p.sysbench.adaptive.unwrap();
+        let a = p.sysbench.as_ref().unwrap().adaptive.unwrap();
         assert_eq!(
             (a.precision, a.min, a.max),
             (0.02, Duration::from_secs(10), None)
         );
         assert_eq!(
-            p.sysbench.duration_of(step("point-query")),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .duration_of(step("point-query")),
             Duration::from_secs(60)
         );
         assert_eq!(
-            p.sysbench.duration_of(step("update-one")),
+            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
             Duration::from_secs(90)
         );
         assert_eq!(
-            p.sysbench.stop_rule(step("point-query")),
+            p.sysbench.as_ref().unwrap().stop_rule(step("point-query")),
             Some((0.02, Duration::from_secs(10)))
         );
         assert_eq!(
-            p.sysbench.stop_rule(step("scan.warm")),
+            p.sysbench.as_ref().unwrap().stop_rule(step("scan.warm")),
             None,
             "warm steps keep their length"
         );
         assert_eq!(
-            p.sysbench.duration_of(step("scan.warm")),
+            p.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
             Duration::from_secs(60)
         );
         let q = plan(
@@ -860,25 +967,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            q.sysbench.duration_of(step("point-query")),
+            q.sysbench
+                .as_ref()
+                .unwrap()
+                .duration_of(step("point-query")),
             Duration::from_secs(5)
         );
         assert_eq!(
-            q.sysbench.stop_rule(step("point-query")),
+            q.sysbench.as_ref().unwrap().stop_rule(step("point-query")),
             Some((0.02, Duration::from_secs(3)))
         );
         assert_eq!(
-            q.sysbench.duration_of(step("scan.warm")),
+            q.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
             Duration::from_millis(100)
         );
-        lab.sysbench.length = StepLength::Adaptive {
+        lab.sysbench.as_mut().unwrap().length = StepLength::Adaptive {
             precision: 0.02,
             min_secs: 10.0,
             max_secs: Some(20.0),
         };
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(
-            p.sysbench.duration_of(step("update-one")),
+            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
             Duration::from_secs(20)
         );
         assert!(p.describe().contains("adaptive"), "{}", p.describe());

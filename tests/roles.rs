@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use dbdelta::engine::{self, DbError, Dialect, EngineKind, Param, Session, StmtId, TargetSpec};
+use dbdelta::engine::{self, DbError, EngineKind, Param, Session, StmtId, TargetSpec};
 use dbdelta::progress::{Mode, Progress};
 use dbdelta::runner::step::{self, StepSpec};
 use dbdelta::sampler::Probe;
-use dbdelta::workload::{Counted, Done, Executor, ExecutorFactory, Pacer, Role, StepPlan};
+use dbdelta::workload::{Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, StepPlan};
 
 /// What each role's connection runs: one statement per operation.
 #[derive(Clone, Copy)]
@@ -51,13 +51,7 @@ impl Executor for Exec {
 }
 
 impl ExecutorFactory for Work {
-    fn open(
-        &self,
-        session: &mut dyn Session,
-        _dialect: Dialect,
-        _client: u32,
-        _seed: u64,
-    ) -> Result<Box<dyn Executor>, DbError> {
+    fn open(&self, session: &mut dyn Session, _at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         let texts = match self {
             Work::Insert => ["INSERT INTO q (v) VALUES (1)", "SELECT 1"],
             Work::Delete => [
@@ -155,6 +149,7 @@ fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_ty
         clients: 1,
         seed: 1,
         client_cpus: None,
+        ddl: &Default::default(),
     };
     let probe = Probe::new(server.observed(), dir.path());
     let quiet = Progress {

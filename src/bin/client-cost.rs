@@ -637,6 +637,7 @@ impl Bench<'_> {
             seed: 0xc11e_c057 ^ u64::from(clients),
             // Pinned by inheritance from this thread (`Affinity::pin` below).
             client_cpus: None,
+            ddl: &Default::default(),
         };
         let quiet = Progress {
             mode: Mode::Quiet,

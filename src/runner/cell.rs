@@ -235,6 +235,7 @@ impl CellRun<'_> {
             clients: step.clients_at(self.cell.clients),
             seed: workload::step_seed(step.index, self.cell.repeat),
             client_cpus: self.target.placement.client.clone(),
+            ddl: &self.target.tables,
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, step.warmup + step.expected);

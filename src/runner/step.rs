@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use super::pacer::{self, Cell, Schedule};
 use super::recorder::{Merged, Recorder};
 use crate::cpus::{self, CpuSet};
-use crate::engine::{DbError, Driver, ErrorKind, Session};
+use crate::engine::{DbError, Driver, ErrorKind, Session, TableDdl};
 use crate::progress::StepProgress;
 use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler, Snapshot};
 use crate::stats;
-use crate::workload::{Done, Executor, Pacer, Role, StepPlan};
+use crate::workload::{Done, Executor, Opening, Pacer, Role, StepPlan};
 
 /// How far away the deadline of a step without one is (it ends on its quotas).
 const OPEN_ENDED: Duration = Duration::from_secs(30 * 24 * 3_600);
@@ -37,6 +37,8 @@ pub struct StepSpec<'a> {
     pub seed: u64,
     /// CPUs every client thread pins itself to; `None`: not pinned.
     pub client_cpus: Option<CpuSet>,
+    /// The target's table DDL, for executors that create indexes.
+    pub ddl: &'a TableDdl,
 }
 
 /// What one operation type of one role measured, merged over its threads.
@@ -160,6 +162,7 @@ struct ThreadSpec<'a> {
     step: &'a StepPlan,
     seed: u64,
     client_cpus: Option<&'a CpuSet>,
+    ddl: &'a TableDdl,
 }
 
 impl ThreadSpec<'_> {
@@ -405,6 +408,7 @@ fn spawn_threads<'scope, 'env>(
                 step: spec.step,
                 seed: spec.seed.wrapping_add(index as u64),
                 client_cpus: spec.client_cpus.as_ref(),
+                ddl: spec.ddl,
             };
             let handle = thread::Builder::new()
                 .name(format!("dbdelta-client-{index}"))
@@ -489,10 +493,13 @@ fn client_thread(
     // Connect and prepare the role's statements (at setup and after a lost connection).
     let open = || {
         driver.connect().and_then(|mut s| {
-            let exec = t
-                .role()
-                .executor
-                .open(s.as_mut(), driver.dialect(), t.client, t.seed)?;
+            let at = Opening {
+                dialect: driver.dialect(),
+                client: t.client,
+                seed: t.seed,
+                ddl: t.ddl,
+            };
+            let exec = t.role().executor.open(s.as_mut(), &at)?;
             Ok((s, exec))
         })
     };

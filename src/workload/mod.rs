@@ -8,13 +8,14 @@
 //! anything, count QPS, or sleep; the runner calls [`Executor::run`] and does all of that
 //! around it.
 
+pub mod insert;
 pub mod insert_sql;
 pub mod role;
 pub mod sql;
 pub mod suite;
 pub mod sysbench;
 
-pub use role::{Counted, Done, Executor, ExecutorFactory, Pacer, Role, StepPlan};
+pub use role::{Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, StepPlan};
 pub use suite::{Suite, SuitePlan};
 
 use rand::rngs::SmallRng;

@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::engine::{DbError, Dialect, Session};
+use crate::engine::{DbError, Dialect, Session, TableDdl};
 
 /// When a role's next operation may start.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,17 +49,22 @@ pub trait Executor: Send {
     fn rows_touched(&self) -> &[u64];
 }
 
+/// Where an executor opens: the connection's dialect and client, its seed, and the target's
+/// table DDL (what `l.x` needs to build indexes the way the target's engine does).
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    pub dialect: Dialect,
+    /// The 0-based client the connection belongs to.
+    pub client: u32,
+    /// Seeds the executor's randomness.
+    pub seed: u64,
+    pub ddl: &'a TableDdl,
+}
+
 /// Opens an [`Executor`] on a connection: prepares the statements (at setup and after a lost
 /// connection).
 pub trait ExecutorFactory: Send + Sync {
-    /// `client` is the 0-based client the connection belongs to; `seed` seeds its randomness.
-    fn open(
-        &self,
-        session: &mut dyn Session,
-        dialect: Dialect,
-        client: u32,
-        seed: u64,
-    ) -> Result<Box<dyn Executor>, DbError>;
+    fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError>;
 }
 
 /// One kind of worker in a step.

@@ -17,8 +17,8 @@ use rand::{RngExt, SeedableRng};
 
 use super::sql::{self, Cols, Key, RangeKind, Stmt};
 use super::{
-    Counted, DurationRule, EventExecutor, Executor, ExecutorFactory, Group, Ids, Pacer, Role,
-    Scale, StepDef, StepKind, StepPlan, Suite, Threads,
+    Counted, DurationRule, EventExecutor, Executor, ExecutorFactory, Group, Ids, Opening, Pacer,
+    Role, Scale, StepDef, StepKind, StepPlan, Suite, Threads,
 };
 use crate::engine::{DbError, Dialect, RowSink, RowSource, Session, TableDdl};
 
@@ -406,15 +406,9 @@ struct EventFactory {
 }
 
 impl ExecutorFactory for EventFactory {
-    fn open(
-        &self,
-        session: &mut dyn Session,
-        dialect: Dialect,
-        _client: u32,
-        seed: u64,
-    ) -> Result<Box<dyn Executor>, DbError> {
+    fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         Ok(Box::new(EventExecutor::new(
-            self.step, self.scale, session, dialect, seed,
+            self.step, self.scale, session, at.dialect, at.seed,
         )?))
     }
 }
