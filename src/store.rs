@@ -155,6 +155,20 @@ ALTER TABLE measurements ADD COLUMN precision_target REAL;
 ALTER TABLE measurements ADD COLUMN precision_achieved REAL;
 ALTER TABLE measurements ADD COLUMN stop_reason TEXT;
 "#,
+    // Measurement v2: one row per role × operation type of each step, as JSON.
+    r#"
+CREATE TABLE step_ops (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    op_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat, position)
+);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -427,6 +441,22 @@ impl Store {
                     s.max_us
                 ])?;
             }
+            let mut ins = tx.prepare(
+                "INSERT OR REPLACE INTO step_ops (run_id, target, suite, step, clients, repeat,
+                    position, op_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (i, o) in m.operations.iter().enumerate() {
+                ins.execute(params![
+                    run_id,
+                    m.target,
+                    m.suite,
+                    m.step,
+                    m.clients,
+                    m.repeat,
+                    i as i64,
+                    serde_json::to_string(o)?
+                ])?;
+            }
         }
         tx.commit()?;
         Ok(())
@@ -521,6 +551,38 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Each measurement's role × operation rows (schema v2), in their stored order.
+    fn attach_operations(&self, run_id: &str, ms: &mut [Measurement]) -> Result<()> {
+        let mut stmt = self.conn.prepare(
+            "SELECT target, suite, step, clients, repeat, op_json FROM step_ops
+             WHERE run_id = ?1 ORDER BY target, suite, step, clients, repeat, position",
+        )?;
+        let mut by_key: std::collections::HashMap<(String, String, String, u32, u32), Vec<_>> =
+            std::collections::HashMap::new();
+        let rows = stmt.query_map([run_id], |r| {
+            Ok((
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?),
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        for row in rows {
+            let (key, json) = row?;
+            let op = serde_json::from_str(&json).context("a stored operation row")?;
+            by_key.entry(key).or_default().push(op);
+        }
+        for m in ms {
+            let key = (
+                m.target.clone(),
+                m.suite.clone(),
+                m.step.clone(),
+                m.clients,
+                m.repeat,
+            );
+            m.operations = by_key.remove(&key).unwrap_or_default();
+        }
+        Ok(())
+    }
+
     /// Everything stored about one run.
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
         let run = self.conn.query_row(
@@ -601,9 +663,10 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare("SELECT * FROM measurements WHERE run_id = ?1 ORDER BY rowid")?;
-        let measurements = stmt
+        let mut measurements = stmt
             .query_map([run_id], measurement_from_row)?
             .collect::<Result<Vec<_>, _>>()?;
+        self.attach_operations(run_id, &mut measurements)?;
         let mut stmt = self.conn.prepare(
             "SELECT target, step, clients, repeat, second, ops, p99_us, max_us FROM series
              WHERE run_id = ?1 ORDER BY rowid",
@@ -706,6 +769,7 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         precision_target: r.get("precision_target")?,
         precision_achieved: r.get("precision_achieved")?,
         stop_reason: r.get("stop_reason")?,
+        operations: Vec::new(),
     })
 }
 
@@ -777,6 +841,30 @@ mod tests {
             precision_target: Some(0.01),
             precision_achieved: Some(0.0093),
             stop_reason: Some("precision".into()),
+            operations: vec![
+                crate::results::OpMeasurement {
+                    role: "querier".into(),
+                    op: "range".into(),
+                    pacer: "closed".into(),
+                    counted: true,
+                    operations: 10,
+                    units: 10,
+                    series: vec![5, 5],
+                    ..Default::default()
+                },
+                crate::results::OpMeasurement {
+                    role: "inserter".into(),
+                    op: "insert".into(),
+                    pacer: "rate".into(),
+                    target_ops_per_sec: Some(2.0),
+                    ops_per_sec: Some(1.9),
+                    response_us: Some(Latency {
+                        max: 2.5e6,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            ],
             ..Default::default()
         };
         s.save_step("r1", &m, &[], &[]).unwrap();

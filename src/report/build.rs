@@ -158,13 +158,16 @@ pub(super) fn build_with(
         method,
         group_qps: Vec::new(),
         crossovers: Vec::new(),
+        insert: Vec::new(),
     };
     model.relative = relative(&model, &data.measurements);
+    model.insert = super::insert::summaries(&model);
     verdict::apply(&mut model, &data.measurements);
     model.groups = group_summaries(&model);
     model.pre_post = pre_post(&model);
     model.tldr = tldr(&model);
     model.warnings = warnings(&model, data);
+    model.warnings.extend(super::insert::sla_warnings(&model));
     for m in all.measurements.iter().filter(|m| m.warm && m.failed) {
         model.warnings.push(format!(
             "failed: warm step {} of {} at {}: {}",
@@ -274,6 +277,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         precision_target: m.precision_target,
         precision_achieved: m.precision_achieved,
         stop_reason: m.stop_reason.clone(),
+        operations: m.operations.clone(),
     }
 }
 

@@ -188,6 +188,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         doc.push(Block::Bullets(m.tldr.clone()));
     }
     load(m, &mut doc);
+    super::insert::blocks(m, &mut doc);
     concurrency(m, &mut doc);
     for &clients in &m.clients {
         results(m, clients, &mut doc);

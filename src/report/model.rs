@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::results::{ErrorCounts, HostInfo, Latency};
+use crate::results::{ErrorCounts, HostInfo, Latency, OpMeasurement};
 
-/// Version of the JSON contract (`schema/report-v1.schema.json`).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON contract (`schema/report-v2.schema.json`). v2 keeps every v1 field and
+/// its meaning, and adds `measurements[].operations` and `insert`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything a report shows. Its JSON form is the JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +62,54 @@ pub struct ReportModel {
     /// With a client sweep: per compared target × group, whether and from which client count
     /// it overtakes (or falls behind) its base. Empty with one client count.
     pub crossovers: Vec<Crossover>,
+    /// The Insert Benchmark's summary tables per client count (methodology §4.7); empty
+    /// without insert-suite measurements.
+    pub insert: Vec<InsertSummary>,
+}
+
+/// The Insert Benchmark at one client count: a row per target, a cell per step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertSummary {
+    pub clients: u32,
+    /// Steps measured by any target, in suite order.
+    pub steps: Vec<String>,
+    /// Base first, then the compared targets.
+    pub rows: Vec<InsertRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertRow {
+    pub target: String,
+    /// One per step of [`InsertSummary::steps`].
+    pub cells: Vec<InsertCell>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertCell {
+    pub step: String,
+    /// Rows inserted per second (`l.i*`), indexed rows per second (`l.x`) or queries per
+    /// second (`qr*`/`qp*`): mean over non-failed repeats.
+    pub rate: Option<f64>,
+    /// `rate` ÷ the base's.
+    pub relative: Option<f64>,
+    /// The reference's colouring of the absolute table: `bottom` (bottom quartile), `sla` (a
+    /// query step that missed its background rate) or `top` (top quartile); `None`: plain.
+    pub quartile: Option<String>,
+    /// Query steps: the background inserter's rate against its target.
+    pub background: Option<Background>,
+}
+
+/// The background insert rate of a query step, over all clients.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Background {
+    /// Rows per second the schedule asked for.
+    pub target_rows_per_sec: Option<f64>,
+    /// Rows per second inserted: mean over non-failed repeats.
+    pub achieved_rows_per_sec: f64,
+    /// Achieved ÷ target, of the worst repeat.
+    pub worst_share: Option<f64>,
+    /// Every repeat reached 95% of the target (the reference's SLA).
+    pub sla_met: bool,
 }
 
 /// One target's QPS of one group at one client count.
@@ -327,6 +376,8 @@ pub struct MeasurementRow {
     /// `deadline` (fixed), `precision` (adaptive, target reached) or `max` (adaptive, ran to
     /// its maximum).
     pub stop_reason: Option<String>,
+    /// Every role × operation type of the step (v2): rates, latencies, per-unit costs.
+    pub operations: Vec<OpMeasurement>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean

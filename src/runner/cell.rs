@@ -16,11 +16,11 @@ use super::{DataDir, client_bound, timed_load};
 use crate::engine::{self, Server};
 use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
-use crate::results::{LoadResult, Measurement, SecondSample};
+use crate::results::{LoadResult, Measurement, OpMeasurement, SecondSample};
 use crate::sampler::Probe;
 use crate::stats;
 use crate::store::Store;
-use crate::workload::{self, StepPlan, SuitePlan};
+use crate::workload::{self, Pacer, StepPlan, SuitePlan};
 
 pub(super) enum CellEnd {
     Done,
@@ -310,6 +310,7 @@ impl CellRun<'_> {
     /// `threads` is the number of client connections per role.
     fn fill(&self, m: &mut Measurement, step: &StepPlan, run: &StepRun, threads: u32) {
         fill_counts(m, step, run);
+        m.operations = operations(step, run, threads);
         let per = run.costs.per_op(m.ops);
         m.server_cpu_us_per_op = per.proc_cpu_us;
         m.cs_per_op = per.proc_cs;
@@ -383,6 +384,46 @@ fn fill_counts(m: &mut Measurement, step: &StepPlan, run: &StepRun) {
             .map(|(r, n)| r * f64::from(*n))
             .sum()
     });
+}
+
+/// Every role × operation type the step ran, with its own rates, latencies, per-unit costs
+/// and per-second series (schema v2). `threads` is the connections per role.
+fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement> {
+    let whole_seconds = (run.seconds + 1e-3).floor() as usize;
+    let rate = |n: u64| (run.seconds > 0.0).then(|| n as f64 / run.seconds);
+    run.ops
+        .iter()
+        .map(|o| {
+            let role = &step.roles[o.role];
+            let merged = &o.merged;
+            let (pacer, target) = match role.pacer {
+                Pacer::Closed => ("closed", None),
+                Pacer::Rate { per_sec } => ("rate", Some(per_sec * f64::from(threads))),
+                Pacer::Follow { .. } => ("follow", None),
+            };
+            let per = run.costs.per_op(merged.units);
+            OpMeasurement {
+                role: role.name.to_string(),
+                op: role.ops.get(o.op).copied().unwrap_or("?").to_string(),
+                pacer: pacer.to_string(),
+                counted: step.counted.covers(o.role, o.op),
+                operations: merged.events,
+                units: merged.units,
+                rows: merged.rows,
+                errors: merged.errors,
+                ops_per_sec: rate(merged.events),
+                units_per_sec: rate(merged.units),
+                target_ops_per_sec: target,
+                latency_us: merged.latency(),
+                response_us: merged.response_latency(),
+                server_cpu_us_per_unit: per.proc_cpu_us,
+                cs_per_unit: per.proc_cs,
+                series: (merged.seconds.iter().take(whole_seconds))
+                    .map(|s| s.units)
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// The step-length rule and how it ended, with the precision achieved as computed from the

@@ -1,0 +1,310 @@
+//! The Insert Benchmark's three summary tables (methodology §4.7): absolute rates with the
+//! reference's quartile colouring, rates relative to the base, and each query step's
+//! background insert rate against its target with SLA failures marked.
+//!
+//! Owns computing [`InsertSummary`] from the model's aggregates and measurement rows, and
+//! laying it out as blocks. Must not: read the store or files, or format for one output.
+
+use super::layout::{Block, Cell, Grid, Tone, rate, rel_cell};
+use super::model::{Background, InsertCell, InsertRow, InsertSummary, ReportModel};
+
+/// The suite id of insert-suite measurements.
+const SUITE: &str = "insert";
+/// A query step meets its SLA when its background inserts reach this share of the target.
+pub const SLA_SHARE: f64 = 0.95;
+
+/// Whether `step` is a query step (`qr*`/`qp*`), whose SLA and colouring rules differ.
+fn is_query(step: &str) -> bool {
+    step.starts_with("qr") || step.starts_with("qp")
+}
+
+/// One summary per client count with insert-suite measurements.
+pub fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
+    let rows: Vec<_> = (m.measurements.iter())
+        .filter(|r| r.suite == SUITE)
+        .collect();
+    let mut clients: Vec<u32> = rows.iter().map(|r| r.clients).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    let targets: Vec<&str> = std::iter::once(m.base.as_str())
+        .chain(m.compared.iter().map(String::as_str))
+        .collect();
+    clients
+        .into_iter()
+        .map(|c| {
+            let mut steps: Vec<(u32, &str)> = (rows.iter())
+                .filter(|r| r.clients == c)
+                .map(|r| (r.step_index, r.step.as_str()))
+                .collect();
+            steps.sort_unstable();
+            steps.dedup();
+            let steps: Vec<String> = steps.into_iter().map(|(_, s)| s.to_string()).collect();
+            let mut summary = InsertSummary {
+                clients: c,
+                rows: (targets.iter()).map(|t| row(m, t, c, &steps)).collect(),
+                steps,
+            };
+            colour(&mut summary);
+            summary
+        })
+        .collect()
+}
+
+/// One target's cells at `clients`.
+fn row(m: &ReportModel, target: &str, clients: u32, steps: &[String]) -> InsertRow {
+    let rate_of = |t: &str, step: &str| {
+        (m.aggregates.iter())
+            .find(|a| a.target == t && a.step == step && a.clients == clients)
+            .and_then(|a| a.qps)
+    };
+    let cells = steps
+        .iter()
+        .map(|step| {
+            let rate = rate_of(target, step);
+            let base = rate_of(&m.base, step);
+            InsertCell {
+                step: step.clone(),
+                rate,
+                relative: rate.zip(base).filter(|(_, b)| *b > 0.0).map(|(r, b)| r / b),
+                quartile: None,
+                background: is_query(step)
+                    .then(|| background(m, target, step, clients))
+                    .flatten(),
+            }
+        })
+        .collect();
+    InsertRow {
+        target: target.to_string(),
+        cells,
+    }
+}
+
+/// The inserter of a query step over the non-failed repeats.
+fn background(m: &ReportModel, target: &str, step: &str, clients: u32) -> Option<Background> {
+    let inserters: Vec<_> = (m.measurements.iter())
+        .filter(|r| r.target == target && r.step == step && r.clients == clients && !r.failed)
+        .filter_map(|r| r.operations.iter().find(|o| o.role == "inserter"))
+        .collect();
+    if inserters.is_empty() {
+        return None;
+    }
+    let n = inserters.len() as f64;
+    let achieved = inserters
+        .iter()
+        .map(|o| o.units_per_sec.unwrap_or(0.0))
+        .sum::<f64>()
+        / n;
+    // Rows per statement are fixed per step, so the target in rows is the target in
+    // statements times the rows each one inserted.
+    let target_rows = inserters.iter().find_map(|o| {
+        let per_op = (o.operations > 0).then(|| o.units as f64 / o.operations as f64)?;
+        o.target_ops_per_sec.map(|t| t * per_op)
+    });
+    let shares: Vec<f64> = inserters
+        .iter()
+        .map(|o| o.target_share().unwrap_or(0.0))
+        .collect();
+    let worst = shares.iter().copied().reduce(f64::min);
+    Some(Background {
+        target_rows_per_sec: target_rows,
+        achieved_rows_per_sec: achieved,
+        worst_share: worst,
+        sla_met: worst.is_some_and(|w| w >= SLA_SHARE),
+    })
+}
+
+/// The reference's colouring of the absolute table, per step column: bottom quartile, then a
+/// query step that missed its SLA, then top quartile (the first rule that applies). The
+/// maximum of a query column counts only targets that met the SLA; the bottom quartile is not
+/// marked when the whole column is within 80% of its maximum.
+fn colour(s: &mut InsertSummary) {
+    for (i, step) in s.steps.iter().enumerate() {
+        let query = is_query(step);
+        let cells: Vec<&InsertCell> = s.rows.iter().map(|r| &r.cells[i]).collect();
+        let met = |c: &InsertCell| !query || c.background.as_ref().is_some_and(|b| b.sla_met);
+        let min = cells.iter().filter_map(|c| c.rate).reduce(f64::min);
+        let max = (cells.iter())
+            .filter(|c| met(c))
+            .filter_map(|c| c.rate)
+            .reduce(f64::max);
+        let (Some(min), max) = (min, max) else {
+            continue;
+        };
+        let max = max.unwrap_or(min);
+        let gap = max - min;
+        let marks: Vec<Option<&str>> = cells
+            .iter()
+            .map(|c| {
+                let r = c.rate?;
+                if gap > 0.0 && min < 0.8 * max && r <= min + gap / 4.0 {
+                    Some("bottom")
+                } else if !met(c) {
+                    Some("sla")
+                } else if gap > 0.0 && r >= max - gap / 4.0 {
+                    Some("top")
+                } else {
+                    None
+                }
+            })
+            .collect();
+        for (row, mark) in s.rows.iter_mut().zip(marks) {
+            row.cells[i].quartile = mark.map(str::to_string);
+        }
+    }
+}
+
+/// The three tables of each summary, for every format.
+pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
+    for s in &m.insert {
+        doc.push(Block::Heading(format!(
+            "Insert Benchmark summary, clients = {}",
+            s.clients
+        )));
+        doc.push(Block::Para(
+            "Rows per second for l.i0, l.i1 and l.i2; indexed rows per second for l.x; queries per second \
+             for qr (range) and qp (point) steps, which run while a paced inserter and a deleter keep the \
+             table size constant."
+                .into(),
+        ));
+        doc.push(Block::SubHeading("Absolute".into()));
+        doc.push(Block::Table(absolute(s)));
+        if s.rows.len() > 1 {
+            doc.push(Block::SubHeading(format!(
+                "Relative to {}",
+                s.rows[0].target
+            )));
+            doc.push(Block::Table(relative(s)));
+        }
+        if let Some(g) = background_table(s) {
+            doc.push(Block::SubHeading(
+                "Background insert rate (rows/s) against its target; SLA: at least 95% in every repeat"
+                    .into(),
+            ));
+            doc.push(Block::Table(g));
+        }
+    }
+}
+
+fn grid(s: &InsertSummary) -> Grid {
+    Grid {
+        header: std::iter::once("target".to_string())
+            .chain(s.steps.iter().cloned())
+            .collect(),
+        right: std::iter::once(false)
+            .chain(s.steps.iter().map(|_| true))
+            .collect(),
+        rows: Vec::new(),
+    }
+}
+
+fn name_cell(t: &str) -> Cell {
+    Cell {
+        text: t.to_string(),
+        tone: Tone::Plain,
+    }
+}
+
+/// Absolute rates; `[low]`/`[high]`: bottom/top quartile, `[SLA]`: missed its target.
+fn absolute(s: &InsertSummary) -> Grid {
+    let mut g = grid(s);
+    for r in &s.rows {
+        let mut cells = vec![name_cell(&r.target)];
+        cells.extend(r.cells.iter().map(|c| {
+            let (mark, tone) = match c.quartile.as_deref() {
+                Some("bottom") => (" [low]", Tone::Worse),
+                Some("sla") => (" [SLA]", Tone::Worse),
+                Some("top") => (" [high]", Tone::Better),
+                _ => ("", Tone::Plain),
+            };
+            Cell {
+                text: format!("{}{mark}", rate(c.rate)),
+                tone,
+            }
+        }));
+        g.rows.push(cells);
+    }
+    g
+}
+
+fn relative(s: &InsertSummary) -> Grid {
+    let mut g = grid(s);
+    for r in &s.rows {
+        let mut cells = vec![name_cell(&r.target)];
+        cells.extend(r.cells.iter().map(|c| rel_cell(c.relative, false)));
+        g.rows.push(cells);
+    }
+    g
+}
+
+/// Achieved background rate per query step, `[SLA]` where it missed 95% of the target; the
+/// last row is the target. `None` without query steps.
+fn background_table(s: &InsertSummary) -> Option<Grid> {
+    let cols: Vec<usize> = (0..s.steps.len())
+        .filter(|i| is_query(&s.steps[*i]))
+        .collect();
+    if cols.is_empty() {
+        return None;
+    }
+    let mut g = Grid {
+        header: std::iter::once("target".to_string())
+            .chain(cols.iter().map(|i| s.steps[*i].clone()))
+            .collect(),
+        right: std::iter::once(false)
+            .chain(cols.iter().map(|_| true))
+            .collect(),
+        rows: Vec::new(),
+    };
+    for r in &s.rows {
+        let mut cells = vec![name_cell(&r.target)];
+        cells.extend(cols.iter().map(|i| match &r.cells[*i].background {
+            None => Cell {
+                text: "n/a".into(),
+                tone: Tone::Plain,
+            },
+            Some(b) if b.sla_met => Cell {
+                text: rate(Some(b.achieved_rows_per_sec)),
+                tone: Tone::Plain,
+            },
+            Some(b) => Cell {
+                text: format!("{} [SLA]", rate(Some(b.achieved_rows_per_sec))),
+                tone: Tone::Worse,
+            },
+        }));
+        g.rows.push(cells);
+    }
+    let mut target = vec![name_cell("target rate")];
+    target.extend(cols.iter().map(|i| {
+        let t = (s.rows.iter()).find_map(|r| r.cells[*i].background.as_ref()?.target_rows_per_sec);
+        Cell {
+            text: rate(t),
+            tone: Tone::Plain,
+        }
+    }));
+    g.rows.push(target);
+    Some(g)
+}
+
+/// One warning per target × query step that missed its SLA, with the achieved rate.
+pub fn sla_warnings(m: &ReportModel) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &m.insert {
+        for r in &s.rows {
+            for c in &r.cells {
+                let Some(b) = c.background.as_ref().filter(|b| !b.sla_met) else {
+                    continue;
+                };
+                out.push(format!(
+                    "SLA failure: {} {} at {} client(s) inserted {} rows/s in the background, {} of its target {} rows/s (the SLA is 95% in every repeat)",
+                    r.target,
+                    c.step,
+                    s.clients,
+                    rate(Some(b.achieved_rows_per_sec)),
+                    b.worst_share
+                        .map_or("n/a".into(), |w| format!("{:.0}%", w * 100.0)),
+                    rate(b.target_rows_per_sec),
+                ));
+            }
+        }
+    }
+    out
+}
