@@ -237,8 +237,9 @@ pub struct Measurement {
     /// `stats::series_precision` (fixed steps too); `None` with fewer than 3 whole seconds or
     /// fewer than 2 effectively independent ones.
     pub precision_achieved: Option<f64>,
-    /// How the measured period ended: `deadline` (fixed length), `precision` (adaptive, target
-    /// reached) or `max` (adaptive, ran to its maximum).
+    /// How the measured period ended: `deadline` (fixed length), `quota` (every role with a
+    /// quota met it), `precision` (adaptive, target reached) or `max` (adaptive, ran to its
+    /// maximum).
     pub stop_reason: Option<String>,
     /// The step did not complete; `error` says why.
     pub failed: bool,

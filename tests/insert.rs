@@ -122,3 +122,209 @@ fn mariadb_every_step_keeps_its_row_count() {
     let dir = common::scratch();
     every_step_keeps_its_row_count(EngineKind::Mysql, dir.path());
 }
+
+/// Through the binary on embedded SQLite: every step of the suite runs at `--quick` scale, and
+/// a background rate far above what the machine can insert (1,000,000 rows/s) is an SLA
+/// failure reported with its achieved rate in every format.
+#[test]
+fn an_unreachable_background_rate_is_an_sla_failure_in_every_format() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        "[lab]\nname = \"sla\"\n\n\
+         [[target]]\nname = \"a\"\nengine = \"sqlite\"\n\n\
+         [[target]]\nname = \"b\"\nengine = \"sqlite\"\nsettings = [\"synchronous = FULL\"]\n\n\
+         [suite.insert]\nrows = 2000\nrates = [100, 1000000]\n",
+    )
+    .unwrap();
+    let out = common::run(dir.path(), &["run", "-q", "--quick", lab.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let report = |format: &str| {
+        let out = common::run(dir.path(), &["report", "--format", format]);
+        assert!(out.status.success(), "{}", common::text(&out.stderr));
+        common::text(&out.stdout)
+    };
+    for format in ["text", "md", "html"] {
+        let r = report(format);
+        for step in [
+            "l.i0",
+            "l.x",
+            "l.i1",
+            "l.i2",
+            "qr100",
+            "qp100",
+            "qr1000000",
+            "qp1000000",
+        ] {
+            assert!(r.contains(step), "{format}: {step} is reported");
+        }
+        assert!(
+            r.contains("[SLA]") || r.contains("\\[SLA\\]"),
+            "{format}: the failure is marked"
+        );
+        assert!(
+            r.contains("SLA failure: a qr1000000 at 1 client(s) inserted "),
+            "{format}: a warning names the step and its achieved rate"
+        );
+        assert!(
+            !r.contains("SLA failure: a qr100 "),
+            "{format}: 100 rows/s is reachable"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    assert!(
+        common::schema_errors(&json).is_empty(),
+        "{:?}",
+        common::schema_errors(&json)
+    );
+    let cells = &json["insert"][0]["rows"][0]["cells"];
+    let cell = |step: &str| {
+        cells
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["step"] == step)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(cell("qr100")["background"]["sla_met"], true);
+    let failed = cell("qr1000000")["background"].clone();
+    assert_eq!(failed["sla_met"], false);
+    let achieved = failed["achieved_rows_per_sec"].as_f64().unwrap();
+    assert!(
+        achieved > 0.0 && achieved < 950_000.0,
+        "the achieved rate is measured: {achieved}"
+    );
+    assert_eq!(failed["target_rows_per_sec"], 1_000_000.0);
+}
+
+/// Every process of the tree under `root` (the server and its backends).
+fn process_tree(root: u32) -> Vec<i32> {
+    let parent_of = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let all: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    let mut tree = vec![root];
+    loop {
+        let more: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|p| !tree.contains(p) && parent_of(*p).is_some_and(|pp| tree.contains(&pp)))
+            .collect();
+        if more.is_empty() {
+            return tree.into_iter().map(|p| p as i32).collect();
+        }
+        tree.extend(more);
+    }
+}
+
+/// A server paused for 2 s (SIGSTOP to every one of its processes, then SIGCONT) in the middle
+/// of a paced step: the background inserter falls behind its schedule, so response time from
+/// the intended start shows the pause (max ≥ 2 s less one schedule slot, p99 ≥ 1 s), while
+/// service time does not (its p99 stays far below; at most one statement was in flight).
+#[test]
+fn a_paused_server_shows_in_response_time_not_in_service_time() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let spec = TargetSpec {
+        name: "paused".into(),
+        engine: EngineKind::Postgres,
+        prepared: true,
+        ..Default::default()
+    };
+    let server = engine::start(&spec, &data, &dir.path().join("server.log")).unwrap();
+    let engine::Observed::Tree(root) = server.observed() else {
+        panic!("a server process")
+    };
+    let driver = server.driver();
+    let s = Settings {
+        rows: 2_000,
+        write_rows: 500,
+        query: Duration::from_secs(6),
+        rates: vec![1000],
+        ..settings()
+    };
+    let suite = InsertBench {
+        settings: s.clone(),
+    };
+    let ddl = TableDdl::default();
+    let mut admin = driver.connect().unwrap();
+    suite
+        .fill(admin.as_mut(), driver.dialect(), &ddl, 1)
+        .unwrap();
+    drop(admin);
+    let probe = Probe::new(server.observed(), server.data_dir());
+    let quiet = Progress {
+        mode: Mode::Quiet,
+        verbose: false,
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let run = |label: &str| {
+        let plan = suite.plan(|l| l == label).remove(0);
+        let spec = StepSpec {
+            step: &plan,
+            clients: 1,
+            seed: 11 << 32,
+            client_cpus: None,
+            ddl: &ddl,
+        };
+        let bar = quiet.step(label, plan.expected);
+        let run = step::run(&spec, &driver, &probe, &bar, &interrupt).unwrap();
+        assert!(run.fatal.is_none(), "{label}: {:?}", run.fatal);
+        run
+    };
+    run("l.i0");
+    let pauser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1_500));
+        let pids = process_tree(root);
+        for &p in &pids {
+            // SAFETY: plain kill(2) of processes this test started.
+            unsafe { libc::kill(p, libc::SIGSTOP) };
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        for &p in &pids {
+            unsafe { libc::kill(p, libc::SIGCONT) };
+        }
+        pids.len()
+    });
+    let paced = run("qp1000");
+    assert!(
+        pauser.join().unwrap() > 1,
+        "the postmaster and its backends"
+    );
+    let inserter = paced
+        .ops
+        .iter()
+        .find(|o| o.role == 1)
+        .expect("the inserter's operations");
+    let service = inserter.merged.latency().unwrap();
+    let response = inserter.merged.response_latency().unwrap();
+    // 1000 rows/s at 50 rows per statement: a statement every 50 ms.
+    assert!(
+        response.max >= 1.95e6,
+        "response max {} µs: the pause shows",
+        response.max
+    );
+    assert!(response.p99 >= 1.0e6, "response p99 {} µs", response.p99);
+    assert!(
+        service.p99 < 0.5e6,
+        "service p99 {} µs: only a statement in flight waited",
+        service.p99
+    );
+    assert!(paced.quota_met, "the inserter caught up within the cap");
+    server.stop().unwrap();
+}

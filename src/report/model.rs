@@ -373,8 +373,8 @@ pub struct MeasurementRow {
     pub precision_target: Option<f64>,
     /// Relative half-width achieved, from the stored per-second series.
     pub precision_achieved: Option<f64>,
-    /// `deadline` (fixed), `precision` (adaptive, target reached) or `max` (adaptive, ran to
-    /// its maximum).
+    /// `deadline` (fixed), `quota` (every role with a quota met it), `precision` (adaptive,
+    /// target reached) or `max` (adaptive, ran to its maximum).
     pub stop_reason: Option<String>,
     /// Every role × operation type of the step (v2): rates, latencies, per-unit costs.
     pub operations: Vec<OpMeasurement>,
