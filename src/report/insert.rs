@@ -26,8 +26,10 @@ pub fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
     let mut clients: Vec<u32> = rows.iter().map(|r| r.clients).collect();
     clients.sort_unstable();
     clients.dedup();
-    let targets: Vec<&str> = std::iter::once(m.base.as_str())
-        .chain(m.compared.iter().map(String::as_str))
+    // Every target with insert measurements, in lab order (a compare: A's, then B's twins).
+    let targets: Vec<&str> = (m.targets.iter())
+        .map(|t| t.name.as_str())
+        .filter(|t| rows.iter().any(|r| r.target == *t))
         .collect();
     clients
         .into_iter()
@@ -50,8 +52,12 @@ pub fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
         .collect()
 }
 
-/// One target's cells at `clients`.
+/// One target's cells at `clients`, relative to its own base (in a compare: its run-A twin).
 fn row(m: &ReportModel, target: &str, clients: u32, steps: &[String]) -> InsertRow {
+    let base = (m.targets.iter())
+        .find(|t| t.name == target)
+        .and_then(|t| t.relative_to.as_deref())
+        .unwrap_or(&m.base);
     let rate_of = |t: &str, step: &str| {
         (m.aggregates.iter())
             .find(|a| a.target == t && a.step == step && a.clients == clients)
@@ -61,7 +67,7 @@ fn row(m: &ReportModel, target: &str, clients: u32, steps: &[String]) -> InsertR
         .iter()
         .map(|step| {
             let rate = rate_of(target, step);
-            let base = rate_of(&m.base, step);
+            let base = rate_of(base, step);
             InsertCell {
                 step: step.clone(),
                 rate,
@@ -169,10 +175,11 @@ pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
         doc.push(Block::SubHeading("Absolute".into()));
         doc.push(Block::Table(absolute(s)));
         if s.rows.len() > 1 {
-            doc.push(Block::SubHeading(format!(
-                "Relative to {}",
-                s.rows[0].target
-            )));
+            let base = match &m.compare {
+                Some(_) => "each run-B target's run-A twin (run-A targets: the base)".to_string(),
+                None => m.base.clone(),
+            };
+            doc.push(Block::SubHeading(format!("Relative to {base}")));
             doc.push(Block::Table(relative(s)));
         }
         if let Some(g) = background_table(s) {
