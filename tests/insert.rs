@@ -50,9 +50,14 @@ fn every_step_keeps_its_row_count(engine: EngineKind, dir: &Path) {
         prepared: true,
         ..Default::default()
     };
+    steps_keep_their_row_counts(&spec, dir);
+}
+
+/// Run every step of the suite on the target `spec`, checking the rows after each.
+fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
     let data = dir.join("data");
     std::fs::create_dir(&data).unwrap();
-    let server = engine::start(&spec, &data, &dir.join("server.log")).unwrap();
+    let server = engine::start(spec, &data, &dir.join("server.log")).unwrap();
     let driver = server.driver();
     let s = settings();
     let suite = InsertBench {
@@ -114,6 +119,35 @@ fn postgres_every_step_keeps_its_row_count() {
     let _m = common::measuring();
     let dir = common::scratch();
     every_step_keeps_its_row_count(EngineKind::Postgres, dir.path());
+}
+
+/// Oracle MySQL 8.0 as `dbdelta fetch` provides it (the build cache shared by the tests).
+#[test]
+fn oracle_mysql80_every_step_keeps_its_row_count() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let out = common::dbdelta(dir.path())
+        .env("DBDELTA_CACHE", common::fetch_cache())
+        .args(["fetch", "mysql@8.0"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    // `MySQL 8.0.31: <bin directory> (...)`
+    let line = common::text(&out.stdout);
+    let bin = line
+        .split_once(": ")
+        .and_then(|(_, rest)| rest.split(" (").next())
+        .map(|b| std::path::PathBuf::from(b.trim()))
+        .unwrap_or_else(|| panic!("a bin directory in {line:?}"));
+    let spec = TargetSpec {
+        name: "mysql80".into(),
+        engine: EngineKind::Mysql,
+        bin: Some(bin),
+        version: Some("8.0".into()),
+        prepared: true,
+        ..Default::default()
+    };
+    steps_keep_their_row_counts(&spec, dir.path());
 }
 
 #[test]
