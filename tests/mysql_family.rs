@@ -10,7 +10,6 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
