@@ -6,7 +6,8 @@
 //! laying it out as blocks. Must not: read the store or files, or format for one output.
 
 use super::layout::{Block, Cell, Grid, Tone, rate, rel_cell};
-use super::model::{Background, InsertCell, InsertRow, InsertSummary, ReportModel};
+use super::model::{Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel};
+use crate::results::OpMeasurement;
 
 /// The suite id of insert-suite measurements.
 const SUITE: &str = "insert";
@@ -44,6 +45,7 @@ pub fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
             let mut summary = InsertSummary {
                 clients: c,
                 rows: (targets.iter()).map(|t| row(m, t, c, &steps)).collect(),
+                operations: operations(m, &targets, c, &steps),
                 steps,
             };
             colour(&mut summary);
@@ -83,6 +85,50 @@ fn row(m: &ReportModel, target: &str, clients: u32, steps: &[String]) -> InsertR
         target: target.to_string(),
         cells,
     }
+}
+
+/// Mean of the values present (`None` without any).
+fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = values.flatten().collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Every role × operation type per step × target at `clients`, means over non-failed repeats.
+fn operations(m: &ReportModel, targets: &[&str], clients: u32, steps: &[String]) -> Vec<InsertOp> {
+    let mut out = Vec::new();
+    for step in steps {
+        for &target in targets {
+            let repeats: Vec<&Vec<OpMeasurement>> = (m.measurements.iter())
+                .filter(|r| r.target == target && r.step == *step && r.clients == clients)
+                .filter(|r| !r.failed)
+                .map(|r| &r.operations)
+                .collect();
+            let Some(first) = repeats.first() else {
+                continue;
+            };
+            for o in first.iter() {
+                let same: Vec<&OpMeasurement> = (repeats.iter())
+                    .filter_map(|ops| ops.iter().find(|x| x.role == o.role && x.op == o.op))
+                    .collect();
+                let f = |g: fn(&OpMeasurement) -> Option<f64>| mean(same.iter().map(|x| g(x)));
+                out.push(InsertOp {
+                    step: step.clone(),
+                    target: target.to_string(),
+                    role: o.role.clone(),
+                    op: o.op.clone(),
+                    repeats: same.len() as u32,
+                    ops_per_sec: f(|x| x.ops_per_sec),
+                    units_per_sec: f(|x| x.units_per_sec),
+                    service_p99_us: f(|x| x.latency_us.map(|l| l.p99)),
+                    service_max_us: f(|x| x.latency_us.map(|l| l.max)),
+                    response_p99_us: f(|x| x.response_us.map(|l| l.p99)),
+                    response_max_us: f(|x| x.response_us.map(|l| l.max)),
+                    server_cpu_us_per_unit: f(|x| x.server_cpu_us_per_unit),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The inserter of a query step over the non-failed repeats.
@@ -181,6 +227,13 @@ pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
             };
             doc.push(Block::SubHeading(format!("Relative to {base}")));
             doc.push(Block::Table(relative(s)));
+        }
+        if !s.operations.is_empty() {
+            doc.push(Block::SubHeading(
+                "Per operation type: rate (rows or queries/s), service time and, for paced roles, response time from the intended start (p99 / max), the step's server CPU divided by the rows or queries of each type (the reference's per-insert and per-query costs)"
+                    .into(),
+            ));
+            doc.push(Block::Table(operations_table(s)));
         }
         if let Some(g) = background_table(s) {
             doc.push(Block::SubHeading(
@@ -289,6 +342,58 @@ fn background_table(s: &InsertSummary) -> Option<Grid> {
     }));
     g.rows.push(target);
     Some(g)
+}
+
+/// Latency in ms with 2 decimals (`n/a` when unknown).
+fn ms(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |us| format!("{:.2}", us / 1000.0))
+}
+
+fn operations_table(s: &InsertSummary) -> Grid {
+    let header = [
+        "step",
+        "target",
+        "role",
+        "op",
+        "per sec",
+        "service p99/max ms",
+        "response p99/max ms",
+        "step CPU µs ÷ units",
+    ];
+    let mut g = Grid {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        right: vec![false, false, false, false, true, true, true, true],
+        rows: Vec::new(),
+    };
+    let text = |t: String| Cell {
+        text: t,
+        tone: Tone::Plain,
+    };
+    for o in &s.operations {
+        let response = if o.response_p99_us.is_some() {
+            format!("{} / {}", ms(o.response_p99_us), ms(o.response_max_us))
+        } else {
+            "-".into()
+        };
+        g.rows.push(vec![
+            text(o.step.clone()),
+            text(o.target.clone()),
+            text(o.role.clone()),
+            text(o.op.clone()),
+            text(rate(o.units_per_sec)),
+            text(format!(
+                "{} / {}",
+                ms(o.service_p99_us),
+                ms(o.service_max_us)
+            )),
+            text(response),
+            text(
+                o.server_cpu_us_per_unit
+                    .map_or("n/a".into(), |v| format!("{v:.1}")),
+            ),
+        ]);
+    }
+    g
 }
 
 /// One warning per target × query step that missed its SLA, with the achieved rate.

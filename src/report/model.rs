@@ -73,8 +73,33 @@ pub struct InsertSummary {
     pub clients: u32,
     /// Steps measured by any target, in suite order.
     pub steps: Vec<String>,
-    /// Base first, then the compared targets.
+    /// Every target with insert measurements, in lab order.
     pub rows: Vec<InsertRow>,
+    /// Per step × target × role × operation type: rates, latencies and costs, means over the
+    /// non-failed repeats.
+    pub operations: Vec<InsertOp>,
+}
+
+/// One operation type of one role in one step of one target, over its non-failed repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertOp {
+    pub step: String,
+    pub target: String,
+    pub role: String,
+    pub op: String,
+    pub repeats: u32,
+    /// Operations and units (rows or queries) per second.
+    pub ops_per_sec: Option<f64>,
+    pub units_per_sec: Option<f64>,
+    /// Service time p99 and maximum, µs.
+    pub service_p99_us: Option<f64>,
+    pub service_max_us: Option<f64>,
+    /// Paced roles: response time from the intended start, p99 and maximum, µs.
+    pub response_p99_us: Option<f64>,
+    pub response_max_us: Option<f64>,
+    /// The step's server CPU µs per unit of this operation type (per row inserted or deleted,
+    /// per query).
+    pub server_cpu_us_per_unit: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
