@@ -547,6 +547,79 @@ fn duration_name(rule: DurationRule) -> &'static str {
     }
 }
 
+/// The Insert Benchmark's steps at the default rates, with their roles.
+fn insert_steps() -> String {
+    use crate::workload::Pacer;
+    use crate::workload::insert::{InsertBench, Settings};
+    let suite = InsertBench {
+        settings: Settings {
+            rows: 1_000_000,
+            write_rows: 1_000_000,
+            query: std::time::Duration::from_secs(300),
+            rates: vec![100, 500, 1000],
+            commit: [100, 50, 5],
+            deletes: true,
+        },
+    };
+    let mut out = String::from(
+        "\nThe Insert Benchmark ([suite.insert]; one table per client; rates per client at the \
+         default rates = [100, 500, 1000]):\n",
+    );
+    for step in suite.plan(|_| true) {
+        let roles: Vec<String> = (step.roles.iter())
+            .map(|r| {
+                let pace = match r.pacer {
+                    Pacer::Closed => "as fast as it can".to_string(),
+                    Pacer::Rate { per_sec } => format!("{per_sec} statements/s"),
+                    Pacer::Follow { bound, .. } => format!("follows within {bound}"),
+                };
+                format!("{} ({}, {pace})", r.name, r.ops.join("/"))
+            })
+            .collect();
+        out.push_str(&format!(
+            "{:<8} {:<13} {}\n",
+            step.label,
+            step.group,
+            roles.join(" + ")
+        ));
+    }
+    out
+}
+
+/// Every Insert Benchmark statement as `dialect` receives it, for table `pi1`.
+fn insert_sql(dialect: crate::engine::Dialect) -> String {
+    use crate::workload::insert_sql as isql;
+    let ddl = crate::engine::TableDdl::default();
+    let mut out = String::from("\n-- The Insert Benchmark ([suite.insert]), table pi1\n");
+    let mut put = |what: &str, sql: Vec<String>| {
+        out.push_str(&format!("\n-- {what}\n"));
+        for s in sql {
+            out.push_str(&format!("{s};\n"));
+        }
+    };
+    put("create", isql::create_table(dialect, 1, &ddl));
+    put(
+        "l.x: the secondary indexes",
+        isql::create_indexes(dialect, 1, &ddl),
+    );
+    put(
+        "insert (l.i1: 50 rows per statement; shown with 2)",
+        vec![isql::insert(dialect, 1, 2)],
+    );
+    put(
+        "delete (50 rows per statement)",
+        vec![isql::delete(dialect, 1, 50)],
+    );
+    put(
+        "qr*: one of the three range queries per query",
+        (0..isql::RANGES.len())
+            .map(|i| isql::range_query(dialect, 1, i))
+            .collect(),
+    );
+    put("qp*: the point query", vec![isql::point_query(dialect, 1)]);
+    out
+}
+
 /// `dbdelta list steps [--sql --engine E]`.
 fn list_steps(args: &ListArgs) -> Result<String> {
     let mut out = String::new();
@@ -575,6 +648,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
             "\nWith pre = true the .pre steps run and the groups after the writes become point-2 \
              (point) and range-2 (range-noagg, range-agg).\n",
         );
+        out.push_str(&insert_steps());
         return Ok(out);
     }
     let name = args.engine.as_deref().unwrap_or("sqlite");
@@ -618,6 +692,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
             }
         }
     }
+    out.push_str(&insert_sql(dialect));
     Ok(out)
 }
 

@@ -362,3 +362,31 @@ fn a_paused_server_shows_in_response_time_not_in_service_time() {
     assert!(paced.quota_met, "the inserter caught up within the cap");
     server.stop().unwrap();
 }
+
+/// `dbdelta list steps` shows the ten steps with their roles, and `--sql` their statements.
+#[test]
+fn list_steps_shows_the_insert_benchmark() {
+    let dir = common::scratch();
+    let out = common::run(dir.path(), &["list", "steps"]);
+    let s = common::text(&out.stdout);
+    let insert: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.starts_with("The Insert Benchmark"))
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        insert,
+        [
+            "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"
+        ]
+    );
+    assert!(s.contains("inserter (insert, 20 statements/s) + deleter (delete, follows within 8)"));
+    let out = common::run(
+        dir.path(),
+        &["list", "steps", "--sql", "--engine", "postgres"],
+    );
+    let sql = common::text(&out.stdout);
+    assert!(sql.contains("CREATE INDEX pi1_pdc ON pi1 (price, dateandtime, customerid);"));
+    assert!(sql.contains("ALTER SEQUENCE pi1_transactionid_seq CACHE 1000;"));
+}
