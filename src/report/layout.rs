@@ -317,11 +317,19 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         if version.chars().count() > 40 {
             version = version.chars().take(39).collect::<String>() + "…";
         }
-        let status = match (t.is_base, t.failed) {
-            (true, false) => "base",
-            (true, true) => "base, FAILED",
-            (false, true) => "FAILED",
-            (false, false) => "ok",
+        // A target that failed in one cell (a server that did not start for one repeat) still
+        // has its other cells' numbers: say so rather than "FAILED".
+        let measured = m
+            .measurements
+            .iter()
+            .any(|x| x.target == t.name && !x.failed);
+        let status = match (t.is_base, t.failed, measured) {
+            (true, false, _) => "base",
+            (true, true, false) => "base, FAILED",
+            (true, true, true) => "base, FAILED in part",
+            (false, true, false) => "FAILED",
+            (false, true, true) => "FAILED in part",
+            (false, false, _) => "ok",
         };
         grid.rows.push(vec![
             Cell::plain(&t.name),

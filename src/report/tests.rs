@@ -792,3 +792,23 @@ fn snapshot_sweep_json_additions() {
         );
     }
 }
+
+#[test]
+fn a_target_failed_in_one_cell_is_failed_in_part() {
+    let mut data = run_sweep();
+    let t = data
+        .targets
+        .iter_mut()
+        .find(|t| t.name == "mysql80")
+        .unwrap();
+    t.failed = true;
+    t.error = Some("the MySQL server did not accept connections within 60 s".into());
+    let text = render(&build(&data, None).unwrap(), Format::Text, false);
+    let row = text.lines().find(|l| l.starts_with(" mysql80 ")).unwrap();
+    assert!(row.ends_with("| FAILED in part"), "{row}");
+    // Without a single measured step it is plainly FAILED.
+    data.measurements.retain(|m| m.target != "mysql80");
+    let text = render(&build(&data, None).unwrap(), Format::Text, false);
+    let row = text.lines().find(|l| l.starts_with(" mysql80 ")).unwrap();
+    assert!(row.ends_with("| FAILED"), "{row}");
+}
