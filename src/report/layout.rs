@@ -706,6 +706,9 @@ fn targets_grid(m: &ReportModel, shown: &[&str]) -> Grid {
     step_grid(shown.iter().map(|t| base_header(m, t)))
 }
 
+/// The results at one client count: relative and verdict tables (with 2+ targets), within-step
+/// and pre/post tables, absolute QPS, scan rate, costs, latency with throughput charts, and
+/// memory and size.
 fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Heading(format!("Results, clients = {clients}")));
     let steps = steps_at(m, clients);
@@ -721,24 +724,69 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     within_step_table(m, clients, doc);
     pre_post_table(m, clients, doc);
 
-    let shown = m.shown_targets();
     doc.push(Block::SubHeading(
         "Absolute QPS (queries per second)".into(),
     ));
+    let qps = |a: Option<&Aggregate>| rate(a.and_then(|a| a.qps));
+    doc.push(Block::Table(aggregate_table(m, clients, &steps, true, qps)));
+    scan_table(m, clients, &steps, doc);
+    cost_tables(m, clients, &steps, doc);
+
+    doc.push(Block::SubHeading(
+        "Latency per event, µs: p50 / p99 / max".into(),
+    ));
+    let latency = |a: Option<&Aggregate>| match a.and_then(|a| a.latency_us) {
+        Some(l) => format!("{} / {} / {}", micros(l.p50), micros(l.p99), micros(l.max)),
+        None => NA.into(),
+    };
+    doc.push(Block::Table(aggregate_table(
+        m, clients, &steps, true, latency,
+    )));
+    throughput_figures(m, clients, &steps, doc);
+
+    doc.push(Block::SubHeading(
+        "Memory and size, MB: peak RSS / database size after the step".into(),
+    ));
+    let memory = |a: Option<&Aggregate>| {
+        format!(
+            "{} / {}",
+            mb(a.and_then(|a| a.peak_rss_bytes)),
+            mb(a.and_then(|a| a.db_size_bytes))
+        )
+    };
+    doc.push(Block::Table(aggregate_table(
+        m, clients, &steps, false, memory,
+    )));
+}
+
+/// A row per step (marked client-bound when `mark_cb` and a target is) and a column per shown
+/// target: `cell` of the target's aggregate at `clients` (`None`: not measured).
+fn aggregate_table(
+    m: &ReportModel,
+    clients: u32,
+    steps: &[&str],
+    mark_cb: bool,
+    cell: impl Fn(Option<&Aggregate>) -> String,
+) -> Grid {
+    let shown = m.shown_targets();
     let mut grid = targets_grid(m, &shown);
-    for step in &steps {
-        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+    for step in steps {
+        let cb = mark_cb && any_client_bound(m, step, clients);
+        let mut row = vec![step_label(step, cb)];
         for t in &shown {
-            row.push(Cell::plain(rate(
-                m.aggregate(t, step, clients).and_then(|a| a.qps),
-            )));
+            row.push(Cell::plain(cell(m.aggregate(t, step, clients))));
         }
         grid.rows.push(row);
     }
-    doc.push(Block::Table(grid));
+    grid
+}
 
-    let scans: Vec<&&str> = steps
+/// Thousands of rows scanned per second per client, for the steps that scan.
+fn scan_table(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
+    let shown = m.shown_targets();
+    let scans: Vec<&str> = steps
         .iter()
+        .copied()
         .filter(|s| {
             shown.iter().any(|t| {
                 m.aggregate(t, s, clients)
@@ -746,62 +794,16 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             })
         })
         .collect();
-    if !scans.is_empty() {
-        doc.push(Block::SubHeading(
-            "Scan: thousands of rows scanned per second per client".into(),
-        ));
-        let mut grid = targets_grid(m, &shown);
-        for step in scans {
-            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
-            for t in &shown {
-                row.push(Cell::plain(rate(
-                    m.aggregate(t, step, clients)
-                        .and_then(|a| a.scan_krows_per_sec),
-                )));
-            }
-            grid.rows.push(row);
-        }
-        doc.push(Block::Table(grid));
+    if scans.is_empty() {
+        return;
     }
-
-    cost_tables(m, clients, &steps, doc);
-
     doc.push(Block::SubHeading(
-        "Latency per event, µs: p50 / p99 / max".into(),
+        "Scan: thousands of rows scanned per second per client".into(),
     ));
-    let mut grid = targets_grid(m, &shown);
-    for step in &steps {
-        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
-        for t in &shown {
-            row.push(Cell::plain(
-                match m.aggregate(t, step, clients).and_then(|a| a.latency_us) {
-                    Some(l) => format!("{} / {} / {}", micros(l.p50), micros(l.p99), micros(l.max)),
-                    None => NA.into(),
-                },
-            ));
-        }
-        grid.rows.push(row);
-    }
-    doc.push(Block::Table(grid));
-    throughput_figures(m, clients, &steps, doc);
-
-    doc.push(Block::SubHeading(
-        "Memory and size, MB: peak RSS / database size after the step".into(),
-    ));
-    let mut grid = targets_grid(m, &shown);
-    for step in &steps {
-        let mut row = vec![Cell::plain(*step)];
-        for t in &shown {
-            let a = m.aggregate(t, step, clients);
-            row.push(Cell::plain(format!(
-                "{} / {}",
-                mb(a.and_then(|a| a.peak_rss_bytes)),
-                mb(a.and_then(|a| a.db_size_bytes))
-            )));
-        }
-        grid.rows.push(row);
-    }
-    doc.push(Block::Table(grid));
+    let scan = |a: Option<&Aggregate>| rate(a.and_then(|a| a.scan_krows_per_sec));
+    doc.push(Block::Table(aggregate_table(
+        m, clients, &scans, true, scan,
+    )));
 }
 
 type Get = fn(&Aggregate) -> Option<f64>;
