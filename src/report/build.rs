@@ -689,7 +689,67 @@ fn condensed(name: &str, error: &str) -> String {
 /// A second below this fraction of the step's median second is reported as a stall.
 const STALL_FRACTION: f64 = 0.5;
 
+/// Every warning of the model, in this order: the run and its targets, failed and erroring
+/// steps, stalls, then client- and wake-up-bound steps.
 fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
+    let mut out = run_warnings(model, data);
+    for m in data.measurements.iter().filter(|m| m.failed) {
+        out.push(format!(
+            "failed: {}: {}; left out of the numbers",
+            place(model, m),
+            m.error.as_deref().unwrap_or("no error recorded")
+        ));
+    }
+    for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
+        let e = m.errors;
+        out.push(format!(
+            "errors: {}: {} (retryable {}, reconnect {}, fatal {})",
+            place(model, m),
+            plural(e.total() as usize, "error"),
+            e.retryable,
+            e.reconnect,
+            e.fatal
+        ));
+    }
+    out.extend(stall_warnings(model));
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.client_bound && !m.failed)
+    {
+        out.push(format!(
+            "client-bound: {}: the client may have been the bottleneck, so this number measures dbdelta as much as the engine",
+            place(model, m)
+        ));
+    }
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.wakeup_bound && !m.failed)
+    {
+        out.push(wakeup_warning(&place(model, m), m));
+    }
+    out
+}
+
+/// Where a measurement was taken, as [`where_taken`] says it.
+fn place(model: &ReportModel, m: &Measurement) -> String {
+    where_taken(model, &m.target, &m.step, m.clients, m.repeat)
+}
+
+/// `target step at N clients`, with the repeat when the run has repeats (or it is not the
+/// first).
+fn where_taken(model: &ReportModel, target: &str, step: &str, clients: u32, repeat: u32) -> String {
+    let mut s = format!("{target} {step} at {}", plural(clients as usize, "client"));
+    if model.max_repeats > 1 || repeat > 1 {
+        s.push_str(&format!(", repeat {repeat}"));
+    }
+    s
+}
+
+/// Warnings about the run as a whole: incomplete, failed targets (with their logs) and
+/// measurements of targets the run does not list.
+fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     let mut out = Vec::new();
     if !data.run.complete {
         let finished: BTreeSet<&str> = data
@@ -735,72 +795,23 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             "measurements name target {t}, which the run does not list: they appear only in the JSON measurements"
         ));
     }
-    let where_ = |m: &Measurement| {
-        let mut s = format!(
-            "{} {} at {}",
-            m.target,
-            m.step,
-            plural(m.clients as usize, "client")
-        );
-        if model.max_repeats > 1 || m.repeat > 1 {
-            s.push_str(&format!(", repeat {}", m.repeat));
-        }
-        s
-    };
-    for m in data.measurements.iter().filter(|m| m.failed) {
-        out.push(format!(
-            "failed: {}: {}; left out of the numbers",
-            where_(m),
-            m.error.as_deref().unwrap_or("no error recorded")
-        ));
-    }
-    for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
-        let e = m.errors;
-        out.push(format!(
-            "errors: {}: {} (retryable {}, reconnect {}, fatal {})",
-            where_(m),
-            plural(e.total() as usize, "error"),
-            e.retryable,
-            e.reconnect,
-            e.fatal
-        ));
-    }
+    out
+}
+
+/// A warning per recorded series whose worst second fell below [`STALL_FRACTION`] of its
+/// median second.
+fn stall_warnings(model: &ReportModel) -> Vec<String> {
+    let mut out = Vec::new();
     for s in &model.series {
         if s.ops_per_sec_median > 0.0 && s.ops_per_sec_min < STALL_FRACTION * s.ops_per_sec_median {
-            let mut w = format!(
-                "stall: {} {} at {}",
-                s.target,
-                s.step,
-                plural(s.clients as usize, "client")
-            );
-            if model.max_repeats > 1 || s.repeat > 1 {
-                w.push_str(&format!(", repeat {}", s.repeat));
-            }
-            w.push_str(&format!(
-                ": throughput fell to {:.0} ops/s in its worst second ({:.0}% of the median second, {:.0} ops/s)",
+            let place = where_taken(model, &s.target, &s.step, s.clients, s.repeat);
+            out.push(format!(
+                "stall: {place}: throughput fell to {:.0} ops/s in its worst second ({:.0}% of the median second, {:.0} ops/s)",
                 s.ops_per_sec_min,
                 100.0 * s.ops_per_sec_min / s.ops_per_sec_median,
                 s.ops_per_sec_median
             ));
-            out.push(w);
         }
-    }
-    for m in data
-        .measurements
-        .iter()
-        .filter(|m| m.client_bound && !m.failed)
-    {
-        out.push(format!(
-            "client-bound: {}: the client may have been the bottleneck, so this number measures dbdelta as much as the engine",
-            where_(m)
-        ));
-    }
-    for m in data
-        .measurements
-        .iter()
-        .filter(|m| m.wakeup_bound && !m.failed)
-    {
-        out.push(wakeup_warning(&where_(m), m));
     }
     out
 }
