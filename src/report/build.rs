@@ -84,18 +84,6 @@ pub(super) fn build_with(
     };
     let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
     let base = base.to_string();
-    let info = |name: &str| data.targets.iter().find(|t| t.name == name);
-
-    let measured: BTreeSet<&str> = data
-        .measurements
-        .iter()
-        .map(|m| m.target.as_str())
-        .collect();
-    let compared: Vec<String> = names
-        .iter()
-        .filter(|n| pairs.contains_key(n.as_str()) && measured.contains(n.as_str()))
-        .cloned()
-        .collect();
     let bases: BTreeSet<&str> = pairs
         .values()
         .map(String::as_str)
@@ -124,20 +112,9 @@ pub(super) fn build_with(
         schema_version: SCHEMA_VERSION,
         run: run_summary(&data.run),
         base: base.clone(),
-        targets: data
-            .targets
-            .iter()
-            .map(|t| {
-                let relative_to = pairs.get(&t.name);
-                let mut s = target_summary(t, relative_to.and_then(|b| info(b)));
-                s.is_base = bases.contains(t.name.as_str());
-                s.relative_to = relative_to.cloned();
-                s.run_id = runs.get(&t.name).unwrap_or(&data.run.id).clone();
-                s
-            })
-            .collect(),
+        targets: target_summaries(data, pairs, runs, &bases),
         clients,
-        compared,
+        compared: compared(data, &names, pairs),
         step_groups,
         max_repeats,
         measurements: data
@@ -159,12 +136,56 @@ pub(super) fn build_with(
         group_qps: Vec::new(),
         crossovers: Vec::new(),
     };
-    model.relative = relative(&model, &data.measurements);
-    verdict::apply(&mut model, &data.measurements);
-    model.groups = group_summaries(&model);
-    model.pre_post = pre_post(&model);
-    model.tldr = tldr(&model);
-    model.warnings = warnings(&model, data);
+    fill_derived(&mut model, all, data);
+    model
+}
+
+/// The targets (in `names` order) that have a base in `pairs` and measured something.
+fn compared(data: &RunData, names: &[String], pairs: &BTreeMap<String, String>) -> Vec<String> {
+    let measured: BTreeSet<&str> = data
+        .measurements
+        .iter()
+        .map(|m| m.target.as_str())
+        .collect();
+    names
+        .iter()
+        .filter(|n| pairs.contains_key(n.as_str()) && measured.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Each target's summary: its differences from the target it is relative to, whether it is a
+/// base, and the run its numbers come from.
+fn target_summaries(
+    data: &RunData,
+    pairs: &BTreeMap<String, String>,
+    runs: &BTreeMap<String, String>,
+    bases: &BTreeSet<&str>,
+) -> Vec<TargetSummary> {
+    let info = |name: &str| data.targets.iter().find(|t| t.name == name);
+    data.targets
+        .iter()
+        .map(|t| {
+            let relative_to = pairs.get(&t.name);
+            let mut s = target_summary(t, relative_to.and_then(|b| info(b)));
+            s.is_base = bases.contains(t.name.as_str());
+            s.relative_to = relative_to.cloned();
+            s.run_id = runs.get(&t.name).unwrap_or(&data.run.id).clone();
+            s
+        })
+        .collect()
+}
+
+/// Fills in, in this order, what is computed from the model itself: relative numbers,
+/// verdicts, group summaries, pre/post, tl;dr, warnings (with `all`'s failed warm steps),
+/// notes and crossovers. `data` is `all` without its warm steps.
+fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
+    model.relative = relative(model, &data.measurements);
+    verdict::apply(model, &data.measurements);
+    model.groups = group_summaries(model);
+    model.pre_post = pre_post(model);
+    model.tldr = tldr(model);
+    model.warnings = warnings(model, data);
     for m in all.measurements.iter().filter(|m| m.warm && m.failed) {
         model.warnings.push(format!(
             "failed: warm step {} of {} at {}: {}",
@@ -174,9 +195,8 @@ pub(super) fn build_with(
             m.error.as_deref().unwrap_or("no error recorded")
         ));
     }
-    model.notes = notes(&model, data);
-    crossover::apply(&mut model, &data.measurements);
-    model
+    model.notes = notes(model, data);
+    crossover::apply(model, &data.measurements);
 }
 
 pub(super) fn run_summary(run: &crate::results::RunInfo) -> RunSummary {
