@@ -343,6 +343,19 @@ fn aggregates(
     series: &SeriesIndex,
     min_effect: f64,
 ) -> Vec<Aggregate> {
+    aggregate_keys(ms, groups, targets)
+        .into_iter()
+        .map(|(target, step, clients)| aggregate(ms, target, step, clients, series, min_effect))
+        .collect()
+}
+
+/// Each target × step × clients measured, once: targets in `targets` order, then steps in
+/// report order, then clients.
+fn aggregate_keys<'m>(
+    ms: &'m [Measurement],
+    groups: &[StepGroup],
+    targets: &[String],
+) -> Vec<(&'m str, &'m str, u32)> {
     let mut keys: Vec<(&str, &str, u32)> = Vec::new();
     for m in ms {
         let k = (m.target.as_str(), m.step.as_str(), m.clients);
@@ -359,70 +372,78 @@ fn aggregates(
             .unwrap_or(usize::MAX)
     };
     keys.sort_by_key(|(t, s, c)| (target_pos(t), step_pos(s), *c));
-    keys.into_iter()
-        .map(|(target, step, clients)| {
-            let all: Vec<&Measurement> = ms
-                .iter()
-                .filter(|m| m.target == target && m.step == step && m.clients == clients)
-                .collect();
-            let ok: Vec<&Measurement> = all.iter().copied().filter(|m| !m.failed).collect();
-            let mean = |get: fn(&Measurement) -> Option<f64>| mean_known(ok.iter().map(|m| get(m)));
-            let max_u64 =
-                |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
-            let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
-            let per_second: Vec<&[f64]> = ok
-                .iter()
-                .map(|m| resolution::series_of(series, m))
-                .collect();
-            let (read_kb, write_kb) = (mean(|m| m.read_kb_per_op), mean(|m| m.write_kb_per_op));
-            let (proc_read, proc_write) = (
-                mean(|m| m.proc_read_kb_per_op),
-                mean(|m| m.proc_write_kb_per_op),
-            );
-            Aggregate {
-                target: target.to_string(),
-                step: step.to_string(),
-                group: all[0].group.clone(),
-                clients,
-                repeats: ok.len() as u32,
-                qps: mean(|m| m.qps),
-                tps: mean(|m| m.tps),
-                latency_us: mean_latency(&lats),
-                server_cpu_us_per_op: mean(|m| m.server_cpu_us_per_op),
-                client_cpu_us_per_op: mean(|m| m.client_cpu_us_per_op),
-                host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
-                cs_per_op: mean(|m| m.cs_per_op),
-                reads_per_op: mean(|m| m.reads_per_op),
-                read_kb_per_op: read_kb,
-                writes_per_op: mean(|m| m.writes_per_op),
-                write_kb_per_op: write_kb,
-                peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
-                db_size_bytes: max_u64(|m| m.db_size_bytes),
-                scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
-                client_bound: ok.iter().any(|m| m.client_bound),
-                errors: ok.iter().map(|m| m.errors.total()).sum(),
-                proc_read_kb_per_op: proc_read,
-                proc_write_kb_per_op: proc_write,
-                device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
-                device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
-                within_step: resolution::within_step_over(&per_second, min_effect),
-                server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
-                client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
-                wakeup_bound: ok.iter().any(|m| m.wakeup_bound),
-                seconds: mean(|m| Some(m.seconds)),
-                duration_rule: if ok.iter().any(|m| rule(m) == "adaptive") {
-                    "adaptive"
-                } else {
-                    "fixed"
-                }
-                .into(),
-                ran_to_max: ok
-                    .iter()
-                    .filter(|m| m.stop_reason.as_deref() == Some("max"))
-                    .count() as u32,
-            }
-        })
-        .collect()
+    keys
+}
+
+/// The aggregate of one target × step × clients: means (peaks for memory and size) over its
+/// non-failed repeats.
+fn aggregate(
+    ms: &[Measurement],
+    target: &str,
+    step: &str,
+    clients: u32,
+    series: &SeriesIndex,
+    min_effect: f64,
+) -> Aggregate {
+    let all: Vec<&Measurement> = ms
+        .iter()
+        .filter(|m| m.target == target && m.step == step && m.clients == clients)
+        .collect();
+    let ok: Vec<&Measurement> = all.iter().copied().filter(|m| !m.failed).collect();
+    let mean = |get: fn(&Measurement) -> Option<f64>| mean_known(ok.iter().map(|m| get(m)));
+    let max_u64 = |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
+    let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
+    let per_second: Vec<&[f64]> = ok
+        .iter()
+        .map(|m| resolution::series_of(series, m))
+        .collect();
+    let (read_kb, write_kb) = (mean(|m| m.read_kb_per_op), mean(|m| m.write_kb_per_op));
+    let (proc_read, proc_write) = (
+        mean(|m| m.proc_read_kb_per_op),
+        mean(|m| m.proc_write_kb_per_op),
+    );
+    Aggregate {
+        target: target.to_string(),
+        step: step.to_string(),
+        group: all[0].group.clone(),
+        clients,
+        repeats: ok.len() as u32,
+        qps: mean(|m| m.qps),
+        tps: mean(|m| m.tps),
+        latency_us: mean_latency(&lats),
+        server_cpu_us_per_op: mean(|m| m.server_cpu_us_per_op),
+        client_cpu_us_per_op: mean(|m| m.client_cpu_us_per_op),
+        host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
+        cs_per_op: mean(|m| m.cs_per_op),
+        reads_per_op: mean(|m| m.reads_per_op),
+        read_kb_per_op: read_kb,
+        writes_per_op: mean(|m| m.writes_per_op),
+        write_kb_per_op: write_kb,
+        peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
+        db_size_bytes: max_u64(|m| m.db_size_bytes),
+        scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
+        client_bound: ok.iter().any(|m| m.client_bound),
+        errors: ok.iter().map(|m| m.errors.total()).sum(),
+        proc_read_kb_per_op: proc_read,
+        proc_write_kb_per_op: proc_write,
+        device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
+        device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
+        within_step: resolution::within_step_over(&per_second, min_effect),
+        server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
+        client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
+        wakeup_bound: ok.iter().any(|m| m.wakeup_bound),
+        seconds: mean(|m| Some(m.seconds)),
+        duration_rule: if ok.iter().any(|m| rule(m) == "adaptive") {
+            "adaptive"
+        } else {
+            "fixed"
+        }
+        .into(),
+        ran_to_max: ok
+            .iter()
+            .filter(|m| m.stop_reason.as_deref() == Some("max"))
+            .count() as u32,
+    }
 }
 
 /// The non-failed repeats of one target × step × clients.
