@@ -84,18 +84,6 @@ pub(super) fn build_with(
     };
     let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
     let base = base.to_string();
-    let info = |name: &str| data.targets.iter().find(|t| t.name == name);
-
-    let measured: BTreeSet<&str> = data
-        .measurements
-        .iter()
-        .map(|m| m.target.as_str())
-        .collect();
-    let compared: Vec<String> = names
-        .iter()
-        .filter(|n| pairs.contains_key(n.as_str()) && measured.contains(n.as_str()))
-        .cloned()
-        .collect();
     let bases: BTreeSet<&str> = pairs
         .values()
         .map(String::as_str)
@@ -124,20 +112,9 @@ pub(super) fn build_with(
         schema_version: SCHEMA_VERSION,
         run: run_summary(&data.run),
         base: base.clone(),
-        targets: data
-            .targets
-            .iter()
-            .map(|t| {
-                let relative_to = pairs.get(&t.name);
-                let mut s = target_summary(t, relative_to.and_then(|b| info(b)));
-                s.is_base = bases.contains(t.name.as_str());
-                s.relative_to = relative_to.cloned();
-                s.run_id = runs.get(&t.name).unwrap_or(&data.run.id).clone();
-                s
-            })
-            .collect(),
+        targets: target_summaries(data, pairs, runs, &bases),
         clients,
-        compared,
+        compared: compared(data, &names, pairs),
         step_groups,
         max_repeats,
         measurements: data
@@ -160,14 +137,58 @@ pub(super) fn build_with(
         crossovers: Vec::new(),
         insert: Vec::new(),
     };
-    model.relative = relative(&model, &data.measurements);
-    model.insert = super::insert::summaries(&model);
-    verdict::apply(&mut model, &data.measurements);
-    model.groups = group_summaries(&model);
-    model.pre_post = pre_post(&model);
-    model.tldr = tldr(&model);
-    model.warnings = warnings(&model, data);
-    model.warnings.extend(super::insert::sla_warnings(&model));
+    fill_derived(&mut model, all, data);
+    model
+}
+
+/// The targets (in `names` order) that have a base in `pairs` and measured something.
+fn compared(data: &RunData, names: &[String], pairs: &BTreeMap<String, String>) -> Vec<String> {
+    let measured: BTreeSet<&str> = data
+        .measurements
+        .iter()
+        .map(|m| m.target.as_str())
+        .collect();
+    names
+        .iter()
+        .filter(|n| pairs.contains_key(n.as_str()) && measured.contains(n.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Each target's summary: its differences from the target it is relative to, whether it is a
+/// base, and the run its numbers come from.
+fn target_summaries(
+    data: &RunData,
+    pairs: &BTreeMap<String, String>,
+    runs: &BTreeMap<String, String>,
+    bases: &BTreeSet<&str>,
+) -> Vec<TargetSummary> {
+    let info = |name: &str| data.targets.iter().find(|t| t.name == name);
+    data.targets
+        .iter()
+        .map(|t| {
+            let relative_to = pairs.get(&t.name);
+            let mut s = target_summary(t, relative_to.and_then(|b| info(b)));
+            s.is_base = bases.contains(t.name.as_str());
+            s.relative_to = relative_to.cloned();
+            s.run_id = runs.get(&t.name).unwrap_or(&data.run.id).clone();
+            s
+        })
+        .collect()
+}
+
+/// Fills in, in this order, what is computed from the model itself: relative numbers,
+/// verdicts, group summaries, pre/post, tl;dr, warnings (with `all`'s failed warm steps),
+/// notes and crossovers. `data` is `all` without its warm steps.
+fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
+    model.relative = relative(model, &data.measurements);
+    model.insert = super::insert::summaries(model);
+    verdict::apply(model, &data.measurements);
+    model.groups = group_summaries(model);
+    model.pre_post = pre_post(model);
+    model.tldr = tldr(model);
+    model.warnings = warnings(model, data);
+    model.warnings.extend(super::insert::sla_warnings(model));
     for m in all.measurements.iter().filter(|m| m.warm && m.failed) {
         model.warnings.push(format!(
             "failed: warm step {} of {} at {}: {}",
@@ -177,9 +198,8 @@ pub(super) fn build_with(
             m.error.as_deref().unwrap_or("no error recorded")
         ));
     }
-    model.notes = notes(&model, data);
-    crossover::apply(&mut model, &data.measurements);
-    model
+    model.notes = notes(model, data);
+    crossover::apply(model, &data.measurements);
 }
 
 pub(super) fn run_summary(run: &crate::results::RunInfo) -> RunSummary {
@@ -327,6 +347,19 @@ fn aggregates(
     series: &SeriesIndex,
     min_effect: f64,
 ) -> Vec<Aggregate> {
+    aggregate_keys(ms, groups, targets)
+        .into_iter()
+        .map(|(target, step, clients)| aggregate(ms, target, step, clients, series, min_effect))
+        .collect()
+}
+
+/// Each target × step × clients measured, once: targets in `targets` order, then steps in
+/// report order, then clients.
+fn aggregate_keys<'m>(
+    ms: &'m [Measurement],
+    groups: &[StepGroup],
+    targets: &[String],
+) -> Vec<(&'m str, &'m str, u32)> {
     let mut keys: Vec<(&str, &str, u32)> = Vec::new();
     for m in ms {
         let k = (m.target.as_str(), m.step.as_str(), m.clients);
@@ -343,70 +376,78 @@ fn aggregates(
             .unwrap_or(usize::MAX)
     };
     keys.sort_by_key(|(t, s, c)| (target_pos(t), step_pos(s), *c));
-    keys.into_iter()
-        .map(|(target, step, clients)| {
-            let all: Vec<&Measurement> = ms
-                .iter()
-                .filter(|m| m.target == target && m.step == step && m.clients == clients)
-                .collect();
-            let ok: Vec<&Measurement> = all.iter().copied().filter(|m| !m.failed).collect();
-            let mean = |get: fn(&Measurement) -> Option<f64>| mean_known(ok.iter().map(|m| get(m)));
-            let max_u64 =
-                |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
-            let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
-            let per_second: Vec<&[f64]> = ok
-                .iter()
-                .map(|m| resolution::series_of(series, m))
-                .collect();
-            let (read_kb, write_kb) = (mean(|m| m.read_kb_per_op), mean(|m| m.write_kb_per_op));
-            let (proc_read, proc_write) = (
-                mean(|m| m.proc_read_kb_per_op),
-                mean(|m| m.proc_write_kb_per_op),
-            );
-            Aggregate {
-                target: target.to_string(),
-                step: step.to_string(),
-                group: all[0].group.clone(),
-                clients,
-                repeats: ok.len() as u32,
-                qps: mean(|m| m.qps),
-                tps: mean(|m| m.tps),
-                latency_us: mean_latency(&lats),
-                server_cpu_us_per_op: mean(|m| m.server_cpu_us_per_op),
-                client_cpu_us_per_op: mean(|m| m.client_cpu_us_per_op),
-                host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
-                cs_per_op: mean(|m| m.cs_per_op),
-                reads_per_op: mean(|m| m.reads_per_op),
-                read_kb_per_op: read_kb,
-                writes_per_op: mean(|m| m.writes_per_op),
-                write_kb_per_op: write_kb,
-                peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
-                db_size_bytes: max_u64(|m| m.db_size_bytes),
-                scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
-                client_bound: ok.iter().any(|m| m.client_bound),
-                errors: ok.iter().map(|m| m.errors.total()).sum(),
-                proc_read_kb_per_op: proc_read,
-                proc_write_kb_per_op: proc_write,
-                device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
-                device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
-                within_step: resolution::within_step_over(&per_second, min_effect),
-                server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
-                client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
-                wakeup_bound: ok.iter().any(|m| m.wakeup_bound),
-                seconds: mean(|m| Some(m.seconds)),
-                duration_rule: if ok.iter().any(|m| rule(m) == "adaptive") {
-                    "adaptive"
-                } else {
-                    "fixed"
-                }
-                .into(),
-                ran_to_max: ok
-                    .iter()
-                    .filter(|m| m.stop_reason.as_deref() == Some("max"))
-                    .count() as u32,
-            }
-        })
-        .collect()
+    keys
+}
+
+/// The aggregate of one target × step × clients: means (peaks for memory and size) over its
+/// non-failed repeats.
+fn aggregate(
+    ms: &[Measurement],
+    target: &str,
+    step: &str,
+    clients: u32,
+    series: &SeriesIndex,
+    min_effect: f64,
+) -> Aggregate {
+    let all: Vec<&Measurement> = ms
+        .iter()
+        .filter(|m| m.target == target && m.step == step && m.clients == clients)
+        .collect();
+    let ok: Vec<&Measurement> = all.iter().copied().filter(|m| !m.failed).collect();
+    let mean = |get: fn(&Measurement) -> Option<f64>| mean_known(ok.iter().map(|m| get(m)));
+    let max_u64 = |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
+    let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
+    let per_second: Vec<&[f64]> = ok
+        .iter()
+        .map(|m| resolution::series_of(series, m))
+        .collect();
+    let (read_kb, write_kb) = (mean(|m| m.read_kb_per_op), mean(|m| m.write_kb_per_op));
+    let (proc_read, proc_write) = (
+        mean(|m| m.proc_read_kb_per_op),
+        mean(|m| m.proc_write_kb_per_op),
+    );
+    Aggregate {
+        target: target.to_string(),
+        step: step.to_string(),
+        group: all[0].group.clone(),
+        clients,
+        repeats: ok.len() as u32,
+        qps: mean(|m| m.qps),
+        tps: mean(|m| m.tps),
+        latency_us: mean_latency(&lats),
+        server_cpu_us_per_op: mean(|m| m.server_cpu_us_per_op),
+        client_cpu_us_per_op: mean(|m| m.client_cpu_us_per_op),
+        host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
+        cs_per_op: mean(|m| m.cs_per_op),
+        reads_per_op: mean(|m| m.reads_per_op),
+        read_kb_per_op: read_kb,
+        writes_per_op: mean(|m| m.writes_per_op),
+        write_kb_per_op: write_kb,
+        peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
+        db_size_bytes: max_u64(|m| m.db_size_bytes),
+        scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
+        client_bound: ok.iter().any(|m| m.client_bound),
+        errors: ok.iter().map(|m| m.errors.total()).sum(),
+        proc_read_kb_per_op: proc_read,
+        proc_write_kb_per_op: proc_write,
+        device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
+        device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
+        within_step: resolution::within_step_over(&per_second, min_effect),
+        server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
+        client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
+        wakeup_bound: ok.iter().any(|m| m.wakeup_bound),
+        seconds: mean(|m| Some(m.seconds)),
+        duration_rule: if ok.iter().any(|m| rule(m) == "adaptive") {
+            "adaptive"
+        } else {
+            "fixed"
+        }
+        .into(),
+        ran_to_max: ok
+            .iter()
+            .filter(|m| m.stop_reason.as_deref() == Some("max"))
+            .count() as u32,
+    }
 }
 
 /// The non-failed repeats of one target × step × clients.
@@ -693,7 +734,67 @@ fn condensed(name: &str, error: &str) -> String {
 /// A second below this fraction of the step's median second is reported as a stall.
 const STALL_FRACTION: f64 = 0.5;
 
+/// Every warning of the model, in this order: the run and its targets, failed and erroring
+/// steps, stalls, then client- and wake-up-bound steps.
 fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
+    let mut out = run_warnings(model, data);
+    for m in data.measurements.iter().filter(|m| m.failed) {
+        out.push(format!(
+            "failed: {}: {}; left out of the numbers",
+            place(model, m),
+            m.error.as_deref().unwrap_or("no error recorded")
+        ));
+    }
+    for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
+        let e = m.errors;
+        out.push(format!(
+            "errors: {}: {} (retryable {}, reconnect {}, fatal {})",
+            place(model, m),
+            plural(e.total() as usize, "error"),
+            e.retryable,
+            e.reconnect,
+            e.fatal
+        ));
+    }
+    out.extend(stall_warnings(model));
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.client_bound && !m.failed)
+    {
+        out.push(format!(
+            "client-bound: {}: the client may have been the bottleneck, so this number measures dbdelta as much as the engine",
+            place(model, m)
+        ));
+    }
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| m.wakeup_bound && !m.failed)
+    {
+        out.push(wakeup_warning(&place(model, m), m));
+    }
+    out
+}
+
+/// Where a measurement was taken, as [`where_taken`] says it.
+fn place(model: &ReportModel, m: &Measurement) -> String {
+    where_taken(model, &m.target, &m.step, m.clients, m.repeat)
+}
+
+/// `target step at N clients`, with the repeat when the run has repeats (or it is not the
+/// first).
+fn where_taken(model: &ReportModel, target: &str, step: &str, clients: u32, repeat: u32) -> String {
+    let mut s = format!("{target} {step} at {}", plural(clients as usize, "client"));
+    if model.max_repeats > 1 || repeat > 1 {
+        s.push_str(&format!(", repeat {repeat}"));
+    }
+    s
+}
+
+/// Warnings about the run as a whole: incomplete, failed targets (with their logs) and
+/// measurements of targets the run does not list.
+fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     let mut out = Vec::new();
     if !data.run.complete {
         let finished: BTreeSet<&str> = data
@@ -739,72 +840,23 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             "measurements name target {t}, which the run does not list: they appear only in the JSON measurements"
         ));
     }
-    let where_ = |m: &Measurement| {
-        let mut s = format!(
-            "{} {} at {}",
-            m.target,
-            m.step,
-            plural(m.clients as usize, "client")
-        );
-        if model.max_repeats > 1 || m.repeat > 1 {
-            s.push_str(&format!(", repeat {}", m.repeat));
-        }
-        s
-    };
-    for m in data.measurements.iter().filter(|m| m.failed) {
-        out.push(format!(
-            "failed: {}: {}; left out of the numbers",
-            where_(m),
-            m.error.as_deref().unwrap_or("no error recorded")
-        ));
-    }
-    for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
-        let e = m.errors;
-        out.push(format!(
-            "errors: {}: {} (retryable {}, reconnect {}, fatal {})",
-            where_(m),
-            plural(e.total() as usize, "error"),
-            e.retryable,
-            e.reconnect,
-            e.fatal
-        ));
-    }
+    out
+}
+
+/// A warning per recorded series whose worst second fell below [`STALL_FRACTION`] of its
+/// median second.
+fn stall_warnings(model: &ReportModel) -> Vec<String> {
+    let mut out = Vec::new();
     for s in &model.series {
         if s.ops_per_sec_median > 0.0 && s.ops_per_sec_min < STALL_FRACTION * s.ops_per_sec_median {
-            let mut w = format!(
-                "stall: {} {} at {}",
-                s.target,
-                s.step,
-                plural(s.clients as usize, "client")
-            );
-            if model.max_repeats > 1 || s.repeat > 1 {
-                w.push_str(&format!(", repeat {}", s.repeat));
-            }
-            w.push_str(&format!(
-                ": throughput fell to {:.0} ops/s in its worst second ({:.0}% of the median second, {:.0} ops/s)",
+            let place = where_taken(model, &s.target, &s.step, s.clients, s.repeat);
+            out.push(format!(
+                "stall: {place}: throughput fell to {:.0} ops/s in its worst second ({:.0}% of the median second, {:.0} ops/s)",
                 s.ops_per_sec_min,
                 100.0 * s.ops_per_sec_min / s.ops_per_sec_median,
                 s.ops_per_sec_median
             ));
-            out.push(w);
         }
-    }
-    for m in data
-        .measurements
-        .iter()
-        .filter(|m| m.client_bound && !m.failed)
-    {
-        out.push(format!(
-            "client-bound: {}: the client may have been the bottleneck, so this number measures dbdelta as much as the engine",
-            where_(m)
-        ));
-    }
-    for m in data
-        .measurements
-        .iter()
-        .filter(|m| m.wakeup_bound && !m.failed)
-    {
-        out.push(wakeup_warning(&where_(m), m));
     }
     out
 }

@@ -10,6 +10,7 @@
 
 use std::sync::OnceLock;
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -514,13 +515,63 @@ fn title_and_legend<'a, DB: DrawingBackend>(
     Ok(())
 }
 
+/// Fills `root` white, draws the title and legend in a strip `strip` px tall at its top, and
+/// returns the area below the strip, for the plot.
+fn frame<'a, DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    keys: impl Iterator<Item = &'a Key>,
+    strip: f64,
+    k: f64,
+) -> Result<DrawingArea<DB, Shift>, DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let (top, plot_area) = root.split_vertically(px(strip, k));
+    title_and_legend(&top, title, keys, k)?;
+    Ok(plot_area)
+}
+
+/// The look every chart's mesh shares: tick labels at `size` pt, axis descriptions 1 pt
+/// larger, and faint grid lines with at most one light line between bold ones.
+fn mesh_look<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    size: f64,
+    k: f64,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.label_style(font(size, k))
+        .axis_desc_style(font(size + 1.0, k))
+        .max_light_lines(1)
+        .light_line_style(RGBColor(242, 242, 242))
+        .bold_line_style(RGBColor(220, 220, 220))
+}
+
+/// Draws the mesh of a chart whose x axis is labelled by hand (no x labels, no vertical grid
+/// lines): `y_labels` y ticks written by `ticks`, the y axis described as `y_desc`, text at
+/// `size` pt as [`mesh_look`] says.
+fn y_mesh<DB: DrawingBackend, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
+    y_labels: usize,
+    ticks: &dyn Fn(&f64) -> String,
+    y_desc: &str,
+    size: f64,
+    k: f64,
+) -> DrawResult<DB::ErrorType>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
+        .x_labels(0)
+        .y_labels(y_labels)
+        .y_label_formatter(ticks)
+        .y_desc(y_desc);
+    mesh_look(&mut mesh, size, k).draw()
+}
+
 fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     b: &Bars,
     k: f64,
 ) -> DrawResult<DB::ErrorType> {
-    root.fill(&WHITE)?;
-    let (top, plot_area) = root.split_vertically(px(68.0, k));
     let reference = Key {
         name: REFERENCE.into(),
         colour: BLACK,
@@ -528,7 +579,7 @@ fn draw_bars<DB: DrawingBackend>(
         line: true,
     };
     let keys = b.series.iter().map(|s| &s.0);
-    title_and_legend(&top, &b.title, keys.chain([&reference]), k)?;
+    let plot_area = frame(root, &b.title, keys.chain([&reference]), 68.0, k)?;
     let YAxis { lo, hi, log } = b.axis;
     let note = if log {
         Some(format!(
@@ -589,19 +640,8 @@ where
     let n = b.steps.len() as f64;
     let label_style = font(11.0, k).color(&BLACK);
     let ticks = |v: &f64| tick(*v);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(8)
-        .y_label_formatter(&ticks)
-        .y_desc("relative QPS (target / base; > 1 is faster)")
-        .label_style(font(11.0, k))
-        .axis_desc_style(font(12.0, k))
-        .max_light_lines(1)
-        .light_line_style(RGBColor(242, 242, 242))
-        .bold_line_style(RGBColor(220, 220, 220))
-        .draw()?;
+    let y_desc = "relative QPS (target / base; > 1 is faster)";
+    y_mesh(&mut chart, 8, &ticks, y_desc, 11.0, k)?;
 
     let targets = b.series.len().max(1) as f64;
     let width = 0.8 / targets;
@@ -660,9 +700,7 @@ fn draw_lines<DB: DrawingBackend>(
     l: &Lines,
     k: f64,
 ) -> DrawResult<DB::ErrorType> {
-    root.fill(&WHITE)?;
-    let (top, plot_area) = root.split_vertically(px(50.0, k));
-    title_and_legend(&top, &l.title, l.series.iter().map(|s| &s.0), k)?;
+    let plot_area = frame(root, &l.title, l.series.iter().map(|s| &s.0), 50.0, k)?;
     let mut chart = ChartBuilder::on(&plot_area)
         .margin_left(px(6.0, k))
         .margin_right(px(14.0, k))
@@ -672,20 +710,14 @@ fn draw_lines<DB: DrawingBackend>(
         .build_cartesian_2d(0f64..l.seconds as f64, 0f64..l.y_max)?;
     let whole = |v: &f64| super::layout::thousands(*v);
     let secs = |v: &f64| format!("{v:.0}");
-    chart
-        .configure_mesh()
-        .x_labels(l.seconds.clamp(2, 10) as usize)
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(l.seconds.clamp(2, 10) as usize)
         .y_labels(6)
         .x_label_formatter(&secs)
         .y_label_formatter(&whole)
         .x_desc("second of the measured period")
-        .y_desc("queries/s")
-        .label_style(font(10.0, k))
-        .axis_desc_style(font(11.0, k))
-        .max_light_lines(1)
-        .light_line_style(RGBColor(242, 242, 242))
-        .bold_line_style(RGBColor(220, 220, 220))
-        .draw()?;
+        .y_desc("queries/s");
+    mesh_look(&mut mesh, 10.0, k).draw()?;
     let width = px(2.0, k).max(1) as u32;
     for (key, points) in &l.series {
         // Each second's ops are drawn at the middle of that second.
@@ -740,9 +772,7 @@ fn draw_scaling<DB: DrawingBackend>(
     c: &Scaling,
     k: f64,
 ) -> DrawResult<DB::ErrorType> {
-    root.fill(&WHITE)?;
-    let (top, plot_area) = root.split_vertically(px(50.0, k));
-    title_and_legend(&top, &c.title, c.series.iter().map(|s| &s.0), k)?;
+    let plot_area = frame(root, &c.title, c.series.iter().map(|s| &s.0), 50.0, k)?;
     let (x_lo, x_hi) = log2_range(&c.clients);
     let mut chart = ChartBuilder::on(&plot_area)
         .margin_left(px(6.0, k))
@@ -752,46 +782,10 @@ fn draw_scaling<DB: DrawingBackend>(
         .y_label_area_size(px(66.0, k))
         .build_cartesian_2d(x_lo..x_hi, 0f64..c.y_max)?;
     let whole = |v: &f64| super::layout::thousands(*v);
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(6)
-        .y_label_formatter(&whole)
-        .y_desc("group QPS (geometric mean of its steps)")
-        .label_style(font(10.0, k))
-        .axis_desc_style(font(11.0, k))
-        .max_light_lines(1)
-        .light_line_style(RGBColor(242, 242, 242))
-        .bold_line_style(RGBColor(220, 220, 220))
-        .draw()?;
+    let y_desc = "group QPS (geometric mean of its steps)";
+    y_mesh(&mut chart, 6, &whole, y_desc, 10.0, k)?;
 
-    // A grid line and a label at every measured client count (the axis is log2, so the
-    // labels are the counts themselves, not plotters' ticks).
-    let grid = RGBColor(220, 220, 220);
-    let label = font(10.0, k).color(&BLACK);
-    for &n in &c.clients {
-        let x = log2_x(n);
-        chart.draw_series(std::iter::once(PathElement::new(
-            vec![(x, 0.0), (x, c.y_max)],
-            grid.stroke_width(1),
-        )))?;
-        let (bx, by) = chart.backend_coord(&(x, 0.0));
-        root.draw(&Text::new(
-            n.to_string(),
-            (bx, by + px(5.0, k)),
-            label.clone().pos(Pos::new(HPos::Center, VPos::Top)),
-        ))?;
-    }
-    let (mid, _) = chart.backend_coord(&((x_lo + x_hi) / 2.0, 0.0));
-    let (_, bottom) = chart.backend_coord(&(x_lo, 0.0));
-    root.draw(&Text::new(
-        "clients (log2 scale)",
-        (mid, bottom + px(20.0, k)),
-        font(11.0, k)
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top)),
-    ))?;
+    clients_axis(root, &mut chart, c, k)?;
 
     let width = px(2.0, k).max(1) as u32;
     for (key, values) in &c.series {
@@ -817,6 +811,43 @@ fn draw_scaling<DB: DrawingBackend>(
             .filter_map(|(n, v)| v.map(|v| (log2_x(*n), v)));
         chart.draw_series(dots.map(|xy| Circle::new(xy, px(3.5, k), key.colour.filled())))?;
     }
+    Ok(())
+}
+
+/// The x axis of a QPS-against-clients chart: a grid line and a label at every measured
+/// client count (the axis is log2, so the labels are the counts themselves, not plotters'
+/// ticks), and the axis description under them.
+fn clients_axis<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &mut LinearChart<'_, DB>,
+    c: &Scaling,
+    k: f64,
+) -> DrawResult<DB::ErrorType> {
+    let (x_lo, x_hi) = log2_range(&c.clients);
+    let grid = RGBColor(220, 220, 220);
+    let label = font(10.0, k).color(&BLACK);
+    for &n in &c.clients {
+        let x = log2_x(n);
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(x, 0.0), (x, c.y_max)],
+            grid.stroke_width(1),
+        )))?;
+        let (bx, by) = chart.backend_coord(&(x, 0.0));
+        root.draw(&Text::new(
+            n.to_string(),
+            (bx, by + px(5.0, k)),
+            label.clone().pos(Pos::new(HPos::Center, VPos::Top)),
+        ))?;
+    }
+    let (mid, _) = chart.backend_coord(&((x_lo + x_hi) / 2.0, 0.0));
+    let (_, bottom) = chart.backend_coord(&(x_lo, 0.0));
+    root.draw(&Text::new(
+        "clients (log2 scale)",
+        (mid, bottom + px(20.0, k)),
+        font(11.0, k)
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top)),
+    ))?;
     Ok(())
 }
 

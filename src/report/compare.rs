@@ -105,163 +105,24 @@ fn clients_of(run: &RunData) -> Vec<u32> {
         .collect()
 }
 
+/// The two runs' reported steps, paired: what a compare is assembled from.
+struct Pairing<'r> {
+    /// Target names in both runs, in run A's order.
+    common: Vec<&'r str>,
+    /// Run A's and run B's reported measurements by (target, step, clients).
+    ra: BTreeMap<Key<'r>, &'r Measurement>,
+    rb: BTreeMap<Key<'r>, &'r Measurement>,
+    /// The common targets' (target, step, clients) measured in both runs.
+    paired: BTreeSet<Key<'r>>,
+}
+
 /// Run B relative to run A. Refuses runs that are the same, share no target name, ran at
 /// different client counts, or measured a paired step at different scales.
 pub fn compare_runs(a: &RunData, b: &RunData, opts: &Options) -> Result<ReportModel, CompareError> {
-    let (ida, idb) = (a.run.id.clone(), b.run.id.clone());
-    if ida == idb {
-        return Err(CompareError::SameRun { run: ida });
-    }
-    let names = |r: &RunData| r.targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
-    let (names_a, names_b) = (names(a), names(b));
-    let common: Vec<&String> = names_a.iter().filter(|n| names_b.contains(n)).collect();
-    if common.is_empty() {
-        return Err(CompareError::NoCommonTarget {
-            a: ida,
-            b: idb,
-            a_targets: names_a,
-            b_targets: names_b,
-        });
-    }
-    let (clients_a, clients_b) = (clients_of(a), clients_of(b));
-    if !clients_a.is_empty() && !clients_b.is_empty() && clients_a != clients_b {
-        return Err(CompareError::ClientsDiffer {
-            a: ida,
-            b: idb,
-            a_clients: clients_a,
-            b_clients: clients_b,
-        });
-    }
-    let (ra, rb) = (reported(a), reported(b));
-    let is_common = |t: &str| common.iter().any(|n| n.as_str() == t);
-    for (k, ma) in ra.iter().filter(|(k, _)| is_common(k.0)) {
-        if let Some(mb) = rb.get(k)
-            && (ma.tables, ma.rows_per_table) != (mb.tables, mb.rows_per_table)
-        {
-            return Err(CompareError::ScaleDiffers {
-                a: ida,
-                b: idb,
-                target: k.0.to_string(),
-                step: k.1.to_string(),
-                clients: k.2,
-                a_tables: ma.tables,
-                a_rows: ma.rows_per_table,
-                b_tables: mb.tables,
-                b_rows: mb.rows_per_table,
-            });
-        }
-    }
-    let paired: BTreeSet<Key> = ra
-        .keys()
-        .filter(|k| is_common(k.0) && rb.contains_key(*k))
-        .copied()
-        .collect();
-
-    let mut warnings = Vec::new();
-    for (run, mine, other) in [
-        (&a.run.id, &names_a, &names_b),
-        (&b.run.id, &names_b, &names_a),
-    ] {
-        let only: Vec<&str> = mine
-            .iter()
-            .filter(|n| !other.contains(n))
-            .map(String::as_str)
-            .collect();
-        if !only.is_empty() {
-            warnings.push(format!(
-                "compare: left out target{} only in run {run}: {} (targets are paired by name)",
-                if only.len() == 1 { "" } else { "s" },
-                only.join(", ")
-            ));
-        }
-    }
-    for (run, side) in [(&ra, 'A'), (&rb, 'B')] {
-        let mut unpaired: BTreeMap<(&str, u32), Vec<&str>> = BTreeMap::new();
-        for k in run
-            .keys()
-            .filter(|k| is_common(k.0) && !paired.contains(*k))
-        {
-            unpaired.entry((k.0, k.2)).or_default().push(k.1);
-        }
-        for ((target, clients), steps) in unpaired {
-            warnings.push(format!(
-                "compare: left out {target} at {clients} client{}: {} measured only in run {side} \
-                 ({})",
-                if clients == 1 { "" } else { "s" },
-                steps.join(", "),
-                if side == 'A' { &a.run.id } else { &b.run.id },
-            ));
-        }
-    }
-    if paired.is_empty() {
-        warnings.push(
-            "compare: no step was measured in both runs, so there is nothing to compare".into(),
-        );
-    }
-    if a.run.host != b.run.host {
-        let h = |r: &RunInfo| format!("{}, {} cores", r.host.cpu_model, r.host.cores);
-        warnings.push(format!(
-            "compare: the runs ran on different hosts (A: {}; B: {}): ratios mix the host's \
-             difference with the targets'",
-            h(&a.run),
-            h(&b.run)
-        ));
-    }
-
-    // The combined run: common targets in run A's order, each A then B.
-    let mut data = RunData {
-        run: combined_run(&a.run, &b.run),
-        targets: Vec::new(),
-        loads: Vec::new(),
-        measurements: Vec::new(),
-        series: Vec::new(),
-    };
-    let mut pairs = BTreeMap::new();
-    let mut runs = BTreeMap::new();
-    for name in &common {
-        for (run, side) in [(a, 'A'), (b, 'B')] {
-            let t = run.targets.iter().find(|t| &&t.name == name);
-            let t = t.expect("common names come from both runs");
-            let renamed = label(name, side);
-            data.targets.push(TargetInfo {
-                name: renamed.clone(),
-                ..t.clone()
-            });
-            runs.insert(renamed.clone(), run.run.id.clone());
-            if side == 'B' {
-                pairs.insert(renamed.clone(), label(name, 'A'));
-            }
-        }
-    }
-    for (run, side) in [(a, 'A'), (b, 'B')] {
-        let keep = |t: &str| is_common(t);
-        data.loads
-            .extend(run.loads.iter().filter(|l| keep(&l.target)).map(|l| {
-                crate::results::LoadResult {
-                    target: label(&l.target, side),
-                    ..l.clone()
-                }
-            }));
-        data.measurements.extend(
-            run.measurements
-                .iter()
-                .filter(|m| keep(&m.target) && (m.warm || paired.contains(&key(m))))
-                .map(|m| Measurement {
-                    target: label(&m.target, side),
-                    ..m.clone()
-                }),
-        );
-        data.series.extend(
-            run.series
-                .iter()
-                .filter(|s| paired.contains(&(s.target.as_str(), s.step.as_str(), s.clients)))
-                .map(|s| crate::results::SecondSample {
-                    target: label(&s.target, side),
-                    ..s.clone()
-                }),
-        );
-    }
-    let base = label(common[0], 'A');
+    let p = pair(a, b)?;
+    let warnings = warnings(a, b, &p);
+    let (data, pairs, runs) = combined(a, b, &p);
+    let base = label(p.common[0], 'A');
     let mut model = build_with(&data, &base, &pairs, &runs, opts);
     model.compare = Some(CompareRuns {
         a: run_summary(&a.run),
@@ -278,6 +139,230 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: &Options) -> Result<ReportMo
         ),
     );
     Ok(model)
+}
+
+/// Target names of `run`, in its order.
+fn names(run: &RunData) -> Vec<&str> {
+    run.targets.iter().map(|t| t.name.as_str()).collect()
+}
+
+/// Pairs the runs' reported steps by (target, step, clients), refusing (in this order) the
+/// same run twice, runs without a common target name, and different client counts or scales.
+fn pair<'r>(a: &'r RunData, b: &'r RunData) -> Result<Pairing<'r>, CompareError> {
+    let (ida, idb) = (a.run.id.clone(), b.run.id.clone());
+    if ida == idb {
+        return Err(CompareError::SameRun { run: ida });
+    }
+    let (names_a, names_b) = (names(a), names(b));
+    let common: Vec<&str> = names_a
+        .iter()
+        .copied()
+        .filter(|n| names_b.contains(n))
+        .collect();
+    if common.is_empty() {
+        let owned = |v: Vec<&str>| v.into_iter().map(String::from).collect();
+        return Err(CompareError::NoCommonTarget {
+            a: ida,
+            b: idb,
+            a_targets: owned(names_a),
+            b_targets: owned(names_b),
+        });
+    }
+    let (clients_a, clients_b) = (clients_of(a), clients_of(b));
+    if !clients_a.is_empty() && !clients_b.is_empty() && clients_a != clients_b {
+        return Err(CompareError::ClientsDiffer {
+            a: ida,
+            b: idb,
+            a_clients: clients_a,
+            b_clients: clients_b,
+        });
+    }
+    let (ra, rb) = (reported(a), reported(b));
+    same_scale(&ida, &idb, &ra, &rb, &common)?;
+    let paired = ra
+        .keys()
+        .filter(|k| common.contains(&k.0) && rb.contains_key(*k))
+        .copied()
+        .collect();
+    Ok(Pairing {
+        common,
+        ra,
+        rb,
+        paired,
+    })
+}
+
+/// Refuses the first step of a common target that the runs measured at different scales
+/// (tables × rows per table).
+fn same_scale(
+    ida: &str,
+    idb: &str,
+    ra: &BTreeMap<Key, &Measurement>,
+    rb: &BTreeMap<Key, &Measurement>,
+    common: &[&str],
+) -> Result<(), CompareError> {
+    for (k, ma) in ra.iter().filter(|(k, _)| common.contains(&k.0)) {
+        if let Some(mb) = rb.get(k)
+            && (ma.tables, ma.rows_per_table) != (mb.tables, mb.rows_per_table)
+        {
+            return Err(CompareError::ScaleDiffers {
+                a: ida.to_string(),
+                b: idb.to_string(),
+                target: k.0.to_string(),
+                step: k.1.to_string(),
+                clients: k.2,
+                a_tables: ma.tables,
+                a_rows: ma.rows_per_table,
+                b_tables: mb.tables,
+                b_rows: mb.rows_per_table,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The compare's own warnings: what was left out, whether anything was paired, and whether
+/// the runs ran on different hosts.
+fn warnings(a: &RunData, b: &RunData, p: &Pairing) -> Vec<String> {
+    let mut warnings = left_out_targets(a, b);
+    warnings.extend(left_out_steps(a, b, p));
+    if p.paired.is_empty() {
+        warnings.push(
+            "compare: no step was measured in both runs, so there is nothing to compare".into(),
+        );
+    }
+    if a.run.host != b.run.host {
+        let h = |r: &RunInfo| format!("{}, {} cores", r.host.cpu_model, r.host.cores);
+        warnings.push(format!(
+            "compare: the runs ran on different hosts (A: {}; B: {}): ratios mix the host's \
+             difference with the targets'",
+            h(&a.run),
+            h(&b.run)
+        ));
+    }
+    warnings
+}
+
+/// A warning per run that has targets the other run lacks (run A's first).
+fn left_out_targets(a: &RunData, b: &RunData) -> Vec<String> {
+    let (names_a, names_b) = (names(a), names(b));
+    let mut warnings = Vec::new();
+    for (run, mine, other) in [
+        (&a.run.id, &names_a, &names_b),
+        (&b.run.id, &names_b, &names_a),
+    ] {
+        let only: Vec<&str> = mine
+            .iter()
+            .copied()
+            .filter(|n| !other.contains(n))
+            .collect();
+        if !only.is_empty() {
+            warnings.push(format!(
+                "compare: left out target{} only in run {run}: {} (targets are paired by name)",
+                if only.len() == 1 { "" } else { "s" },
+                only.join(", ")
+            ));
+        }
+    }
+    warnings
+}
+
+/// A warning per common target and client count with steps measured in only one run (run
+/// A's first).
+fn left_out_steps(a: &RunData, b: &RunData, p: &Pairing) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (run, side) in [(&p.ra, 'A'), (&p.rb, 'B')] {
+        let mut unpaired: BTreeMap<(&str, u32), Vec<&str>> = BTreeMap::new();
+        for k in run
+            .keys()
+            .filter(|k| p.common.contains(&k.0) && !p.paired.contains(*k))
+        {
+            unpaired.entry((k.0, k.2)).or_default().push(k.1);
+        }
+        for ((target, clients), steps) in unpaired {
+            warnings.push(format!(
+                "compare: left out {target} at {clients} client{}: {} measured only in run {side} \
+                 ({})",
+                if clients == 1 { "" } else { "s" },
+                steps.join(", "),
+                if side == 'A' { &a.run.id } else { &b.run.id },
+            ));
+        }
+    }
+    warnings
+}
+
+/// Target pairs (`<target>@B` → `<target>@A`) and each label's run, as `build_with` takes them.
+type Labels = BTreeMap<String, String>;
+
+/// The combined run: common targets in run A's order, each A then B, with their loads, their
+/// paired steps (and warm steps) and those steps' series; and the labels' pairs and runs.
+fn combined(a: &RunData, b: &RunData, p: &Pairing) -> (RunData, Labels, Labels) {
+    let mut data = RunData {
+        run: combined_run(&a.run, &b.run),
+        targets: Vec::new(),
+        loads: Vec::new(),
+        measurements: Vec::new(),
+        series: Vec::new(),
+    };
+    let mut pairs = BTreeMap::new();
+    let mut runs = BTreeMap::new();
+    for name in &p.common {
+        for (run, side) in [(a, 'A'), (b, 'B')] {
+            let t = run.targets.iter().find(|t| &t.name == name);
+            let t = t.expect("common names come from both runs");
+            let renamed = label(name, side);
+            data.targets.push(TargetInfo {
+                name: renamed.clone(),
+                ..t.clone()
+            });
+            runs.insert(renamed.clone(), run.run.id.clone());
+            if side == 'B' {
+                pairs.insert(renamed.clone(), label(name, 'A'));
+            }
+        }
+    }
+    for (run, side) in [(a, 'A'), (b, 'B')] {
+        relabelled_records(run, side, p, &mut data);
+    }
+    (data, pairs, runs)
+}
+
+/// Appends `run`'s loads, measurements and series of the common targets to `data`, labelled
+/// as side `side`: measurements of paired steps (and warm ones), series of paired steps.
+fn relabelled_records(run: &RunData, side: char, p: &Pairing, data: &mut RunData) {
+    let keep = |t: &str| p.common.contains(&t);
+    data.loads
+        .extend(
+            run.loads
+                .iter()
+                .filter(|l| keep(&l.target))
+                .map(|l| crate::results::LoadResult {
+                    target: label(&l.target, side),
+                    ..l.clone()
+                }),
+        );
+    data.measurements.extend(
+        run.measurements
+            .iter()
+            .filter(|m| keep(&m.target) && (m.warm || p.paired.contains(&key(m))))
+            .map(|m| Measurement {
+                target: label(&m.target, side),
+                ..m.clone()
+            }),
+    );
+    data.series.extend(
+        run.series
+            .iter()
+            .filter(|s| {
+                p.paired
+                    .contains(&(s.target.as_str(), s.step.as_str(), s.clients))
+            })
+            .map(|s| crate::results::SecondSample {
+                target: label(&s.target, side),
+                ..s.clone()
+            }),
+    );
 }
 
 fn combined_run(a: &RunInfo, b: &RunInfo) -> RunInfo {

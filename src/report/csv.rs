@@ -6,7 +6,7 @@
 //! value that was not measured or cannot be computed, booleans as `true`/`false`, quoting by
 //! the `csv` crate (RFC 4180). It must not compute numbers (that is `build`'s job) or do I/O.
 
-use super::model::{Aggregate, Relative, ReportModel, TargetSummary};
+use super::model::{Aggregate, MeasurementRow, Relative, ReportModel, TargetSummary};
 
 /// The header, in column order. Units: `_us` µs, `_bytes` bytes, `_kb` KB, `qps` per second;
 /// `relative_*` = target / its base (the `base` column).
@@ -180,6 +180,41 @@ fn topology(h: &crate::results::HostInfo) -> String {
         .join(" ")
 }
 
+/// What one row's cells are read from.
+struct Row<'a> {
+    m: &'a ReportModel,
+    name: &'a str,
+    /// `None` for a target the model has no summary of.
+    t: Option<&'a TargetSummary>,
+    clients: u32,
+    step: &'a str,
+    /// `None` for a step a failed target never measured.
+    a: Option<&'a Aggregate>,
+    /// This target's own row of the step (tables, rows, precision target).
+    own: Option<&'a MeasurementRow>,
+    /// Any target's row of the step (suite, step index).
+    any: Option<&'a MeasurementRow>,
+    group: Option<&'a str>,
+    rel: Option<&'a Relative>,
+}
+
+impl Row<'_> {
+    /// A relative value.
+    fn r(&self, get: fn(&Relative) -> Option<f64>) -> String {
+        num(self.rel.and_then(get))
+    }
+
+    /// An aggregate value.
+    fn v(&self, get: fn(&Aggregate) -> Option<f64>) -> String {
+        num(self.a.and_then(get))
+    }
+
+    /// A latency percentile.
+    fn lat(&self, get: fn(&crate::results::Latency) -> f64) -> String {
+        num(self.a.and_then(|a| a.latency_us.as_ref()).map(get))
+    }
+}
+
 /// One row: `a` is `None` for a step a failed target never measured.
 fn row(
     m: &ReportModel,
@@ -194,57 +229,82 @@ fn row(
         .measurements
         .iter()
         .find(|r| r.target == name && r.step == step && r.clients == clients);
-    let any = own.or_else(|| m.measurements.iter().find(|r| r.step == step));
-    let group = m
-        .step_groups
-        .iter()
-        .find(|g| g.steps.iter().any(|s| s == step))
-        .map(|g| g.id.as_str());
-    let rel: Option<&Relative> = m.relative_of(name, step, clients);
-    let r = |get: fn(&Relative) -> Option<f64>| num(rel.and_then(get));
-    let v = |get: fn(&Aggregate) -> Option<f64>| num(a.and_then(get));
-    let lat = |get: fn(&crate::results::Latency) -> f64| {
-        num(a.and_then(|a| a.latency_us.as_ref()).map(get))
+    let r = Row {
+        m,
+        name,
+        t,
+        clients,
+        step,
+        a,
+        own,
+        any: own.or_else(|| m.measurements.iter().find(|r| r.step == step)),
+        group: m
+            .step_groups
+            .iter()
+            .find(|g| g.steps.iter().any(|s| s == step))
+            .map(|g| g.id.as_str()),
+        rel: m.relative_of(name, step, clients),
     };
-    let qt = rel.and_then(|r| r.qps_test.as_ref());
-    let ct = rel.and_then(|r| r.server_cpu_test.as_ref());
-    let w = a.and_then(|a| a.within_step.as_ref());
-    let step_error = m
-        .measurements
-        .iter()
-        .filter(|r| r.target == name && r.step == step && r.clients == clients)
-        .find_map(|r| r.error.as_deref());
-    let target_failed = t.is_some_and(|t| t.failed);
-    let mut out = vec![
+    let mut out = Vec::with_capacity(COLUMNS.len());
+    out.extend(identity(&r));
+    out.extend(step_facts(&r));
+    out.extend(throughput(&r));
+    out.extend(latency(&r));
+    out.extend(server_cpu(&r));
+    out.extend(costs(&r));
+    out.extend(outcome(&r));
+    out.extend(concurrency(m, name, r.group, clients));
+    out
+}
+
+/// `run_id` to `base`: the run, host and target, and what the target is relative to.
+fn identity(r: &Row) -> [String; 12] {
+    let (m, t) = (r.m, r.t);
+    [
         t.map_or_else(|| m.run.id.clone(), |t| t.run_id.clone()),
         m.run.lab.clone(),
         m.run.host.online_cpus.clone(),
         topology(&m.run.host),
-        name.to_string(),
+        r.name.to_string(),
         text(t.map(|t| t.engine.as_str())),
         text(t.and_then(|t| t.server_version.as_deref())),
         text(t.map(|t| t.placement.as_str())),
         text(t.and_then(|t| t.server_cpus.as_deref())),
         text(t.and_then(|t| t.client_cpus.as_deref())),
-        flag(m.is_base(name)),
+        flag(m.is_base(r.name)),
         text(
             t.and_then(|t| t.relative_to.as_deref())
-                .or(rel.map(|r| r.base.as_str())),
+                .or(r.rel.map(|r| r.base.as_str())),
         ),
+    ]
+}
+
+/// `suite` to `ran_to_max`: the step, its scale and how long it ran.
+fn step_facts(r: &Row) -> [String; 12] {
+    let (own, any, a) = (r.own, r.any, r.a);
+    [
         text(any.map(|r| r.suite.as_str())),
-        text(group),
-        step.to_string(),
+        text(r.group),
+        r.step.to_string(),
         int(any.map(|r| u64::from(r.step_index))),
-        clients.to_string(),
+        r.clients.to_string(),
         int(own.map(|r| u64::from(r.tables))),
         int(own.map(|r| r.rows_per_table)),
         int(Some(a.map_or(0, |a| u64::from(a.repeats)))),
-        v(|a| a.seconds),
+        r.v(|a| a.seconds),
         text(a.map(|a| a.duration_rule.as_str())),
         num(own.and_then(|r| r.precision_target)),
         int(a.map(|a| u64::from(a.ran_to_max))),
-        v(|a| a.qps),
-        r(|r| r.qps),
+    ]
+}
+
+/// `qps` to `relative_qps_ci_level`: QPS, its ratio to the base and the ratio's verdict.
+fn throughput(r: &Row) -> [String; 11] {
+    let rel = r.rel;
+    let qt = rel.and_then(|r| r.qps_test.as_ref());
+    [
+        r.v(|a| a.qps),
+        r.r(|r| r.qps),
         num(rel.and_then(|r| r.ci95).map(|c| c[0])),
         num(rel.and_then(|r| r.ci95).map(|c| c[1])),
         text(rel.and_then(|r| r.verdict.as_deref())),
@@ -254,16 +314,30 @@ fn row(
         num(qt.map(|t| t.ci[0])),
         num(qt.map(|t| t.ci[1])),
         num(qt.map(|t| t.ci_level)),
-        v(|a| a.tps),
-        lat(|l| l.p50),
-        lat(|l| l.p90),
-        lat(|l| l.p95),
-        lat(|l| l.p99),
-        lat(|l| l.p999),
-        lat(|l| l.max),
-        lat(|l| l.mean),
-        v(|a| a.server_cpu_us_per_op),
-        r(|r| r.server_cpu_us_per_op),
+    ]
+}
+
+/// `tps` to `latency_mean_us`.
+fn latency(r: &Row) -> [String; 8] {
+    [
+        r.v(|a| a.tps),
+        r.lat(|l| l.p50),
+        r.lat(|l| l.p90),
+        r.lat(|l| l.p95),
+        r.lat(|l| l.p99),
+        r.lat(|l| l.p999),
+        r.lat(|l| l.max),
+        r.lat(|l| l.mean),
+    ]
+}
+
+/// `server_cpu_us_per_op` to `relative_server_cpu_ci95_high`: server CPU per op, its ratio to
+/// the base and the ratio's verdict.
+fn server_cpu(r: &Row) -> [String; 11] {
+    let ct = r.rel.and_then(|r| r.server_cpu_test.as_ref());
+    [
+        r.v(|a| a.server_cpu_us_per_op),
+        r.r(|r| r.server_cpu_us_per_op),
         text(ct.map(|t| t.verdict.as_str())),
         flag(ct.is_some_and(|t| t.unstable)),
         num(ct.map(|t| t.p)),
@@ -273,27 +347,50 @@ fn row(
         num(ct.map(|t| t.ci_level)),
         num(ct.map(|t| t.ci95[0])),
         num(ct.map(|t| t.ci95[1])),
-        v(|a| a.client_cpu_us_per_op),
-        r(|r| r.client_cpu_us_per_op),
-        v(|a| a.host_cpu_us_per_op),
-        v(|a| a.cs_per_op),
-        r(|r| r.cs_per_op),
-        v(|a| a.reads_per_op),
-        r(|r| r.reads_per_op),
-        v(|a| a.read_kb_per_op),
-        r(|r| r.read_kb_per_op),
-        v(|a| a.writes_per_op),
-        v(|a| a.write_kb_per_op),
-        r(|r| r.write_kb_per_op),
-        v(|a| a.proc_read_kb_per_op),
-        v(|a| a.proc_write_kb_per_op),
+    ]
+}
+
+/// `client_cpu_us_per_op` to `scan_krows_per_sec`: the other per-op costs and their ratios,
+/// which ratios are too coarse, memory, size and scan rate.
+fn costs(r: &Row) -> [String; 20] {
+    let a = r.a;
+    [
+        r.v(|a| a.client_cpu_us_per_op),
+        r.r(|r| r.client_cpu_us_per_op),
+        r.v(|a| a.host_cpu_us_per_op),
+        r.v(|a| a.cs_per_op),
+        r.r(|r| r.cs_per_op),
+        r.v(|a| a.reads_per_op),
+        r.r(|r| r.reads_per_op),
+        r.v(|a| a.read_kb_per_op),
+        r.r(|r| r.read_kb_per_op),
+        r.v(|a| a.writes_per_op),
+        r.v(|a| a.write_kb_per_op),
+        r.r(|r| r.write_kb_per_op),
+        r.v(|a| a.proc_read_kb_per_op),
+        r.v(|a| a.proc_write_kb_per_op),
         flag(a.and_then(|a| a.device_reads_confirmed) == Some(true)),
         flag(a.and_then(|a| a.device_writes_confirmed) == Some(true)),
-        rel.map(|r| r.below_resolution.join(" "))
+        r.rel
+            .map(|r| r.below_resolution.join(" "))
             .unwrap_or_default(),
         int(a.and_then(|a| a.peak_rss_bytes)),
         int(a.and_then(|a| a.db_size_bytes)),
-        v(|a| a.scan_krows_per_sec),
+        r.v(|a| a.scan_krows_per_sec),
+    ]
+}
+
+/// `step_seconds` to `log_path`: within-step noise, the step's flags and CPUs seen, and
+/// whether and why it failed.
+fn outcome(r: &Row) -> [String; 14] {
+    let (a, t) = (r.a, r.t);
+    let w = a.and_then(|a| a.within_step.as_ref());
+    let step_error =
+        r.m.measurements
+            .iter()
+            .filter(|x| x.target == r.name && x.step == r.step && x.clients == r.clients)
+            .find_map(|x| x.error.as_deref());
+    [
         int(w.map(|w| u64::from(w.seconds))),
         num(w.and_then(|w| w.cv)),
         num(w.and_then(|w| w.precision)),
@@ -305,12 +402,10 @@ fn row(
         text(a.and_then(|a| a.client_cpus_seen.as_deref())),
         int(Some(a.map_or(0, |a| a.errors))),
         flag(a.is_none_or(|a| a.repeats == 0)),
-        flag(target_failed),
+        flag(t.is_some_and(|t| t.failed)),
         text(step_error.or(t.filter(|t| t.failed).and_then(|t| t.error.as_deref()))),
         text(t.and_then(|t| t.log_path.as_deref())),
-    ];
-    out.extend(concurrency(m, name, group, clients));
-    out
+    ]
 }
 
 /// The client-sweep columns: this target's group QPS at this count, its ratio and verdict

@@ -170,6 +170,47 @@ const STEPS: [(&str, u32, &str, f64, f64); 5] = [
 /// 4 clients with one repeat; one client-bound step (pg17), one failed step, one step with errors,
 /// missing metrics (SQLite client CPU, one `cs_per_op`).
 pub fn run_two_clients() -> RunData {
+    let mut loads = Vec::new();
+    for clients in [1u32, 4] {
+        loads.push(load("pg16", clients, 1, 412_000.0, 0.21));
+        loads.push(load("pg17", clients, 1, 431_500.0, 0.19));
+        loads.push(load("sqlite.wal", clients, 1, 655_000.0, 0.12));
+    }
+    let series = (0..5)
+        .map(|s| SecondSample {
+            target: "pg16".into(),
+            step: "point-query".into(),
+            clients: 1,
+            repeat: 1,
+            second: s,
+            ops: [48_200, 48_900, 19_000, 48_700, 48_600][s as usize],
+            p99_us: Some([80.0, 78.0, 950.0, 79.0, 81.0][s as usize]),
+            max_us: Some(2_000.0),
+        })
+        .collect();
+    RunData {
+        run: RunInfo {
+            id: "20261122-0301".into(),
+            lab: "pg16 vs pg17 vs sqlite".into(),
+            lab_text: "[lab]\nname = \"pg16 vs pg17 vs sqlite\"\nclients = [1, 4]\n".into(),
+            started: "2026-11-22T03:01:07Z".into(),
+            finished: Some("2026-11-22T03:19:42Z".into()),
+            complete: true,
+            host: host(),
+            dbdelta_version: "0.1.0".into(),
+            quick: false,
+            min_effect: None,
+        },
+        targets: two_clients_targets(),
+        loads,
+        measurements: two_clients_measurements(),
+        series,
+    }
+}
+
+/// The two-client fixture's targets: `pg16`, `pg17` (split placement), `sqlite.wal` and the
+/// failed `pg17.jemalloc`.
+fn two_clients_targets() -> Vec<TargetInfo> {
     let mut targets = vec![
         postgres("pg16", "16.4", &[]),
         postgres("pg17", "17.2", &[("wal_compression", "lz4")]),
@@ -198,7 +239,12 @@ pub fn run_two_clients() -> RunData {
     targets[3].server_version = None;
     targets[3].error = Some("server did not accept connections within 30 s".into());
     targets[3].log_path = Some("/tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log".into());
+    targets
+}
 
+/// The two-client fixture's measurements, interleaved per step: pg16 (base), pg17 and
+/// sqlite.wal at 1 and 4 clients, with its client-bound, failed and erroring steps.
+fn two_clients_measurements() -> Vec<Measurement> {
     // Per step: pg17 and sqlite.wal QPS multipliers, and pg17/sqlite.wal CPU multipliers.
     let factors: [(f64, f64, f64, f64); 5] = [
         (1.07, 0.62, 0.95, 1.40),
@@ -271,42 +317,7 @@ pub fn run_two_clients() -> RunData {
             measurements.push(ml);
         }
     }
-    let mut loads = Vec::new();
-    for clients in [1u32, 4] {
-        loads.push(load("pg16", clients, 1, 412_000.0, 0.21));
-        loads.push(load("pg17", clients, 1, 431_500.0, 0.19));
-        loads.push(load("sqlite.wal", clients, 1, 655_000.0, 0.12));
-    }
-    let series = (0..5)
-        .map(|s| SecondSample {
-            target: "pg16".into(),
-            step: "point-query".into(),
-            clients: 1,
-            repeat: 1,
-            second: s,
-            ops: [48_200, 48_900, 19_000, 48_700, 48_600][s as usize],
-            p99_us: Some([80.0, 78.0, 950.0, 79.0, 81.0][s as usize]),
-            max_us: Some(2_000.0),
-        })
-        .collect();
-    RunData {
-        run: RunInfo {
-            id: "20261122-0301".into(),
-            lab: "pg16 vs pg17 vs sqlite".into(),
-            lab_text: "[lab]\nname = \"pg16 vs pg17 vs sqlite\"\nclients = [1, 4]\n".into(),
-            started: "2026-11-22T03:01:07Z".into(),
-            finished: Some("2026-11-22T03:19:42Z".into()),
-            complete: true,
-            host: host(),
-            dbdelta_version: "0.1.0".into(),
-            quick: false,
-            min_effect: None,
-        },
-        targets,
-        loads,
-        measurements,
-        series,
-    }
+    measurements
 }
 
 /// Two Postgres targets, 3 repeats at 1 client, interrupted before the end: point-query is a
@@ -500,6 +511,44 @@ pub const SWEEP_CLIENTS: [u32; 4] = [1, 2, 4, 8];
 ///   within noise at 4), its repeat 3 at 1 client failed (2 paired repeats there); writes 1.10, 1.08, –, 0.90 with `update-index` failed in every
 ///   repeat at 4 clients (no group QPS there).
 pub fn run_sweep() -> RunData {
+    let loads = (1..=3)
+        .flat_map(|r| {
+            SWEEP_CLIENTS.into_iter().flat_map(move |c| {
+                [
+                    load("mysql56", c, r, 150_000.0, 0.6),
+                    load("mysql80", c, r, 180_000.0, 0.5),
+                    load("mariadb114", c, r, 170_000.0, 0.5),
+                ]
+            })
+        })
+        .collect();
+    RunData {
+        run: RunInfo {
+            id: "20261125-1400".into(),
+            lab: "mysql 5.6 vs 8.0 vs mariadb 11.4, client sweep".into(),
+            lab_text: "[lab]\nclients = [1, 2, 4, 8]\nrepeats = 3\n".into(),
+            started: "2026-11-25T14:00:00Z".into(),
+            finished: Some("2026-11-25T15:12:00Z".into()),
+            complete: true,
+            host: host(),
+            dbdelta_version: "0.1.0".into(),
+            quick: false,
+            min_effect: None,
+        },
+        targets: vec![
+            mysql("mysql56", "5.6.24", &[]),
+            mysql("mysql80", "8.0.31", &[("innodb_idle_flush_pct", "100")]),
+            mysql("mariadb114", "11.4.5-MariaDB", &[]),
+        ],
+        loads,
+        measurements: sweep_measurements(),
+        series: Vec::new(),
+    }
+}
+
+/// The sweep fixture's measurements, per repeat, client count and step: the base, then
+/// mysql80 and mariadb114 at their group's ratio with jitter (and mariadb114's failures).
+fn sweep_measurements() -> Vec<Measurement> {
     // (label, step_index, group, base QPS at 1 client, base CPU µs/op)
     let steps: [(&str, u32, &str, f64, f64); 5] = [
         ("update-index", 4, "writes", 9_100.0, 105.0),
@@ -554,39 +603,7 @@ pub fn run_sweep() -> RunData {
             }
         }
     }
-    let loads = (1..=3)
-        .flat_map(|r| {
-            SWEEP_CLIENTS.into_iter().flat_map(move |c| {
-                [
-                    load("mysql56", c, r, 150_000.0, 0.6),
-                    load("mysql80", c, r, 180_000.0, 0.5),
-                    load("mariadb114", c, r, 170_000.0, 0.5),
-                ]
-            })
-        })
-        .collect();
-    RunData {
-        run: RunInfo {
-            id: "20261125-1400".into(),
-            lab: "mysql 5.6 vs 8.0 vs mariadb 11.4, client sweep".into(),
-            lab_text: "[lab]\nclients = [1, 2, 4, 8]\nrepeats = 3\n".into(),
-            started: "2026-11-25T14:00:00Z".into(),
-            finished: Some("2026-11-25T15:12:00Z".into()),
-            complete: true,
-            host: host(),
-            dbdelta_version: "0.1.0".into(),
-            quick: false,
-            min_effect: None,
-        },
-        targets: vec![
-            mysql("mysql56", "5.6.24", &[]),
-            mysql("mysql80", "8.0.31", &[("innodb_idle_flush_pct", "100")]),
-            mysql("mariadb114", "11.4.5-MariaDB", &[]),
-        ],
-        loads,
-        measurements,
-        series: Vec::new(),
-    }
+    measurements
 }
 
 /// An Insert Benchmark run: pg16 and pg17, 2 repeats, at 1 client; pg17 misses the SLA of

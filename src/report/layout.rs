@@ -6,7 +6,7 @@
 //! Markdown syntax (that is `text` and `markdown`), or do any I/O.
 
 use super::build::{percent, two};
-use super::model::{Aggregate, MetricTest, Relative, ReportModel, WithinStep};
+use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
 use crate::results::HostInfo;
 
 /// One piece of a report.
@@ -259,11 +259,35 @@ pub fn cpus_text(h: &HostInfo) -> String {
     out
 }
 
+/// The report's head: title, run facts, the targets and placement tables and each target's
+/// differences from its base.
 fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Title(match &m.compare {
         Some(_) => format!("dbdelta compare: {}", m.run.lab),
         None => format!("dbdelta report: {}", m.run.lab),
     }));
+    doc.push(Block::Bullets(run_facts(m)));
+    doc.push(Block::Heading("Targets".into()));
+    doc.push(Block::Table(targets_table(m)));
+    placement_table(m, doc);
+    let diffs: Vec<String> = m
+        .targets
+        .iter()
+        .filter(|t| t.relative_to.is_some())
+        .map(|t| difference(m, t))
+        .collect();
+    if !diffs.is_empty() {
+        doc.push(Block::Para(format!(
+            "Differences from the base ({}):",
+            m.base_label()
+        )));
+        doc.push(Block::Bullets(diffs));
+    }
+}
+
+/// The run's facts: id, start and status, host, CPUs, dbdelta version, base, a compare's two
+/// runs and the most repeats.
+fn run_facts(m: &ReportModel) -> Vec<String> {
     let r = &m.run;
     let status = match (&r.finished, r.complete) {
         (Some(f), true) => format!("finished {f}, complete"),
@@ -303,9 +327,11 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     if m.max_repeats > 1 {
         facts.push(format!("repeats: up to {}", m.max_repeats));
     }
-    doc.push(Block::Bullets(facts));
+    facts
+}
 
-    doc.push(Block::Heading("Targets".into()));
+/// Each target's engine, server version (cut at 40 characters), config and status.
+fn targets_table(m: &ReportModel) -> Grid {
     let mut grid = Grid {
         header: ["target", "engine", "server version", "config", "status"]
             .map(String::from)
@@ -318,11 +344,19 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
         if version.chars().count() > 40 {
             version = version.chars().take(39).collect::<String>() + "…";
         }
-        let status = match (t.is_base, t.failed) {
-            (true, false) => "base",
-            (true, true) => "base, FAILED",
-            (false, true) => "FAILED",
-            (false, false) => "ok",
+        // A target that failed in one cell (a server that did not start for one repeat) still
+        // has its other cells' numbers: say so rather than "FAILED".
+        let measured = m
+            .measurements
+            .iter()
+            .any(|x| x.target == t.name && !x.failed);
+        let status = match (t.is_base, t.failed, measured) {
+            (true, false, _) => "base",
+            (true, true, false) => "base, FAILED",
+            (true, true, true) => "base, FAILED in part",
+            (false, true, false) => "FAILED",
+            (false, true, true) => "FAILED in part",
+            (false, false, _) => "ok",
         };
         grid.rows.push(vec![
             Cell::plain(&t.name),
@@ -332,70 +366,66 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
             Cell::plain(status),
         ]);
     }
-    doc.push(Block::Table(grid));
-    placement_table(m, doc);
+    grid
+}
 
-    let mut diffs = Vec::new();
-    for t in m.targets.iter().filter(|t| t.relative_to.is_some()) {
-        let mut parts = Vec::new();
-        if !t.config_diff.is_empty() {
-            parts.push(format!("config {}", t.config_diff.join("; ")));
-        }
-        const MAX_SETTINGS: usize = 10;
-        if !t.settings_diff.is_empty() {
-            let mut s: Vec<String> = t
-                .settings_diff
-                .iter()
-                .take(MAX_SETTINGS)
-                .map(|d| {
-                    format!(
-                        "{} {} → {}",
-                        d.key,
-                        d.base.as_deref().unwrap_or("(unset)"),
-                        d.target.as_deref().unwrap_or("(unset)")
-                    )
-                })
-                .collect();
-            if t.settings_diff.len() > MAX_SETTINGS {
-                s.push(format!(
-                    "and {} more (see the JSON report)",
-                    t.settings_diff.len() - MAX_SETTINGS
-                ));
-            }
-            parts.push(format!("settings {}", s.join("; ")));
-        }
-        if !t.env_diff.is_empty() {
-            let e: Vec<String> = t
-                .env_diff
-                .iter()
-                .map(|d| match &d.target {
-                    Some(v) => format!("{}={v}", d.key),
-                    None => format!(
-                        "{} unset (base: {})",
-                        d.key,
-                        d.base.as_deref().unwrap_or("")
-                    ),
-                })
-                .collect();
-            parts.push(format!("env {}", e.join("; ")));
-        }
-        if parts.is_empty() {
-            parts.push("no config, settings or environment difference".into());
-        }
-        match t.relative_to.as_deref() {
-            Some(b) if m.compare.is_some() => {
-                diffs.push(format!("{} (vs {b}): {}", t.name, parts.join("; ")))
-            }
-            _ => diffs.push(format!("{}: {}", t.name, parts.join("; "))),
-        }
+/// A compared target's differences from its base, as one bullet: config, settings (the first
+/// ten) and environment; in a compare, the base is named.
+fn difference(m: &ReportModel, t: &TargetSummary) -> String {
+    let mut parts = Vec::new();
+    if !t.config_diff.is_empty() {
+        parts.push(format!("config {}", t.config_diff.join("; ")));
     }
-    if !diffs.is_empty() {
-        doc.push(Block::Para(format!(
-            "Differences from the base ({}):",
-            m.base_label()
-        )));
-        doc.push(Block::Bullets(diffs));
+    if !t.settings_diff.is_empty() {
+        parts.push(format!("settings {}", settings_diff(t).join("; ")));
     }
+    if !t.env_diff.is_empty() {
+        let e: Vec<String> = t
+            .env_diff
+            .iter()
+            .map(|d| match &d.target {
+                Some(v) => format!("{}={v}", d.key),
+                None => format!(
+                    "{} unset (base: {})",
+                    d.key,
+                    d.base.as_deref().unwrap_or("")
+                ),
+            })
+            .collect();
+        parts.push(format!("env {}", e.join("; ")));
+    }
+    if parts.is_empty() {
+        parts.push("no config, settings or environment difference".into());
+    }
+    match t.relative_to.as_deref() {
+        Some(b) if m.compare.is_some() => format!("{} (vs {b}): {}", t.name, parts.join("; ")),
+        _ => format!("{}: {}", t.name, parts.join("; ")),
+    }
+}
+
+/// The first ten setting differences (`key base → target`), then how many more there are.
+fn settings_diff(t: &TargetSummary) -> Vec<String> {
+    const MAX_SETTINGS: usize = 10;
+    let mut s: Vec<String> = t
+        .settings_diff
+        .iter()
+        .take(MAX_SETTINGS)
+        .map(|d| {
+            format!(
+                "{} {} → {}",
+                d.key,
+                d.base.as_deref().unwrap_or("(unset)"),
+                d.target.as_deref().unwrap_or("(unset)")
+            )
+        })
+        .collect();
+    if t.settings_diff.len() > MAX_SETTINGS {
+        s.push(format!(
+            "and {} more (see the JSON report)",
+            t.settings_diff.len() - MAX_SETTINGS
+        ));
+    }
+    s
 }
 
 /// Where each target's server and client threads ran: the placement and its CPU lists.
@@ -677,6 +707,9 @@ fn targets_grid(m: &ReportModel, shown: &[&str]) -> Grid {
     step_grid(shown.iter().map(|t| base_header(m, t)))
 }
 
+/// The results at one client count: relative and verdict tables (with 2+ targets), within-step
+/// and pre/post tables, absolute QPS, scan rate, costs, latency with throughput charts, and
+/// memory and size.
 fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Heading(format!("Results, clients = {clients}")));
     let steps = steps_at(m, clients);
@@ -692,24 +725,69 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     within_step_table(m, clients, doc);
     pre_post_table(m, clients, doc);
 
-    let shown = m.shown_targets();
     doc.push(Block::SubHeading(
         "Absolute QPS (queries per second)".into(),
     ));
+    let qps = |a: Option<&Aggregate>| rate(a.and_then(|a| a.qps));
+    doc.push(Block::Table(aggregate_table(m, clients, &steps, true, qps)));
+    scan_table(m, clients, &steps, doc);
+    cost_tables(m, clients, &steps, doc);
+
+    doc.push(Block::SubHeading(
+        "Latency per event, µs: p50 / p99 / max".into(),
+    ));
+    let latency = |a: Option<&Aggregate>| match a.and_then(|a| a.latency_us) {
+        Some(l) => format!("{} / {} / {}", micros(l.p50), micros(l.p99), micros(l.max)),
+        None => NA.into(),
+    };
+    doc.push(Block::Table(aggregate_table(
+        m, clients, &steps, true, latency,
+    )));
+    throughput_figures(m, clients, &steps, doc);
+
+    doc.push(Block::SubHeading(
+        "Memory and size, MB: peak RSS / database size after the step".into(),
+    ));
+    let memory = |a: Option<&Aggregate>| {
+        format!(
+            "{} / {}",
+            mb(a.and_then(|a| a.peak_rss_bytes)),
+            mb(a.and_then(|a| a.db_size_bytes))
+        )
+    };
+    doc.push(Block::Table(aggregate_table(
+        m, clients, &steps, false, memory,
+    )));
+}
+
+/// A row per step (marked client-bound when `mark_cb` and a target is) and a column per shown
+/// target: `cell` of the target's aggregate at `clients` (`None`: not measured).
+fn aggregate_table(
+    m: &ReportModel,
+    clients: u32,
+    steps: &[&str],
+    mark_cb: bool,
+    cell: impl Fn(Option<&Aggregate>) -> String,
+) -> Grid {
+    let shown = m.shown_targets();
     let mut grid = targets_grid(m, &shown);
-    for step in &steps {
-        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+    for step in steps {
+        let cb = mark_cb && any_client_bound(m, step, clients);
+        let mut row = vec![step_label(step, cb)];
         for t in &shown {
-            row.push(Cell::plain(rate(
-                m.aggregate(t, step, clients).and_then(|a| a.qps),
-            )));
+            row.push(Cell::plain(cell(m.aggregate(t, step, clients))));
         }
         grid.rows.push(row);
     }
-    doc.push(Block::Table(grid));
+    grid
+}
 
-    let scans: Vec<&&str> = steps
+/// Thousands of rows scanned per second per client, for the steps that scan.
+fn scan_table(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
+    let shown = m.shown_targets();
+    let scans: Vec<&str> = steps
         .iter()
+        .copied()
         .filter(|s| {
             shown.iter().any(|t| {
                 m.aggregate(t, s, clients)
@@ -717,62 +795,16 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             })
         })
         .collect();
-    if !scans.is_empty() {
-        doc.push(Block::SubHeading(
-            "Scan: thousands of rows scanned per second per client".into(),
-        ));
-        let mut grid = targets_grid(m, &shown);
-        for step in scans {
-            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
-            for t in &shown {
-                row.push(Cell::plain(rate(
-                    m.aggregate(t, step, clients)
-                        .and_then(|a| a.scan_krows_per_sec),
-                )));
-            }
-            grid.rows.push(row);
-        }
-        doc.push(Block::Table(grid));
+    if scans.is_empty() {
+        return;
     }
-
-    cost_tables(m, clients, &steps, doc);
-
     doc.push(Block::SubHeading(
-        "Latency per event, µs: p50 / p99 / max".into(),
+        "Scan: thousands of rows scanned per second per client".into(),
     ));
-    let mut grid = targets_grid(m, &shown);
-    for step in &steps {
-        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
-        for t in &shown {
-            row.push(Cell::plain(
-                match m.aggregate(t, step, clients).and_then(|a| a.latency_us) {
-                    Some(l) => format!("{} / {} / {}", micros(l.p50), micros(l.p99), micros(l.max)),
-                    None => NA.into(),
-                },
-            ));
-        }
-        grid.rows.push(row);
-    }
-    doc.push(Block::Table(grid));
-    throughput_figures(m, clients, &steps, doc);
-
-    doc.push(Block::SubHeading(
-        "Memory and size, MB: peak RSS / database size after the step".into(),
-    ));
-    let mut grid = targets_grid(m, &shown);
-    for step in &steps {
-        let mut row = vec![Cell::plain(*step)];
-        for t in &shown {
-            let a = m.aggregate(t, step, clients);
-            row.push(Cell::plain(format!(
-                "{} / {}",
-                mb(a.and_then(|a| a.peak_rss_bytes)),
-                mb(a.and_then(|a| a.db_size_bytes))
-            )));
-        }
-        grid.rows.push(row);
-    }
-    doc.push(Block::Table(grid));
+    let scan = |a: Option<&Aggregate>| rate(a.and_then(|a| a.scan_krows_per_sec));
+    doc.push(Block::Table(aggregate_table(
+        m, clients, &scans, true, scan,
+    )));
 }
 
 type Get = fn(&Aggregate) -> Option<f64>;

@@ -667,6 +667,12 @@ fn sweep_names_crossovers_per_group_and_target() {
         assert_eq!(x.base, "mysql56");
         assert_eq!(x.points.len(), 4);
     }
+}
+
+#[test]
+fn sweep_group_qps_ratios_and_their_tests() {
+    let m = build(&run_sweep(), None).unwrap();
+    let c = |target: &str, group: &str| m.crossover_of(target, group).unwrap().clone();
     // Group QPS is the geometric mean of the group's steps' QPS (means over repeats).
     let g = m.group_qps_of("mysql56", "point", 2).unwrap();
     let q = |s: &str| m.aggregate("mysql56", s, 2).unwrap().qps.unwrap();
@@ -689,6 +695,11 @@ fn sweep_names_crossovers_per_group_and_target() {
     assert!((p.ratio.unwrap() - 0.90).abs() < 1e-3, "{p:?}");
     let t = p.qps_test.as_ref().unwrap();
     assert_eq!((t.family_size, t.verdict.as_str()), (4, "regression"));
+}
+
+#[test]
+fn sweep_crossovers_lead_the_tldr_and_have_a_note() {
+    let m = build(&run_sweep(), None).unwrap();
     // The crossover sentences come first in the tl;dr, in target then group order.
     assert!(
         m.tldr[0].starts_with("mysql80 overtakes mysql56 on point queries from 4 clients (QPS ratio 0.80 at 1, 0.90 at 2, 1.15 at 4, 1.40 at 8 clients; confirmed"),
@@ -844,4 +855,24 @@ fn insert_summary_in_every_format() {
     let html = render(&m, Format::Html, false);
     assert!(html.contains("Insert Benchmark summary, clients = 1"));
     assert!(html.contains("964 [SLA]"), "the mean achieved rate, marked");
+}
+
+#[test]
+fn a_target_failed_in_one_cell_is_failed_in_part() {
+    let mut data = run_sweep();
+    let t = data
+        .targets
+        .iter_mut()
+        .find(|t| t.name == "mysql80")
+        .unwrap();
+    t.failed = true;
+    t.error = Some("the MySQL server did not accept connections within 60 s".into());
+    let text = render(&build(&data, None).unwrap(), Format::Text, false);
+    let row = text.lines().find(|l| l.starts_with(" mysql80 ")).unwrap();
+    assert!(row.ends_with("| FAILED in part"), "{row}");
+    // Without a single measured step it is plainly FAILED.
+    data.measurements.retain(|m| m.target != "mysql80");
+    let text = render(&build(&data, None).unwrap(), Format::Text, false);
+    let row = text.lines().find(|l| l.starts_with(" mysql80 ")).unwrap();
+    assert!(row.ends_with("| FAILED"), "{row}");
 }
