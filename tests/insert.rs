@@ -232,6 +232,27 @@ fn an_unreachable_background_rate_is_an_sla_failure_in_every_format() {
         "the achieved rate is measured: {achieved}"
     );
     assert_eq!(failed["target_rows_per_sec"], 1_000_000.0);
+    let csv = report("csv");
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let sla = |step: &str| {
+        let row = (rows.iter())
+            .find(|r| &r[col("target")] == "a" && &r[col("step")] == step)
+            .unwrap();
+        (
+            row[col("sla")].to_string(),
+            row[col("background_rows_per_sec")].parse::<f64>().ok(),
+        )
+    };
+    assert_eq!(sla("qr100").0, "met");
+    let (verdict, achieved_csv) = sla("qr1000000");
+    assert_eq!(verdict, "failed", "CSV: the failure");
+    assert!(
+        achieved_csv.is_some_and(|a| (a - achieved).abs() < 1.0),
+        "CSV: its rate"
+    );
 }
 
 /// Every process of the tree under `root` (the server and its backends).

@@ -855,6 +855,19 @@ fn insert_summary_in_every_format() {
     let html = render(&m, Format::Html, false);
     assert!(html.contains("Insert Benchmark summary, clients = 1"));
     assert!(html.contains("964 [SLA]"), "the mean achieved rate, marked");
+    let csv = render(&m, Format::Csv, false);
+    let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = r
+        .records()
+        .map(|r| r.unwrap())
+        .find(|r| &r[col("target")] == "pg17" && &r[col("step")] == "qr1000")
+        .unwrap();
+    assert_eq!(&row[col("sla")], "failed");
+    assert_eq!(&row[col("insert_quartile")], "sla");
+    assert_eq!(&row[col("background_rows_per_sec")], "964");
+    assert_eq!(&row[col("background_target_rows_per_sec")], "1000");
 }
 
 #[test]
