@@ -671,6 +671,7 @@ pub fn run_insert() -> RunData {
                         ops_per_sec: Some(achieved / commit),
                         units_per_sec: Some(achieved),
                         target_ops_per_sec: Some(target / commit),
+                        series: vec![achieved.round() as u64; 10],
                         ..Default::default()
                     }];
                 }

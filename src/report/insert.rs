@@ -5,7 +5,7 @@
 //! Owns computing [`InsertSummary`] from the model's aggregates and measurement rows, and
 //! laying it out as blocks. Must not: read the store or files, or format for one output.
 
-use super::layout::{Block, Cell, Grid, Tone, rate, rel_cell};
+use super::layout::{Block, Cell, ChartRef, Grid, Tone, rate, rel_cell};
 use super::model::{Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel};
 use crate::results::OpMeasurement;
 
@@ -234,6 +234,22 @@ pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
                     .into(),
             ));
             doc.push(Block::Table(operations_table(s)));
+        }
+        let charts: Vec<ChartRef> = (s.steps.iter())
+            .filter(|step| is_query(step))
+            .map(|step| ChartRef::BackgroundInserts {
+                step: step.clone(),
+                clients: s.clients,
+            })
+            .collect();
+        if !charts.is_empty() {
+            doc.push(Block::Figures {
+                title: Some(format!(
+                    "Background inserts per second (rows/s; first repeat), clients = {}",
+                    s.clients
+                )),
+                charts,
+            });
         }
         if let Some(g) = background_table(s) {
             doc.push(Block::SubHeading(

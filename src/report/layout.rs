@@ -34,6 +34,9 @@ pub enum ChartRef {
     Throughput { step: String, clients: u32 },
     /// A group's QPS (geometric mean of its steps') against clients, one line per target.
     ClientsQps { group: String },
+    /// Rows inserted per second by an Insert Benchmark query step's background inserters,
+    /// one line per target (first repeat).
+    BackgroundInserts { step: String, clients: u32 },
 }
 
 /// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).

@@ -855,6 +855,10 @@ fn insert_summary_in_every_format() {
     let html = render(&m, Format::Html, false);
     assert!(html.contains("Insert Benchmark summary, clients = 1"));
     assert!(html.contains("964 [SLA]"), "the mean achieved rate, marked");
+    assert!(
+        html.contains("qr1000: background rows inserted per second, clients = 1"),
+        "the per-second chart of the background inserts"
+    );
     let csv = render(&m, Format::Csv, false);
     let mut r = ::csv::Reader::from_reader(csv.as_bytes());
     let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
