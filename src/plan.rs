@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::lab::{Lab, Order, StepLength};
+use crate::lab::{Lab, LabTarget, Order, StepLength};
 use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
@@ -377,6 +377,64 @@ fn plan_insert(
     })
 }
 
+/// The suites the lab runs with the steps `--only`/`--skip` choose (over the labels of every
+/// suite of the lab); bad input when a pattern matches nothing or no step is left.
+fn suites(
+    lab: &Lab,
+    opts: &RunOptions,
+    sysbench: Option<&sysbench::Settings>,
+    insert: Option<&insert::Settings>,
+) -> Result<Vec<SuitePlan>, InputError> {
+    let mut catalog: Vec<Selectable> = Vec::new();
+    if sysbench.is_some() {
+        catalog.extend(sysbench::CATALOG.iter().map(|s| Selectable {
+            label: s.label.to_string(),
+            kind: s.kind,
+        }));
+    }
+    if let Some(ins) = insert {
+        catalog.extend(ins.steps().into_iter().map(|(label, _)| Selectable {
+            label,
+            kind: StepKind::Main,
+        }));
+    }
+    let pre = sysbench.is_some_and(|s| s.pre);
+    let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
+    let mut suites: Vec<SuitePlan> = Vec::new();
+    if let (Some(sb), Some(settings)) = (&lab.sysbench, sysbench) {
+        suites.extend(plan_sysbench(sb, settings, &selection, opts.quick));
+    }
+    if let (Some(cfg), Some(settings)) = (&lab.insert, insert) {
+        suites.extend(plan_insert(cfg, settings, &selection, opts.quick));
+    }
+    if suites.is_empty() {
+        return Err(InputError::new(
+            "--only/--skip leave no step to run; loosen them",
+        ));
+    }
+    Ok(suites)
+}
+
+/// A lab target with its CPU placement resolved on `machine` (its own keys, else the lab's).
+fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan, InputError> {
+    let spec = t.placement.as_ref().unwrap_or(&lab.placement);
+    let placement = cpus::resolve(spec, machine, t.engine.embedded()).map_err(InputError::new)?;
+    Ok(TargetPlan {
+        name: t.name.clone(),
+        engine: t.engine,
+        settings: t.settings.clone(),
+        bin: t.bin.clone(),
+        env: t.env.clone(),
+        args: t.args.clone(),
+        version: t.version.clone(),
+        product: t.product,
+        tables: t.tables.clone(),
+        port: t.port,
+        config_name: t.config_name.clone(),
+        placement,
+    })
+}
+
 /// Combine a lab and the command line into a plan, on this machine's CPUs.
 pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
     plan_on(lab, opts, crate::host::machine())
@@ -399,55 +457,9 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     };
     let sysbench = (lab.sysbench.as_ref()).map(|sb| sysbench_settings(sb, opts.quick));
     let insert = (lab.insert.as_ref()).map(|i| insert_settings(i, opts.quick));
-    let mut catalog: Vec<Selectable> = Vec::new();
-    if sysbench.is_some() {
-        catalog.extend(sysbench::CATALOG.iter().map(|s| Selectable {
-            label: s.label.to_string(),
-            kind: s.kind,
-        }));
-    }
-    if let Some(ins) = &insert {
-        catalog.extend(ins.steps().into_iter().map(|(label, _)| Selectable {
-            label,
-            kind: StepKind::Main,
-        }));
-    }
-    let pre = sysbench.as_ref().is_some_and(|s| s.pre);
-    let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
-    let mut suites: Vec<SuitePlan> = Vec::new();
-    if let (Some(sb), Some(settings)) = (&lab.sysbench, &sysbench) {
-        suites.extend(plan_sysbench(sb, settings, &selection, opts.quick));
-    }
-    if let (Some(cfg), Some(settings)) = (&lab.insert, &insert) {
-        suites.extend(plan_insert(cfg, settings, &selection, opts.quick));
-    }
-    if suites.is_empty() {
-        return Err(InputError::new(
-            "--only/--skip leave no step to run; loosen them",
-        ));
-    }
-    let targets = lab
-        .targets
-        .iter()
-        .map(|t| {
-            let spec = t.placement.as_ref().unwrap_or(&lab.placement);
-            let placement =
-                cpus::resolve(spec, &machine, t.engine.embedded()).map_err(InputError::new)?;
-            Ok(TargetPlan {
-                name: t.name.clone(),
-                engine: t.engine,
-                settings: t.settings.clone(),
-                bin: t.bin.clone(),
-                env: t.env.clone(),
-                args: t.args.clone(),
-                version: t.version.clone(),
-                product: t.product,
-                tables: t.tables.clone(),
-                port: t.port,
-                config_name: t.config_name.clone(),
-                placement,
-            })
-        })
+    let suites = suites(&lab, opts, sysbench.as_ref(), insert.as_ref())?;
+    let targets = (lab.targets.iter())
+        .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
     Ok(RunPlan {
         order: lab.order,
