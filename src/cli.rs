@@ -225,28 +225,10 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         print!("{}", plan.describe());
         return Ok(ExitCode::SUCCESS);
     }
-    // Binaries by version: in the cache before anything is written (a version that does not
-    // exist is bad input, and a failed download leaves no half-made run behind).
-    for t in plan.targets.iter_mut() {
-        if let (Some(v), Some(product)) = (&t.version, t.product) {
-            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
-                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
-            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
-            t.bin = Some(fetched.bin);
-        }
-    }
+    fetch_builds(&mut plan, progress)?;
 
     // Run: results reach the store after every step.
-    let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupt.clone();
-        // A second Ctrl-C ends the process at once.
-        let _ = ctrlc::set_handler(move || {
-            if flag.swap(true, Ordering::SeqCst) {
-                std::process::exit(EXIT_INTERRUPTED as i32);
-            }
-        });
-    }
+    let interrupt = interrupt_flag();
     let mut store = Store::open(store_path)?;
     progress.line(&format!(
         "plan: {} step(s) × {} cell(s), at least {:.0} s",
@@ -260,13 +242,45 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let data = store.load_run(&outcome.run_id)?;
     let model = report::build(&data, args.base.as_deref())?;
     write_report(&model, args.format, None, args.png.as_deref())?;
+    Ok(exit_status(&outcome, &store))
+}
+
+/// Binaries by version: in the cache before anything is written (a version that does not
+/// exist is bad input, and a failed download leaves no half-made run behind).
+fn fetch_builds(plan: &mut plan::RunPlan, progress: &Progress) -> Result<()> {
+    for t in plan.targets.iter_mut() {
+        if let (Some(v), Some(product)) = (&t.version, t.product) {
+            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
+                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
+            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
+            t.bin = Some(fetched.bin);
+        }
+    }
+    Ok(())
+}
+
+/// Set on the first Ctrl-C (the run stops after the current step); a second one ends the
+/// process at once.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED as i32);
+        }
+    });
+    interrupt
+}
+
+/// After the report: say what was interrupted or failed, and the exit code that goes with it.
+fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
     if outcome.interrupted {
         eprintln!(
             "interrupted: run {} is stored as incomplete in {}",
             outcome.run_id,
             store.path().display()
         );
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return ExitCode::from(EXIT_INTERRUPTED);
     }
     if !outcome.failures.is_empty() {
         eprintln!(
@@ -277,9 +291,9 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         for f in &outcome.failures {
             eprintln!("  {f}");
         }
-        return Ok(ExitCode::from(EXIT_FAILED));
+        return ExitCode::from(EXIT_FAILED);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
