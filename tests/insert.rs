@@ -25,7 +25,7 @@ fn settings() -> Settings {
         rows: 1_000,
         write_rows: 500,
         query: Duration::from_millis(1_000),
-        rates: vec![100, 200],
+        rates: vec![100, 500, 1000],
         commit: [100, 50, 5],
         deletes: true,
     }
@@ -77,7 +77,7 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
     let interrupt = Arc::new(AtomicBool::new(false));
     let kinds: Vec<(String, Kind)> = s.steps();
     let plans = suite.plan(|_| true);
-    assert_eq!(plans.len(), 8, "4 load steps and 2 rates × (qr, qp)");
+    assert_eq!(plans.len(), 10, "the ten steps: 4 load steps and 3 rates × (qr, qp)");
     for (plan, (label, kind)) in plans.iter().zip(&kinds) {
         assert_eq!(&plan.label, label);
         let spec = StepSpec {
