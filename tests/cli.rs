@@ -81,7 +81,10 @@ fn demo_runs_reports_and_writes_the_store() {
         assert_eq!(ops[0]["role"], "client");
         assert_eq!(ops[0]["op"], m["step"]);
         assert_eq!(ops[0]["counted"], true);
-        assert_eq!(ops[0]["units"], m["ops"], "its units are the step's statements");
+        assert_eq!(
+            ops[0]["units"], m["ops"],
+            "its units are the step's statements"
+        );
     }
     assert_eq!(
         json["measurements"].as_array().unwrap().len(),

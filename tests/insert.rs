@@ -77,7 +77,11 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
     let interrupt = Arc::new(AtomicBool::new(false));
     let kinds: Vec<(String, Kind)> = s.steps();
     let plans = suite.plan(|_| true);
-    assert_eq!(plans.len(), 10, "the ten steps: 4 load steps and 3 rates × (qr, qp)");
+    assert_eq!(
+        plans.len(),
+        10,
+        "the ten steps: 4 load steps and 3 rates × (qr, qp)"
+    );
     for (plan, (label, kind)) in plans.iter().zip(&kinds) {
         assert_eq!(&plan.label, label);
         let spec = StepSpec {

@@ -113,6 +113,7 @@ fn plan() -> StepPlan {
             role("querier", Pacer::Closed, None, Work::Query),
         ],
         counted: Counted { role: 0, op: None },
+        rate_unit: "rows/s",
         statements_per_event: 1,
         event_shape: vec![1, 1],
         scan_rows: None,

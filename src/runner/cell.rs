@@ -273,7 +273,7 @@ impl CellRun<'_> {
             bar.finish(&format!("{prefix}: FAILED: the server died"));
             return Err(e.context(format!("{prefix}: the server died during the step")));
         }
-        bar.finish(&summary(&prefix, &m));
+        bar.finish(&summary(&prefix, &m, step.rate_unit));
         self.progress.detail(&format!(
             "{prefix}: rows touched per statement {:?}",
             run.rows_touched
@@ -471,16 +471,25 @@ fn series_of(m: &Measurement, run: &StepRun) -> Vec<SecondSample> {
 }
 
 /// The line that replaces a finished step's progress bar.
-fn summary(prefix: &str, m: &Measurement) -> String {
+fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
     let (Some(qps), Some(lat)) = (&m.qps, &m.latency_us) else {
         return format!("{prefix}: no event completed ({} errors)", m.errors.total());
     };
     let mut out = format!(
-        "{prefix}: {} qps, p99 {:.1} µs, {:.1} µs CPU/op",
+        "{prefix}: {} {unit}, p99 {:.1} µs, {:.1} µs CPU/op",
         thousands(*qps),
         lat.p99,
         m.server_cpu_us_per_op.unwrap_or(f64::NAN),
     );
+    // Paced roles: how close they kept to their schedule.
+    for o in m.operations.iter().filter(|o| o.pacer == "rate") {
+        out.push_str(&format!(
+            ", {} {:.1}/s ({:.1}% of its schedule)",
+            o.role,
+            o.units_per_sec.unwrap_or(0.0),
+            o.target_share().unwrap_or(0.0) * 100.0
+        ));
+    }
     if m.errors.total() > 0 {
         out.push_str(&format!(", {} errors", m.errors.total()));
     }

@@ -211,6 +211,11 @@ impl Settings {
             clients: None,
             roles: self.roles(kind, index),
             counted: Counted { role: 0, op: None },
+            rate_unit: if group == QUERY_GROUP {
+                "queries/s"
+            } else {
+                "rows/s"
+            },
             statements_per_event: 1,
             event_shape: vec![1],
             scan_rows: None,

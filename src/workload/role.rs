@@ -124,6 +124,9 @@ pub struct StepPlan {
     pub clients: Option<u32>,
     pub roles: Vec<Role>,
     pub counted: Counted,
+    /// What the counted units are per second, for progress lines: `qps` (sysbench statements),
+    /// `rows/s` (inserted or indexed rows), `queries/s`.
+    pub rate_unit: &'static str,
     /// Statements per counted operation (the v1 `statements_per_event`).
     pub statements_per_event: u32,
     /// How many times each statement of the counted role's operation runs (rows per statement).

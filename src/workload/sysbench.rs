@@ -439,6 +439,7 @@ pub fn step_plan(
             executor: Arc::new(EventFactory { step, scale }),
         }],
         counted: Counted { role: 0, op: None },
+        rate_unit: "qps",
         statements_per_event: step.statements_per_event(),
         event_shape: step.event.iter().map(|(n, _)| *n).collect(),
         scan_rows: step.is_scan().then_some(scale.rows),
