@@ -828,6 +828,12 @@ fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, Inp
             "rows must be at least rows_per_commit_l_i0 (l.i0 inserts them)",
         ));
     }
+    let write_rows = s.write_rows.unwrap_or(s.rows);
+    if write_rows * 4 / 5 < u64::from(commit[1]) || write_rows / 5 < u64::from(commit[2]) {
+        return Err(bad(
+            "write_rows is too small: l.i1 inserts 4/5 of it (at least rows_per_commit_l_i1) and l.i2 1/5 (at least rows_per_commit_l_i2)",
+        ));
+    }
     if !(s.query_secs > 0.0 && s.query_secs.is_finite()) {
         return Err(bad("query_secs must be a positive number of seconds"));
     }
@@ -845,7 +851,7 @@ fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, Inp
     }
     Ok(InsertConfig {
         rows: s.rows,
-        write_rows: s.write_rows.unwrap_or(s.rows),
+        write_rows,
         query_secs: s.query_secs,
         rates: s.rates.iter().map(|r| *r as u32).collect(),
         rows_per_commit: commit,
@@ -1089,6 +1095,8 @@ rates = [100, 1000]
             e.contains("rows must be at least rows_per_commit_l_i0"),
             "{e}"
         );
+        let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\nwrite_rows = 20"));
+        assert!(e.contains("write_rows is too small"), "{e}");
         let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
         assert!(e.contains("query_secs must be a positive number"), "{e}");
     }

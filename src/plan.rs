@@ -349,32 +349,50 @@ fn insert_settings(cfg: &crate::lab::InsertConfig, quick: bool) -> insert::Setti
     }
 }
 
-/// The Insert Benchmark with the steps `selection` chooses; `None` when it chooses none.
+/// The Insert Benchmark with the steps `selection` chooses; `None` when it chooses none; bad
+/// input when a chosen step lacks a step it depends on.
 fn plan_insert(
     cfg: &crate::lab::InsertConfig,
     settings: &insert::Settings,
     selection: &Selection,
     quick: bool,
-) -> Option<SuitePlan> {
+) -> Result<Option<SuitePlan>, InputError> {
     let suite = insert::InsertBench {
         settings: settings.clone(),
     };
     let steps = suite.plan(|label| selection.chosen(label, StepKind::Main, false));
     if steps.is_empty() {
-        return None;
+        return Ok(None);
+    }
+    // Every cell starts from empty tables: l.i0 fills them and l.x builds the indexes the
+    // queries use, so a later step without them would measure something else.
+    let chosen: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+    for (i, (label, _)) in settings.steps().iter().enumerate() {
+        let needs: Vec<&str> = ["l.i0", "l.x"]
+            .into_iter()
+            .take(i.min(2))
+            .filter(|n| !chosen.contains(n))
+            .collect();
+        if chosen.contains(&label.as_str()) && !needs.is_empty() {
+            return Err(InputError::new(format!(
+                "--only/--skip: the insert step {label} needs {} (every cell starts from empty tables: l.i0 fills them, l.x builds the indexes); select {} too",
+                needs.join(" and "),
+                if needs.len() == 1 { "it" } else { "them" }
+            )));
+        }
     }
     let postwrite_budget = match (cfg.postwrite_secs, quick) {
         (Some(s), quick) => Duration::from_secs_f64(if quick { s.min(1.0) } else { s }),
         (None, true) => Duration::from_secs(1),
         (None, false) => Duration::from_secs((60 + settings.rows / 1_000_000).min(1200)),
     };
-    Some(SuitePlan {
+    Ok(Some(SuitePlan {
         steps,
         postwrite_after_load: false,
         postwrite_budget,
         prepared: cfg.prepared,
         suite: std::sync::Arc::new(suite),
-    })
+    }))
 }
 
 /// The suites the lab runs with the steps `--only`/`--skip` choose (over the labels of every
@@ -405,7 +423,7 @@ fn suites(
         suites.extend(plan_sysbench(sb, settings, &selection, opts.quick));
     }
     if let (Some(cfg), Some(settings)) = (&lab.insert, insert) {
-        suites.extend(plan_insert(cfg, settings, &selection, opts.quick));
+        suites.extend(plan_insert(cfg, settings, &selection, opts.quick)?);
     }
     if suites.is_empty() {
         return Err(InputError::new(
@@ -827,6 +845,42 @@ mod tests {
                 .threads_of(step("point-query"), 2),
             2
         );
+    }
+
+    #[test]
+    fn insert_steps_need_the_steps_that_build_their_table() {
+        let lab = || {
+            crate::lab::parse(
+                "[lab]\nname = \"i\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+                 [suite.sysbench]\nrows = 1000\n[suite.insert]\nrows = 1000\n",
+                "lab.toml",
+                Path::new("."),
+            )
+            .unwrap()
+        };
+        let only = |o: &str| RunOptions {
+            only: vec![o.into()],
+            ..Default::default()
+        };
+        let e = plan(lab(), &only("qr100")).unwrap_err().0;
+        assert!(
+            e.contains("the insert step qr100 needs l.i0 and l.x") && e.contains("select them too"),
+            "{e}"
+        );
+        let e = plan(lab(), &only("l.x")).unwrap_err().0;
+        assert!(
+            e.contains("l.x needs l.i0 (") && e.contains("select it too"),
+            "{e}"
+        );
+        let p = plan(lab(), &only("l.i0,l.x,qr100,point-query")).unwrap();
+        assert_eq!(labels(&p), ["point-query", "l.i0", "l.x", "qr100"]);
+        assert_eq!(p.suites.len(), 2, "each suite on its own data directory");
+        let skip = RunOptions {
+            skip: vec!["l.i2,qp*".into()],
+            ..Default::default()
+        };
+        let p = plan(lab(), &skip).unwrap();
+        assert!(labels(&p).contains(&"qr1000") && !labels(&p).contains(&"l.i2"));
     }
 
     #[test]

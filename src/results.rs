@@ -250,6 +250,14 @@ pub struct Measurement {
     pub operations: Vec<OpMeasurement>,
 }
 
+/// The serialized HDR histograms of one operation type (V2 deflate, as `measurements.histogram`):
+/// service time, and for paced roles response time from the intended start (empty otherwise).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpHistograms {
+    pub service: Vec<u8>,
+    pub response: Vec<u8>,
+}
+
 /// One operation type of one role of a step, merged over its clients (schema v2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct OpMeasurement {
@@ -278,9 +286,15 @@ pub struct OpMeasurement {
     pub latency_us: Option<Latency>,
     /// `rate` roles: response time from each operation's intended start, µs.
     pub response_us: Option<Latency>,
-    /// Step totals divided by this type's units: server CPU µs and context switches.
-    pub server_cpu_us_per_unit: Option<f64>,
-    pub cs_per_unit: Option<f64>,
+    /// The whole step's totals divided by this type's units (the reference's per-insert and
+    /// per-query costs: all of the step's work charged to each type in turn, not this type's
+    /// own share): server CPU µs, context switches, device KB read and written.
+    pub step_server_cpu_us_per_unit: Option<f64>,
+    pub step_cs_per_unit: Option<f64>,
+    #[serde(default)]
+    pub step_read_kb_per_unit: Option<f64>,
+    #[serde(default)]
+    pub step_write_kb_per_unit: Option<f64>,
     /// Units that ended in each whole second of the measured period.
     pub series: Vec<u64>,
 }

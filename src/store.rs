@@ -14,8 +14,8 @@ use rusqlite::{Connection, OptionalExtension, Row, named_params, params};
 
 use crate::error::InputError;
 use crate::results::{
-    ErrorCounts, HostInfo, Latency, LoadResult, Measurement, RunData, RunInfo, SecondSample,
-    TargetInfo,
+    ErrorCounts, HostInfo, Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo,
+    SecondSample, TargetInfo,
 };
 
 /// Schema migrations, in order. Migration `i` brings the schema to version `i + 1`.
@@ -166,6 +166,8 @@ CREATE TABLE step_ops (
     repeat INTEGER NOT NULL,
     position INTEGER NOT NULL,
     op_json TEXT NOT NULL,
+    histogram BLOB,
+    response_histogram BLOB,
     PRIMARY KEY (run_id, target, suite, step, clients, repeat, position)
 );
 "#,
@@ -369,11 +371,12 @@ impl Store {
         m: &Measurement,
         series: &[SecondSample],
         histogram: &[u8],
+        op_histograms: &[OpHistograms],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
         insert_measurement(&tx, run_id, m, histogram)?;
         insert_series(&tx, run_id, series)?;
-        insert_operations(&tx, run_id, m)?;
+        insert_operations(&tx, run_id, m, op_histograms)?;
         tx.commit()?;
         Ok(())
     }
@@ -724,13 +727,22 @@ fn insert_series(
     Ok(())
 }
 
-/// The `step_ops` rows of one step: each role × operation type as JSON (measurement v2).
-fn insert_operations(tx: &rusqlite::Transaction<'_>, run_id: &str, m: &Measurement) -> Result<()> {
+/// The `step_ops` rows of one step: each role × operation type as JSON (measurement v2), with
+/// its histograms when given (`op_histograms` in the same order).
+fn insert_operations(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: &str,
+    m: &Measurement,
+    op_histograms: &[OpHistograms],
+) -> Result<()> {
     let mut ins = tx.prepare(
         "INSERT OR REPLACE INTO step_ops (run_id, target, suite, step, clients, repeat,
-            position, op_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            position, op_json, histogram, response_histogram)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
+    let blob = |b: &[u8]| (!b.is_empty()).then(|| b.to_vec());
     for (i, o) in m.operations.iter().enumerate() {
+        let h = op_histograms.get(i);
         ins.execute(params![
             run_id,
             m.target,
@@ -739,7 +751,9 @@ fn insert_operations(tx: &rusqlite::Transaction<'_>, run_id: &str, m: &Measureme
             m.clients,
             m.repeat,
             i as i64,
-            serde_json::to_string(o)?
+            serde_json::to_string(o)?,
+            h.and_then(|h| blob(&h.service)),
+            h.and_then(|h| blob(&h.response)),
         ])?;
     }
     Ok(())
@@ -917,13 +931,13 @@ mod tests {
             ],
             ..Default::default()
         };
-        s.save_step("r1", &m, &[], &[]).unwrap();
+        s.save_step("r1", &m, &[], &[], &[]).unwrap();
         let warm = Measurement {
             step: "scan.warm".into(),
             warm: true,
             ..m.clone()
         };
-        s.save_step("r1", &warm, &[], &[]).unwrap();
+        s.save_step("r1", &warm, &[], &[], &[]).unwrap();
         drop(s);
         let s = Store::open(&path).unwrap();
         let data = s.load_run("r1").unwrap();

@@ -313,7 +313,7 @@ fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
 }
 
 /// The per-second rows inserted by a query step's background inserters, per target (first
-/// non-failed repeat), against the target rate's line in the title.
+/// non-failed repeat).
 fn background_lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
     let mut series = Vec::new();
     for (i, t) in model.shown_targets().into_iter().enumerate() {

@@ -123,7 +123,7 @@ fn operations(m: &ReportModel, targets: &[&str], clients: u32, steps: &[String])
                     service_max_us: f(|x| x.latency_us.map(|l| l.max)),
                     response_p99_us: f(|x| x.response_us.map(|l| l.p99)),
                     response_max_us: f(|x| x.response_us.map(|l| l.max)),
-                    server_cpu_us_per_unit: f(|x| x.server_cpu_us_per_unit),
+                    step_server_cpu_us_per_unit: f(|x| x.step_server_cpu_us_per_unit),
                 });
             }
         }
@@ -404,7 +404,7 @@ fn operations_table(s: &InsertSummary) -> Grid {
             )),
             text(response),
             text(
-                o.server_cpu_us_per_unit
+                o.step_server_cpu_us_per_unit
                     .map_or("n/a".into(), |v| format!("{v:.1}")),
             ),
         ]);

@@ -99,7 +99,7 @@ pub struct InsertOp {
     pub response_max_us: Option<f64>,
     /// The step's server CPU µs per unit of this operation type (per row inserted or deleted,
     /// per query).
-    pub server_cpu_us_per_unit: Option<f64>,
+    pub step_server_cpu_us_per_unit: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

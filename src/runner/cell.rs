@@ -16,7 +16,7 @@ use super::{DataDir, client_bound, timed_load};
 use crate::engine::{self, Server};
 use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
-use crate::results::{LoadResult, Measurement, OpMeasurement, SecondSample};
+use crate::results::{LoadResult, Measurement, OpHistograms, OpMeasurement, SecondSample};
 use crate::sampler::Probe;
 use crate::stats;
 use crate::store::Store;
@@ -248,7 +248,7 @@ impl CellRun<'_> {
                 let msg = format!("{e:#}");
                 m.failed = true;
                 m.error = Some(msg.clone());
-                self.store.save_step(self.run_id, &m, &[], &[])?;
+                self.store.save_step(self.run_id, &m, &[], &[], &[])?;
                 bar.finish(&format!("{prefix}: FAILED: {msg}"));
                 // A dead server ends the target; anything else ends only the step.
                 server
@@ -267,8 +267,19 @@ impl CellRun<'_> {
         let dead = self.fatal(&mut m, &run, server, &prefix);
         let series = series_of(&m, &run);
         fill_length(&mut m, &run, &series);
-        self.store
-            .save_step(self.run_id, &m, &series, &run.merged.serialized_histogram())?;
+        let op_histograms: Vec<OpHistograms> = (run.ops.iter())
+            .map(|o| OpHistograms {
+                service: o.merged.serialized_histogram(),
+                response: o.merged.serialized_response(),
+            })
+            .collect();
+        self.store.save_step(
+            self.run_id,
+            &m,
+            &series,
+            &run.merged.serialized_histogram(),
+            &op_histograms,
+        )?;
         if let Some(e) = dead {
             bar.finish(&format!("{prefix}: FAILED: the server died"));
             return Err(e.context(format!("{prefix}: the server died during the step")));
@@ -341,7 +352,8 @@ impl CellRun<'_> {
         let placement = &self.target.placement;
         m.wakeup_bound = crate::cpus::wakeup_bound(&crate::cpus::WakeupInputs {
             embedded: self.target.engine.embedded(),
-            clients: threads,
+            // Connections, not clients: a step of several roles runs one per role per client.
+            clients: threads * step.roles.len() as u32,
             usable_cpus: self.plan.machine.usable.len(),
             one_shared_cpu: placement.one_shared_cpu(),
             server_io_kb_per_op: per.proc_read_kb.zip(per.proc_write_kb).map(|(r, w)| r + w),
@@ -390,10 +402,10 @@ fn fill_counts(m: &mut Measurement, step: &StepPlan, run: &StepRun) {
 /// and per-second series (schema v2). `threads` is the connections per role.
 fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement> {
     let whole_seconds = (run.seconds + 1e-3).floor() as usize;
-    let rate = |n: u64| (run.seconds > 0.0).then(|| n as f64 / run.seconds);
     run.ops
         .iter()
         .map(|o| {
+            let rate = |n: u64| (o.role_seconds > 0.0).then(|| n as f64 / o.role_seconds);
             let role = &step.roles[o.role];
             let merged = &o.merged;
             let (pacer, target) = match role.pacer {
@@ -416,8 +428,10 @@ fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement
                 target_ops_per_sec: target,
                 latency_us: merged.latency(),
                 response_us: merged.response_latency(),
-                server_cpu_us_per_unit: per.proc_cpu_us,
-                cs_per_unit: per.proc_cs,
+                step_server_cpu_us_per_unit: per.proc_cpu_us,
+                step_cs_per_unit: per.proc_cs,
+                step_read_kb_per_unit: per.read_kb,
+                step_write_kb_per_unit: per.write_kb,
                 series: (merged.seconds.iter().take(whole_seconds))
                     .map(|s| s.units)
                     .collect(),

@@ -46,6 +46,10 @@ pub struct OpRun {
     pub role: usize,
     pub op: usize,
     pub merged: Merged,
+    /// The role's own measured seconds: from the end of warm-up to its last operation's end
+    /// (or its schedule's end, when later). A paced role's rate divides by these, so a closed
+    /// loop that finishes its last operation after the schedule ended does not dilute it.
+    pub role_seconds: f64,
 }
 
 /// What a step measured.
@@ -158,6 +162,8 @@ struct ThreadSpec<'a> {
     /// `client × roles + role`: its `Live` and `Cell`.
     index: usize,
     client: u32,
+    /// Clients in the step (connections per role).
+    clients: u32,
     role: usize,
     step: &'a StepPlan,
     seed: u64,
@@ -192,6 +198,15 @@ impl ThreadSpec<'_> {
     /// This thread's schedule, its operations due from `origin`.
     fn schedule<'s>(&self, shared: &'s Shared, origin: Instant) -> Schedule<'s> {
         let pacer = self.role().pacer;
+        // Clients of a fixed-rate role are spread over one period, so their statements do
+        // not all arrive at the same instant.
+        let origin = match pacer {
+            Pacer::Rate { per_sec } if self.clients > 1 => {
+                let period = 1.0 / (per_sec * f64::from(self.clients));
+                origin + Duration::from_secs_f64(period * f64::from(self.client))
+            }
+            _ => origin,
+        };
         let leader = match pacer {
             Pacer::Follow { leader, .. } => Some(self.cell_of(shared, leader)),
             _ => None,
@@ -341,14 +356,24 @@ fn finish(
         .sum();
     let mut ops = Vec::new();
     for (role, per_op) in ends.recorders.into_iter().enumerate() {
-        for (op, recorders) in per_op.into_iter().enumerate() {
-            if !recorders.is_empty() {
-                ops.push(OpRun {
-                    role,
-                    op,
-                    merged: Merged::from(recorders),
-                });
-            }
+        let merged: Vec<(usize, Merged)> = (per_op.into_iter().enumerate())
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(op, r)| (op, Merged::from(r)))
+            .collect();
+        let role_end = (merged.iter())
+            .filter_map(|(_, m)| m.last_end)
+            .chain(ends.role_period_end[role])
+            .max()
+            .unwrap_or(clock.measure_start)
+            .max(clock.measure_start);
+        let role_seconds = role_end.duration_since(clock.measure_start).as_secs_f64();
+        for (op, merged) in merged {
+            ops.push(OpRun {
+                role,
+                op,
+                merged,
+                role_seconds,
+            });
         }
     }
     let counted: Vec<&Merged> = ops
@@ -404,6 +429,7 @@ fn spawn_threads<'scope, 'env>(
             let t = ThreadSpec {
                 index,
                 client,
+                clients: spec.clients,
                 role,
                 step: spec.step,
                 seed: spec.seed.wrapping_add(index as u64),
@@ -432,6 +458,8 @@ struct Ends {
     max_busy: Option<f64>,
     /// The latest end of a paced role's schedule.
     period_end: Option<Instant>,
+    /// The same per role.
+    role_period_end: Vec<Option<Instant>>,
 }
 
 impl Ends {
@@ -446,6 +474,7 @@ impl Ends {
             fatal: None,
             max_busy: None,
             period_end: None,
+            role_period_end: vec![None; step.roles.len()],
         };
         for end in ends {
             if let Some(recs) = end.recorders {
@@ -467,6 +496,8 @@ impl Ends {
                 out.max_busy = Some(out.max_busy.map_or(b, |m: f64| m.max(b)));
             }
             out.period_end = out.period_end.max(end.period_end);
+            let role = &mut out.role_period_end[end.role];
+            *role = (*role).max(end.period_end);
         }
         out
     }

@@ -152,7 +152,7 @@ impl Settings {
         }
     }
 
-    /// The roles of step `kind`, and the one its rate counts.
+    /// The roles of step `kind` (the first is the one its rate counts).
     fn roles(&self, kind: Kind, index: u32) -> Vec<Role> {
         // Each step's rows get later times than the step before's.
         let dt_base = i64::from(index) * 10_000_000;
@@ -170,10 +170,7 @@ impl Settings {
                 pacer: Pacer::Closed,
                 quota: Some(1),
                 ops: vec!["index"],
-                executor: Arc::new(IndexFactory {
-                    indexed: self.rows_after(Kind::Index),
-                    dt_base,
-                }),
+                executor: Arc::new(IndexFactory { dt_base }),
             }],
             Kind::Query { range, rate } => {
                 let (commit, quota) = self.query_quota(rate);
@@ -183,7 +180,13 @@ impl Settings {
                         name: "querier",
                         pacer: Pacer::Closed,
                         quota: None,
-                        ops: vec![if range { "range" } else { "point" }],
+                        // Point queries also re-read their id range now and then: its own
+                        // operation type, which the step does not count.
+                        ops: if range {
+                            vec!["range"]
+                        } else {
+                            vec!["point", "ids"]
+                        },
                         executor: Arc::new(QueryFactory { range }),
                     },
                     self.inserter(Pacer::Rate { per_sec }, commit, quota, dt_base),
@@ -210,7 +213,12 @@ impl Settings {
             warm: false,
             clients: None,
             roles: self.roles(kind, index),
-            counted: Counted { role: 0, op: None },
+            // The querier's queries (not its id refreshes) in query steps; role 0's operation
+            // in load steps.
+            counted: Counted {
+                role: 0,
+                op: Some(0),
+            },
             rate_unit: if group == QUERY_GROUP {
                 "queries/s"
             } else {
@@ -479,7 +487,6 @@ impl ExecutorFactory for DeleteFactory {
         Ok(Box::new(DeleteExec {
             stmt: session.prepare(&isql::delete(dialect, t, self.commit))?,
             frontier: first_int(session, &isql::min_id(t))?,
-            commit: i64::from(self.commit),
             rows_touched: [0],
         }))
     }
@@ -488,16 +495,19 @@ impl ExecutorFactory for DeleteFactory {
 struct DeleteExec {
     stmt: StmtId,
     /// No row below this id is left: each statement deletes the oldest rows from here on,
-    /// so advancing it by the rows a statement deletes never passes the true minimum.
+    /// so advancing it by the rows a statement deleted never passes the true minimum (ids
+    /// come from an auto-increment or a sequence, and SQLite's tables use AUTOINCREMENT, so
+    /// they only grow).
     frontier: i64,
-    commit: i64,
     rows_touched: [u64; 1],
 }
 
 impl Executor for DeleteExec {
     fn run(&mut self, session: &mut dyn Session) -> Result<Done, DbError> {
         let rows = session.execute(self.stmt, &[Param::Int(self.frontier)])?;
-        self.frontier += self.commit;
+        // The statement deleted the `rows` smallest ids from the frontier on, distinct
+        // integers, so every id left is at least frontier + rows; ids only grow.
+        self.frontier += rows as i64;
         self.rows_touched[0] += rows;
         Ok(Done {
             op: 0,
@@ -513,8 +523,6 @@ impl Executor for DeleteExec {
 
 /// `l.x`: 100 more rows, then the three secondary indexes, as one operation.
 struct IndexFactory {
-    /// Rows in the table once the 100 are in: the operation's units (indexed rows).
-    indexed: u64,
     dt_base: i64,
 }
 
@@ -522,10 +530,12 @@ impl ExecutorFactory for IndexFactory {
     fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         let (dialect, client, seed) = (at.dialect, at.client, at.seed);
         let t = client + 1;
+        // The rows already there, counted before the step's clock starts.
+        let present = first_int(session, &isql::count(t))?.max(0) as u64;
         Ok(Box::new(IndexExec {
             insert: InsertExec::new(session, dialect, t, LX_ROWS as u32, self.dt_base, seed)?,
             statements: isql::create_indexes(dialect, t, at.ddl),
-            indexed: self.indexed,
+            present,
             rows_touched: [0],
         }))
     }
@@ -534,7 +544,8 @@ impl ExecutorFactory for IndexFactory {
 struct IndexExec {
     insert: InsertExec,
     statements: Vec<String>,
-    indexed: u64,
+    /// Rows in the table before the operation.
+    present: u64,
     rows_touched: [u64; 1],
 }
 
@@ -545,9 +556,11 @@ impl Executor for IndexExec {
             session.execute_sql(sql)?;
         }
         self.rows_touched[0] += rows;
+        // Units: the rows indexed, those present plus those just inserted (the reference's
+        // "indexed rows/s" = (100 + nr1) / elapsed).
         Ok(Done {
             op: 0,
-            units: self.indexed,
+            units: self.present + rows,
             rows,
         })
     }
@@ -573,12 +586,23 @@ impl ExecutorFactory for QueryFactory {
         } else {
             vec![session.prepare(&isql::point_query(dialect, t))?]
         };
+        let bounds = [isql::min_id(t), isql::max_id(t)];
+        // The first id range is read here, before the step's clock starts.
+        let ids = if self.range {
+            (0, 0)
+        } else {
+            (
+                first_int(session, &bounds[0])?,
+                first_int(session, &bounds[1])?,
+            )
+        };
         Ok(Box::new(QueryExec {
             stmts,
-            table: t,
+            bounds,
             rng: SmallRng::seed_from_u64(seed),
-            ids: (0, 0),
-            runs: 0,
+            ids,
+            queries: 0,
+            stale: false,
             params: Vec::with_capacity(isql::POINT_IDS as usize),
             rows_touched: [0],
         }))
@@ -588,11 +612,15 @@ impl ExecutorFactory for QueryFactory {
 struct QueryExec {
     /// The three range queries, or the point query.
     stmts: Vec<StmtId>,
-    table: u32,
+    /// `SELECT MIN(...)`, `SELECT MAX(...)` of the table's ids.
+    bounds: [String; 2],
     rng: SmallRng,
-    /// The ids point queries draw from: `[min, max]`, refreshed every `ID_REFRESH` queries.
+    /// The ids point queries draw from: `[min, max]`, re-read every `ID_REFRESH` queries.
     ids: (i64, i64),
-    runs: u64,
+    queries: u64,
+    /// The id range is due to be re-read: the next operation does that (operation type 1,
+    /// `ids`), so its time never lands in the queries' latency.
+    stale: bool,
     params: Vec<Param<'static>>,
     rows_touched: [u64; 1],
 }
@@ -606,12 +634,6 @@ impl QueryExec {
     }
 
     fn point(&mut self, session: &mut dyn Session) -> Result<u64, DbError> {
-        if self.runs.is_multiple_of(ID_REFRESH) {
-            self.ids = (
-                first_int(session, &isql::min_id(self.table))?,
-                first_int(session, &isql::max_id(self.table))?,
-            );
-        }
         let (lo, hi) = self.ids;
         self.params.clear();
         for _ in 0..isql::POINT_IDS {
@@ -624,12 +646,25 @@ impl QueryExec {
 
 impl Executor for QueryExec {
     fn run(&mut self, session: &mut dyn Session) -> Result<Done, DbError> {
+        if self.stale {
+            self.ids = (
+                first_int(session, &self.bounds[0])?,
+                first_int(session, &self.bounds[1])?,
+            );
+            self.stale = false;
+            return Ok(Done {
+                op: 1,
+                units: 0,
+                rows: 0,
+            });
+        }
         let rows = if self.stmts.len() > 1 {
             self.range(session)?
         } else {
             self.point(session)?
         };
-        self.runs += 1;
+        self.queries += 1;
+        self.stale = self.stmts.len() == 1 && self.queries.is_multiple_of(ID_REFRESH);
         self.rows_touched[0] += rows;
         Ok(Done {
             op: 0,

@@ -4,8 +4,8 @@
 //! each dialect's placeholders and types: the `piN` tables, the three secondary indexes of
 //! `l.x`, the multi-row insert, the delete of the oldest rows, the three covering-index range
 //! queries (`FORCE INDEX` on MySQL) and the 10-id point query. Shared helpers (placeholders,
-//! MySQL table options) are `sql.rs`'s. Not used by a suite yet: the `insert` suite's executors
-//! will send these. Must not: execute anything.
+//! MySQL table options) are `sql.rs`'s. The `insert` suite's executors (`insert.rs`) send
+//! these. Must not: execute anything.
 
 use super::sql::{mark, mysql_table, suffix};
 use crate::engine::{Dialect, TableDdl};
@@ -63,8 +63,11 @@ pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
     let cols = "cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
                 price INT NOT NULL, data VARCHAR(4000)";
     match dialect {
+        // AUTOINCREMENT: ids never reused, as MySQL's auto-increment and PostgreSQL's sequence
+        // (without it SQLite restarts at 1 once the deleter empties the table).
         Dialect::Sqlite => vec![format!(
-            "CREATE TABLE {tab} (transactionid INTEGER PRIMARY KEY, dateandtime DATETIME, {cols})"
+            "CREATE TABLE {tab} (transactionid INTEGER PRIMARY KEY AUTOINCREMENT, \
+             dateandtime DATETIME, {cols})"
         )],
         Dialect::Postgres => vec![
             format!(

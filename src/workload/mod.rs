@@ -3,8 +3,10 @@
 //! Owns the suites ([`Suite`]: tables, load, planned steps), the shape of a step as the
 //! runner executes it ([`StepPlan`]: roles with pacers, operation types and executors), the
 //! sysbench catalog ([`sysbench::CATALOG`]), the SQL text of every statement for every dialect
-//! ([`sql`]), parameter generation (uniform, zipfian, hot and fixed ids), and the executor that
-//! runs one sysbench event (transaction) on a session ([`EventExecutor`]). Must not: time
+//! ([`sql`]), parameter generation (uniform, zipfian, hot and fixed ids), the executor that
+//! runs one sysbench event (transaction) on a session ([`EventExecutor`]), and the Insert
+//! Benchmark ([`insert`]: its steps as roles and their executors; its SQL in [`insert_sql`]).
+//! Must not: time
 //! anything, count QPS, or sleep; the runner calls [`Executor::run`] and does all of that
 //! around it.
 
