@@ -140,3 +140,85 @@ fn pacing_and_recording_paced_operations_allocates_nothing() {
     assert_eq!(merged.errors.reconnect, 300);
     assert!(merged.response_latency().is_some());
 }
+
+/// A session that touches no database and allocates nothing per statement: it answers every
+/// statement with the number of parameters it got (a row count) and every query with "1".
+struct Quiet;
+
+impl dbdelta::engine::Session for Quiet {
+    fn prepare(&mut self, _sql: &str) -> Result<dbdelta::engine::StmtId, dbdelta::engine::DbError> {
+        Ok(0)
+    }
+    fn execute(
+        &mut self,
+        _stmt: dbdelta::engine::StmtId,
+        params: &[dbdelta::engine::Param<'_>],
+    ) -> Result<u64, dbdelta::engine::DbError> {
+        Ok(params.len() as u64)
+    }
+    fn execute_sql(&mut self, _sql: &str) -> Result<u64, dbdelta::engine::DbError> {
+        Ok(0)
+    }
+    fn query_strings(&mut self, _sql: &str) -> Result<Vec<String>, dbdelta::engine::DbError> {
+        Ok(vec!["1".into()])
+    }
+    fn bulk_load(
+        &mut self,
+        _table: &str,
+        _source: &mut dyn dbdelta::engine::RowSource,
+    ) -> Result<u64, dbdelta::engine::DbError> {
+        Ok(0)
+    }
+}
+
+/// The Insert Benchmark's executors (inserter, deleter, range and point querier) run their
+/// operations without allocating: their parameter buffers are reused. Only the point querier's
+/// id refresh (its own operation type, one in 101) reads text back.
+#[test]
+fn insert_benchmark_operations_allocate_nothing() {
+    use dbdelta::engine::{Dialect, TableDdl};
+    use dbdelta::workload::Opening;
+    use dbdelta::workload::insert::{InsertBench, Settings};
+    let suite = InsertBench {
+        settings: Settings {
+            rows: 1_000,
+            write_rows: 1_000,
+            query: Duration::from_secs(10),
+            rates: vec![100],
+            commit: [100, 50, 5],
+            deletes: true,
+        },
+    };
+    let ddl = TableDdl::default();
+    let at = Opening {
+        dialect: Dialect::Postgres,
+        client: 0,
+        seed: 3,
+        ddl: &ddl,
+    };
+    let plans = suite.plan(|l| l == "l.i1" || l == "qr100" || l == "qp100");
+    let mut session = Quiet;
+    for plan in &plans {
+        for role in &plan.roles {
+            let mut exec = role.executor.open(&mut session, &at).unwrap();
+            // Warm: the first operations may size the reused buffers.
+            for _ in 0..3 {
+                exec.run(&mut session).unwrap();
+            }
+            let before = allocations();
+            let mut refreshes = 0;
+            for _ in 0..1_000 {
+                let done = exec.run(&mut session).unwrap();
+                refreshes += u64::from(done.op == 1);
+            }
+            let allocated = allocations() - before;
+            // An id refresh reads two one-row results back as text: 2 strings + 2 vectors.
+            assert!(
+                allocated <= refreshes * 4,
+                "{} {}: {allocated} allocations in 1,000 operations ({refreshes} id refreshes)",
+                plan.label,
+                role.name
+            );
+        }
+    }
+}
