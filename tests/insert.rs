@@ -63,11 +63,23 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
     let suite = InsertBench {
         settings: s.clone(),
     };
-    let ddl = TableDdl::default();
+    let ddl = spec.tables.clone();
     let mut admin = driver.connect().unwrap();
     suite
         .fill(admin.as_mut(), driver.dialect(), &ddl, CLIENTS)
         .unwrap();
+    if let Some(want) = &ddl.engine {
+        let got = admin
+            .query_strings(
+                "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_NAME = 'pi1' \
+                 AND TABLE_SCHEMA = DATABASE()",
+            )
+            .unwrap();
+        assert!(
+            got[0].eq_ignore_ascii_case(want),
+            "pi1 is {got:?}, not {want}"
+        );
+    }
     drop(admin);
     let probe = Probe::new(server.observed(), server.data_dir());
     let quiet = Progress {
@@ -149,6 +161,25 @@ fn oracle_mysql80_every_step_keeps_its_row_count() {
         bin: Some(bin),
         version: Some("8.0".into()),
         prepared: true,
+        ..Default::default()
+    };
+    steps_keep_their_row_counts(&spec, dir.path());
+}
+
+/// MyRocks on Debian's MariaDB: `ENGINE=ROCKSDB` tables, l.x's indexes one ALTER each.
+#[test]
+fn myrocks_every_step_keeps_its_row_count() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let spec = TargetSpec {
+        name: "rocks".into(),
+        engine: EngineKind::Mysql,
+        prepared: true,
+        tables: TableDdl {
+            engine: Some("ROCKSDB".into()),
+            table_options: None,
+            index_options: None,
+        },
         ..Default::default()
     };
     steps_keep_their_row_counts(&spec, dir.path());
