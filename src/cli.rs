@@ -21,7 +21,7 @@ use crate::progress::{Mode, Progress};
 use crate::provision::Product;
 use crate::report::{self, Format};
 use crate::store::Store;
-use crate::workload::{DurationRule, Role, StepDef, Threads, sql, sysbench};
+use crate::workload::{DurationRule, StepDef, StepKind, Threads, sql, sysbench};
 
 /// Find the performance delta between database versions, builds and configurations.
 #[derive(Debug, Parser)]
@@ -225,32 +225,14 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         print!("{}", plan.describe());
         return Ok(ExitCode::SUCCESS);
     }
-    // Binaries by version: in the cache before anything is written (a version that does not
-    // exist is bad input, and a failed download leaves no half-made run behind).
-    for t in plan.targets.iter_mut() {
-        if let (Some(v), Some(product)) = (&t.version, t.product) {
-            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
-                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
-            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
-            t.bin = Some(fetched.bin);
-        }
-    }
+    fetch_builds(&mut plan, progress)?;
 
     // Run: results reach the store after every step.
-    let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupt.clone();
-        // A second Ctrl-C ends the process at once.
-        let _ = ctrlc::set_handler(move || {
-            if flag.swap(true, Ordering::SeqCst) {
-                std::process::exit(EXIT_INTERRUPTED as i32);
-            }
-        });
-    }
+    let interrupt = interrupt_flag();
     let mut store = Store::open(store_path)?;
     progress.line(&format!(
         "plan: {} step(s) × {} cell(s), at least {:.0} s",
-        plan.steps.len(),
+        plan.steps().count(),
         plan.cells().len(),
         plan.estimated().as_secs_f64()
     ));
@@ -260,13 +242,45 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let data = store.load_run(&outcome.run_id)?;
     let model = report::build(&data, args.base.as_deref())?;
     write_report(&model, args.format, None, args.png.as_deref())?;
+    Ok(exit_status(&outcome, &store))
+}
+
+/// Binaries by version: in the cache before anything is written (a version that does not
+/// exist is bad input, and a failed download leaves no half-made run behind).
+fn fetch_builds(plan: &mut plan::RunPlan, progress: &Progress) -> Result<()> {
+    for t in plan.targets.iter_mut() {
+        if let (Some(v), Some(product)) = (&t.version, t.product) {
+            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
+                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
+            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
+            t.bin = Some(fetched.bin);
+        }
+    }
+    Ok(())
+}
+
+/// Set on the first Ctrl-C (the run stops after the current step); a second one ends the
+/// process at once.
+fn interrupt_flag() -> Arc<AtomicBool> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    let _ = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED as i32);
+        }
+    });
+    interrupt
+}
+
+/// After the report: say what was interrupted or failed, and the exit code that goes with it.
+fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
     if outcome.interrupted {
         eprintln!(
             "interrupted: run {} is stored as incomplete in {}",
             outcome.run_id,
             store.path().display()
         );
-        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        return ExitCode::from(EXIT_INTERRUPTED);
     }
     if !outcome.failures.is_empty() {
         eprintln!(
@@ -277,9 +291,9 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         for f in &outcome.failures {
             eprintln!("  {f}");
         }
-        return Ok(ExitCode::from(EXIT_FAILED));
+        return ExitCode::from(EXIT_FAILED);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
 
 fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
@@ -525,10 +539,10 @@ fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
 /// When a step runs and what follows it, for `list steps`.
 fn step_notes(s: &StepDef) -> String {
     let mut notes = Vec::new();
-    match s.role {
-        Role::Warm => notes.push("not reported"),
-        Role::Pre => notes.push("only with pre = true"),
-        Role::Main => {}
+    match s.kind {
+        StepKind::Warm => notes.push("not reported"),
+        StepKind::Pre => notes.push("only with pre = true"),
+        StepKind::Main => {}
     }
     if s.threads == Threads::Tables {
         notes.push("one thread per table");
@@ -545,6 +559,79 @@ fn duration_name(rule: DurationRule) -> &'static str {
         DurationRule::Write => "write_secs",
         DurationRule::ScanWarm => "min(60,read)",
     }
+}
+
+/// The Insert Benchmark's steps at the default rates, with their roles.
+fn insert_steps() -> String {
+    use crate::workload::Pacer;
+    use crate::workload::insert::{InsertBench, Settings};
+    let suite = InsertBench {
+        settings: Settings {
+            rows: 1_000_000,
+            write_rows: 1_000_000,
+            query: std::time::Duration::from_secs(300),
+            rates: vec![100, 500, 1000],
+            commit: [100, 50, 5],
+            deletes: true,
+        },
+    };
+    let mut out = String::from(
+        "\nThe Insert Benchmark ([suite.insert]; one table per client; rates per client at the \
+         default rates = [100, 500, 1000]):\n",
+    );
+    for step in suite.plan(|_| true) {
+        let roles: Vec<String> = (step.roles.iter())
+            .map(|r| {
+                let pace = match r.pacer {
+                    Pacer::Closed => "as fast as it can".to_string(),
+                    Pacer::Rate { per_sec } => format!("{per_sec} statements/s"),
+                    Pacer::Follow { bound, .. } => format!("follows within {bound}"),
+                };
+                format!("{} ({}, {pace})", r.name, r.ops.join("/"))
+            })
+            .collect();
+        out.push_str(&format!(
+            "{:<8} {:<13} {}\n",
+            step.label,
+            step.group,
+            roles.join(" + ")
+        ));
+    }
+    out
+}
+
+/// Every Insert Benchmark statement as `dialect` receives it, for table `pi1`.
+fn insert_sql(dialect: crate::engine::Dialect) -> String {
+    use crate::workload::insert_sql as isql;
+    let ddl = crate::engine::TableDdl::default();
+    let mut out = String::from("\n-- The Insert Benchmark ([suite.insert]), table pi1\n");
+    let mut put = |what: &str, sql: Vec<String>| {
+        out.push_str(&format!("\n-- {what}\n"));
+        for s in sql {
+            out.push_str(&format!("{s};\n"));
+        }
+    };
+    put("create", isql::create_table(dialect, 1, &ddl));
+    put(
+        "l.x: the secondary indexes",
+        isql::create_indexes(dialect, 1, &ddl),
+    );
+    put(
+        "insert (l.i1: 50 rows per statement; shown with 2)",
+        vec![isql::insert(dialect, 1, 2)],
+    );
+    put(
+        "delete (50 rows per statement)",
+        vec![isql::delete(dialect, 1, 50)],
+    );
+    put(
+        "qr*: one of the three range queries per query",
+        (0..isql::RANGES.len())
+            .map(|i| isql::range_query(dialect, 1, i))
+            .collect(),
+    );
+    put("qp*: the point query", vec![isql::point_query(dialect, 1)]);
+    out
 }
 
 /// `dbdelta list steps [--sql --engine E]`.
@@ -575,6 +662,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
             "\nWith pre = true the .pre steps run and the groups after the writes become point-2 \
              (point) and range-2 (range-noagg, range-agg).\n",
         );
+        out.push_str(&insert_steps());
         return Ok(out);
     }
     let name = args.engine.as_deref().unwrap_or("sqlite");
@@ -618,6 +706,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
             }
         }
     }
+    out.push_str(&insert_sql(dialect));
     Ok(out)
 }
 

@@ -90,6 +90,33 @@ struct RawTarget {
 struct RawSuites {
     #[serde(default)]
     sysbench: Option<Spanned<RawSysbench>>,
+    #[serde(default)]
+    insert: Option<Spanned<RawInsert>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInsert {
+    #[serde(default = "defaults::insert_rows")]
+    rows: u64,
+    #[serde(default)]
+    write_rows: Option<u64>,
+    #[serde(default = "defaults::query_secs")]
+    query_secs: f64,
+    #[serde(default = "defaults::rates")]
+    rates: Vec<i64>,
+    #[serde(default = "defaults::commit_l_i0")]
+    rows_per_commit_l_i0: u32,
+    #[serde(default = "defaults::commit_l_i1")]
+    rows_per_commit_l_i1: u32,
+    #[serde(default = "defaults::commit_l_i2")]
+    rows_per_commit_l_i2: u32,
+    #[serde(default = "defaults::yes")]
+    deletes: bool,
+    #[serde(default)]
+    postwrite_secs: Option<f64>,
+    #[serde(default = "defaults::prepared")]
+    prepared: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,6 +166,28 @@ mod defaults {
     }
     pub fn prepared() -> bool {
         true
+    }
+    pub fn yes() -> bool {
+        true
+    }
+    /// `[suite.insert]`: rows l.i0 inserts per table.
+    pub fn insert_rows() -> u64 {
+        1_000_000
+    }
+    pub fn query_secs() -> f64 {
+        300.0
+    }
+    pub fn rates() -> Vec<i64> {
+        vec![100, 500, 1000]
+    }
+    pub fn commit_l_i0() -> u32 {
+        100
+    }
+    pub fn commit_l_i1() -> u32 {
+        50
+    }
+    pub fn commit_l_i2() -> u32 {
+        5
     }
     /// Adaptive steps: target relative half-width of the 95% CI of the per-second mean QPS.
     /// ±2%: on PG 15 here (README, Adaptive step length) ±1% was reached within 20 s by 6 of
@@ -216,6 +265,25 @@ pub struct SysbenchConfig {
     pub length: StepLength,
 }
 
+/// The `[suite.insert]` section (the Insert Benchmark, methodology §4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InsertConfig {
+    /// Rows `l.i0` inserts per table (one table per client).
+    pub rows: u64,
+    /// Rows `l.i1` (4/5) and `l.i2` (1/5) insert per table (default: `rows`).
+    pub write_rows: u64,
+    /// Scheduled length of each `qr*`/`qp*` step.
+    pub query_secs: f64,
+    /// Background inserts per second per client: a `qr` and a `qp` step each.
+    pub rates: Vec<u32>,
+    /// Rows per commit of `l.i0`, `l.i1`, `l.i2` (100, 50, 5).
+    pub rows_per_commit: [u32; 3],
+    /// A deleter per client keeps each table's size constant (`delete_per_insert`).
+    pub deletes: bool,
+    pub postwrite_secs: Option<f64>,
+    pub prepared: bool,
+}
+
 /// A validated lab.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lab {
@@ -230,7 +298,10 @@ pub struct Lab {
     /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%).
     pub min_effect: f64,
     pub targets: Vec<LabTarget>,
-    pub sysbench: SysbenchConfig,
+    /// `[suite.sysbench]`; a lab with no suite section runs sysbench with its defaults.
+    pub sysbench: Option<SysbenchConfig>,
+    /// `[suite.insert]`.
+    pub insert: Option<InsertConfig>,
     /// The `[lab]` placement keys (default: `os`, nothing pinned).
     pub placement: PlacementSpec,
 }
@@ -358,237 +429,325 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             None => src.error(msg.trim()),
         }
     })?;
-
     let lab = raw.lab;
     let repeats = u32::try_from(*lab.repeats.get_ref())
         .ok()
         .filter(|r| *r >= 1)
         .ok_or_else(|| src.error_at(lab.repeats.span(), "repeats must be a whole number ≥ 1"))?;
-    let order = match &lab.order {
-        None => Order::Interleaved,
-        Some(o) => match o.get_ref().as_str() {
-            "interleaved" => Order::Interleaved,
-            "sequential" => Order::Sequential,
-            other => {
-                return Err(src.error_at(
-                    o.span(),
-                    format!("order must be \"interleaved\" or \"sequential\", not \"{other}\""),
-                ));
-            }
-        },
-    };
-    let clients = match &lab.clients {
-        None => vec![1],
-        Some(c) => {
-            let list = c.get_ref();
-            if list.is_empty() || list.iter().any(|n| *n < 1 || *n > 10_000) {
-                return Err(src.error_at(
-                    c.span(),
-                    "clients must be a non-empty list of client counts from 1 to 10000, e.g. [1, 4]",
-                ));
-            }
-            list.iter().map(|n| *n as u32).collect()
-        }
-    };
-
-    let min_effect = match &lab.min_effect {
-        None => crate::stats::MIN_EFFECT,
-        Some(m) => {
-            let v = *m.get_ref();
-            if !(0.0..1.0).contains(&v) {
-                return Err(src.error_at(
-                    m.span(),
-                    format!(
-                        "min_effect must be a fraction from 0 up to 1, e.g. 0.02 for 2%, not {v}"
-                    ),
-                ));
-            }
-            v
-        }
-    };
+    let order = order(&src, lab.order.as_ref())?;
+    let clients = clients(&src, lab.clients.as_ref())?;
+    let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
     let placement = src.placement(lab.placement, lab.server_cpus, lab.client_cpus)?;
+    let targets = targets(&src, raw.targets, base_dir)?;
+    let (sysbench, insert) = match (raw.suite.sysbench, raw.suite.insert) {
+        // No suite section: the sysbench suite with its defaults.
+        (None, None) => (Some(sysbench(&src, None)?), None),
+        (sb, ins) => (
+            sb.map(|s| sysbench(&src, Some(s))).transpose()?,
+            ins.map(|i| insert(&src, i)).transpose()?,
+        ),
+    };
+    Ok(Lab {
+        placement,
+        name: lab.name,
+        text: text.to_string(),
+        origin: origin.to_string(),
+        repeats,
+        order,
+        clients,
+        min_effect,
+        targets,
+        sysbench,
+        insert,
+    })
+}
 
-    if raw.targets.is_empty() {
+/// `order = "interleaved" | "sequential"`.
+fn order(src: &Source<'_>, o: Option<&Spanned<String>>) -> Result<Order, InputError> {
+    let Some(o) = o else {
+        return Ok(Order::Interleaved);
+    };
+    match o.get_ref().as_str() {
+        "interleaved" => Ok(Order::Interleaved),
+        "sequential" => Ok(Order::Sequential),
+        other => Err(src.error_at(
+            o.span(),
+            format!("order must be \"interleaved\" or \"sequential\", not \"{other}\""),
+        )),
+    }
+}
+
+/// `clients = [1, 4]` (default `[1]`).
+fn clients(src: &Source<'_>, c: Option<&Spanned<Vec<i64>>>) -> Result<Vec<u32>, InputError> {
+    let Some(c) = c else { return Ok(vec![1]) };
+    let list = c.get_ref();
+    if list.is_empty() || list.iter().any(|n| *n < 1 || *n > 10_000) {
+        return Err(src.error_at(
+            c.span(),
+            "clients must be a non-empty list of client counts from 1 to 10000, e.g. [1, 4]",
+        ));
+    }
+    Ok(list.iter().map(|n| *n as u32).collect())
+}
+
+/// `min_effect`, a fraction (default [`crate::stats::MIN_EFFECT`]).
+fn min_effect(src: &Source<'_>, m: Option<&Spanned<f64>>) -> Result<f64, InputError> {
+    let Some(m) = m else {
+        return Ok(crate::stats::MIN_EFFECT);
+    };
+    let v = *m.get_ref();
+    if !(0.0..1.0).contains(&v) {
+        return Err(src.error_at(
+            m.span(),
+            format!("min_effect must be a fraction from 0 up to 1, e.g. 0.02 for 2%, not {v}"),
+        ));
+    }
+    Ok(v)
+}
+
+/// Every `[[target]]`, each checked on its own and names checked for uniqueness.
+fn targets(
+    src: &Source<'_>,
+    raw: Vec<RawTarget>,
+    base_dir: &Path,
+) -> Result<Vec<LabTarget>, InputError> {
+    if raw.is_empty() {
         return Err(src.error(
             "the lab has no [[target]]; add at least one, e.g. [[target]] name = \"a\" engine = \"sqlite\"",
         ));
     }
-    let mut targets: Vec<LabTarget> = Vec::new();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for t in raw.targets {
-        let name = t.name.get_ref().clone();
-        let valid = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-        if !valid {
-            return Err(src.error_at(
-                t.name.span(),
-                format!(
-                    "target name \"{name}\" may only use letters, digits, '.', '_' and '-' (it names directories)"
-                ),
-            ));
-        }
-        let line = src.line_of(t.name.span().start);
-        if let Some(first) = seen.insert(name.clone(), line) {
-            return Err(src.error_at(
-                t.name.span(),
-                format!(
-                    "target name \"{name}\" is used twice (first at line {first}); give each target a unique name"
-                ),
-            ));
-        }
-        let engine = EngineKind::parse(t.engine.get_ref()).ok_or_else(|| {
-            src.error_at(
-                t.engine.span(),
-                format!(
-                    "unknown engine \"{}\"; this version supports: {}",
-                    t.engine.get_ref(),
-                    EngineKind::NAMES.join(", ")
-                ),
-            )
-        })?;
-        let mut settings = Vec::new();
-        let config_name = match &t.config {
-            None => None,
-            Some(c) => {
-                let rel = PathBuf::from(c.get_ref());
-                let path = if rel.is_absolute() {
-                    rel.clone()
-                } else {
-                    base_dir.join(&rel)
-                };
-                let path = std::path::absolute(&path).unwrap_or(path);
-                let body = std::fs::read_to_string(&path).map_err(|e| {
-                    src.error_at(
-                        c.span(),
-                        format!(
-                            "cannot read config file \"{}\" ({}): {e}; fix the path (relative paths start at the lab file's folder)",
-                            c.get_ref(),
-                            path.display()
-                        ),
-                    )
-                })?;
-                settings.extend(body.lines().map(str::to_string));
-                Some(c.get_ref().clone())
-            }
-        };
-        settings.extend(t.settings.iter().cloned());
-        let embedded = engine.embedded();
-        let bin = match &t.bin {
-            Some(b) if embedded => {
-                return Err(src.error_at(
-                    b.span(),
-                    "bin is for server engines; SQLite is the library built into dbdelta",
-                ));
-            }
-            Some(b) => {
-                let rel = PathBuf::from(b.get_ref());
-                let path = if rel.is_absolute() {
-                    rel
-                } else {
-                    base_dir.join(rel)
-                };
-                if !path.is_dir() {
-                    return Err(src.error_at(
-                        b.span(),
-                        format!(
-                            "bin directory \"{}\" ({}) does not exist; point bin at the folder holding the server binaries",
-                            b.get_ref(),
-                            path.display()
-                        ),
-                    ));
-                }
-                Some(path)
-            }
-            None => None,
-        };
-        let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
-        let tables = table_ddl(&src, &t, engine, oracle)?;
-        let mut env = match t.env {
-            Some(e) if embedded => {
-                return Err(src.error_at(
-                    e.span(),
-                    "env is for server engines; SQLite runs inside dbdelta's own process",
-                ));
-            }
-            Some(e) => e.into_inner(),
-            None => BTreeMap::new(),
-        };
-        let (version, product) = match &t.version {
-            Some(v) if embedded => {
-                return Err(src.error_at(
-                    v.span(),
-                    "version fetches server builds (postgres, mysql, mariadb); SQLite is built into dbdelta",
-                ));
-            }
-            Some(v) if bin.is_some() => {
-                return Err(src.error_at(v.span(), "set either bin or version, not both"));
-            }
-            Some(v) => {
-                let product = Product::parse(t.engine.get_ref()).ok_or_else(|| {
-                    src.error_at(
-                        t.engine.span(),
-                        "version needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
-                    )
-                })?;
-                let prefix = format!("{}@", product.id());
-                let text = v.get_ref().trim();
-                (
-                    Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
-                    Some(product),
-                )
-            }
-            None => (None, None),
-        };
-        if let Some(m) = &t.malloc {
-            if embedded {
-                return Err(src.error_at(
-                    m.span(),
-                    "malloc preloads an allocator into a server; SQLite runs inside dbdelta",
-                ));
-            }
-            let lib = malloc_library(m.get_ref()).map_err(|e| src.error_at(m.span(), e))?;
-            env.insert("LD_PRELOAD".into(), lib);
-        }
-        let port = match &t.port {
-            Some(p) if embedded => {
-                return Err(src.error_at(p.span(), "port is for server engines"));
-            }
-            Some(p) => Some(
-                u16::try_from(*p.get_ref())
-                    .ok()
-                    .filter(|p| *p >= 1024)
-                    .ok_or_else(|| src.error_at(p.span(), "port must be from 1024 to 65535"))?,
-            ),
-            None => None,
-        };
-        if let Some(s) = &t.server_cpus
-            && embedded
-        {
-            return Err(src.error_at(
-                s.span(),
-                "SQLite has no server process: its engine runs in the client threads; use client_cpus",
-            ));
-        }
-        let own = src.placement(t.placement, t.server_cpus, t.client_cpus)?;
-        targets.push(LabTarget {
-            placement: (!own.is_empty()).then_some(own),
-            name,
-            engine,
-            settings,
-            config_name,
-            bin,
-            env,
-            args: t.args,
-            version,
-            product,
-            port,
-            tables,
-        });
-    }
+    raw.into_iter()
+        .map(|t| {
+            let name = target_name(src, &t.name, &mut seen)?;
+            target(src, t, name, base_dir)
+        })
+        .collect()
+}
 
-    let sysbench = match raw.suite.sysbench {
+/// A target's name: usable as a directory name, and not used before.
+fn target_name(
+    src: &Source<'_>,
+    name: &Spanned<String>,
+    seen: &mut BTreeMap<String, usize>,
+) -> Result<String, InputError> {
+    let text = name.get_ref().clone();
+    let valid = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if !valid {
+        return Err(src.error_at(
+            name.span(),
+            format!(
+                "target name \"{text}\" may only use letters, digits, '.', '_' and '-' (it names directories)"
+            ),
+        ));
+    }
+    let line = src.line_of(name.span().start);
+    if let Some(first) = seen.insert(text.clone(), line) {
+        return Err(src.error_at(
+            name.span(),
+            format!(
+                "target name \"{text}\" is used twice (first at line {first}); give each target a unique name"
+            ),
+        ));
+    }
+    Ok(text)
+}
+
+/// One `[[target]]` after its name.
+fn target(
+    src: &Source<'_>,
+    t: RawTarget,
+    name: String,
+    base_dir: &Path,
+) -> Result<LabTarget, InputError> {
+    let engine = EngineKind::parse(t.engine.get_ref()).ok_or_else(|| {
+        src.error_at(
+            t.engine.span(),
+            format!(
+                "unknown engine \"{}\"; this version supports: {}",
+                t.engine.get_ref(),
+                EngineKind::NAMES.join(", ")
+            ),
+        )
+    })?;
+    let embedded = engine.embedded();
+    let (mut settings, config_name) = config_settings(src, t.config.as_ref(), base_dir)?;
+    settings.extend(t.settings.iter().cloned());
+    let bin = bin_dir(src, t.bin.as_ref(), embedded, base_dir)?;
+    let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
+    let tables = table_ddl(src, &t, engine, oracle)?;
+    let (version, product) = version(src, &t, embedded, bin.is_some())?;
+    let mut env = match t.env {
+        Some(e) if embedded => {
+            return Err(src.error_at(
+                e.span(),
+                "env is for server engines; SQLite runs inside dbdelta's own process",
+            ));
+        }
+        Some(e) => e.into_inner(),
+        None => BTreeMap::new(),
+    };
+    if let Some(m) = &t.malloc {
+        if embedded {
+            return Err(src.error_at(
+                m.span(),
+                "malloc preloads an allocator into a server; SQLite runs inside dbdelta",
+            ));
+        }
+        let lib = malloc_library(m.get_ref()).map_err(|e| src.error_at(m.span(), e))?;
+        env.insert("LD_PRELOAD".into(), lib);
+    }
+    let port = port(src, t.port.as_ref(), embedded)?;
+    if let Some(s) = &t.server_cpus
+        && embedded
+    {
+        return Err(src.error_at(
+            s.span(),
+            "SQLite has no server process: its engine runs in the client threads; use client_cpus",
+        ));
+    }
+    let own = src.placement(t.placement, t.server_cpus, t.client_cpus)?;
+    Ok(LabTarget {
+        placement: (!own.is_empty()).then_some(own),
+        name,
+        engine,
+        settings,
+        config_name,
+        bin,
+        env,
+        args: t.args,
+        version,
+        product,
+        port,
+        tables,
+    })
+}
+
+/// The lines of a target's `config` file (relative paths start at the lab's folder) and the
+/// name it was given.
+fn config_settings(
+    src: &Source<'_>,
+    config: Option<&Spanned<String>>,
+    base_dir: &Path,
+) -> Result<(Vec<String>, Option<String>), InputError> {
+    let Some(c) = config else {
+        return Ok((Vec::new(), None));
+    };
+    let rel = PathBuf::from(c.get_ref());
+    let path = if rel.is_absolute() {
+        rel.clone()
+    } else {
+        base_dir.join(&rel)
+    };
+    let path = std::path::absolute(&path).unwrap_or(path);
+    let body = std::fs::read_to_string(&path).map_err(|e| {
+        src.error_at(
+            c.span(),
+            format!(
+                "cannot read config file \"{}\" ({}): {e}; fix the path (relative paths start at the lab file's folder)",
+                c.get_ref(),
+                path.display()
+            ),
+        )
+    })?;
+    Ok((
+        body.lines().map(str::to_string).collect(),
+        Some(c.get_ref().clone()),
+    ))
+}
+
+/// A server target's `bin` directory, which must exist.
+fn bin_dir(
+    src: &Source<'_>,
+    bin: Option<&Spanned<String>>,
+    embedded: bool,
+    base_dir: &Path,
+) -> Result<Option<PathBuf>, InputError> {
+    let Some(b) = bin else { return Ok(None) };
+    if embedded {
+        return Err(src.error_at(
+            b.span(),
+            "bin is for server engines; SQLite is the library built into dbdelta",
+        ));
+    }
+    let rel = PathBuf::from(b.get_ref());
+    let path = if rel.is_absolute() {
+        rel
+    } else {
+        base_dir.join(rel)
+    };
+    if !path.is_dir() {
+        return Err(src.error_at(
+            b.span(),
+            format!(
+                "bin directory \"{}\" ({}) does not exist; point bin at the folder holding the server binaries",
+                b.get_ref(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(Some(path))
+}
+
+/// A target's `version` to fetch and whose builds it names.
+fn version(
+    src: &Source<'_>,
+    t: &RawTarget,
+    embedded: bool,
+    has_bin: bool,
+) -> Result<(Option<String>, Option<Product>), InputError> {
+    let Some(v) = &t.version else {
+        return Ok((None, None));
+    };
+    if embedded {
+        return Err(src.error_at(
+            v.span(),
+            "version fetches server builds (postgres, mysql, mariadb); SQLite is built into dbdelta",
+        ));
+    }
+    if has_bin {
+        return Err(src.error_at(v.span(), "set either bin or version, not both"));
+    }
+    let product = Product::parse(t.engine.get_ref()).ok_or_else(|| {
+        src.error_at(
+            t.engine.span(),
+            "version needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+        )
+    })?;
+    let prefix = format!("{}@", product.id());
+    let text = v.get_ref().trim();
+    Ok((
+        Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
+        Some(product),
+    ))
+}
+
+/// A server target's fixed `port`.
+fn port(
+    src: &Source<'_>,
+    p: Option<&Spanned<i64>>,
+    embedded: bool,
+) -> Result<Option<u16>, InputError> {
+    let Some(p) = p else { return Ok(None) };
+    if embedded {
+        return Err(src.error_at(p.span(), "port is for server engines"));
+    }
+    u16::try_from(*p.get_ref())
+        .ok()
+        .filter(|p| *p >= 1024)
+        .map(Some)
+        .ok_or_else(|| src.error_at(p.span(), "port must be from 1024 to 65535"))
+}
+
+/// The `[suite.sysbench]` section (`None`: all defaults).
+fn sysbench(
+    src: &Source<'_>,
+    raw: Option<Spanned<RawSysbench>>,
+) -> Result<SysbenchConfig, InputError> {
+    let sysbench = match raw {
         None => RawSysbench {
             tables: defaults::tables(),
             rows: defaults::rows(),
@@ -635,28 +794,70 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             s
         }
     };
-    let length = step_length(&src, &sysbench)?;
-    Ok(Lab {
-        placement,
-        name: lab.name,
-        text: text.to_string(),
-        origin: origin.to_string(),
-        repeats,
-        order,
-        clients,
-        min_effect,
-        targets,
-        sysbench: SysbenchConfig {
-            tables: sysbench.tables,
-            rows: sysbench.rows,
-            read_secs: sysbench.read_secs,
-            write_secs: sysbench.write_secs,
-            warmup_secs: sysbench.warmup_secs,
-            prepared: sysbench.prepared,
-            postwrite_secs: sysbench.postwrite_secs,
-            pre: sysbench.pre,
-            length,
-        },
+    let length = step_length(src, &sysbench)?;
+    Ok(SysbenchConfig {
+        tables: sysbench.tables,
+        rows: sysbench.rows,
+        read_secs: sysbench.read_secs,
+        write_secs: sysbench.write_secs,
+        warmup_secs: sysbench.warmup_secs,
+        prepared: sysbench.prepared,
+        postwrite_secs: sysbench.postwrite_secs,
+        pre: sysbench.pre,
+        length,
+    })
+}
+
+/// The `[suite.insert]` section.
+fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, InputError> {
+    let span = raw.span();
+    let s = raw.into_inner();
+    let bad = |what: &str| src.error_at(span.clone(), what);
+    let commit = [
+        s.rows_per_commit_l_i0,
+        s.rows_per_commit_l_i1,
+        s.rows_per_commit_l_i2,
+    ];
+    if commit.iter().any(|c| !(1..=1000).contains(c)) {
+        return Err(bad(
+            "rows_per_commit_l_i0/_l_i1/_l_i2 must be from 1 to 1000",
+        ));
+    }
+    if s.rows < u64::from(s.rows_per_commit_l_i0) {
+        return Err(bad(
+            "rows must be at least rows_per_commit_l_i0 (l.i0 inserts them)",
+        ));
+    }
+    let write_rows = s.write_rows.unwrap_or(s.rows);
+    if write_rows * 4 / 5 < u64::from(commit[1]) || write_rows / 5 < u64::from(commit[2]) {
+        return Err(bad(
+            "write_rows is too small: l.i1 inserts 4/5 of it (at least rows_per_commit_l_i1) and l.i2 1/5 (at least rows_per_commit_l_i2)",
+        ));
+    }
+    if !(s.query_secs > 0.0 && s.query_secs.is_finite()) {
+        return Err(bad("query_secs must be a positive number of seconds"));
+    }
+    if s.rates.is_empty() || s.rates.iter().any(|r| *r < 1 || *r > 1_000_000) {
+        return Err(bad(
+            "rates must be a non-empty list of inserts per second per client from 1 to 1000000, e.g. [100, 500, 1000]",
+        ));
+    }
+    if s.postwrite_secs
+        .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
+    {
+        return Err(bad(
+            "postwrite_secs must be zero or a positive number of seconds",
+        ));
+    }
+    Ok(InsertConfig {
+        rows: s.rows,
+        write_rows,
+        query_secs: s.query_secs,
+        rates: s.rates.iter().map(|r| *r as u32).collect(),
+        rows_per_commit: commit,
+        deletes: s.deletes,
+        postwrite_secs: s.postwrite_secs,
+        prepared: s.prepared,
     })
 }
 
@@ -843,23 +1044,80 @@ rows = 1000
 read_secs = 0.5
 "#;
 
+    const INSERT: &str = r#"
+[lab]
+name = "t"
+
+[[target]]
+name = "a"
+engine = "sqlite"
+
+[suite.insert]
+rows = 10_000
+rates = [100, 1000]
+"#;
+
+    #[test]
+    fn insert_suite_alone_or_with_sysbench() {
+        let lab = parse(INSERT, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.sysbench, None, "only the suite the lab names runs");
+        let ins = lab.insert.unwrap();
+        assert_eq!(ins.rows, 10_000);
+        assert_eq!(ins.write_rows, 10_000, "write_rows defaults to rows");
+        assert_eq!(ins.rates, [100, 1000]);
+        assert_eq!(ins.rows_per_commit, [100, 50, 5]);
+        assert!(ins.deletes);
+        assert_eq!(ins.query_secs, 300.0);
+        let both = format!("{INSERT}\n[suite.sysbench]\nrows = 1000\n");
+        let lab = parse(&both, "lab.toml", Path::new(".")).unwrap();
+        assert!(lab.sysbench.is_some() && lab.insert.is_some());
+        let none = parse(
+            "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert!(none.sysbench.is_some(), "no suite section: sysbench");
+        assert_eq!(none.insert, None);
+    }
+
+    #[test]
+    fn insert_suite_bad_input_is_named() {
+        let e = err(&INSERT.replace("rows = 10_000", "rowz = 10_000"));
+        assert!(
+            e.starts_with("lab.toml:10: [suite.insert] unknown field `rowz`"),
+            "{e}"
+        );
+        let e = err(&INSERT.replace("[100, 1000]", "[0]"));
+        assert!(e.contains("rates must be a non-empty list"), "{e}");
+        let e = err(&INSERT.replace("rows = 10_000", "rows = 10\nrows_per_commit_l_i0 = 50"));
+        assert!(
+            e.contains("rows must be at least rows_per_commit_l_i0"),
+            "{e}"
+        );
+        let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\nwrite_rows = 20"));
+        assert!(e.contains("write_rows is too small"), "{e}");
+        let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
+        assert!(e.contains("query_secs must be a positive number"), "{e}");
+    }
+
     #[test]
     fn parses_a_lab_with_defaults() {
         let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
         assert_eq!(lab.repeats, 1);
         assert_eq!(lab.order, Order::Interleaved);
         assert_eq!(lab.clients, vec![1]);
-        assert_eq!(lab.sysbench.rows, 1000);
-        assert_eq!(lab.sysbench.read_secs, 0.5);
-        assert_eq!(lab.sysbench.write_secs, 90.0);
-        assert!(!lab.sysbench.pre);
+        assert_eq!(lab.sysbench.as_ref().unwrap().rows, 1000);
+        assert_eq!(lab.sysbench.as_ref().unwrap().read_secs, 0.5);
+        assert_eq!(lab.sysbench.as_ref().unwrap().write_secs, 90.0);
+        assert!(!lab.sysbench.as_ref().unwrap().pre);
         let lab = parse(
             &OK.replace("read_secs = 0.5", "read_secs = 0.5\npre = true"),
             "lab.toml",
             Path::new("."),
         )
         .unwrap();
-        assert!(lab.sysbench.pre, "pre = true is accepted");
+        assert!(lab.sysbench.as_ref().unwrap().pre, "pre = true is accepted");
         assert_eq!(
             lab.targets[0].settings,
             vec!["synchronous = NORMAL".to_string()]
@@ -1040,14 +1298,14 @@ read_secs = 0.5
     #[test]
     fn adaptive_duration_keys() {
         let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(lab.sysbench.length, StepLength::Fixed);
+        assert_eq!(lab.sysbench.as_ref().unwrap().length, StepLength::Fixed);
         let adaptive = OK.replace(
             "read_secs = 0.5",
             "read_secs = 0.5\nduration = \"adaptive\"",
         );
         let lab = parse(&adaptive, "lab.toml", Path::new(".")).unwrap();
         assert_eq!(
-            lab.sysbench.length,
+            lab.sysbench.as_ref().unwrap().length,
             StepLength::Adaptive {
                 precision: 0.02,
                 min_secs: 10.0,
@@ -1064,7 +1322,7 @@ read_secs = 0.5
         )
         .unwrap();
         assert_eq!(
-            lab.sysbench.length,
+            lab.sysbench.as_ref().unwrap().length,
             StepLength::Adaptive {
                 precision: 0.02,
                 min_secs: 5.0,

@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::lab::{Lab, Order, StepLength};
-use crate::workload::{DurationRule, Group, Role, Scale, StepDef, Threads, sysbench};
+use crate::lab::{Lab, LabTarget, Order, StepLength};
+use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
 /// setting, sized so the whole catalog (36 steps per target) finishes in about two minutes.
@@ -77,21 +77,27 @@ pub struct TargetPlan {
     /// Fixed loopback port (default: a free one).
     pub port: Option<u16>,
     pub config_name: Option<String>,
-    /// Server-side prepared statements (the suite's `prepared`).
-    pub prepared: bool,
     /// Where the server and the client threads run (resolved against this machine's CPUs).
     pub placement: Placement,
 }
 
-/// Adaptive step length, as the runner applies it: the measured period of a reported step
-/// ends at the first whole second from `min` on where the 95% interval of the per-second mean
-/// QPS is within ±`precision`, or at the step's maximum ([`RunPlan::duration_of`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Adaptive {
-    pub precision: f64,
-    pub min: Duration,
-    /// `max_secs` when set; otherwise each step's fixed length is its maximum.
-    pub max: Option<Duration>,
+impl TargetPlan {
+    /// What the engine needs to start this target, with the suite's `prepared`.
+    pub fn spec(&self, prepared: bool) -> crate::engine::TargetSpec {
+        crate::engine::TargetSpec {
+            name: self.name.clone(),
+            engine: self.engine,
+            settings: self.settings.clone(),
+            bin: self.bin.clone(),
+            version: self.version.clone(),
+            env: self.env.clone(),
+            args: self.args.clone(),
+            port: self.port,
+            prepared,
+            server_cpus: self.placement.server.clone(),
+            tables: self.tables.clone(),
+        }
+    }
 }
 
 /// One unit of execution: a target's whole lifecycle at one client count and repeat.
@@ -110,22 +116,16 @@ pub struct RunPlan {
     pub clients: Vec<u32>,
     pub repeats: u32,
     pub order: Order,
-    /// The steps to run, in catalog order: reported steps and, unless `--only` was given, the
-    /// warm steps; the `.pre` steps only with `pre = true`.
-    pub steps: Vec<&'static StepDef>,
-    /// `pre = true`: the `.pre` steps run and reports use 5 groups.
-    pub pre: bool,
-    pub scale: Scale,
-    pub warmup: Duration,
-    pub read: Duration,
-    pub write: Duration,
-    /// `duration = "adaptive"`: how reported steps end; `None`: fixed length.
-    pub adaptive: Option<Adaptive>,
+    /// The suites to run, each with its steps in run order (reported steps and, unless
+    /// `--only` was given, the warm steps; the `.pre` steps only with `pre = true`). A suite
+    /// left without a step is not in the list. Each runs on its own fresh data directory.
+    pub suites: Vec<SuitePlan>,
+    /// The sysbench suite's settings after `--quick` scaling (when the lab runs it).
+    pub sysbench: Option<sysbench::Settings>,
+    /// The Insert Benchmark's settings after `--quick` scaling (when the lab runs it).
+    pub insert: Option<insert::Settings>,
     /// The CPUs dbdelta may use (placement was resolved against them).
     pub machine: Machine,
-    /// Time a postwrite cleanup may take: min(60 s + 1 s per million rows, 1200 s)
-    /// (methodology §2.6); 1 s with `--quick`.
-    pub postwrite_budget: Duration,
     pub quick: bool,
     pub keep: bool,
     pub workdir: PathBuf,
@@ -165,65 +165,292 @@ fn split_globs(flag: &str, values: &[String]) -> Result<Vec<String>, InputError>
     Ok(out)
 }
 
-/// The steps a run executes. `--only`/`--skip` match reported labels (the `.pre` ones only with
-/// `pre = true`); warm steps are not selectable: they run whenever `--only` is absent and never
-/// with it (`--only` runs exactly the steps it names, in catalog order).
-fn select_steps(
-    only: &[String],
-    skip: &[String],
-    pre: bool,
-) -> Result<Vec<&'static StepDef>, InputError> {
-    let selectable = |s: &StepDef| match s.role {
-        Role::Main => true,
-        Role::Pre => pre,
-        Role::Warm => false,
-    };
-    let compile = |flag: &str, pats: &[String]| -> Result<Vec<glob::Pattern>, InputError> {
-        pats.iter()
-            .map(|p| {
-                let pat = glob::Pattern::new(p).map_err(|e| {
-                    InputError::new(format!("--{flag} {p}: not a valid glob ({e})"))
-                })?;
-                let matches = |s: &&StepDef| pat.matches(s.label);
-                if !sysbench::CATALOG
-                    .iter()
-                    .filter(|s| selectable(s))
-                    .any(|s| matches(&s))
-                {
-                    let hint = if sysbench::CATALOG.iter().any(|s| matches(&s)) {
-                        if pre {
-                            " but warm steps, which are not selectable"
+/// `--only`/`--skip`, compiled against the steps of every suite of the lab.
+struct Selection {
+    only: Vec<glob::Pattern>,
+    skip: Vec<glob::Pattern>,
+}
+
+/// A catalog step as `--only`/`--skip` see it.
+struct Selectable {
+    label: String,
+    kind: StepKind,
+}
+
+impl Selection {
+    /// Compile the flags; a pattern must match some selectable step of `catalog` (reported
+    /// labels; the `.pre` ones only with `pre = true`).
+    fn new(
+        only: &[String],
+        skip: &[String],
+        catalog: &[Selectable],
+        pre: bool,
+    ) -> Result<Selection, InputError> {
+        let compile = |flag: &str, pats: &[String]| -> Result<Vec<glob::Pattern>, InputError> {
+            pats.iter()
+                .map(|p| {
+                    let pat = glob::Pattern::new(p).map_err(|e| {
+                        InputError::new(format!("--{flag} {p}: not a valid glob ({e})"))
+                    })?;
+                    let matches = |s: &&Selectable| pat.matches(&s.label);
+                    if !catalog
+                        .iter()
+                        .filter(|s| selectable(s.kind, pre))
+                        .any(|s| matches(&s))
+                    {
+                        let hint = if catalog.iter().any(|s| matches(&s)) {
+                            if pre {
+                                " but warm steps, which are not selectable"
+                            } else {
+                                " of this lab (.pre steps run only with pre = true; warm steps are not selectable)"
+                            }
                         } else {
-                            " of this lab (.pre steps run only with pre = true; warm steps are not selectable)"
-                        }
-                    } else {
-                        ""
-                    };
-                    return Err(InputError::new(format!(
-                        "--{flag} {p}: matches no step{hint}; `dbdelta list steps` shows the catalog"
-                    )));
-                }
-                Ok(pat)
-            })
-            .collect()
-    };
-    let only = compile("only", &split_globs("only", only)?)?;
-    let skip = compile("skip", &split_globs("skip", skip)?)?;
-    let chosen = |s: &StepDef| {
-        if s.role == Role::Warm {
-            return only.is_empty();
+                            ""
+                        };
+                        return Err(InputError::new(format!(
+                            "--{flag} {p}: matches no step{hint}; `dbdelta list steps` shows the catalog"
+                        )));
+                    }
+                    Ok(pat)
+                })
+                .collect()
+        };
+        Ok(Selection {
+            only: compile("only", &split_globs("only", only)?)?,
+            skip: compile("skip", &split_globs("skip", skip)?)?,
+        })
+    }
+
+    /// Warm steps are not selectable: they run whenever `--only` is absent and never with it
+    /// (`--only` runs exactly the steps it names, in catalog order).
+    fn chosen(&self, label: &str, kind: StepKind, pre: bool) -> bool {
+        if kind == StepKind::Warm {
+            return self.only.is_empty();
         }
-        selectable(s)
-            && (only.is_empty() || only.iter().any(|p| p.matches(s.label)))
-            && !skip.iter().any(|p| p.matches(s.label))
+        selectable(kind, pre)
+            && (self.only.is_empty() || self.only.iter().any(|p| p.matches(label)))
+            && !self.skip.iter().any(|p| p.matches(label))
+    }
+}
+
+fn selectable(kind: StepKind, pre: bool) -> bool {
+    match kind {
+        StepKind::Main => true,
+        StepKind::Pre => pre,
+        StepKind::Warm => false,
+    }
+}
+
+/// The sysbench settings of a lab after `--quick` scaling (tiny tables, sub-second steps).
+fn sysbench_settings(sb: &crate::lab::SysbenchConfig, quick: bool) -> sysbench::Settings {
+    let secs = Duration::from_secs_f64;
+    let (scale, warmup, read, write) = if quick {
+        (
+            Scale {
+                tables: 1,
+                rows: sb.rows.min(10_000),
+            },
+            secs(sb.warmup_secs.min(0.1)),
+            secs(sb.read_secs.min(0.3)),
+            secs(sb.write_secs.min(0.3)),
+        )
+    } else {
+        (
+            Scale {
+                tables: sb.tables,
+                rows: sb.rows,
+            },
+            secs(sb.warmup_secs),
+            secs(sb.read_secs),
+            secs(sb.write_secs),
+        )
     };
-    let steps: Vec<_> = sysbench::CATALOG.iter().filter(|s| chosen(s)).collect();
+    let adaptive = match sb.length {
+        StepLength::Fixed => None,
+        // --quick: at most 3 s to 5 s, so a try-out stays short but still has the 3 whole
+        // seconds a precision needs.
+        StepLength::Adaptive {
+            precision,
+            min_secs,
+            max_secs,
+        } => Some(sysbench::Adaptive {
+            precision,
+            min: secs(if quick { min_secs.min(3.0) } else { min_secs }),
+            max: match (max_secs, quick) {
+                (Some(m), false) => Some(secs(m)),
+                (Some(m), true) => Some(secs(m.min(5.0))),
+                (None, false) => None,
+                (None, true) => Some(secs(5.0)),
+            },
+        }),
+    };
+    sysbench::Settings {
+        scale,
+        warmup,
+        read,
+        write,
+        adaptive,
+        pre: sb.pre,
+        quick,
+    }
+}
+
+/// The sysbench suite with the steps `selection` chooses; `None` when it chooses none.
+fn plan_sysbench(
+    sb: &crate::lab::SysbenchConfig,
+    settings: &sysbench::Settings,
+    selection: &Selection,
+    quick: bool,
+) -> Option<SuitePlan> {
+    let steps: Vec<&'static StepDef> = sysbench::CATALOG
+        .iter()
+        .filter(|s| selection.chosen(s.label, s.kind, settings.pre))
+        .collect();
     if !steps.iter().any(|s| s.reported()) {
+        return None;
+    }
+    let total_rows = settings.scale.rows * u64::from(settings.scale.tables);
+    let postwrite_budget = match (sb.postwrite_secs, quick) {
+        (Some(s), quick) => Duration::from_secs_f64(if quick { s.min(1.0) } else { s }),
+        (None, true) => Duration::from_secs(1),
+        (None, false) => Duration::from_secs((60 + total_rows / 1_000_000).min(1200)),
+    };
+    let suite = sysbench::Sysbench {
+        settings: settings.clone(),
+    };
+    Some(SuitePlan {
+        steps: suite.plan(&steps),
+        postwrite_after_load: settings.postwrite_after_load(&steps),
+        postwrite_budget,
+        prepared: sb.prepared,
+        suite: std::sync::Arc::new(suite),
+    })
+}
+
+/// The Insert Benchmark's settings after `--quick` scaling: 2,000 rows per table, 1,000 written
+/// by l.i1 and l.i2, query steps of 1 s.
+fn insert_settings(cfg: &crate::lab::InsertConfig, quick: bool) -> insert::Settings {
+    let (rows, write_rows, query) = if quick {
+        (
+            cfg.rows.min(2_000),
+            cfg.write_rows.min(1_000),
+            cfg.query_secs.min(1.0),
+        )
+    } else {
+        (cfg.rows, cfg.write_rows, cfg.query_secs)
+    };
+    insert::Settings {
+        rows,
+        write_rows,
+        query: Duration::from_secs_f64(query),
+        rates: cfg.rates.clone(),
+        commit: cfg.rows_per_commit,
+        deletes: cfg.deletes,
+    }
+}
+
+/// The Insert Benchmark with the steps `selection` chooses; `None` when it chooses none; bad
+/// input when a chosen step lacks a step it depends on.
+fn plan_insert(
+    cfg: &crate::lab::InsertConfig,
+    settings: &insert::Settings,
+    selection: &Selection,
+    quick: bool,
+) -> Result<Option<SuitePlan>, InputError> {
+    let suite = insert::InsertBench {
+        settings: settings.clone(),
+    };
+    let steps = suite.plan(|label| selection.chosen(label, StepKind::Main, false));
+    if steps.is_empty() {
+        return Ok(None);
+    }
+    // Every cell starts from empty tables: l.i0 fills them and l.x builds the indexes the
+    // queries use, so a later step without them would measure something else.
+    let chosen: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+    for (i, (label, _)) in settings.steps().iter().enumerate() {
+        let needs: Vec<&str> = ["l.i0", "l.x"]
+            .into_iter()
+            .take(i.min(2))
+            .filter(|n| !chosen.contains(n))
+            .collect();
+        if chosen.contains(&label.as_str()) && !needs.is_empty() {
+            return Err(InputError::new(format!(
+                "--only/--skip: the insert step {label} needs {} (every cell starts from empty tables: l.i0 fills them, l.x builds the indexes); select {} too",
+                needs.join(" and "),
+                if needs.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    let postwrite_budget = match (cfg.postwrite_secs, quick) {
+        (Some(s), quick) => Duration::from_secs_f64(if quick { s.min(1.0) } else { s }),
+        (None, true) => Duration::from_secs(1),
+        (None, false) => Duration::from_secs((60 + settings.rows / 1_000_000).min(1200)),
+    };
+    Ok(Some(SuitePlan {
+        steps,
+        postwrite_after_load: false,
+        postwrite_budget,
+        prepared: cfg.prepared,
+        suite: std::sync::Arc::new(suite),
+    }))
+}
+
+/// The suites the lab runs with the steps `--only`/`--skip` choose (over the labels of every
+/// suite of the lab); bad input when a pattern matches nothing or no step is left.
+fn suites(
+    lab: &Lab,
+    opts: &RunOptions,
+    sysbench: Option<&sysbench::Settings>,
+    insert: Option<&insert::Settings>,
+) -> Result<Vec<SuitePlan>, InputError> {
+    let mut catalog: Vec<Selectable> = Vec::new();
+    if sysbench.is_some() {
+        catalog.extend(sysbench::CATALOG.iter().map(|s| Selectable {
+            label: s.label.to_string(),
+            kind: s.kind,
+        }));
+    }
+    if let Some(ins) = insert {
+        catalog.extend(ins.steps().into_iter().map(|(label, _)| Selectable {
+            label,
+            kind: StepKind::Main,
+        }));
+    }
+    let pre = sysbench.is_some_and(|s| s.pre);
+    let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
+    let mut suites: Vec<SuitePlan> = Vec::new();
+    if let (Some(sb), Some(settings)) = (&lab.sysbench, sysbench) {
+        suites.extend(plan_sysbench(sb, settings, &selection, opts.quick));
+    }
+    if let (Some(cfg), Some(settings)) = (&lab.insert, insert) {
+        suites.extend(plan_insert(cfg, settings, &selection, opts.quick)?);
+    }
+    if suites.is_empty() {
         return Err(InputError::new(
             "--only/--skip leave no step to run; loosen them",
         ));
     }
-    Ok(steps)
+    Ok(suites)
+}
+
+/// A lab target with its CPU placement resolved on `machine` (its own keys, else the lab's).
+fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan, InputError> {
+    let spec = t.placement.as_ref().unwrap_or(&lab.placement);
+    let placement = cpus::resolve(spec, machine, t.engine.embedded()).map_err(InputError::new)?;
+    Ok(TargetPlan {
+        name: t.name.clone(),
+        engine: t.engine,
+        settings: t.settings.clone(),
+        bin: t.bin.clone(),
+        env: t.env.clone(),
+        args: t.args.clone(),
+        version: t.version.clone(),
+        product: t.product,
+        tables: t.tables.clone(),
+        port: t.port,
+        config_name: t.config_name.clone(),
+        placement,
+    })
 }
 
 /// Combine a lab and the command line into a plan, on this machine's CPUs.
@@ -246,96 +473,20 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         Some(r) => r,
         None => lab.repeats,
     };
-    let sb = &lab.sysbench;
-    let steps = select_steps(&opts.only, &opts.skip, sb.pre)?;
-    let secs = Duration::from_secs_f64;
-    let (scale, warmup, read, write) = if opts.quick {
-        (
-            Scale {
-                tables: 1,
-                rows: sb.rows.min(10_000),
-            },
-            secs(sb.warmup_secs.min(0.1)),
-            secs(sb.read_secs.min(0.3)),
-            secs(sb.write_secs.min(0.3)),
-        )
-    } else {
-        (
-            Scale {
-                tables: sb.tables,
-                rows: sb.rows,
-            },
-            secs(sb.warmup_secs),
-            secs(sb.read_secs),
-            secs(sb.write_secs),
-        )
-    };
-    let adaptive = match lab.sysbench.length {
-        StepLength::Fixed => None,
-        // --quick: at most 3 s to 5 s, so a try-out stays short but still has the 3 whole
-        // seconds a precision needs.
-        StepLength::Adaptive {
-            precision,
-            min_secs,
-            max_secs,
-        } => Some(Adaptive {
-            precision,
-            min: secs(if opts.quick {
-                min_secs.min(3.0)
-            } else {
-                min_secs
-            }),
-            max: match (max_secs, opts.quick) {
-                (Some(m), false) => Some(secs(m)),
-                (Some(m), true) => Some(secs(m.min(5.0))),
-                (None, false) => None,
-                (None, true) => Some(secs(5.0)),
-            },
-        }),
-    };
-    let targets = lab
-        .targets
-        .iter()
-        .map(|t| {
-            let spec = t.placement.as_ref().unwrap_or(&lab.placement);
-            let placement =
-                cpus::resolve(spec, &machine, t.engine.embedded()).map_err(InputError::new)?;
-            Ok(TargetPlan {
-                name: t.name.clone(),
-                engine: t.engine,
-                settings: t.settings.clone(),
-                bin: t.bin.clone(),
-                env: t.env.clone(),
-                args: t.args.clone(),
-                version: t.version.clone(),
-                product: t.product,
-                tables: t.tables.clone(),
-                port: t.port,
-                config_name: t.config_name.clone(),
-                prepared: sb.prepared,
-                placement,
-            })
-        })
+    let sysbench = (lab.sysbench.as_ref()).map(|sb| sysbench_settings(sb, opts.quick));
+    let insert = (lab.insert.as_ref()).map(|i| insert_settings(i, opts.quick));
+    let suites = suites(&lab, opts, sysbench.as_ref(), insert.as_ref())?;
+    let targets = (lab.targets.iter())
+        .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
-    let total_rows = scale.rows * u64::from(scale.tables);
-    let postwrite_budget = match (sb.postwrite_secs, opts.quick) {
-        (Some(s), quick) => secs(if quick { s.min(1.0) } else { s }),
-        (None, true) => Duration::from_secs(1),
-        (None, false) => Duration::from_secs((60 + total_rows / 1_000_000).min(1200)),
-    };
     Ok(RunPlan {
-        postwrite_budget,
         order: lab.order,
         targets,
         clients,
         repeats,
-        pre: sb.pre,
-        steps,
-        scale,
-        warmup,
-        read,
-        write,
-        adaptive,
+        suites,
+        sysbench,
+        insert,
         machine,
         quick: opts.quick,
         keep: opts.keep,
@@ -345,6 +496,52 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
 }
 
 impl RunPlan {
+    /// The sysbench suite's scale and step lengths, for `--dry-run`.
+    fn describe_sysbench(&self, s: &mut String) {
+        let Some(sb) = &self.sysbench else { return };
+        let _ = writeln!(
+            s,
+            "scale: {} table(s) × {} rows; warm-up {:.1} s, reads {:.1} s, writes {:.1} s{}",
+            sb.scale.tables,
+            sb.scale.rows,
+            sb.warmup.as_secs_f64(),
+            sb.read.as_secs_f64(),
+            sb.write.as_secs_f64(),
+            if self.quick { " (--quick)" } else { "" }
+        );
+        if let Some(a) = sb.adaptive {
+            let _ = writeln!(
+                s,
+                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {:.0} s and at most {}",
+                a.precision * 100.0,
+                a.min.as_secs_f64(),
+                match a.max {
+                    Some(m) => format!("{:.0} s", m.as_secs_f64()),
+                    None => "its fixed length".into(),
+                }
+            );
+        }
+    }
+
+    /// The Insert Benchmark's sizes and rates, for `--dry-run`.
+    fn describe_insert(&self, s: &mut String) {
+        let Some(ins) = &self.insert else { return };
+        let _ = writeln!(
+            s,
+            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {:.0} s at {} inserts/s per client{}",
+            ins.rows,
+            ins.write_rows,
+            if ins.deletes { "" } else { "no " },
+            ins.query.as_secs_f64(),
+            ins.rates
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
+            if self.quick { " (--quick)" } else { "" }
+        );
+    }
+
     /// The cells in execution order: per client count, targets interleaved per repeat
     /// (A B A B) or sequential (A A B B).
     pub fn cells(&self) -> Vec<Cell> {
@@ -378,69 +575,15 @@ impl RunPlan {
         out
     }
 
-    /// Measured duration of a step; for an adaptive step, its maximum (`max_secs`, else its
-    /// fixed length).
-    pub fn duration_of(&self, step: &StepDef) -> Duration {
-        if self.quick && !step.reported() {
-            // Unreported warm steps only need to touch the data at --quick scale.
-            return Duration::from_millis(100);
-        }
-        let fixed = match step.duration {
-            DurationRule::Read => self.read,
-            DurationRule::Write => self.write,
-            DurationRule::ScanWarm => self.read.min(Duration::from_secs(60)),
-        };
-        match (self.adaptive, step.reported()) {
-            (Some(a), true) => a.max.unwrap_or(fixed),
-            _ => fixed,
-        }
-    }
-
-    /// How an adaptive step ends early: (target precision, minimum measured time). `None` for
-    /// fixed steps and for warm steps, which keep their length in adaptive mode (they exist to
-    /// warm caches for a set time, and no verdict depends on them).
-    pub fn stop_rule(&self, step: &StepDef) -> Option<(f64, Duration)> {
-        let a = self.adaptive?;
-        step.reported()
-            .then(|| (a.precision, a.min.min(self.duration_of(step))))
-    }
-
-    /// The group a step's measurements are stored and reported under.
-    pub fn group_of(&self, step: &StepDef) -> Group {
-        step.group.with_pre(self.pre)
-    }
-
-    /// Client threads of a step in a cell running `clients` clients.
-    pub fn threads_of(&self, step: &StepDef, clients: u32) -> u32 {
-        match step.threads {
-            Threads::Clients => clients,
-            Threads::Tables => self.scale.tables,
-        }
-    }
-
-    /// Whether the postwrite cleanup runs right after the load. The reference runs it after
-    /// the load's warm-up (`point-query.warm`, which carries `postwrite_after`); when `--only`
-    /// leaves that step out, the cleanup still runs before the first measured step.
-    pub fn postwrite_after_load(&self) -> bool {
-        !self
-            .steps
-            .first()
-            .is_some_and(|s| s.role == Role::Warm && s.postwrite_after)
+    /// Every planned step of every suite, in run order.
+    pub fn steps(&self) -> impl Iterator<Item = &StepPlan> {
+        self.suites.iter().flat_map(|s| s.steps.iter())
     }
 
     /// Lower bound of the run's wall time: warm-up plus measured time of every step (for an
     /// adaptive step, its minimum).
     pub fn estimated(&self) -> Duration {
-        let per_cell: Duration = self
-            .steps
-            .iter()
-            .map(|s| {
-                self.warmup
-                    + self
-                        .stop_rule(s)
-                        .map_or_else(|| self.duration_of(s), |(_, min)| min)
-            })
-            .sum();
+        let per_cell: Duration = self.steps().map(|s| s.warmup + s.expected).sum();
         per_cell * self.cells().len() as u32
     }
 
@@ -448,27 +591,12 @@ impl RunPlan {
     pub fn describe(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "lab: {} ({})", self.lab.name, self.lab.origin);
-        let _ = writeln!(
-            s,
-            "scale: {} table(s) × {} rows; warm-up {:.1} s, reads {:.1} s, writes {:.1} s{}",
-            self.scale.tables,
-            self.scale.rows,
-            self.warmup.as_secs_f64(),
-            self.read.as_secs_f64(),
-            self.write.as_secs_f64(),
-            if self.quick { " (--quick)" } else { "" }
-        );
-        if let Some(a) = self.adaptive {
-            let _ = writeln!(
-                s,
-                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {:.0} s and at most {}",
-                a.precision * 100.0,
-                a.min.as_secs_f64(),
-                match a.max {
-                    Some(m) => format!("{:.0} s", m.as_secs_f64()),
-                    None => "its fixed length".into(),
-                }
-            );
+        for suite in &self.suites {
+            match suite.id() {
+                "sysbench" => self.describe_sysbench(&mut s),
+                "insert" => self.describe_insert(&mut s),
+                _ => {}
+            }
         }
         for t in &self.targets {
             let _ = writeln!(
@@ -485,21 +613,29 @@ impl RunPlan {
                     .join("; ")
             );
         }
-        let _ = writeln!(
-            s,
-            "steps ({} reported{}): {}",
-            self.steps.iter().filter(|s| s.reported()).count(),
-            if self.pre { ", pre = true" } else { "" },
-            self.steps
-                .iter()
-                .map(|st| if st.reported() {
-                    st.label.to_string()
+        for suite in &self.suites {
+            let _ = writeln!(
+                s,
+                "{} steps ({} reported{}): {}",
+                suite.id(),
+                suite.steps.iter().filter(|s| !s.warm).count(),
+                if suite.id() == "sysbench" && self.sysbench.as_ref().is_some_and(|s| s.pre) {
+                    ", pre = true"
                 } else {
-                    format!("({})", st.label)
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+                    ""
+                },
+                suite
+                    .steps
+                    .iter()
+                    .map(|st| if st.warm {
+                        format!("({})", st.label)
+                    } else {
+                        st.label.clone()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
         let order: Vec<String> = self
             .cells()
             .iter()
@@ -529,11 +665,15 @@ mod tests {
         crate::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
     }
 
+    fn labels(p: &RunPlan) -> Vec<&str> {
+        p.steps().map(|s| s.label.as_str()).collect()
+    }
+
     #[test]
     fn demo_lab_fits_in_about_two_minutes() {
         let p = plan(demo(), &RunOptions::default()).unwrap();
         assert_eq!(p.targets.len(), 2);
-        assert_eq!(p.steps.len(), 36, "32 reported + 4 warm steps");
+        assert_eq!(p.steps().count(), 36, "32 reported + 4 warm steps");
         let est = p.estimated().as_secs();
         assert!((100..=130).contains(&est), "{est}");
         let q = plan(
@@ -576,13 +716,13 @@ mod tests {
             ..Default::default()
         };
         let p = plan(demo(), &opts).unwrap();
-        let labels: Vec<_> = p.steps.iter().map(|s| s.label).collect();
+        let labels = labels(&p);
         assert_eq!(
             labels,
             vec!["point-query", "insert"],
             "--only runs exactly the named steps: no warm step"
         );
-        assert!(p.postwrite_after_load());
+        assert!(p.suites[0].postwrite_after_load);
         let skip = RunOptions {
             skip: vec!["*".into()],
             ..Default::default()
@@ -596,13 +736,10 @@ mod tests {
             },
         )
         .unwrap();
+        assert!(p.steps().any(|s| s.label == "scan.warm"), "warm steps stay");
+        assert!(!p.steps().any(|s| s.label.starts_with("read-")));
         assert!(
-            p.steps.iter().any(|s| s.label == "scan.warm"),
-            "warm steps stay"
-        );
-        assert!(!p.steps.iter().any(|s| s.label.starts_with("read-")));
-        assert!(
-            !p.postwrite_after_load(),
+            !p.suites[0].postwrite_after_load,
             "postwrite follows point-query.warm"
         );
         let e = plan(
@@ -626,20 +763,19 @@ mod tests {
     #[test]
     fn pre_adds_fifteen_steps_and_five_groups() {
         let mut lab = demo();
-        lab.sysbench.pre = true;
+        lab.sysbench.as_mut().unwrap().pre = true;
         let p = plan(lab, &RunOptions::default()).unwrap();
-        assert_eq!(p.steps.len(), 51);
-        let labels: Vec<_> = p.steps.iter().map(|s| s.label).collect();
+        assert_eq!(p.steps().count(), 51);
+        let labels = labels(&p);
         assert_eq!(
             &labels[..3],
             ["point-query.warm", "scan.warmpre", "point-query.pre"]
         );
         assert_eq!(labels[17], "update-inlist");
         let mut groups: Vec<&str> = p
-            .steps
-            .iter()
-            .filter(|s| s.reported())
-            .map(|s| p.group_of(s).id())
+            .steps()
+            .filter(|s| !s.warm)
+            .map(|s| s.group.as_str())
             .collect();
         groups.sort();
         groups.dedup();
@@ -650,7 +786,7 @@ mod tests {
         let only = plan(
             {
                 let mut l = demo();
-                l.sysbench.pre = true;
+                l.sysbench.as_mut().unwrap().pre = true;
                 l
             },
             &RunOptions {
@@ -659,7 +795,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(only.steps.len(), 15);
+        assert_eq!(only.steps().count(), 15);
     }
 
     #[test]
@@ -667,26 +803,84 @@ mod tests {
         let p = plan(demo(), &RunOptions::default()).unwrap();
         let step = |l: &str| sysbench::find(l).unwrap();
         assert_eq!(
-            p.duration_of(step("write-only")),
-            p.read,
+            p.sysbench.as_ref().unwrap().duration_of(step("write-only")),
+            p.sysbench.as_ref().unwrap().read,
             "write-only uses read_secs"
         );
-        assert_eq!(p.duration_of(step("update-one")), p.write);
         assert_eq!(
-            p.duration_of(step("scan.warm")),
-            p.read.min(Duration::from_secs(60))
+            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
+            p.sysbench.as_ref().unwrap().write
+        );
+        assert_eq!(
+            p.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .read
+                .min(Duration::from_secs(60))
         );
         let mut lab = demo();
-        lab.sysbench.read_secs = 600.0;
-        lab.sysbench.tables = 8;
+        lab.sysbench.as_mut().unwrap().read_secs = 600.0;
+        lab.sysbench.as_mut().unwrap().tables = 8;
         let p = plan(lab, &RunOptions::default()).unwrap();
-        assert_eq!(p.duration_of(step("scan.warmpre")), Duration::from_secs(60));
         assert_eq!(
-            p.threads_of(step("point-query.warm"), 2),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .duration_of(step("scan.warmpre")),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .threads_of(step("point-query.warm"), 2),
             8,
             "one per table"
         );
-        assert_eq!(p.threads_of(step("point-query"), 2), 2);
+        assert_eq!(
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .threads_of(step("point-query"), 2),
+            2
+        );
+    }
+
+    #[test]
+    fn insert_steps_need_the_steps_that_build_their_table() {
+        let lab = || {
+            crate::lab::parse(
+                "[lab]\nname = \"i\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+                 [suite.sysbench]\nrows = 1000\n[suite.insert]\nrows = 1000\n",
+                "lab.toml",
+                Path::new("."),
+            )
+            .unwrap()
+        };
+        let only = |o: &str| RunOptions {
+            only: vec![o.into()],
+            ..Default::default()
+        };
+        let e = plan(lab(), &only("qr100")).unwrap_err().0;
+        assert!(
+            e.contains("the insert step qr100 needs l.i0 and l.x") && e.contains("select them too"),
+            "{e}"
+        );
+        let e = plan(lab(), &only("l.x")).unwrap_err().0;
+        assert!(
+            e.contains("l.x needs l.i0 (") && e.contains("select it too"),
+            "{e}"
+        );
+        let p = plan(lab(), &only("l.i0,l.x,qr100,point-query")).unwrap();
+        assert_eq!(labels(&p), ["point-query", "l.i0", "l.x", "qr100"]);
+        assert_eq!(p.suites.len(), 2, "each suite on its own data directory");
+        let skip = RunOptions {
+            skip: vec!["l.i2,qp*".into()],
+            ..Default::default()
+        };
+        let p = plan(lab(), &skip).unwrap();
+        assert!(labels(&p).contains(&"qr1000") && !labels(&p).contains(&"l.i2"));
     }
 
     #[test]
@@ -699,7 +893,7 @@ mod tests {
             },
         )
         .unwrap();
-        let labels: Vec<_> = p.steps.iter().map(|s| s.label).collect();
+        let labels = labels(&p);
         assert_eq!(labels, ["point-query", "hot-points", "insert"]);
         let p = plan(
             demo(),
@@ -710,8 +904,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            !p.steps
-                .iter()
+            !p.steps()
                 .any(|s| s.label.starts_with("read-") || s.label == "scan")
         );
         let e = plan(
@@ -793,32 +986,44 @@ mod tests {
     #[test]
     fn adaptive_steps_run_up_to_their_fixed_length() {
         let mut lab = demo();
-        lab.sysbench.length = StepLength::Adaptive {
+        lab.sysbench.as_mut().unwrap().length = StepLength::Adaptive {
             precision: 0.02,
             min_secs: 10.0,
             max_secs: None,
         };
-        lab.sysbench.read_secs = 60.0;
-        lab.sysbench.write_secs = 90.0;
+        lab.sysbench.as_mut().unwrap().read_secs = 60.0;
+        lab.sysbench.as_mut().unwrap().write_secs = 90.0;
         let step = |l: &str| sysbench::find(l).unwrap();
         let p = plan(lab.clone(), &RunOptions::default()).unwrap();
-        let a = p.adaptive.unwrap();
+        let a = p.sysbench.as_ref().unwrap().adaptive.unwrap();
         assert_eq!(
             (a.precision, a.min, a.max),
             (0.02, Duration::from_secs(10), None)
         );
-        assert_eq!(p.duration_of(step("point-query")), Duration::from_secs(60));
-        assert_eq!(p.duration_of(step("update-one")), Duration::from_secs(90));
         assert_eq!(
-            p.stop_rule(step("point-query")),
+            p.sysbench
+                .as_ref()
+                .unwrap()
+                .duration_of(step("point-query")),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
+            Duration::from_secs(90)
+        );
+        assert_eq!(
+            p.sysbench.as_ref().unwrap().stop_rule(step("point-query")),
             Some((0.02, Duration::from_secs(10)))
         );
         assert_eq!(
-            p.stop_rule(step("scan.warm")),
+            p.sysbench.as_ref().unwrap().stop_rule(step("scan.warm")),
             None,
             "warm steps keep their length"
         );
-        assert_eq!(p.duration_of(step("scan.warm")), Duration::from_secs(60));
+        assert_eq!(
+            p.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
+            Duration::from_secs(60)
+        );
         let q = plan(
             lab.clone(),
             &RunOptions {
@@ -827,19 +1032,31 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(q.duration_of(step("point-query")), Duration::from_secs(5));
         assert_eq!(
-            q.stop_rule(step("point-query")),
+            q.sysbench
+                .as_ref()
+                .unwrap()
+                .duration_of(step("point-query")),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            q.sysbench.as_ref().unwrap().stop_rule(step("point-query")),
             Some((0.02, Duration::from_secs(3)))
         );
-        assert_eq!(q.duration_of(step("scan.warm")), Duration::from_millis(100));
-        lab.sysbench.length = StepLength::Adaptive {
+        assert_eq!(
+            q.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
+            Duration::from_millis(100)
+        );
+        lab.sysbench.as_mut().unwrap().length = StepLength::Adaptive {
             precision: 0.02,
             min_secs: 10.0,
             max_secs: Some(20.0),
         };
         let p = plan(lab, &RunOptions::default()).unwrap();
-        assert_eq!(p.duration_of(step("update-one")), Duration::from_secs(20));
+        assert_eq!(
+            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
+            Duration::from_secs(20)
+        );
         assert!(p.describe().contains("adaptive"), "{}", p.describe());
     }
 }

@@ -237,12 +237,74 @@ pub struct Measurement {
     /// `stats::series_precision` (fixed steps too); `None` with fewer than 3 whole seconds or
     /// fewer than 2 effectively independent ones.
     pub precision_achieved: Option<f64>,
-    /// How the measured period ended: `deadline` (fixed length), `precision` (adaptive, target
-    /// reached) or `max` (adaptive, ran to its maximum).
+    /// How the measured period ended: `deadline` (fixed length), `quota` (every role with a
+    /// quota met it), `precision` (adaptive, target reached) or `max` (adaptive, ran to its
+    /// maximum).
     pub stop_reason: Option<String>,
     /// The step did not complete; `error` says why.
     pub failed: bool,
     pub error: Option<String>,
+    /// Every operation type of every role (schema v2). A sysbench step has one, its event;
+    /// an Insert Benchmark query step has the querier's, the inserter's and the deleter's.
+    #[serde(default)]
+    pub operations: Vec<OpMeasurement>,
+}
+
+/// The serialized HDR histograms of one operation type (V2 deflate, as `measurements.histogram`):
+/// service time, and for paced roles response time from the intended start (empty otherwise).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct OpHistograms {
+    pub service: Vec<u8>,
+    pub response: Vec<u8>,
+}
+
+/// One operation type of one role of a step, merged over its clients (schema v2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct OpMeasurement {
+    /// `client` (sysbench), `inserter`, `deleter`, `querier`, `indexer`.
+    pub role: String,
+    /// The operation type, e.g. `insert`, `range`, or a sysbench step's label.
+    pub op: String,
+    /// `closed` (as fast as it can), `rate` (an absolute schedule) or `follow` (after another
+    /// role's operations).
+    pub pacer: String,
+    /// Whether the step's QPS, latency, series and per-op costs count these operations.
+    pub counted: bool,
+    /// Operations completed in the measured period.
+    pub operations: u64,
+    /// What they count: statements (sysbench), rows inserted or deleted, queries.
+    pub units: u64,
+    /// Rows they returned or changed.
+    pub rows: u64,
+    pub errors: ErrorCounts,
+    /// Measured operations and units per second.
+    pub ops_per_sec: Option<f64>,
+    pub units_per_sec: Option<f64>,
+    /// `rate` roles: the operations per second the schedule asked for, over all clients.
+    pub target_ops_per_sec: Option<f64>,
+    /// Service time (start to end) of each operation, µs.
+    pub latency_us: Option<Latency>,
+    /// `rate` roles: response time from each operation's intended start, µs.
+    pub response_us: Option<Latency>,
+    /// The whole step's totals divided by this type's units (the reference's per-insert and
+    /// per-query costs: all of the step's work charged to each type in turn, not this type's
+    /// own share): server CPU µs, context switches, device KB read and written.
+    pub step_server_cpu_us_per_unit: Option<f64>,
+    pub step_cs_per_unit: Option<f64>,
+    #[serde(default)]
+    pub step_read_kb_per_unit: Option<f64>,
+    #[serde(default)]
+    pub step_write_kb_per_unit: Option<f64>,
+    /// Units that ended in each whole second of the measured period.
+    pub series: Vec<u64>,
+}
+
+impl OpMeasurement {
+    /// The share of its target rate a `rate` role achieved (`None` for unpaced roles).
+    pub fn target_share(&self) -> Option<f64> {
+        let target = self.target_ops_per_sec.filter(|t| *t > 0.0)?;
+        Some(self.ops_per_sec.unwrap_or(0.0) / target)
+    }
 }
 
 /// One second of a step's measured period.

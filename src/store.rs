@@ -14,8 +14,8 @@ use rusqlite::{Connection, OptionalExtension, Row, named_params, params};
 
 use crate::error::InputError;
 use crate::results::{
-    ErrorCounts, HostInfo, Latency, LoadResult, Measurement, RunData, RunInfo, SecondSample,
-    TargetInfo,
+    ErrorCounts, HostInfo, Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo,
+    SecondSample, TargetInfo,
 };
 
 /// Schema migrations, in order. Migration `i` brings the schema to version `i + 1`.
@@ -154,6 +154,22 @@ ALTER TABLE measurements ADD COLUMN duration_rule TEXT NOT NULL DEFAULT 'fixed';
 ALTER TABLE measurements ADD COLUMN precision_target REAL;
 ALTER TABLE measurements ADD COLUMN precision_achieved REAL;
 ALTER TABLE measurements ADD COLUMN stop_reason TEXT;
+"#,
+    // Measurement v2: one row per role × operation type of each step, as JSON.
+    r#"
+CREATE TABLE step_ops (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    op_json TEXT NOT NULL,
+    histogram BLOB,
+    response_histogram BLOB,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat, position)
+);
 "#,
 ];
 
@@ -355,79 +371,12 @@ impl Store {
         m: &Measurement,
         series: &[SecondSample],
         histogram: &[u8],
+        op_histograms: &[OpHistograms],
     ) -> Result<()> {
         let tx = self.conn.transaction()?;
-        let lat = m.latency_us;
-        let l = |f: fn(&Latency) -> f64| lat.as_ref().map(f);
-        let opt_i = |v: Option<u64>| v.map(|x| x as i64);
-        tx.execute(
-            "INSERT OR REPLACE INTO measurements (run_id, target, suite, step, step_index, grp,
-                statements_per_event, clients, repeat, tables, rows_per_table, seconds, ops, events,
-                errors_retryable, errors_reconnect, errors_fatal, qps, tps,
-                lat_min_us, lat_p50_us, lat_p90_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
-                lat_mean_us, server_cpu_us_per_op, client_cpu_us_per_op, host_cpu_us_per_op,
-                cs_per_op, host_cs_per_op, reads_per_op, read_kb_per_op, writes_per_op,
-                write_kb_per_op, proc_read_kb_per_op, proc_write_kb_per_op, peak_rss_bytes,
-                peak_vsz_bytes, peak_pss_bytes, db_size_bytes, client_bound, failed, error,
-                histogram, warm, rows_per_event, rows_per_statement, scan_krows_per_sec,
-                server_cpus_seen, server_cpus_allowed, client_cpus_seen, client_cpus_allowed,
-                wakeup_bound, duration_rule, precision_target, precision_achieved, stop_reason,
-                recorded_at)
-             VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
-                :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
-                :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
-                :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :pss, :size, :cb, :failed, :error, :hist,
-                :warm, :rpe, :rps, :krows, :sseen, :sallowed, :cseen, :callowed,
-                :wb, :rule, :ptarget, :pachieved, :stop, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-            named_params! {
-                ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
-                ":step_index": m.step_index, ":grp": m.group, ":spe": m.statements_per_event,
-                ":clients": m.clients, ":repeat": m.repeat, ":tables": m.tables,
-                ":rows": m.rows_per_table as i64, ":seconds": m.seconds, ":ops": m.ops as i64,
-                ":events": m.events as i64, ":er": m.errors.retryable as i64,
-                ":ec": m.errors.reconnect as i64, ":ef": m.errors.fatal as i64,
-                ":qps": m.qps, ":tps": m.tps,
-                ":lmin": l(|x| x.min), ":l50": l(|x| x.p50), ":l90": l(|x| x.p90),
-                ":l95": l(|x| x.p95), ":l99": l(|x| x.p99), ":l999": l(|x| x.p999),
-                ":lmax": l(|x| x.max), ":lmean": l(|x| x.mean),
-                ":scpu": m.server_cpu_us_per_op, ":ccpu": m.client_cpu_us_per_op,
-                ":hcpu": m.host_cpu_us_per_op, ":cs": m.cs_per_op, ":hcs": m.host_cs_per_op,
-                ":r": m.reads_per_op, ":rkb": m.read_kb_per_op, ":w": m.writes_per_op,
-                ":wkb": m.write_kb_per_op, ":prkb": m.proc_read_kb_per_op,
-                ":pwkb": m.proc_write_kb_per_op, ":rss": opt_i(m.peak_rss_bytes),
-                ":vsz": opt_i(m.peak_vsz_bytes), ":pss": opt_i(m.peak_pss_bytes), ":size": opt_i(m.db_size_bytes),
-                ":cb": m.client_bound, ":failed": m.failed, ":error": m.error,
-                ":hist": if histogram.is_empty() { None } else { Some(histogram) },
-                ":warm": m.warm, ":rpe": m.rows_per_event,
-                ":rps": m.rows_per_statement.as_ref().map(serde_json::to_string).transpose()?,
-                ":krows": m.scan_krows_per_sec,
-                ":sseen": m.server_cpus_seen, ":sallowed": m.server_cpus_allowed,
-                ":cseen": m.client_cpus_seen, ":callowed": m.client_cpus_allowed,
-                ":wb": m.wakeup_bound,
-                ":rule": if m.duration_rule.is_empty() { "fixed" } else { m.duration_rule.as_str() },
-                ":ptarget": m.precision_target, ":pachieved": m.precision_achieved,
-                ":stop": m.stop_reason,
-            },
-        )?;
-        {
-            let mut ins = tx.prepare(
-                "INSERT OR REPLACE INTO series (run_id, target, step, clients, repeat, second, ops,
-                    p99_us, max_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            )?;
-            for s in series {
-                ins.execute(params![
-                    run_id,
-                    s.target,
-                    s.step,
-                    s.clients,
-                    s.repeat,
-                    s.second,
-                    s.ops as i64,
-                    s.p99_us,
-                    s.max_us
-                ])?;
-            }
-        }
+        insert_measurement(&tx, run_id, m, histogram)?;
+        insert_series(&tx, run_id, series)?;
+        insert_operations(&tx, run_id, m, op_histograms)?;
         tx.commit()?;
         Ok(())
     }
@@ -521,9 +470,52 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Each measurement's role × operation rows (schema v2), in their stored order.
+    fn attach_operations(&self, run_id: &str, ms: &mut [Measurement]) -> Result<()> {
+        let mut stmt = self.conn.prepare(
+            "SELECT target, suite, step, clients, repeat, op_json FROM step_ops
+             WHERE run_id = ?1 ORDER BY target, suite, step, clients, repeat, position",
+        )?;
+        let mut by_key: std::collections::HashMap<(String, String, String, u32, u32), Vec<_>> =
+            std::collections::HashMap::new();
+        let rows = stmt.query_map([run_id], |r| {
+            Ok((
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?),
+                r.get::<_, String>(5)?,
+            ))
+        })?;
+        for row in rows {
+            let (key, json) = row?;
+            let op = serde_json::from_str(&json).context("a stored operation row")?;
+            by_key.entry(key).or_default().push(op);
+        }
+        for m in ms {
+            let key = (
+                m.target.clone(),
+                m.suite.clone(),
+                m.step.clone(),
+                m.clients,
+                m.repeat,
+            );
+            m.operations = by_key.remove(&key).unwrap_or_default();
+        }
+        Ok(())
+    }
+
     /// Everything stored about one run.
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
-        let run = self.conn.query_row(
+        Ok(RunData {
+            run: self.run_info(run_id)?,
+            targets: self.targets_of(run_id)?,
+            loads: self.loads_of(run_id)?,
+            measurements: self.measurements_of(run_id)?,
+            series: self.series_of(run_id)?,
+        })
+    }
+
+    /// The run's own record.
+    fn run_info(&self, run_id: &str) -> Result<RunInfo> {
+        let out = self.conn.query_row(
             "SELECT id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
                 host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
                 host_online_cpus, host_usable_cpus, host_cpu_topology_json FROM runs WHERE id = ?1",
@@ -552,12 +544,17 @@ impl Store {
                 })
             },
         )?;
+        Ok(out)
+    }
+
+    /// The run's targets in lab order.
+    fn targets_of(&self, run_id: &str) -> Result<Vec<TargetInfo>> {
         let mut stmt = self.conn.prepare(
             "SELECT name, engine, server_version, config_name, config_text, env_json, settings_json,
                 failed, error, log_path, placement, server_cpus, client_cpus FROM targets
              WHERE run_id = ?1 ORDER BY position",
         )?;
-        let targets = stmt
+        let out = stmt
             .query_map([run_id], |r| {
                 let env: String = r.get(5)?;
                 let settings: String = r.get(6)?;
@@ -578,11 +575,16 @@ impl Store {
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
+        Ok(out)
+    }
+
+    /// The run's loads in execution order.
+    fn loads_of(&self, run_id: &str) -> Result<Vec<LoadResult>> {
         let mut stmt = self.conn.prepare(
             "SELECT target, suite, clients, repeat, tables, rows_per_table, load_secs, rows_per_sec,
                 index_secs, db_size_bytes FROM loads WHERE run_id = ?1 ORDER BY rowid",
         )?;
-        let loads = stmt
+        let out = stmt
             .query_map([run_id], |r| {
                 Ok(LoadResult {
                     target: r.get(0)?,
@@ -598,17 +600,28 @@ impl Store {
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
+        Ok(out)
+    }
+
+    /// The run's measurements in execution order, each with its operation rows.
+    fn measurements_of(&self, run_id: &str) -> Result<Vec<Measurement>> {
         let mut stmt = self
             .conn
             .prepare("SELECT * FROM measurements WHERE run_id = ?1 ORDER BY rowid")?;
-        let measurements = stmt
+        let mut out = stmt
             .query_map([run_id], measurement_from_row)?
             .collect::<Result<Vec<_>, _>>()?;
+        self.attach_operations(run_id, &mut out)?;
+        Ok(out)
+    }
+
+    /// The run's per-second series.
+    fn series_of(&self, run_id: &str) -> Result<Vec<SecondSample>> {
         let mut stmt = self.conn.prepare(
             "SELECT target, step, clients, repeat, second, ops, p99_us, max_us FROM series
              WHERE run_id = ?1 ORDER BY rowid",
         )?;
-        let series = stmt
+        let out = stmt
             .query_map([run_id], |r| {
                 Ok(SecondSample {
                     target: r.get(0)?,
@@ -622,14 +635,128 @@ impl Store {
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(RunData {
-            run,
-            targets,
-            loads,
-            measurements,
-            series,
-        })
+        Ok(out)
     }
+}
+
+/// The `measurements` row of one step.
+fn insert_measurement(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: &str,
+    m: &Measurement,
+    histogram: &[u8],
+) -> Result<()> {
+    let lat = m.latency_us;
+    let l = |f: fn(&Latency) -> f64| lat.as_ref().map(f);
+    let opt_i = |v: Option<u64>| v.map(|x| x as i64);
+    tx.execute(
+            "INSERT OR REPLACE INTO measurements (run_id, target, suite, step, step_index, grp,
+                statements_per_event, clients, repeat, tables, rows_per_table, seconds, ops, events,
+                errors_retryable, errors_reconnect, errors_fatal, qps, tps,
+                lat_min_us, lat_p50_us, lat_p90_us, lat_p95_us, lat_p99_us, lat_p999_us, lat_max_us,
+                lat_mean_us, server_cpu_us_per_op, client_cpu_us_per_op, host_cpu_us_per_op,
+                cs_per_op, host_cs_per_op, reads_per_op, read_kb_per_op, writes_per_op,
+                write_kb_per_op, proc_read_kb_per_op, proc_write_kb_per_op, peak_rss_bytes,
+                peak_vsz_bytes, peak_pss_bytes, db_size_bytes, client_bound, failed, error,
+                histogram, warm, rows_per_event, rows_per_statement, scan_krows_per_sec,
+                server_cpus_seen, server_cpus_allowed, client_cpus_seen, client_cpus_allowed,
+                wakeup_bound, duration_rule, precision_target, precision_achieved, stop_reason,
+                recorded_at)
+             VALUES (:run_id, :target, :suite, :step, :step_index, :grp, :spe, :clients, :repeat,
+                :tables, :rows, :seconds, :ops, :events, :er, :ec, :ef, :qps, :tps,
+                :lmin, :l50, :l90, :l95, :l99, :l999, :lmax, :lmean, :scpu, :ccpu, :hcpu, :cs, :hcs,
+                :r, :rkb, :w, :wkb, :prkb, :pwkb, :rss, :vsz, :pss, :size, :cb, :failed, :error, :hist,
+                :warm, :rpe, :rps, :krows, :sseen, :sallowed, :cseen, :callowed,
+                :wb, :rule, :ptarget, :pachieved, :stop, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+            named_params! {
+                ":run_id": run_id, ":target": m.target, ":suite": m.suite, ":step": m.step,
+                ":step_index": m.step_index, ":grp": m.group, ":spe": m.statements_per_event,
+                ":clients": m.clients, ":repeat": m.repeat, ":tables": m.tables,
+                ":rows": m.rows_per_table as i64, ":seconds": m.seconds, ":ops": m.ops as i64,
+                ":events": m.events as i64, ":er": m.errors.retryable as i64,
+                ":ec": m.errors.reconnect as i64, ":ef": m.errors.fatal as i64,
+                ":qps": m.qps, ":tps": m.tps,
+                ":lmin": l(|x| x.min), ":l50": l(|x| x.p50), ":l90": l(|x| x.p90),
+                ":l95": l(|x| x.p95), ":l99": l(|x| x.p99), ":l999": l(|x| x.p999),
+                ":lmax": l(|x| x.max), ":lmean": l(|x| x.mean),
+                ":scpu": m.server_cpu_us_per_op, ":ccpu": m.client_cpu_us_per_op,
+                ":hcpu": m.host_cpu_us_per_op, ":cs": m.cs_per_op, ":hcs": m.host_cs_per_op,
+                ":r": m.reads_per_op, ":rkb": m.read_kb_per_op, ":w": m.writes_per_op,
+                ":wkb": m.write_kb_per_op, ":prkb": m.proc_read_kb_per_op,
+                ":pwkb": m.proc_write_kb_per_op, ":rss": opt_i(m.peak_rss_bytes),
+                ":vsz": opt_i(m.peak_vsz_bytes), ":pss": opt_i(m.peak_pss_bytes), ":size": opt_i(m.db_size_bytes),
+                ":cb": m.client_bound, ":failed": m.failed, ":error": m.error,
+                ":hist": if histogram.is_empty() { None } else { Some(histogram) },
+                ":warm": m.warm, ":rpe": m.rows_per_event,
+                ":rps": m.rows_per_statement.as_ref().map(serde_json::to_string).transpose()?,
+                ":krows": m.scan_krows_per_sec,
+                ":sseen": m.server_cpus_seen, ":sallowed": m.server_cpus_allowed,
+                ":cseen": m.client_cpus_seen, ":callowed": m.client_cpus_allowed,
+                ":wb": m.wakeup_bound,
+                ":rule": if m.duration_rule.is_empty() { "fixed" } else { m.duration_rule.as_str() },
+                ":ptarget": m.precision_target, ":pachieved": m.precision_achieved,
+                ":stop": m.stop_reason,
+            },
+        )?;
+    Ok(())
+}
+
+/// The per-second `series` rows of one step.
+fn insert_series(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: &str,
+    series: &[SecondSample],
+) -> Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT OR REPLACE INTO series (run_id, target, step, clients, repeat, second, ops,
+            p99_us, max_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?;
+    for s in series {
+        ins.execute(params![
+            run_id,
+            s.target,
+            s.step,
+            s.clients,
+            s.repeat,
+            s.second,
+            s.ops as i64,
+            s.p99_us,
+            s.max_us
+        ])?;
+    }
+    Ok(())
+}
+
+/// The `step_ops` rows of one step: each role × operation type as JSON (measurement v2), with
+/// its histograms when given (`op_histograms` in the same order).
+fn insert_operations(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: &str,
+    m: &Measurement,
+    op_histograms: &[OpHistograms],
+) -> Result<()> {
+    let mut ins = tx.prepare(
+        "INSERT OR REPLACE INTO step_ops (run_id, target, suite, step, clients, repeat,
+            position, op_json, histogram, response_histogram)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    let blob = |b: &[u8]| (!b.is_empty()).then(|| b.to_vec());
+    for (i, o) in m.operations.iter().enumerate() {
+        let h = op_histograms.get(i);
+        ins.execute(params![
+            run_id,
+            m.target,
+            m.suite,
+            m.step,
+            m.clients,
+            m.repeat,
+            i as i64,
+            serde_json::to_string(o)?,
+            h.and_then(|h| blob(&h.service)),
+            h.and_then(|h| blob(&h.response)),
+        ])?;
+    }
+    Ok(())
 }
 
 fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
@@ -706,6 +833,7 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         precision_target: r.get("precision_target")?,
         precision_achieved: r.get("precision_achieved")?,
         stop_reason: r.get("stop_reason")?,
+        operations: Vec::new(),
     })
 }
 
@@ -777,15 +905,39 @@ mod tests {
             precision_target: Some(0.01),
             precision_achieved: Some(0.0093),
             stop_reason: Some("precision".into()),
+            operations: vec![
+                crate::results::OpMeasurement {
+                    role: "querier".into(),
+                    op: "range".into(),
+                    pacer: "closed".into(),
+                    counted: true,
+                    operations: 10,
+                    units: 10,
+                    series: vec![5, 5],
+                    ..Default::default()
+                },
+                crate::results::OpMeasurement {
+                    role: "inserter".into(),
+                    op: "insert".into(),
+                    pacer: "rate".into(),
+                    target_ops_per_sec: Some(2.0),
+                    ops_per_sec: Some(1.9),
+                    response_us: Some(Latency {
+                        max: 2.5e6,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            ],
             ..Default::default()
         };
-        s.save_step("r1", &m, &[], &[]).unwrap();
+        s.save_step("r1", &m, &[], &[], &[]).unwrap();
         let warm = Measurement {
             step: "scan.warm".into(),
             warm: true,
             ..m.clone()
         };
-        s.save_step("r1", &warm, &[], &[]).unwrap();
+        s.save_step("r1", &warm, &[], &[], &[]).unwrap();
         drop(s);
         let s = Store::open(&path).unwrap();
         let data = s.load_run("r1").unwrap();

@@ -10,31 +10,12 @@ use common::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-/// The cache every test of this binary shares: `<target>/tmp/fetch-cache`, kept between test
-/// runs (so a checkout downloads each build once), when the unprivileged server user can reach
-/// it; else a scratch directory for this run.
 fn shared_cache() -> &'static Path {
-    static CACHE: OnceLock<(PathBuf, Option<tempfile::TempDir>)> = OnceLock::new();
-    let (path, _) = CACHE.get_or_init(|| {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fetch-cache");
-        let reachable = std::fs::create_dir_all(&dir).is_ok()
-            && dir.ancestors().all(|a| {
-                std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o005 == 0o005)
-            });
-        if reachable {
-            (dir, None)
-        } else {
-            let t = scratch();
-            (t.path().to_path_buf(), Some(t))
-        }
-    });
-    path
+    common::fetch_cache()
 }
 
 fn fetch(cache: &Path, what: &str) -> Output {

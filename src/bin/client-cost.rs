@@ -30,10 +30,9 @@ use clap::Parser;
 
 use dbdelta::engine::pgwire::PgConn;
 use dbdelta::engine::wire::Wait;
-use dbdelta::engine::{self, EngineKind, Param, Server, process};
-use dbdelta::plan::TargetPlan;
+use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
 use dbdelta::progress::{Mode, Progress, thousands};
-use dbdelta::runner::{load_sysbench, step};
+use dbdelta::runner::{step, timed_load};
 use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
 use dbdelta::workload::{Scale, sysbench};
 
@@ -515,6 +514,21 @@ impl Bench<'_> {
         }
     }
 
+    /// The sysbench suite at this bench's scale (only its load is used).
+    fn suite(&self) -> sysbench::Sysbench {
+        sysbench::Sysbench {
+            settings: sysbench::Settings {
+                scale: self.scale(),
+                warmup: Duration::ZERO,
+                read: Duration::ZERO,
+                write: Duration::ZERO,
+                adaptive: None,
+                pre: false,
+                quick: false,
+            },
+        }
+    }
+
     /// `taskset -c LIST` in front of an external client when clients are pinned.
     fn command(&self, program: &Path) -> Command {
         match &self.args.cpu_list {
@@ -611,16 +625,19 @@ impl Bench<'_> {
         warmup: Duration,
         measure: Duration,
     ) -> Result<step::StepRun> {
-        let spec = step::StepSpec {
-            step: sysbench::find("point-query").context("point-query is in the catalog")?,
-            scale: self.scale(),
-            clients,
+        let point_query = sysbench::step_plan(
+            sysbench::find("point-query").context("point-query is in the catalog")?,
+            self.scale(),
             warmup,
             measure,
+        );
+        let spec = step::StepSpec {
+            step: &point_query,
+            clients,
             seed: 0xc11e_c057 ^ u64::from(clients),
             // Pinned by inheritance from this thread (`Affinity::pin` below).
             client_cpus: None,
-            stop_rule: None,
+            ddl: &Default::default(),
         };
         let quiet = Progress {
             mode: Mode::Quiet,
@@ -777,11 +794,12 @@ impl Bench<'_> {
             let started = Instant::now();
             let (load_secs, index_secs) = {
                 let _pin = Affinity::pin(self.client_cpus.as_deref())?;
-                load_sysbench(
+                timed_load(
+                    &self.suite(),
                     session.as_mut(),
                     driver.dialect(),
                     &Default::default(),
-                    self.scale(),
+                    1,
                 )?
             };
             let secs = started.elapsed().as_secs_f64();
@@ -1116,20 +1134,13 @@ impl Bench<'_> {
             EngineKind::Postgres => vec!["shared_buffers = '1GB'".to_string()],
             _ => vec!["innodb_buffer_pool_size = 1G".to_string()],
         };
-        let target = TargetPlan {
+        let target = TargetSpec {
             name: kind.name().to_string(),
             engine: kind,
             settings: settings.clone(),
-            bin: None,
-            env: Default::default(),
-            args: Vec::new(),
-            version: None,
-            product: None,
-            tables: Default::default(),
             port: Some(port),
-            config_name: None,
             prepared: true,
-            placement: Default::default(),
+            ..Default::default()
         };
         let server = engine::start(&target, &data_dir, &log)
             .with_context(|| format!("starting {}", kind.name()))?;

@@ -24,11 +24,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::plan::TargetPlan;
+use crate::cpus::CpuSet;
 
 /// The kinds of DBMS dbdelta can drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EngineKind {
+    #[default]
     Sqlite,
     Postgres,
     /// MySQL and MariaDB: one engine, same protocol.
@@ -228,9 +229,36 @@ pub trait Server {
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }
 
+/// Everything an engine needs to start one target: its own settings, not the plan's (`plan`
+/// builds it; the engine never looks at the plan).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TargetSpec {
+    /// The target's name, for messages.
+    pub name: String,
+    pub engine: EngineKind,
+    /// Engine settings, one per line (SQLite PRAGMAs; server config-file lines).
+    pub settings: Vec<String>,
+    /// Directory holding the server binaries; `None`: Debian's install.
+    pub bin: Option<PathBuf>,
+    /// The version `bin` was fetched for, for messages when it is missing.
+    pub version: Option<String>,
+    /// Environment of the server process.
+    pub env: BTreeMap<String, String>,
+    /// Extra command-line arguments of the server.
+    pub args: Vec<String>,
+    /// Fixed loopback port (default: a free one).
+    pub port: Option<u16>,
+    /// Server-side prepared statements for the clients.
+    pub prepared: bool,
+    /// CPUs the server process tree is pinned to; `None`: not pinned.
+    pub server_cpus: Option<CpuSet>,
+    /// What the suite's CREATE statements add (MySQL/MariaDB).
+    pub tables: TableDdl,
+}
+
 /// Create, initialise and start the server of `target` in the fresh directory `data_dir`;
 /// a server engine writes its log to `log`.
-pub fn start(target: &TargetPlan, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
+pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
     match target.engine {
         EngineKind::Sqlite => Ok(Box::new(sqlite::SqliteServer::start(target, data_dir)?)),
         EngineKind::Postgres => postgres::PgServer::start(target, data_dir, log),

@@ -24,8 +24,8 @@ use super::mywire::{self, MyConn, Stmt};
 use super::process::{self, ServerProcess, ServerUser};
 use super::{
     DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
+    TargetSpec,
 };
-use crate::plan::TargetPlan;
 
 /// The database the suite's tables live in.
 const DB_NAME: &str = "dbdelta";
@@ -461,14 +461,14 @@ impl MysqlServer {
     /// Write the config, initialise `data_dir`, start the server and wait until it accepts
     /// connections, create the `dbdelta` database, record version and settings.
     pub fn start(
-        target: &TargetPlan,
+        target: &TargetSpec,
         data_dir: &Path,
         log: &Path,
     ) -> anyhow::Result<Box<dyn Server>> {
         Ok(Box::new(Self::start_inner(target, data_dir, log)?))
     }
 
-    fn start_inner(target: &TargetPlan, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
+    fn start_inner(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
         let bins = find_binaries(target.bin.as_deref())?;
         let env = bins.env(&target.env);
         let build = Build::probe(bins, &env)?;
@@ -696,7 +696,7 @@ struct Launched {
 
 /// Start the server on a unix socket and a loopback port and wait until it accepts `root`.
 fn launch(
-    target: &TargetPlan,
+    target: &TargetSpec,
     build: &Build,
     cnf: &Path,
     data_dir: &Path,
@@ -730,7 +730,7 @@ fn launch(
     let mut proc = ServerProcess::spawn(
         cmd,
         user,
-        target.placement.server.as_ref(),
+        target.server_cpus.as_ref(),
         log,
         "the MySQL server",
     )?;

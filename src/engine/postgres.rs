@@ -21,8 +21,8 @@ use super::pgwire::PgConn;
 use super::process::{self, ServerProcess};
 use super::{
     DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
+    TargetSpec,
 };
-use crate::plan::TargetPlan;
 
 /// How long start-up may take before we give up.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -319,14 +319,14 @@ pub struct PgServer {
 }
 
 impl PgServer {
-    pub fn start(target: &TargetPlan, data_dir: &Path, log: &Path) -> Result<Box<dyn Server>> {
+    pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> Result<Box<dyn Server>> {
         Ok(Box::new(
             Self::start_server(target, data_dir, log)
                 .with_context(|| format!("target {}: PostgreSQL did not start", target.name))?,
         ))
     }
 
-    fn start_server(target: &TargetPlan, data_dir: &Path, log: &Path) -> Result<PgServer> {
+    fn start_server(target: &TargetSpec, data_dir: &Path, log: &Path) -> Result<PgServer> {
         // Absolute: the server resolves relative paths (the socket directory) from the data dir.
         let data_dir = &std::path::absolute(data_dir)?;
         let bins = find_binaries(target.bin.as_deref()).map_err(|e| match &target.version {
@@ -380,7 +380,7 @@ impl PgServer {
         let mut server = ServerProcess::spawn(
             cmd,
             user.as_ref(),
-            target.placement.server.as_ref(),
+            target.server_cpus.as_ref(),
             log,
             "postgres",
         )?;

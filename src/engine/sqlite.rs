@@ -17,9 +17,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
 
 use super::{
     DbError, Dialect, Driver, ErrorKind, Observed, Param, RowSink, RowSource, Server, Session,
-    StmtId,
+    StmtId, TargetSpec,
 };
-use crate::plan::TargetPlan;
 
 /// File name of the database inside the target's data directory.
 const DB_FILE: &str = "dbdelta.sqlite";
@@ -292,7 +291,7 @@ pub struct SqliteServer {
 impl SqliteServer {
     /// Create the database in `data_dir` (which the runner created empty) and check every
     /// setting of the target by reading it back.
-    pub fn start(target: &TargetPlan, data_dir: &Path) -> anyhow::Result<SqliteServer> {
+    pub fn start(target: &TargetSpec, data_dir: &Path) -> anyhow::Result<SqliteServer> {
         let pragmas = parse_settings(&target.settings)
             .with_context(|| format!("target {}: bad setting", target.name))?;
         let driver = Arc::new(SqliteDriver {

@@ -135,6 +135,7 @@ pub(super) fn build_with(
         method,
         group_qps: Vec::new(),
         crossovers: Vec::new(),
+        insert: Vec::new(),
     };
     fill_derived(&mut model, all, data);
     model
@@ -181,11 +182,13 @@ fn target_summaries(
 /// notes and crossovers. `data` is `all` without its warm steps.
 fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     model.relative = relative(model, &data.measurements);
+    model.insert = super::insert::summaries(model);
     verdict::apply(model, &data.measurements);
     model.groups = group_summaries(model);
     model.pre_post = pre_post(model);
     model.tldr = tldr(model);
     model.warnings = warnings(model, data);
+    model.warnings.extend(super::insert::sla_warnings(model));
     for m in all.measurements.iter().filter(|m| m.warm && m.failed) {
         model.warnings.push(format!(
             "failed: warm step {} of {} at {}: {}",
@@ -294,6 +297,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         precision_target: m.precision_target,
         precision_achieved: m.precision_achieved,
         stop_reason: m.stop_reason.clone(),
+        operations: m.operations.clone(),
     }
 }
 

@@ -186,6 +186,8 @@ struct Lines {
     series: Vec<(Key, Vec<(u32, f64)>)>,
     seconds: u32,
     y_max: f64,
+    /// The y axis' unit, e.g. `queries/s`.
+    unit: &'static str,
 }
 
 impl Bars {
@@ -306,6 +308,42 @@ fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
         series,
         seconds,
         y_max: nice_ceil(top * 1.05),
+        unit: "queries/s",
+    })
+}
+
+/// The per-second rows inserted by a query step's background inserters, per target (first
+/// non-failed repeat).
+fn background_lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
+    let mut series = Vec::new();
+    for (i, t) in model.shown_targets().into_iter().enumerate() {
+        let first = (model.measurements.iter())
+            .filter(|m| m.target == t && m.step == step && m.clients == clients && !m.failed)
+            .min_by_key(|m| m.repeat);
+        let Some(inserter) = first.and_then(|m| m.operations.iter().find(|o| o.role == "inserter"))
+        else {
+            continue;
+        };
+        let points: Vec<(u32, f64)> = (inserter.series.iter().enumerate())
+            .map(|(s, v)| (s as u32, *v as f64))
+            .collect();
+        if !points.is_empty() {
+            series.push((line_key(i, t), points));
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let seconds = series.iter().map(|s| s.1.len() as u32).max().unwrap_or(1);
+    let top = (series.iter())
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .fold(0.0f64, f64::max);
+    Some(Lines {
+        title: format!("{step}: background rows inserted per second, clients = {clients}"),
+        series,
+        seconds,
+        y_max: nice_ceil(top * 1.05),
+        unit: "rows/s",
     })
 }
 
@@ -361,6 +399,9 @@ pub fn file_stem(chart: &ChartRef) -> String {
         ChartRef::RelativeQps { group, clients } => format!("relative-qps-c{clients}-{group}"),
         ChartRef::Throughput { step, clients } => format!("throughput-c{clients}-{step}"),
         ChartRef::ClientsQps { group } => format!("qps-by-clients-{group}"),
+        ChartRef::BackgroundInserts { step, clients } => {
+            format!("background-inserts-c{clients}-{step}")
+        }
     };
     raw.chars()
         .map(|c| {
@@ -390,6 +431,9 @@ impl Drawing {
                 lines(model, step, *clients).map(Drawing::Lines)
             }
             ChartRef::ClientsQps { group } => scaling(model, group).map(Drawing::Scaling),
+            ChartRef::BackgroundInserts { step, clients } => {
+                background_lines(model, step, *clients).map(Drawing::Lines)
+            }
         }
     }
 
@@ -716,7 +760,7 @@ fn draw_lines<DB: DrawingBackend>(
         .x_label_formatter(&secs)
         .y_label_formatter(&whole)
         .x_desc("second of the measured period")
-        .y_desc("queries/s");
+        .y_desc(l.unit);
     mesh_look(&mut mesh, 10.0, k).draw()?;
     let width = px(2.0, k).max(1) as u32;
     for (key, points) in &l.series {

@@ -105,6 +105,12 @@ pub const COLUMNS: &[&str] = &[
     "crossover",
     "crossover_clients",
     "crossover_noise",
+    "insert_rate",
+    "insert_quartile",
+    "background_rows_per_sec",
+    "background_target_rows_per_sec",
+    "background_worst_share",
+    "sla",
 ];
 
 /// Columns that hold text; `BOOLEAN_COLUMNS` hold `true`/`false`; every other column is a number
@@ -135,6 +141,8 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "group_qps_verdict",
     "crossover",
     "crossover_noise",
+    "insert_quartile",
+    "sla",
 ];
 
 pub const BOOLEAN_COLUMNS: &[&str] = &[
@@ -254,6 +262,7 @@ fn row(
     out.extend(costs(&r));
     out.extend(outcome(&r));
     out.extend(concurrency(m, name, r.group, clients));
+    out.extend(insert(m, name, step, clients));
     out
 }
 
@@ -424,6 +433,26 @@ fn concurrency(m: &ReportModel, name: &str, group: Option<&str>, clients: u32) -
         text(x.map(|x| x.kind.as_str())),
         int(x.and_then(|x| x.clients).map(u64::from)),
         text(x.and_then(|x| x.noise.as_deref())),
+    ]
+}
+
+/// The Insert Benchmark's summary cell of this target × step (empty for other suites): its
+/// rate, quartile mark, and for query steps the background insert rate against its target and
+/// `sla` = `met` or `failed`.
+fn insert(m: &ReportModel, name: &str, step: &str, clients: u32) -> [String; 6] {
+    let cell = (m.insert.iter())
+        .filter(|s| s.clients == clients)
+        .flat_map(|s| s.rows.iter().filter(|r| r.target == name))
+        .flat_map(|r| r.cells.iter().filter(|c| c.step == step))
+        .next();
+    let b = cell.and_then(|c| c.background.as_ref());
+    [
+        num(cell.and_then(|c| c.rate)),
+        text(cell.and_then(|c| c.quartile.as_deref())),
+        num(b.map(|b| b.achieved_rows_per_sec)),
+        num(b.and_then(|b| b.target_rows_per_sec)),
+        num(b.and_then(|b| b.worst_share)),
+        text(b.map(|b| if b.sla_met { "met" } else { "failed" })),
     ]
 }
 

@@ -138,6 +138,7 @@ fn measurement(
         precision_target: None,
         precision_achieved: None,
         stop_reason: Some("deadline".into()),
+        operations: Vec::new(),
     }
 }
 
@@ -603,4 +604,81 @@ fn sweep_measurements() -> Vec<Measurement> {
         }
     }
     measurements
+}
+
+/// An Insert Benchmark run: pg16 and pg17, 2 repeats, at 1 client; pg17 misses the SLA of
+/// qr1000 in one repeat (930 of 1000 rows/s).
+pub fn run_insert() -> RunData {
+    use crate::results::OpMeasurement;
+    let mut data = run_three_repeats();
+    data.run.id = "20261124-1000".into();
+    data.run.lab = "pg16 vs pg17, Insert Benchmark".into();
+    data.loads.clear();
+    data.series.clear();
+    data.targets
+        .retain(|t| t.name == "pg16" || t.name == "pg17");
+    let steps: [(&str, f64); 8] = [
+        ("l.i0", 180_000.0),
+        ("l.x", 900_000.0),
+        ("l.i1", 40_000.0),
+        ("l.i2", 12_000.0),
+        ("qr100", 9_000.0),
+        ("qp100", 30_000.0),
+        ("qr1000", 7_000.0),
+        ("qp1000", 25_000.0),
+    ];
+    let speed = |t: &str, i: usize| match (t, i) {
+        ("pg17", 0) => 1.10,
+        ("pg17", 3) => 0.70,
+        ("pg17", 6) => 1.30,
+        _ => 1.0,
+    };
+    let mut ms = Vec::new();
+    for repeat in 1..=2 {
+        for t in ["pg16", "pg17"] {
+            for (i, (step, rate)) in steps.iter().enumerate() {
+                let query = step.starts_with('q');
+                let group = if query { "insert-query" } else { "insert-load" };
+                let mut m = measurement(
+                    t,
+                    step,
+                    i as u32,
+                    group,
+                    1,
+                    repeat,
+                    rate * speed(t, i),
+                    20.0,
+                );
+                m.suite = "insert".into();
+                if query {
+                    let target: f64 = step[2..].parse().unwrap();
+                    let achieved = if t == "pg17" && *step == "qr1000" && repeat == 2 {
+                        930.0
+                    } else {
+                        target * 0.998
+                    };
+                    let commit = 50.0_f64.min(target);
+                    let statements = (achieved / commit * m.seconds).round() as u64;
+                    let rows = statements * commit as u64;
+                    m.operations = vec![OpMeasurement {
+                        role: "inserter".into(),
+                        op: "insert".into(),
+                        pacer: "rate".into(),
+                        counted: false,
+                        operations: statements,
+                        units: rows,
+                        rows,
+                        ops_per_sec: Some(achieved / commit),
+                        units_per_sec: Some(achieved),
+                        target_ops_per_sec: Some(target / commit),
+                        series: vec![achieved.round() as u64; 10],
+                        ..Default::default()
+                    }];
+                }
+                ms.push(m);
+            }
+        }
+    }
+    data.measurements = ms;
+    data
 }

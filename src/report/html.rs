@@ -178,6 +178,9 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
             ChartRef::ClientsQps { group } => format!(
                 "Line chart: group QPS of the {group} steps against clients (log2 axis), one line per target"
             ),
+            ChartRef::BackgroundInserts { step, clients } => format!(
+                "Line chart: rows inserted per second by the background inserters of {step} at {clients} client(s), second by second"
+            ),
         };
         match charts::svg(model, chart) {
             Ok(Some(svg)) => {

@@ -34,6 +34,9 @@ pub enum ChartRef {
     Throughput { step: String, clients: u32 },
     /// A group's QPS (geometric mean of its steps') against clients, one line per target.
     ClientsQps { group: String },
+    /// Rows inserted per second by an Insert Benchmark query step's background inserters,
+    /// one line per target (first repeat).
+    BackgroundInserts { step: String, clients: u32 },
 }
 
 /// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).
@@ -188,6 +191,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         doc.push(Block::Bullets(m.tldr.clone()));
     }
     load(m, &mut doc);
+    super::insert::blocks(m, &mut doc);
     concurrency(m, &mut doc);
     for &clients in &m.clients {
         results(m, clients, &mut doc);
@@ -459,7 +463,12 @@ fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
 fn load(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Heading("Load".into()));
     if m.loads.is_empty() {
-        doc.push(Block::Para("No load phase was recorded.".into()));
+        let text = if m.insert.is_empty() {
+            "No load phase was recorded."
+        } else {
+            "No load phase was recorded: the Insert Benchmark loads its tables in its l.i0 step."
+        };
+        doc.push(Block::Para(text.into()));
         return;
     }
     let several_clients = m.loads.iter().any(|l| l.clients != m.loads[0].clients);

@@ -12,6 +12,7 @@ mod compare;
 mod crossover;
 pub mod csv;
 mod html;
+mod insert;
 mod json;
 mod layout;
 mod markdown;
@@ -37,7 +38,7 @@ pub enum Format {
     /// Blog-ready GitHub Markdown.
     #[value(name = "md")]
     Markdown,
-    /// The versioned JSON contract (`schema/report-v1.schema.json`).
+    /// The versioned JSON contract (`schema/report-v2.schema.json`).
     #[value(name = "json")]
     Json,
     /// Long form: one row per target × clients × step, for pandas, SQLite or a spreadsheet.

@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::results::{ErrorCounts, HostInfo, Latency};
+use crate::results::{ErrorCounts, HostInfo, Latency, OpMeasurement};
 
-/// Version of the JSON contract (`schema/report-v1.schema.json`).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON contract (`schema/report-v2.schema.json`). v2 keeps every v1 field and
+/// its meaning, and adds `measurements[].operations` and `insert`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything a report shows. Its JSON form is the JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +62,79 @@ pub struct ReportModel {
     /// With a client sweep: per compared target × group, whether and from which client count
     /// it overtakes (or falls behind) its base. Empty with one client count.
     pub crossovers: Vec<Crossover>,
+    /// The Insert Benchmark's summary tables per client count (methodology §4.7); empty
+    /// without insert-suite measurements.
+    pub insert: Vec<InsertSummary>,
+}
+
+/// The Insert Benchmark at one client count: a row per target, a cell per step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertSummary {
+    pub clients: u32,
+    /// Steps measured by any target, in suite order.
+    pub steps: Vec<String>,
+    /// Every target with insert measurements, in lab order.
+    pub rows: Vec<InsertRow>,
+    /// Per step × target × role × operation type: rates, latencies and costs, means over the
+    /// non-failed repeats.
+    pub operations: Vec<InsertOp>,
+}
+
+/// One operation type of one role in one step of one target, over its non-failed repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertOp {
+    pub step: String,
+    pub target: String,
+    pub role: String,
+    pub op: String,
+    pub repeats: u32,
+    /// Operations and units (rows or queries) per second.
+    pub ops_per_sec: Option<f64>,
+    pub units_per_sec: Option<f64>,
+    /// Service time p99 and maximum, µs.
+    pub service_p99_us: Option<f64>,
+    pub service_max_us: Option<f64>,
+    /// Paced roles: response time from the intended start, p99 and maximum, µs.
+    pub response_p99_us: Option<f64>,
+    pub response_max_us: Option<f64>,
+    /// The step's server CPU µs per unit of this operation type (per row inserted or deleted,
+    /// per query).
+    pub step_server_cpu_us_per_unit: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertRow {
+    pub target: String,
+    /// One per step of [`InsertSummary::steps`].
+    pub cells: Vec<InsertCell>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InsertCell {
+    pub step: String,
+    /// Rows inserted per second (`l.i*`), indexed rows per second (`l.x`) or queries per
+    /// second (`qr*`/`qp*`): mean over non-failed repeats.
+    pub rate: Option<f64>,
+    /// `rate` ÷ the base's.
+    pub relative: Option<f64>,
+    /// The reference's colouring of the absolute table: `bottom` (bottom quartile), `sla` (a
+    /// query step that missed its background rate) or `top` (top quartile); `None`: plain.
+    pub quartile: Option<String>,
+    /// Query steps: the background inserter's rate against its target.
+    pub background: Option<Background>,
+}
+
+/// The background insert rate of a query step, over all clients.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Background {
+    /// Rows per second the schedule asked for.
+    pub target_rows_per_sec: Option<f64>,
+    /// Rows per second inserted: mean over non-failed repeats.
+    pub achieved_rows_per_sec: f64,
+    /// Achieved ÷ target, of the worst repeat.
+    pub worst_share: Option<f64>,
+    /// Every repeat reached 95% of the target (the reference's SLA).
+    pub sla_met: bool,
 }
 
 /// One target's QPS of one group at one client count.
@@ -324,9 +398,11 @@ pub struct MeasurementRow {
     pub precision_target: Option<f64>,
     /// Relative half-width achieved, from the stored per-second series.
     pub precision_achieved: Option<f64>,
-    /// `deadline` (fixed), `precision` (adaptive, target reached) or `max` (adaptive, ran to
-    /// its maximum).
+    /// `deadline` (fixed), `quota` (every role with a quota met it), `precision` (adaptive,
+    /// target reached) or `max` (adaptive, ran to its maximum).
     pub stop_reason: Option<String>,
+    /// Every role × operation type of the step (v2): rates, latencies, per-unit costs.
+    pub operations: Vec<OpMeasurement>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean

@@ -5,10 +5,12 @@
 
 use serde_json::Value;
 
-use super::fixture::{run_adaptive, run_pre_post, run_sweep, run_three_repeats, run_two_clients};
+use super::fixture::{
+    run_adaptive, run_insert, run_pre_post, run_sweep, run_three_repeats, run_two_clients,
+};
 use super::*;
 
-const SCHEMA: &str = include_str!("../../schema/report-v1.schema.json");
+const SCHEMA: &str = include_str!("../../schema/report-v2.schema.json");
 
 fn validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
@@ -802,6 +804,74 @@ fn snapshot_sweep_json_additions() {
             "{path}: {errors:?}"
         );
     }
+}
+
+#[test]
+fn insert_summary_in_every_format() {
+    let m = build(&run_insert(), None).unwrap();
+    let s = &m.insert[0];
+    assert_eq!(s.steps.len(), 8);
+    let pg17 = &s.rows[1];
+    let qr1000 = pg17.cells.iter().find(|c| c.step == "qr1000").unwrap();
+    let b = qr1000.background.as_ref().unwrap();
+    assert!(!b.sla_met, "930 of 1000 rows/s in one repeat is below 95%");
+    assert_eq!(b.target_rows_per_sec, Some(1000.0));
+    assert!((b.worst_share.unwrap() - 0.93).abs() < 1e-9);
+    assert_eq!(
+        qr1000.quartile.as_deref(),
+        Some("sla"),
+        "faster, but missed its SLA"
+    );
+    let l_i0 = &pg17.cells[0];
+    assert!((l_i0.relative.unwrap() - 1.10).abs() < 1e-9);
+    assert_eq!(l_i0.quartile.as_deref(), Some("top"));
+    assert_eq!(
+        s.rows[0].cells[0].quartile, None,
+        "the slower is within 80% of the faster: no bottom-quartile mark"
+    );
+    assert_eq!(
+        s.rows[1].cells[3].quartile.as_deref(),
+        Some("bottom"),
+        "0.70 of the max: below 80%, so the bottom quartile is marked"
+    );
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.starts_with("SLA failure: pg17 qr1000")
+                && w.contains("93% of its target 1,000 rows/s")),
+        "{:?}",
+        m.warnings
+    );
+    insta::assert_snapshot!("insert_text", render(&m, Format::Text, false));
+    insta::assert_snapshot!("insert_md", render(&m, Format::Markdown, false));
+    let json = render(&m, Format::Json, false);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let errors: Vec<String> = validator().iter_errors(&v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        v["insert"][0]["rows"][1]["cells"][6]["background"]["sla_met"],
+        false
+    );
+    let html = render(&m, Format::Html, false);
+    assert!(html.contains("Insert Benchmark summary, clients = 1"));
+    assert!(html.contains("964 [SLA]"), "the mean achieved rate, marked");
+    assert!(
+        html.contains("qr1000: background rows inserted per second, clients = 1"),
+        "the per-second chart of the background inserts"
+    );
+    let csv = render(&m, Format::Csv, false);
+    let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let row = r
+        .records()
+        .map(|r| r.unwrap())
+        .find(|r| &r[col("target")] == "pg17" && &r[col("step")] == "qr1000")
+        .unwrap();
+    assert_eq!(&row[col("sla")], "failed");
+    assert_eq!(&row[col("insert_quartile")], "sla");
+    assert_eq!(&row[col("background_rows_per_sec")], "964");
+    assert_eq!(&row[col("background_target_rows_per_sec")], "1000");
 }
 
 #[test]

@@ -1,10 +1,13 @@
-//! Per-thread recording of a step's measured period.
+//! Per-thread recording of one operation type over a step's measured period.
 //!
-//! Each client thread owns one [`Recorder`]: an HDR histogram of event latency (ns), a
-//! preallocated array of per-second buckets, and event/error counters. Recording an event is a
-//! few arithmetic operations and array writes: no allocation, no lock, no atomic
-//! read-modify-write, no formatting. Recorders are merged once, after the threads stopped.
-//! Must not: read the clock (the caller passes the instants it took) or talk to the database.
+//! Each role thread owns one [`Recorder`] per operation type of its role: an HDR histogram of
+//! service time (start → end, ns), for paced roles a second one of response time from the
+//! intended start (coordinated omission: a late operation counts from when it was due), a
+//! preallocated array of per-second buckets, and counters (executions, counted units, rows,
+//! errors). Recording an operation is a few arithmetic operations and array writes: no
+//! allocation, no lock, no atomic read-modify-write, no formatting. Recorders are merged once,
+//! after the threads stopped. Must not: read the clock (the caller passes the instants it
+//! took) or talk to the database.
 
 use std::time::{Duration, Instant};
 
@@ -16,41 +19,80 @@ use crate::results::{ErrorCounts, Latency};
 /// Highest latency the histograms resolve: one hour, in ns.
 const MAX_NS: u64 = 3_600 * 1_000_000_000;
 
+/// Per-second buckets of a recorder whose step has no fixed length (it ends on quotas): the
+/// series covers this many seconds, later operations land in the last bucket.
+pub const OPEN_ENDED_SECONDS: u64 = 6 * 3_600;
+
 /// One second of one thread.
 struct SecondBucket {
-    events: u64,
+    /// Counted units of the operations that ended in this second.
+    units: u64,
     max_ns: u64,
+    max_response_ns: u64,
     /// Coarse (1 significant digit) so that a bucket per second stays small.
-    hist: Histogram<u32>,
+    hist: Option<Histogram<u32>>,
 }
 
-/// What one client thread measured in the measured period.
+/// What one thread measured of one operation type in the measured period.
 pub struct Recorder {
     measure_start: Instant,
     hist: Histogram<u64>,
+    /// Response time from the intended start; `None` for closed-loop roles (where it is the
+    /// service time).
+    response: Option<Histogram<u64>>,
     seconds: Vec<SecondBucket>,
     events: u64,
+    units: u64,
+    rows: u64,
     errors: ErrorCounts,
     last_end: Option<Instant>,
 }
 
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_NS, 3).expect("valid histogram bounds")
+}
+
+fn latency_ns(from: Instant, to: Instant) -> u64 {
+    (to.saturating_duration_since(from)
+        .as_nanos()
+        .min(MAX_NS as u128) as u64)
+        .max(1)
+}
+
 impl Recorder {
-    /// A recorder for a measured period starting at `measure_start` and lasting `measure`
-    /// (events that start before the deadline and end after it land in the last bucket).
+    /// A closed-loop recorder for a measured period starting at `measure_start` and lasting
+    /// `measure` (operations that start before the deadline and end after it land in the last
+    /// bucket).
     pub fn new(measure_start: Instant, measure: Duration) -> Recorder {
-        let buckets = measure.as_secs_f64().ceil().max(1.0) as usize + 1;
+        Recorder::with(measure_start, Some(measure), false)
+    }
+
+    /// A recorder for a measured period of `measure` (`None`: open-ended, until quotas are
+    /// met), keeping response time from the intended start when `paced`.
+    pub fn with(measure_start: Instant, measure: Option<Duration>, paced: bool) -> Recorder {
+        let secs = measure.map_or(OPEN_ENDED_SECONDS, |m| m.as_secs_f64().ceil() as u64);
+        let buckets = secs.clamp(1, OPEN_ENDED_SECONDS) as usize + 1;
+        // An open-ended step keeps only the per-second maximum: a coarse histogram for each
+        // of its hours of buckets would cost megabytes per thread.
+        let per_second_hist = measure.is_some();
         let seconds = (0..buckets)
             .map(|_| SecondBucket {
-                events: 0,
+                units: 0,
                 max_ns: 0,
-                hist: Histogram::new_with_bounds(1, MAX_NS, 1).expect("valid histogram bounds"),
+                max_response_ns: 0,
+                hist: per_second_hist.then(|| {
+                    Histogram::new_with_bounds(1, MAX_NS, 1).expect("valid histogram bounds")
+                }),
             })
             .collect();
         Recorder {
             measure_start,
-            hist: Histogram::new_with_bounds(1, MAX_NS, 3).expect("valid histogram bounds"),
+            hist: histogram(),
+            response: paced.then(histogram),
             seconds,
             events: 0,
+            units: 0,
+            rows: 0,
             errors: ErrorCounts::default(),
             last_end: None,
         }
@@ -62,21 +104,44 @@ impl Recorder {
         &mut self.seconds[i.min(last)]
     }
 
-    /// Record a completed event that ran from `start` to `end`.
+    /// Record a completed event that ran from `start` to `end`, counting one unit.
     #[inline]
     pub fn record_event(&mut self, start: Instant, end: Instant) {
-        let ns = end
-            .saturating_duration_since(start)
-            .as_nanos()
-            .min(MAX_NS as u128) as u64;
-        let ns = ns.max(1);
+        self.record(start, start, end, 1, 0);
+    }
+
+    /// Record a completed operation that was due at `intended` (its start, for a closed-loop
+    /// role), ran from `start` to `end`, counted `units` and touched `rows` rows.
+    #[inline]
+    pub fn record(
+        &mut self,
+        intended: Instant,
+        start: Instant,
+        end: Instant,
+        units: u64,
+        rows: u64,
+    ) {
+        let ns = latency_ns(start, end);
         self.hist.saturating_record(ns);
+        let response_ns = match &mut self.response {
+            Some(h) => {
+                let r = latency_ns(intended.min(start), end);
+                h.saturating_record(r);
+                r
+            }
+            None => ns,
+        };
         self.events += 1;
+        self.units += units;
+        self.rows += rows;
         self.last_end = Some(end);
         let b = self.bucket(end);
-        b.events += 1;
+        b.units += units;
         b.max_ns = b.max_ns.max(ns);
-        b.hist.saturating_record(ns);
+        b.max_response_ns = b.max_response_ns.max(response_ns);
+        if let Some(h) = &mut b.hist {
+            h.saturating_record(ns);
+        }
     }
 
     /// Record a failed event.
@@ -95,86 +160,184 @@ impl Recorder {
     }
 }
 
-/// All threads' recorders of one step, merged.
+/// One second of a merged series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Second {
+    /// Counted units of the operations that ended in it.
+    pub units: u64,
+    /// p99 and maximum service time, ns (`None` without operations; p99 also `None` when the
+    /// step kept no per-second histogram).
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    /// Maximum response time from the intended start, ns (paced roles; else the service time).
+    pub max_response_ns: Option<u64>,
+}
+
+/// All threads' recorders of one operation type, merged.
 pub struct Merged {
     pub events: u64,
+    /// Counted units (statements for sysbench, rows for inserts and deletes, queries).
+    pub units: u64,
+    pub rows: u64,
     pub errors: ErrorCounts,
-    /// The latest event end over all threads: the end of the measured period.
+    /// The latest event end over all threads.
     pub last_end: Option<Instant>,
+    /// Service time.
     pub hist: Histogram<u64>,
-    /// Per second: (events, p99 ns, max ns); p99/max are `None` without events.
-    pub seconds: Vec<(u64, Option<u64>, Option<u64>)>,
+    /// Response time from the intended start (paced roles).
+    pub response: Option<Histogram<u64>>,
+    pub seconds: Vec<Second>,
 }
 
 impl Merged {
     /// Merge recorders (all built with the same measured period).
     pub fn from(recorders: Vec<Recorder>) -> Merged {
-        let mut it = recorders.into_iter();
-        let mut first = it.next().expect("at least one client");
-        let mut merged_seconds: Vec<SecondBucket> = std::mem::take(&mut first.seconds);
-        let mut m = Merged {
-            events: first.events,
-            errors: first.errors,
-            last_end: first.last_end,
-            hist: first.hist,
-            seconds: Vec::new(),
-        };
-        for r in it {
-            m.events += r.events;
-            m.errors.retryable += r.errors.retryable;
-            m.errors.reconnect += r.errors.reconnect;
-            m.errors.fatal += r.errors.fatal;
-            m.last_end = m.last_end.max(r.last_end);
-            m.hist.add(&r.hist).expect("same histogram bounds");
-            for (into, from) in merged_seconds.iter_mut().zip(r.seconds) {
-                into.events += from.events;
+        assert!(!recorders.is_empty(), "at least one client");
+        let mut m = Merged::empty();
+        let mut seconds: Vec<SecondBucket> = Vec::new();
+        for r in recorders {
+            m.add_counts(r.events, r.units, r.rows, &r.errors, r.last_end);
+            m.add_histograms(&r.hist, r.response.as_ref());
+            if seconds.is_empty() {
+                seconds = r.seconds;
+                continue;
+            }
+            for (into, from) in seconds.iter_mut().zip(r.seconds) {
+                into.units += from.units;
                 into.max_ns = into.max_ns.max(from.max_ns);
-                into.hist.add(&from.hist).expect("same histogram bounds");
+                into.max_response_ns = into.max_response_ns.max(from.max_response_ns);
+                if let (Some(i), Some(f)) = (&mut into.hist, &from.hist) {
+                    i.add(f).expect("same histogram bounds");
+                }
             }
         }
-        m.seconds = merged_seconds
+        m.seconds = seconds
             .iter()
             .map(|b| {
-                if b.events == 0 {
-                    (0, None, None)
-                } else {
-                    (
-                        b.events,
-                        Some(b.hist.value_at_quantile(0.99)),
-                        Some(b.max_ns),
-                    )
+                let any = b.max_ns > 0;
+                Second {
+                    units: b.units,
+                    p99_ns: b
+                        .hist
+                        .as_ref()
+                        .filter(|h| !h.is_empty())
+                        .map(|h| h.value_at_quantile(0.99)),
+                    max_ns: any.then_some(b.max_ns),
+                    max_response_ns: any.then_some(b.max_response_ns),
                 }
             })
             .collect();
         m
     }
 
-    /// Latency summary in µs; `None` without events.
-    pub fn latency(&self) -> Option<Latency> {
-        if self.hist.is_empty() {
-            return None;
-        }
-        let us = |ns: u64| ns as f64 / 1000.0;
-        let h = &self.hist;
-        Some(Latency {
-            min: us(h.min()),
-            p50: us(h.value_at_quantile(0.50)),
-            p90: us(h.value_at_quantile(0.90)),
-            p95: us(h.value_at_quantile(0.95)),
-            p99: us(h.value_at_quantile(0.99)),
-            p999: us(h.value_at_quantile(0.999)),
-            max: us(h.max()),
-            mean: h.mean() / 1000.0,
-        })
+    /// Add another part's counters.
+    fn add_counts(
+        &mut self,
+        events: u64,
+        units: u64,
+        rows: u64,
+        errors: &ErrorCounts,
+        last_end: Option<Instant>,
+    ) {
+        self.events += events;
+        self.units += units;
+        self.rows += rows;
+        self.errors.retryable += errors.retryable;
+        self.errors.reconnect += errors.reconnect;
+        self.errors.fatal += errors.fatal;
+        self.last_end = self.last_end.max(last_end);
     }
 
-    /// The merged histogram in HdrHistogram's V2+deflate format, for the store.
-    pub fn serialized_histogram(&self) -> Vec<u8> {
-        use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
-        let mut out = Vec::new();
-        let _ = V2DeflateSerializer::new().serialize(&self.hist, &mut out);
-        out
+    /// Add another part's histograms (a response-time histogram starts with the first part
+    /// that has one).
+    fn add_histograms(&mut self, hist: &Histogram<u64>, response: Option<&Histogram<u64>>) {
+        self.hist.add(hist).expect("same histogram bounds");
+        match (&mut self.response, response) {
+            (Some(into), Some(from)) => into.add(from).expect("same histogram bounds"),
+            (None, Some(from)) => self.response = Some(from.clone()),
+            (_, None) => {}
+        }
     }
+
+    /// Nothing measured (also the start of a merge).
+    fn empty() -> Merged {
+        Merged {
+            events: 0,
+            units: 0,
+            rows: 0,
+            errors: ErrorCounts::default(),
+            last_end: None,
+            hist: histogram(),
+            response: None,
+            seconds: Vec::new(),
+        }
+    }
+
+    /// Several merged operation types as one (a step counting all of a role's operations).
+    /// Per-second p99s do not combine: with more than one part they are `None`.
+    pub fn combine(parts: &[&Merged]) -> Merged {
+        let mut m = Merged::empty();
+        for (i, r) in parts.iter().enumerate() {
+            m.add_counts(r.events, r.units, r.rows, &r.errors, r.last_end);
+            m.add_histograms(&r.hist, r.response.as_ref());
+            if i == 0 {
+                m.seconds = r.seconds.clone();
+                continue;
+            }
+            for (into, from) in m.seconds.iter_mut().zip(&r.seconds) {
+                into.units += from.units;
+                into.p99_ns = None;
+                into.max_ns = into.max_ns.max(from.max_ns);
+                into.max_response_ns = into.max_response_ns.max(from.max_response_ns);
+            }
+        }
+        m
+    }
+
+    /// Service-time summary in µs; `None` without events.
+    pub fn latency(&self) -> Option<Latency> {
+        summary(&self.hist)
+    }
+
+    /// Response time from the intended start in µs (paced roles); `None` otherwise or without
+    /// events.
+    pub fn response_latency(&self) -> Option<Latency> {
+        self.response.as_ref().and_then(summary)
+    }
+
+    /// The merged service-time histogram in HdrHistogram's V2+deflate format, for the store.
+    pub fn serialized_histogram(&self) -> Vec<u8> {
+        serialized(&self.hist)
+    }
+
+    /// The response-time histogram, serialized likewise (empty when not paced).
+    pub fn serialized_response(&self) -> Vec<u8> {
+        self.response.as_ref().map(serialized).unwrap_or_default()
+    }
+}
+
+fn summary(h: &Histogram<u64>) -> Option<Latency> {
+    if h.is_empty() {
+        return None;
+    }
+    let us = |ns: u64| ns as f64 / 1000.0;
+    Some(Latency {
+        min: us(h.min()),
+        p50: us(h.value_at_quantile(0.50)),
+        p90: us(h.value_at_quantile(0.90)),
+        p95: us(h.value_at_quantile(0.95)),
+        p99: us(h.value_at_quantile(0.99)),
+        p999: us(h.value_at_quantile(0.999)),
+        max: us(h.max()),
+        mean: h.mean() / 1000.0,
+    })
+}
+
+fn serialized(h: &Histogram<u64>) -> Vec<u8> {
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut out = Vec::new();
+    let _ = V2DeflateSerializer::new().serialize(h, &mut out);
+    out
 }
 
 #[cfg(test)]
@@ -197,13 +360,43 @@ mod tests {
         b.record_event(t0 + Duration::from_secs(5), t0 + Duration::from_secs(5));
         let m = Merged::from(vec![a, b]);
         assert_eq!(m.events, 4);
+        assert_eq!(m.units, 4);
         assert_eq!(m.errors.retryable, 1);
         assert_eq!(m.seconds.len(), 3);
-        assert_eq!(m.seconds[0].0, 2);
-        assert_eq!(m.seconds[1].0, 1);
-        assert_eq!(m.seconds[2].0, 1);
+        assert_eq!(m.seconds[0].units, 2);
+        assert_eq!(m.seconds[1].units, 1);
+        assert_eq!(m.seconds[2].units, 1);
+        assert!(m.seconds[0].p99_ns.is_some());
         let lat = m.latency().unwrap();
         assert!(lat.max >= 1000.0 && lat.max < 1002.0, "{lat:?}");
+        assert!(m.response_latency().is_none(), "closed loop");
         assert!(!m.serialized_histogram().is_empty());
+    }
+
+    #[test]
+    fn paced_operations_count_from_their_intended_start() {
+        let t0 = Instant::now();
+        let mut r = Recorder::with(t0, None, true);
+        // Due at t0, started 2 s late (the server was stopped), ran 1 ms.
+        let start = t0 + Duration::from_secs(2);
+        r.record(t0, start, start + Duration::from_millis(1), 50, 50);
+        // On time.
+        let due = t0 + Duration::from_millis(2500);
+        r.record(due, due, due + Duration::from_millis(1), 50, 50);
+        let m = Merged::from(vec![r]);
+        assert_eq!((m.events, m.units, m.rows), (2, 100, 100));
+        let service = m.latency().unwrap();
+        let response = m.response_latency().unwrap();
+        assert!(service.max < 1_100.0, "{service:?}");
+        assert!(response.max >= 2_000_000.0, "{response:?}");
+        assert!(m.seconds[2].max_response_ns.unwrap() >= 2_000_000_000);
+        assert_eq!(m.seconds[0].units, 0);
+        assert_eq!(m.seconds[2].units, 100);
+        assert_eq!(
+            m.seconds[2].p99_ns, None,
+            "open-ended steps keep no per-second histogram"
+        );
+        assert_eq!(m.seconds.len() as u64, OPEN_ENDED_SECONDS + 1);
+        assert!(!m.serialized_response().is_empty());
     }
 }

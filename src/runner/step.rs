@@ -1,59 +1,77 @@
-//! One step: N client threads, an unmeasured warm-up, a measured period, a deadline.
+//! One step: its roles' threads, an unmeasured warm-up, a measured period, and how it ends.
 //!
-//! The only place that reads the clock around database work. Composition:
-//! stop condition (deadline or interrupt) × pacer (closed loop: next event as soon as the last
-//! one ends) × recorder (per-thread [`Recorder`], merged after the threads stop).
-//! Phases: every thread connects and prepares, all meet at a barrier, the coordinator fixes the
-//! warm-up end and the deadline, threads run until the deadline, meet again, and only then does
-//! the coordinator take the closing `/proc` snapshot. A client thread with a placement pins
-//! itself once, first thing, before it connects (never per event).
-//! Must not: allocate, lock or format per event; write to the store (the caller does).
+//! The only place that reads the clock around database work. Composition: stop condition
+//! (a deadline, fixed or adaptive; quotas; an interrupt) × roles, each with its pacer (closed
+//! loop, fixed rate on an absolute schedule, or following another role; `pacer`) × recorders
+//! (one per thread and operation type, merged after the threads stop). Phases: every thread
+//! connects and prepares, all meet at a barrier, the coordinator fixes the warm-up end and the
+//! deadline, threads run until the deadline, their quotas or `stop`, meet again, and only then
+//! does the coordinator take the closing `/proc` snapshot. A client thread with a placement
+//! pins itself once, first thing, before it connects (never per operation). Nothing here knows
+//! a suite: a step is a [`StepPlan`].
+//! Must not: allocate, lock or format per operation; write to the store (the caller does).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::pacer::{self, Cell, Schedule};
 use super::recorder::{Merged, Recorder};
 use crate::cpus::{self, CpuSet};
-use crate::engine::{DbError, Driver, ErrorKind};
+use crate::engine::{DbError, Driver, ErrorKind, Session, TableDdl};
 use crate::progress::StepProgress;
 use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler, Snapshot};
 use crate::stats;
-use crate::workload::{EventExecutor, Scale, StepDef};
+use crate::workload::{Done, Executor, Opening, Pacer, Role, StepPlan};
 
-/// What a step needs to run.
-pub struct StepSpec {
-    pub step: &'static StepDef,
-    pub scale: Scale,
+/// How far away the deadline of a step without one is (it ends on its quotas).
+const OPEN_ENDED: Duration = Duration::from_secs(30 * 24 * 3_600);
+
+/// What a step needs to run: the step and the cell's part.
+pub struct StepSpec<'a> {
+    pub step: &'a StepPlan,
+    /// Client connections per role (the step's own count when it fixes one).
     pub clients: u32,
-    pub warmup: Duration,
-    pub measure: Duration,
-    /// Seed of the first client's random generator (others add their index).
+    /// Seed of the first thread's random generator (others add their index).
     pub seed: u64,
     /// CPUs every client thread pins itself to; `None`: not pinned.
     pub client_cpus: Option<CpuSet>,
-    /// Adaptive length: (target relative half-width of the 95% CI of the per-second mean QPS,
-    /// minimum measured time). The step then ends at the first whole second from the minimum
-    /// on where the precision is reached, or at `measure` (its maximum). `None`: fixed length.
-    pub stop_rule: Option<(f64, Duration)>,
+    /// The target's table DDL, for executors that create indexes.
+    pub ddl: &'a TableDdl,
+}
+
+/// What one operation type of one role measured, merged over its threads.
+pub struct OpRun {
+    pub role: usize,
+    pub op: usize,
+    pub merged: Merged,
+    /// The role's own measured seconds: from the end of warm-up to its last operation's end
+    /// (or its schedule's end, when later). A paced role's rate divides by these, so a closed
+    /// loop that finishes its last operation after the schedule ended does not dilute it.
+    pub role_seconds: f64,
 }
 
 /// What a step measured.
 pub struct StepRun {
+    /// Every operation type of every role, in role then operation order.
+    pub ops: Vec<OpRun>,
+    /// The counted operations merged: what the step's rate, latency and series describe.
     pub merged: Merged,
-    /// Measured seconds: from the end of warm-up to the last event's end.
+    /// Measured seconds: from the end of warm-up to the end of the last operation (or of a
+    /// paced role's last schedule slot, when later).
     pub seconds: f64,
     pub costs: Costs,
     pub peaks: Peaks,
-    /// Rows returned or changed per statement of the event, over all clients' measured events.
+    /// Rows returned or changed per statement of the counted role, over its measured
+    /// operations.
     pub rows_touched: Vec<u64>,
-    /// The first fatal error a client hit, if any (the step ended early for that client).
+    /// The first fatal error a thread hit, if any (the step ended early for that thread).
     pub fatal: Option<String>,
-    /// The busiest client thread's CPU time / wall time over its measured events (0..1).
+    /// The busiest client thread's CPU time / wall time over its measured operations (0..1).
     pub max_client_busy: Option<f64>,
     pub interrupted: bool,
-    /// Every event the clients ran, warm-up and failed ones included (what a whole-process
+    /// Every operation the threads ran, warm-up and failed ones included (what a whole-process
     /// CPU figure must be divided by; `merged.events` counts the measured window only).
     pub events_all: u64,
     /// Where the server's and the client's threads ran and were allowed to run: the sampler's
@@ -61,6 +79,8 @@ pub struct StepRun {
     pub cpus: CpuUse,
     /// How an adaptive step ended; `None` for a fixed-length step.
     pub adaptive: Option<AdaptiveEnd>,
+    /// Every role with a quota met it (the step ended on its quotas).
+    pub quota_met: bool,
 }
 
 /// How an adaptive step ended, by the coordinator's own per-second counts.
@@ -87,53 +107,167 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// What one client thread hands back.
-struct ClientEnd {
-    recorder: Option<Recorder>,
+/// What one role thread hands back.
+struct ThreadEnd {
+    role: usize,
+    /// One per operation type of the role; `None` when the thread could not set up.
+    recorders: Option<Vec<Recorder>>,
     rows_touched: Vec<u64>,
     error: Option<DbError>,
     /// Thread CPU / wall time over the measured period.
     busy: Option<f64>,
+    /// The end of a paced role's last schedule slot, when it waited for it.
+    period_end: Option<Instant>,
 }
 
-/// A counter one thread writes and the progress display reads, alone on its cache line.
+/// Counters one thread writes and the coordinator reads, alone on their cache line.
 #[repr(align(128))]
 #[derive(Default)]
-struct Live(AtomicU64);
+struct Live {
+    /// Operations run, warm-up and failed ones included.
+    events: AtomicU64,
+    /// Counted units of the counted operations (warm-up included).
+    units: AtomicU64,
+}
 
 struct Window {
     measure_start: Instant,
     deadline: Instant,
 }
 
-/// What the coordinator and the client threads of one step share.
+/// What the coordinator and the threads of one step share.
 struct Shared {
-    /// Every client connected and prepared (or failed to).
+    /// Every thread connected and prepared (or failed to).
     ready: Barrier,
     /// The window is set: run.
     go: Barrier,
-    /// Every client stopped.
+    /// Every thread stopped.
     done: Barrier,
-    /// The closing snapshot is taken: clients may close their connections.
+    /// The closing snapshot is taken: threads may close their connections.
     snapshotted: Barrier,
     window: Mutex<Option<Window>>,
     live: Vec<Live>,
-    /// Set by the coordinator to end the step early (interrupt, adaptive precision reached).
+    /// Pacing state per thread (`client × roles + role`).
+    cells: Vec<Cell>,
+    /// Threads with a quota still running; the last one to stop sets `stop`.
+    quota_left: AtomicUsize,
+    /// Threads with a quota that stopped before meeting it.
+    quota_missed: AtomicUsize,
+    /// Set to end the step early (interrupt, adaptive precision reached, quotas met).
     stop: AtomicBool,
 }
 
-/// What one client thread needs besides [`Shared`].
-struct ClientSpec {
+/// One role thread's place in the step.
+struct ThreadSpec<'a> {
+    /// `client × roles + role`: its `Live` and `Cell`.
     index: usize,
-    step: &'static StepDef,
-    scale: Scale,
-    measure: Duration,
+    client: u32,
+    /// Clients in the step (connections per role).
+    clients: u32,
+    role: usize,
+    step: &'a StepPlan,
     seed: u64,
-    client_cpus: Option<CpuSet>,
+    client_cpus: Option<&'a CpuSet>,
+    ddl: &'a TableDdl,
 }
 
-/// Run one step to its deadline (or until `interrupt` is set, or an adaptive step's precision
-/// is reached).
+impl ThreadSpec<'_> {
+    fn role(&self) -> &Role {
+        &self.step.roles[self.role]
+    }
+
+    /// The cell of role `r` of this thread's client.
+    fn cell_of<'s>(&self, shared: &'s Shared, r: usize) -> &'s Cell {
+        &shared.cells[self.client as usize * self.step.roles.len() + r]
+    }
+
+    /// The roles that follow this one: (role, bound).
+    fn followers(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.step
+            .roles
+            .iter()
+            .enumerate()
+            .filter_map(move |(r, role)| match role.pacer {
+                Pacer::Follow { leader, bound } if leader == self.role => {
+                    Some((r, u64::from(bound)))
+                }
+                _ => None,
+            })
+    }
+
+    /// This thread's schedule, its operations due from `origin`.
+    fn schedule<'s>(&self, shared: &'s Shared, origin: Instant) -> Schedule<'s> {
+        let pacer = self.role().pacer;
+        // Clients of a fixed-rate role are spread over one period, so their statements do
+        // not all arrive at the same instant.
+        let origin = match pacer {
+            Pacer::Rate { per_sec } if self.clients > 1 => {
+                let period = 1.0 / (per_sec * f64::from(self.clients));
+                origin + Duration::from_secs_f64(period * f64::from(self.client))
+            }
+            _ => origin,
+        };
+        let leader = match pacer {
+            Pacer::Follow { leader, .. } => Some(self.cell_of(shared, leader)),
+            _ => None,
+        };
+        let followers = (self.followers())
+            .map(|(f, bound)| (self.cell_of(shared, f), bound))
+            .collect();
+        Schedule::new(pacer, origin, leader, followers)
+    }
+
+    /// Wake every thread that may wait on this one: its followers and its leader.
+    fn wake_partners(&self, shared: &Shared) {
+        for (f, _) in self.followers() {
+            self.cell_of(shared, f).wake();
+        }
+        if let Pacer::Follow { leader, .. } = self.role().pacer {
+            self.cell_of(shared, leader).wake();
+        }
+    }
+}
+
+/// Whether the runner can run `step`'s roles as given: a fixed rate is positive and finite; a
+/// follower's leader is another role, its bound fits the completions a thread keeps
+/// ([`pacer::RING`]), and when the leader has a quota the follower has the same one (the last
+/// thread with a quota ends the step, so a follower without it could stop before its leader's
+/// last operations). A step of the plan that breaks these is a bug in its suite.
+pub fn check_roles(step: &StepPlan) -> anyhow::Result<()> {
+    for (r, role) in step.roles.iter().enumerate() {
+        let name = role.name;
+        match role.pacer {
+            Pacer::Closed => {}
+            Pacer::Rate { per_sec } => anyhow::ensure!(
+                per_sec.is_finite() && per_sec > 0.0,
+                "{}: role {name} has rate {per_sec}",
+                step.label
+            ),
+            Pacer::Follow { leader, bound } => {
+                let lead = step.roles.get(leader).filter(|_| leader != r);
+                let Some(lead) = lead else {
+                    anyhow::bail!("{}: role {name} follows no other role", step.label);
+                };
+                anyhow::ensure!(
+                    bound >= 1 && (bound as usize) < pacer::RING,
+                    "{}: role {name} follows within {bound}, not 1..{}",
+                    step.label,
+                    pacer::RING
+                );
+                anyhow::ensure!(
+                    lead.quota.is_none() || lead.quota == role.quota,
+                    "{}: role {name} must share the quota of {}",
+                    step.label,
+                    lead.name
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Run one step to its end: its deadline (or an adaptive step's precision), its quotas, or
+/// `interrupt`.
 pub fn run(
     spec: &StepSpec,
     driver: &Arc<dyn Driver>,
@@ -141,140 +275,219 @@ pub fn run(
     progress: &StepProgress,
     interrupt: &Arc<AtomicBool>,
 ) -> anyhow::Result<StepRun> {
-    let n = spec.clients as usize;
-    let shared = Arc::new(Shared {
+    let step = spec.step;
+    check_roles(step)?;
+    let n = spec.clients as usize * step.roles.len();
+    let quota_threads =
+        spec.clients as usize * step.roles.iter().filter(|r| r.quota.is_some()).count();
+    let shared = Shared {
         ready: Barrier::new(n + 1),
         go: Barrier::new(n + 1),
         done: Barrier::new(n + 1),
         snapshotted: Barrier::new(n + 1),
         window: Mutex::new(None),
         live: (0..n).map(|_| Live::default()).collect(),
+        cells: (0..n).map(|_| Cell::default()).collect(),
+        quota_left: AtomicUsize::new(quota_threads),
+        quota_missed: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
-    });
-    let handles = spawn_clients(spec, &shared, interrupt, driver)?;
-    shared.ready.wait();
-    let t0 = Instant::now();
-    let clock = Clock {
-        t0,
-        measure_start: t0 + spec.warmup,
-        deadline: t0 + spec.warmup + spec.measure,
     };
-    *shared.window.lock().expect("window lock") = Some(Window {
-        measure_start: clock.measure_start,
-        deadline: clock.deadline,
-    });
-    let sampler = Sampler::start(probe.clone());
-    shared.go.wait();
+    let (ends, clock, coordinated, b, peaks) = thread::scope(|s| {
+        let handles = spawn_threads(s, spec, &shared, interrupt, driver)?;
+        shared.ready.wait();
+        let t0 = Instant::now();
+        let measure_start = t0 + step.warmup;
+        let clock = Clock {
+            t0,
+            measure_start,
+            deadline: measure_start + step.measure.unwrap_or(OPEN_ENDED),
+        };
+        *shared.window.lock().expect("window lock") = Some(Window {
+            measure_start: clock.measure_start,
+            deadline: clock.deadline,
+        });
+        let sampler = Sampler::start(probe.clone());
+        shared.go.wait();
+        let mut coordinated = coordinate(spec, &clock, probe, progress, interrupt, &shared);
+        shared.done.wait();
+        let b = probe.snapshot();
+        coordinated.cpus.add(&probe.cpus());
+        shared.snapshotted.wait();
+        let peaks = sampler.finish();
+        let ends = handles
+            .into_iter()
+            .map(|h| h.join())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
+        anyhow::Ok((ends, clock, coordinated, b, peaks))
+    })?;
+    finish(spec, &shared, ends, &clock, coordinated, b, peaks)
+}
+
+/// Combine what the threads and the coordinator measured into the step's result.
+fn finish(
+    spec: &StepSpec,
+    shared: &Shared,
+    ends: Vec<ThreadEnd>,
+    clock: &Clock,
+    coordinated: Coordinated,
+    b: Snapshot,
+    peaks: Peaks,
+) -> anyhow::Result<StepRun> {
     let Coordinated {
         a,
         interrupted,
         mut cpus,
         adaptive,
-    } = coordinate(
-        spec,
-        &clock,
-        probe,
-        progress,
-        interrupt,
-        &shared.stop,
-        &shared.live,
-    );
-    shared.done.wait();
-    let b = probe.snapshot();
-    cpus.add(&probe.cpus());
-    shared.snapshotted.wait();
-    let peaks = sampler.finish();
+    } = coordinated;
     cpus.add(&peaks.cpus);
-
-    let ends = handles
-        .into_iter()
-        .map(|h| h.join())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
-    let clients = Ends::merge(ends, spec.step.event.len());
-    if clients.recorders.is_empty() {
+    let step = spec.step;
+    let ends = Ends::merge(ends, step);
+    if ends.recorders.iter().flatten().all(Vec::is_empty) {
         anyhow::bail!(
             "no client could connect and prepare: {}",
-            clients.fatal.unwrap_or_else(|| "unknown error".into())
+            ends.fatal.unwrap_or_else(|| "unknown error".into())
         );
     }
     let events_all: u64 = shared
         .live
         .iter()
-        .map(|l| l.0.load(Ordering::Relaxed))
+        .map(|l| l.events.load(Ordering::Relaxed))
         .sum();
-    let merged = Merged::from(clients.recorders);
-    let end = merged
-        .last_end
-        .unwrap_or(clock.deadline)
-        .max(clock.measure_start);
+    let mut ops = Vec::new();
+    for (role, per_op) in ends.recorders.into_iter().enumerate() {
+        let merged: Vec<(usize, Merged)> = (per_op.into_iter().enumerate())
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(op, r)| (op, Merged::from(r)))
+            .collect();
+        let role_end = (merged.iter())
+            .filter_map(|(_, m)| m.last_end)
+            .chain(ends.role_period_end[role])
+            .max()
+            .unwrap_or(clock.measure_start)
+            .max(clock.measure_start);
+        let role_seconds = role_end.duration_since(clock.measure_start).as_secs_f64();
+        for (op, merged) in merged {
+            ops.push(OpRun {
+                role,
+                op,
+                merged,
+                role_seconds,
+            });
+        }
+    }
+    let counted: Vec<&Merged> = ops
+        .iter()
+        .filter(|o| step.counted.covers(o.role, o.op))
+        .map(|o| &o.merged)
+        .collect();
+    let merged = Merged::combine(&counted);
+    let last = ops
+        .iter()
+        .filter_map(|o| o.merged.last_end)
+        .chain(ends.period_end)
+        .max();
+    let fallback = if step.measure.is_some() {
+        clock.deadline
+    } else {
+        Instant::now()
+    };
+    let end = last.unwrap_or(fallback).max(clock.measure_start);
     let seconds = end.duration_since(clock.measure_start).as_secs_f64();
+    let quota_met = step.has_quota() && shared.quota_missed.load(Ordering::Relaxed) == 0;
     Ok(StepRun {
+        ops,
         merged,
         seconds,
         costs: Costs { a, b },
         peaks,
-        rows_touched: clients.rows_touched,
-        fatal: clients.fatal,
-        max_client_busy: clients.max_busy,
+        rows_touched: ends.rows_touched,
+        fatal: ends.fatal,
+        max_client_busy: ends.max_busy,
         interrupted,
         events_all,
         cpus,
         adaptive,
+        quota_met,
     })
 }
 
-/// Start the step's client threads, named `dbdelta-client-N` (the sampler finds them by it).
-fn spawn_clients(
-    spec: &StepSpec,
-    shared: &Arc<Shared>,
-    interrupt: &Arc<AtomicBool>,
-    driver: &Arc<dyn Driver>,
-) -> std::io::Result<Vec<thread::JoinHandle<ClientEnd>>> {
-    let n = spec.clients as usize;
-    let mut handles = Vec::with_capacity(n);
-    for index in 0..n {
-        let c = ClientSpec {
-            index,
-            step: spec.step,
-            scale: spec.scale,
-            measure: spec.measure,
-            seed: spec.seed.wrapping_add(index as u64),
-            client_cpus: spec.client_cpus.clone(),
-        };
-        let (shared, interrupt, driver) = (shared.clone(), interrupt.clone(), driver.clone());
-        let handle = thread::Builder::new()
-            .name(format!("dbdelta-client-{index}"))
-            .spawn(move || client(&c, &shared, &interrupt, driver.as_ref()))?;
-        handles.push(handle);
+/// Start the step's threads, one per client per role, named `dbdelta-client-N` (the sampler
+/// finds them by it).
+fn spawn_threads<'scope, 'env>(
+    s: &'scope thread::Scope<'scope, 'env>,
+    spec: &'env StepSpec<'env>,
+    shared: &'env Shared,
+    interrupt: &'env AtomicBool,
+    driver: &'env Arc<dyn Driver>,
+) -> std::io::Result<Vec<thread::ScopedJoinHandle<'scope, ThreadEnd>>> {
+    let roles = spec.step.roles.len();
+    let mut handles = Vec::with_capacity(spec.clients as usize * roles);
+    for client in 0..spec.clients {
+        for role in 0..roles {
+            let index = client as usize * roles + role;
+            let t = ThreadSpec {
+                index,
+                client,
+                clients: spec.clients,
+                role,
+                step: spec.step,
+                seed: spec.seed.wrapping_add(index as u64),
+                client_cpus: spec.client_cpus.as_ref(),
+                ddl: spec.ddl,
+            };
+            let handle = thread::Builder::new()
+                .name(format!("dbdelta-client-{index}"))
+                .spawn_scoped(s, move || {
+                    client_thread(&t, shared, interrupt, driver.as_ref())
+                })?;
+            handles.push(handle);
+        }
     }
-
     Ok(handles)
 }
 
-/// The client threads' results, combined.
+/// The threads' results, combined.
 struct Ends {
-    recorders: Vec<Recorder>,
+    /// Per role, per operation type: every thread's recorder.
+    recorders: Vec<Vec<Vec<Recorder>>>,
+    /// Rows per statement of the counted role.
     rows_touched: Vec<u64>,
     /// The first fatal error.
     fatal: Option<String>,
     max_busy: Option<f64>,
+    /// The latest end of a paced role's schedule.
+    period_end: Option<Instant>,
+    /// The same per role.
+    role_period_end: Vec<Option<Instant>>,
 }
 
 impl Ends {
-    fn merge(ends: Vec<ClientEnd>, statements: usize) -> Ends {
+    fn merge(ends: Vec<ThreadEnd>, step: &StepPlan) -> Ends {
         let mut out = Ends {
-            recorders: Vec::with_capacity(ends.len()),
-            rows_touched: vec![0u64; statements],
+            recorders: step
+                .roles
+                .iter()
+                .map(|r| r.ops.iter().map(|_| Vec::new()).collect())
+                .collect(),
+            rows_touched: Vec::new(),
             fatal: None,
             max_busy: None,
+            period_end: None,
+            role_period_end: vec![None; step.roles.len()],
         };
         for end in ends {
-            if let Some(r) = end.recorder {
-                out.recorders.push(r);
+            if let Some(recs) = end.recorders {
+                for (into, r) in out.recorders[end.role].iter_mut().zip(recs) {
+                    into.push(r);
+                }
             }
-            for (into, v) in out.rows_touched.iter_mut().zip(end.rows_touched) {
-                *into += v;
+            if end.role == step.counted.role {
+                out.rows_touched
+                    .resize(out.rows_touched.len().max(end.rows_touched.len()), 0);
+                for (into, v) in out.rows_touched.iter_mut().zip(end.rows_touched) {
+                    *into += v;
+                }
             }
             if let (None, Some(e)) = (&out.fatal, end.error) {
                 out.fatal = Some(e.to_string());
@@ -282,29 +495,42 @@ impl Ends {
             if let Some(b) = end.busy {
                 out.max_busy = Some(out.max_busy.map_or(b, |m: f64| m.max(b)));
             }
+            out.period_end = out.period_end.max(end.period_end);
+            let role = &mut out.role_period_end[end.role];
+            *role = (*role).max(end.period_end);
         }
         out
     }
 }
 
-/// One client thread: pin (once), connect and prepare, meet the others, run events closed-loop
-/// until the deadline or `stop`, then hold the connection until the closing snapshot is taken.
-fn client(
-    c: &ClientSpec,
+/// A connected session and its executor.
+type Opened = (Box<dyn Session>, Box<dyn Executor>);
+
+/// One role thread: pin (once), connect and prepare, meet the others, run operations until
+/// the step ends for it, then hold the connection until the closing snapshot is taken.
+fn client_thread(
+    t: &ThreadSpec,
     shared: &Shared,
     interrupt: &AtomicBool,
     driver: &dyn Driver,
-) -> ClientEnd {
+) -> ThreadEnd {
+    shared.cells[t.index].register();
     // Once per thread, before it connects: the mask holds for the whole step.
-    let pinned = match &c.client_cpus {
+    let pinned = match t.client_cpus {
         Some(set) => cpus::pin_current_thread(set)
             .map_err(|e| DbError::fatal(format!("cannot pin a client thread to CPUs {set}: {e}"))),
         None => Ok(()),
     };
-    // Connect and prepare the step's statements (at setup and after a lost connection).
+    // Connect and prepare the role's statements (at setup and after a lost connection).
     let open = || {
         driver.connect().and_then(|mut s| {
-            let exec = EventExecutor::new(c.step, c.scale, s.as_mut(), driver.dialect(), c.seed)?;
+            let at = Opening {
+                dialect: driver.dialect(),
+                client: t.client,
+                seed: t.seed,
+                ddl: t.ddl,
+            };
+            let exec = t.role().executor.open(s.as_mut(), &at)?;
             Ok((s, exec))
         })
     };
@@ -315,60 +541,160 @@ fn client(
     let (mut session, mut exec) = match setup {
         Ok(v) => v,
         Err(e) => {
+            stopped(t, shared, false);
             shared.done.wait();
             shared.snapshotted.wait();
-            return ClientEnd {
-                recorder: None,
+            return ThreadEnd {
+                role: t.role,
+                recorders: None,
                 rows_touched: Vec::new(),
                 error: Some(e),
                 busy: None,
+                period_end: None,
             };
         }
     };
-    let ran = run_events(c, shared, interrupt, &mut session, &mut exec, &open);
+    let ran = run_ops(t, shared, interrupt, &mut session, &mut exec, &open);
+    stopped(t, shared, ran.quota_met);
     shared.done.wait();
     // Keep the connection open until the closing snapshot is taken, so a server
     // process serving it is still there to be counted.
     shared.snapshotted.wait();
-    ClientEnd {
-        recorder: Some(ran.recorder),
-        // Rows of measured events only (a reconnect restarts the counters, so
+    ThreadEnd {
+        role: t.role,
+        recorders: Some(ran.recorders),
+        // Rows of measured operations only (a reconnect restarts the counters, so
         // saturate rather than underflow).
         rows_touched: match ran.rows_before {
             Some(before) => exec
-                .rows_touched
+                .rows_touched()
                 .iter()
                 .zip(before)
                 .map(|(now, was)| now.saturating_sub(was))
                 .collect(),
-            None => vec![0; exec.rows_touched.len()],
+            None => vec![0; exec.rows_touched().len()],
         },
         error: ran.fatal,
         busy: ran.busy,
+        period_end: ran.period_end,
     }
 }
 
-/// What one client's event loop measured.
+/// A thread stops: partners stop waiting for it, and the last thread with a quota ends the
+/// step.
+fn stopped(t: &ThreadSpec, shared: &Shared, quota_met: bool) {
+    shared.cells[t.index].finish();
+    t.wake_partners(shared);
+    if t.role().quota.is_some() {
+        if !quota_met {
+            shared.quota_missed.fetch_add(1, Ordering::Relaxed);
+        }
+        if shared.quota_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What one thread's operation loop measured.
 struct Ran {
-    recorder: Recorder,
+    recorders: Vec<Recorder>,
     fatal: Option<DbError>,
-    /// Thread CPU / wall time over the measured events.
+    /// Thread CPU / wall time over the measured operations.
     busy: Option<f64>,
-    /// Rows touched when the measured period began (`None`: no measured event started).
+    /// Rows touched when the measured period began (`None`: no measured operation started).
+    rows_before: Option<Vec<u64>>,
+    quota_met: bool,
+    period_end: Option<Instant>,
+}
+
+/// One thread's operation loop between operations: its recorders and counters.
+struct OpLoop<'a> {
+    t: &'a ThreadSpec<'a>,
+    shared: &'a Shared,
+    measure_start: Instant,
+    recorders: Vec<Recorder>,
+    /// Operations run (failed ones included), counted units, operations completed, and the
+    /// next schedule slot (a failed operation uses its slot too).
+    count: u64,
+    units: u64,
+    done: u64,
+    slot: u64,
+    /// (wall, thread CPU) when the first measured operation started.
+    measured_from: Option<(Instant, Duration)>,
+    /// Rows touched when the measured period began.
     rows_before: Option<Vec<u64>>,
 }
 
-/// A connected session and its prepared statements.
-type Opened = (Box<dyn crate::engine::Session>, EventExecutor);
+impl OpLoop<'_> {
+    /// The first operation of the measured period is about to start.
+    fn measuring(&mut self, start: Instant, exec: &dyn Executor) {
+        if self.measured_from.is_none() && start >= self.measure_start {
+            self.measured_from = Some((start, thread_cpu()));
+            // Rows touched so far belong to the warm-up (copied once per step).
+            self.rows_before = Some(exec.rows_touched().to_vec());
+        }
+    }
 
-/// The closed loop: events back to back until the deadline, `stop` or `interrupt`; events
-/// that start after the warm-up are recorded. A lost connection is reopened with `open`.
-fn run_events(
-    c: &ClientSpec,
+    /// An operation that was due at `intended` ran from `start` to `end`: record it, publish
+    /// it to the threads paced against this one, and hand back its error.
+    fn ran(
+        &mut self,
+        intended: Option<Instant>,
+        start: Instant,
+        end: Instant,
+        result: Result<Done, DbError>,
+    ) -> Result<(), DbError> {
+        self.count += 1;
+        self.slot += 1;
+        self.shared.live[self.t.index]
+            .events
+            .store(self.count, Ordering::Relaxed);
+        let measured = start >= self.measure_start;
+        let d = match result {
+            Ok(d) => d,
+            Err(e) => {
+                if measured {
+                    // The executor does not say which operation type failed: the role's first.
+                    self.recorders[0].record_error(e.kind, end);
+                }
+                return Err(e);
+            }
+        };
+        if measured {
+            let from = intended.unwrap_or(start);
+            self.recorders[d.op].record(from, start, end, d.units, d.rows);
+        }
+        if self.t.step.counted.covers(self.t.role, d.op) {
+            self.units += d.units;
+            self.shared.live[self.t.index]
+                .units
+                .store(self.units, Ordering::Relaxed);
+        }
+        self.done += 1;
+        self.shared.cells[self.t.index]
+            .publish(self.done, pacer::ns_since(self.measure_start, end));
+        self.t.wake_partners(self.shared);
+        Ok(())
+    }
+
+    /// Thread CPU / wall time since the first measured operation.
+    fn busy(&self) -> Option<f64> {
+        self.measured_from.and_then(|(wall, cpu)| {
+            let w = wall.elapsed().as_secs_f64();
+            (w > 0.0).then(|| (thread_cpu() - cpu).as_secs_f64() / w)
+        })
+    }
+}
+
+/// The operation loop: paced operations until the deadline, the quota, `stop` or `interrupt`;
+/// operations that start after the warm-up are recorded. A lost connection is reopened with
+/// `open`.
+fn run_ops(
+    t: &ThreadSpec,
     shared: &Shared,
     interrupt: &AtomicBool,
-    session: &mut Box<dyn crate::engine::Session>,
-    exec: &mut EventExecutor,
+    session: &mut Box<dyn Session>,
+    exec: &mut Box<dyn Executor>,
     open: &dyn Fn() -> Result<Opened, DbError>,
 ) -> Ran {
     let (measure_start, deadline) = {
@@ -376,68 +702,69 @@ fn run_events(
         let w = w.as_ref().expect("window set before go");
         (w.measure_start, w.deadline)
     };
-    let mut rec = Recorder::new(measure_start, c.measure);
+    let role = t.role();
+    let paced = role.pacer != Pacer::Closed;
+    let mut ops = OpLoop {
+        t,
+        shared,
+        measure_start,
+        recorders: (role.ops.iter())
+            .map(|_| Recorder::with(measure_start, t.step.measure, paced))
+            .collect(),
+        count: 0,
+        units: 0,
+        done: 0,
+        slot: 0,
+        measured_from: None,
+        rows_before: None,
+    };
+    let schedule = t.schedule(shared, measure_start);
+    let stopping = || shared.stop.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed);
+    let give_up = || Instant::now() >= deadline || stopping();
     let mut fatal = None;
-    let mut count = 0u64;
-    // (wall, thread CPU) when the first measured event started.
-    let mut measured_from: Option<(Instant, Duration)> = None;
-    let mut rows_before: Option<Vec<u64>> = None;
-    loop {
+    while role.quota.is_none_or(|q| ops.done < q) {
+        let Some(intended) = schedule.wait(ops.slot, ops.done, &give_up) else {
+            break;
+        };
         let start = Instant::now();
-        if start >= deadline
-            || shared.stop.load(Ordering::Relaxed)
-            || interrupt.load(Ordering::Relaxed)
-        {
+        if start >= deadline || stopping() {
             break;
         }
-        if measured_from.is_none() && start >= measure_start {
-            measured_from = Some((start, thread_cpu()));
-            // Rows touched so far belong to the warm-up (copied once per step).
-            rows_before = Some(exec.rows_touched.clone());
-        }
-        let result = exec.run_event(session.as_mut());
+        ops.measuring(start, exec.as_ref());
+        let result = exec.run(session.as_mut());
         let end = Instant::now();
-        count += 1;
-        shared.live[c.index].0.store(count, Ordering::Relaxed);
-        match result {
-            Ok(()) => {
-                if start >= measure_start {
-                    rec.record_event(start, end);
+        let Err(e) = ops.ran(intended, start, end, result) else {
+            continue;
+        };
+        match e.kind {
+            ErrorKind::Retryable => {}
+            ErrorKind::Reconnect => match open() {
+                Ok((s, x)) => (*session, *exec) = (s, x),
+                Err(e) => {
+                    fatal = Some(e);
+                    break;
                 }
-            }
-            Err(e) => {
-                if start >= measure_start {
-                    rec.record_error(e.kind, end);
-                }
-                match e.kind {
-                    ErrorKind::Retryable => {}
-                    ErrorKind::Reconnect => match open() {
-                        Ok((s, x)) => {
-                            *session = s;
-                            *exec = x;
-                        }
-                        Err(e) => {
-                            fatal = Some(e);
-                            break;
-                        }
-                    },
-                    ErrorKind::Fatal => {
-                        fatal = Some(e);
-                        break;
-                    }
-                }
+            },
+            ErrorKind::Fatal => {
+                fatal = Some(e);
+                break;
             }
         }
     }
-    let busy = measured_from.and_then(|(wall, cpu)| {
-        let w = wall.elapsed().as_secs_f64();
-        (w > 0.0).then(|| (thread_cpu() - cpu).as_secs_f64() / w)
-    });
+    let quota_met = role.quota.is_some_and(|q| ops.done >= q);
+    let busy = ops.busy();
+    let period_end = if quota_met {
+        schedule.end_of_period(ops.slot, &|| interrupt.load(Ordering::Relaxed))
+    } else {
+        None
+    };
     Ran {
-        recorder: rec,
+        recorders: ops.recorders,
         fatal,
         busy,
-        rows_before,
+        rows_before: ops.rows_before,
+        quota_met,
+        period_end,
     }
 }
 
@@ -448,7 +775,7 @@ struct Clock {
     deadline: Instant,
 }
 
-/// What the coordinator saw while the clients ran.
+/// What the coordinator saw while the threads ran.
 struct Coordinated {
     /// The opening snapshot, taken at the start of the measured period.
     a: Snapshot,
@@ -457,40 +784,37 @@ struct Coordinated {
     adaptive: Option<AdaptiveEnd>,
 }
 
-/// Ops per whole second of the measured period, counted by the coordinator from the clients'
-/// live event counters, and whether their mean is known precisely enough to stop.
+/// Counted ops per whole second of the measured period, read by the coordinator from the
+/// threads' live counters, and whether their mean is known precisely enough to stop.
 struct SecondCounter {
     precision: f64,
     min_secs: usize,
-    statements_per_event: f64,
     /// The next whole second of the measured period.
     next: Instant,
-    /// Events counted at the previous whole second.
+    /// Units counted at the previous whole second.
     prev: u64,
     per_second: Vec<f64>,
     last: Option<f64>,
 }
 
 impl SecondCounter {
-    fn new((precision, min): (f64, Duration), clock: &Clock, step: &StepDef, events: u64) -> Self {
+    fn new((precision, min): (f64, Duration), clock: &Clock, units: u64) -> Self {
         let max_secs = clock.deadline.duration_since(clock.measure_start).as_secs() as usize;
         SecondCounter {
             precision,
             min_secs: min.as_secs_f64().ceil() as usize,
-            statements_per_event: f64::from(step.statements_per_event()),
             next: clock.measure_start + Duration::from_secs(1),
-            prev: events,
-            per_second: Vec::with_capacity(max_secs + 1),
+            prev: units,
+            per_second: Vec::with_capacity(max_secs.min(1 << 20) + 1),
             last: None,
         }
     }
 
-    /// Count the second that ended at `self.next` (`events` read just after it). True when
+    /// Count the second that ended at `self.next` (`units` read just after it). True when
     /// the step has run its minimum and its per-second mean is within ±precision.
-    fn second(&mut self, events: u64) -> bool {
-        self.per_second
-            .push(events.saturating_sub(self.prev) as f64 * self.statements_per_event);
-        self.prev = events;
+    fn second(&mut self, units: u64) -> bool {
+        self.per_second.push(units.saturating_sub(self.prev) as f64);
+        self.prev = units;
         self.next += Duration::from_secs(1);
         self.last = stats::series_precision(&self.per_second)
             .map(|p| p.half_width)
@@ -523,20 +847,22 @@ impl SecondCounter {
 
 /// The coordinator's part of a step: show progress, take the opening snapshot when the
 /// measured period starts, count whole seconds for an adaptive step and stop it early through
-/// `stop`, and return at the deadline (or on `interrupt`).
+/// `stop`, and return at the deadline, when the quotas are met, or on `interrupt`.
 fn coordinate(
     spec: &StepSpec,
     clock: &Clock,
     probe: &Probe,
     progress: &StepProgress,
     interrupt: &AtomicBool,
-    stop: &AtomicBool,
-    live: &[Live],
+    shared: &Shared,
 ) -> Coordinated {
     let tick = Duration::from_millis(200);
+    let stop = &shared.stop;
     let total = || {
-        live.iter()
-            .map(|l| l.0.load(Ordering::Relaxed))
+        shared
+            .live
+            .iter()
+            .map(|l| l.units.load(Ordering::Relaxed))
             .sum::<u64>()
     };
     let mut last = (clock.t0, 0u64);
@@ -548,10 +874,11 @@ fn coordinate(
     loop {
         let now = Instant::now();
         if a.is_none() && now >= clock.measure_start {
-            let events = total();
+            let units = total();
             counter = spec
+                .step
                 .stop_rule
-                .map(|rule| SecondCounter::new(rule, clock, spec.step, events));
+                .map(|rule| SecondCounter::new(rule, clock, units));
             a = Some(probe.snapshot());
             cpus.add(&probe.cpus());
         }
@@ -564,7 +891,7 @@ fn coordinate(
             stop.store(true, Ordering::Relaxed);
             break;
         }
-        if now >= clock.deadline {
+        if now >= clock.deadline || stop.load(Ordering::Relaxed) {
             break;
         }
         if interrupt.load(Ordering::Relaxed) {
@@ -582,7 +909,7 @@ fn coordinate(
         let count = total();
         let dt = now.duration_since(last.0).as_secs_f64();
         if dt > 0.0 {
-            let rate = (count - last.1) as f64 / dt * spec.step.statements_per_event() as f64;
+            let rate = count.saturating_sub(last.1) as f64 / dt;
             let state = counter.as_ref().map(SecondCounter::state);
             progress.update(
                 now.duration_since(clock.t0),
@@ -601,5 +928,48 @@ fn coordinate(
         interrupted,
         cpus,
         adaptive,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::sysbench;
+
+    #[test]
+    fn roles_are_checked_before_a_step_runs() {
+        let point = sysbench::find("point-query").unwrap();
+        let scale = crate::workload::Scale {
+            tables: 1,
+            rows: 10,
+        };
+        let base = sysbench::step_plan(point, scale, Duration::ZERO, Duration::from_secs(1));
+        assert!(
+            check_roles(&base).is_ok(),
+            "a sysbench step: one closed-loop role"
+        );
+        let with = |pacer: Pacer, quota: Option<u64>| {
+            let mut step = base.clone();
+            step.roles[0].quota = Some(10);
+            let mut second = step.roles[0].clone();
+            (second.name, second.pacer, second.quota) = ("second", pacer, quota);
+            step.roles.push(second);
+            check_roles(&step).map_err(|e| e.to_string())
+        };
+        let follow = |leader, bound| Pacer::Follow { leader, bound };
+        assert_eq!(with(follow(0, 8), Some(10)), Ok(()));
+        assert_eq!(with(Pacer::Rate { per_sec: 100.0 }, None), Ok(()));
+        let errors = [
+            (with(Pacer::Rate { per_sec: 0.0 }, None), "has rate 0"),
+            (with(follow(1, 8), Some(10)), "follows no other role"),
+            (with(follow(5, 8), Some(10)), "follows no other role"),
+            (with(follow(0, 0), Some(10)), "follows within 0"),
+            (with(follow(0, 64), Some(10)), "follows within 64"),
+            (with(follow(0, 8), None), "must share the quota of client"),
+        ];
+        for (got, want) in errors {
+            let e = got.unwrap_err();
+            assert!(e.contains(want), "{e}: want {want}");
+        }
     }
 }

@@ -1,13 +1,24 @@
 //! Workloads: what a suite runs, as data, and the per-dialect SQL it sends.
 //!
-//! Owns the step catalog ([`sysbench::CATALOG`]), the SQL text of every statement for every
-//! dialect ([`sql`]), parameter generation (uniform, zipfian, hot and fixed ids), and the
-//! executor that runs one event (transaction) on a session ([`EventExecutor`]). Must not: time
-//! anything, count QPS, or sleep; the runner calls [`EventExecutor::run_event`] and does all of
-//! that around it.
+//! Owns the suites ([`Suite`]: tables, load, planned steps), the shape of a step as the
+//! runner executes it ([`StepPlan`]: roles with pacers, operation types and executors), the
+//! sysbench catalog ([`sysbench::CATALOG`]), the SQL text of every statement for every dialect
+//! ([`sql`]), parameter generation (uniform, zipfian, hot and fixed ids), the executor that
+//! runs one sysbench event (transaction) on a session ([`EventExecutor`]), and the Insert
+//! Benchmark ([`insert`]: its steps as roles and their executors; its SQL in [`insert_sql`]).
+//! Must not: time
+//! anything, count QPS, or sleep; the runner calls [`Executor::run`] and does all of that
+//! around it.
 
+pub mod insert;
+pub mod insert_sql;
+pub mod role;
 pub mod sql;
+pub mod suite;
 pub mod sysbench;
+
+pub use role::{Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, StepPlan};
+pub use suite::{Suite, SuitePlan};
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -75,7 +86,7 @@ impl Group {
 
 /// Why a step is in the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub enum StepKind {
     /// Warms caches; runs with its duration rule, is stored with `warm = 1`, never reported.
     Warm,
     /// A `.pre` read step: runs only with `pre = true`, before the writes.
@@ -110,12 +121,12 @@ pub enum Threads {
     Tables,
 }
 
-/// One step of a suite: its label, role, group, duration rule and the statements of one event.
+/// One step of a suite: its label, kind, group, duration rule and the statements of one event.
 #[derive(Debug, Clone, Copy)]
 pub struct StepDef {
     /// Catalog label, e.g. `read-only_range=10`.
     pub label: &'static str,
-    pub role: Role,
+    pub kind: StepKind,
     /// Report group without `pre` (see [`Group::with_pre`]).
     pub group: Group,
     pub duration: DurationRule,
@@ -135,7 +146,7 @@ impl StepDef {
 
     /// Reported steps are measured and shown; warm steps are not.
     pub fn reported(&self) -> bool {
-        self.role != Role::Warm
+        self.kind != StepKind::Warm
     }
 
     /// The event in short, e.g. `BEGIN, 10×point, range 10, COMMIT`.
@@ -258,6 +269,8 @@ pub struct EventExecutor {
     /// Rows returned or changed, per statement of the event, summed over all events run.
     pub rows_touched: Vec<u64>,
     rollback: Option<StmtId>,
+    /// Statements per event: the units one event counts.
+    statements: u64,
 }
 
 impl EventExecutor {
@@ -304,23 +317,29 @@ impl EventExecutor {
             deleted: 0,
             rows_touched: vec![0; step.event.len()],
             rollback,
+            statements: u64::from(step.statements_per_event()),
         })
     }
 
-    /// Run one event. On error, roll back an open transaction and return the error.
-    pub fn run_event(&mut self, session: &mut dyn Session) -> Result<(), DbError> {
+    /// Run one event; returns the rows its statements returned or changed. On error, roll
+    /// back an open transaction and return the error.
+    pub fn run_event(&mut self, session: &mut dyn Session) -> Result<u64, DbError> {
         let tables = self.scale.tables as usize;
         let t = match self.fixed_table {
             Some(t) => t,
             None if tables == 1 => 0,
             None => self.ids.rng.random_range(0..tables),
         };
+        let mut event_rows = 0;
         for i in 0..self.step.event.len() {
             let (count, stmt) = self.step.event[i];
             let handle = self.handles[i * tables + t];
             for _ in 0..count {
                 match self.execute(session, stmt, handle) {
-                    Ok(rows) => self.rows_touched[i] += rows,
+                    Ok(rows) => {
+                        self.rows_touched[i] += rows;
+                        event_rows += rows;
+                    }
                     Err(e) => {
                         if let Some(rb) = self.rollback {
                             let _ = session.execute(rb, &[]);
@@ -330,7 +349,7 @@ impl EventExecutor {
                 }
             }
         }
-        Ok(())
+        Ok(event_rows)
     }
 
     fn execute(
@@ -407,6 +426,22 @@ impl EventExecutor {
                 )
             }
         }
+    }
+}
+
+impl Executor for EventExecutor {
+    /// One event: one operation of the step's only type, counting its statements.
+    fn run(&mut self, session: &mut dyn Session) -> Result<Done, DbError> {
+        let rows = self.run_event(session)?;
+        Ok(Done {
+            op: 0,
+            units: self.statements,
+            rows,
+        })
+    }
+
+    fn rows_touched(&self) -> &[u64] {
+        &self.rows_touched
     }
 }
 

@@ -156,7 +156,7 @@ pub fn table(t: u32) -> String {
 }
 
 /// The `i`-th placeholder (1-based): `?` (SQLite, MySQL) or `$i` (Postgres).
-fn mark(dialect: Dialect, i: usize) -> String {
+pub(super) fn mark(dialect: Dialect, i: usize) -> String {
     match dialect {
         Dialect::Postgres => format!("${i}"),
         Dialect::Sqlite | Dialect::Mysql => "?".to_string(),
@@ -245,21 +245,31 @@ pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
     match dialect {
         Dialect::Sqlite => format!("CREATE TABLE {tab} (id INTEGER NOT NULL PRIMARY KEY, {cols})"),
         Dialect::Postgres => format!("CREATE TABLE {tab} (id SERIAL, {cols}, PRIMARY KEY (id))"),
-        Dialect::Mysql => {
-            let mut sql = format!(
-                "CREATE TABLE {tab} (id INTEGER NOT NULL AUTO_INCREMENT, {cols}, PRIMARY KEY (id){})",
-                suffix(ddl.index_options.as_deref())
-            );
-            if let Some(e) = &ddl.engine {
-                sql.push_str(&format!(" ENGINE={e}"));
-            }
-            sql.push_str(&suffix(ddl.table_options.as_deref()));
-            sql
-        }
+        Dialect::Mysql => mysql_table(
+            &tab,
+            &format!("id INTEGER NOT NULL AUTO_INCREMENT, {cols}"),
+            "id",
+            ddl,
+        ),
     }
 }
 
-fn suffix(options: Option<&str>) -> String {
+/// MySQL's `CREATE TABLE tab (columns, PRIMARY KEY (pk) <index options>) ENGINE=<engine>
+/// <table options>`, with a target's table DDL.
+pub(super) fn mysql_table(tab: &str, columns: &str, pk: &str, ddl: &TableDdl) -> String {
+    let mut sql = format!(
+        "CREATE TABLE {tab} ({columns}, PRIMARY KEY ({pk}){})",
+        suffix(ddl.index_options.as_deref())
+    );
+    if let Some(e) = &ddl.engine {
+        sql.push_str(&format!(" ENGINE={e}"));
+    }
+    sql.push_str(&suffix(ddl.table_options.as_deref()));
+    sql
+}
+
+/// ` <options>`, or nothing.
+pub(super) fn suffix(options: Option<&str>) -> String {
     options.map(|o| format!(" {o}")).unwrap_or_default()
 }
 

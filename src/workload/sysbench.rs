@@ -1,16 +1,26 @@
-//! The sysbench microbenchmark catalog (suites.md §1, methodology §2.4–2.5) and its table load.
+//! The sysbench microbenchmark suite (suites.md §1, methodology §2.4–2.5): its catalog, its
+//! table load, and how its steps become runnable [`StepPlan`]s.
 //!
 //! The catalog is one table of [`StepDef`] rows in run order: the 32 reported steps, the 15
 //! `.pre` steps (run only with `pre = true`) and the 4 unreported warm steps. Adding a step is
 //! adding a row; the statements of an event are [`Stmt`] shapes whose SQL lives in `sql.rs`.
-//! Must not: execute SQL itself (the executor and the engines do) or time anything.
+//! Every step is one closed-loop role (`client`) with one operation type (the step) counting
+//! its statements. Must not: execute SQL itself (the executor and the engines do) or time
+//! anything.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use super::sql::{self, Cols, Key, RangeKind, Stmt};
-use super::{DurationRule, Group, Ids, Role, Scale, StepDef, Threads};
-use crate::engine::{RowSink, RowSource};
+use super::{
+    Counted, DurationRule, EventExecutor, Executor, ExecutorFactory, Group, Ids, Opening, Pacer,
+    Role, Scale, StepDef, StepKind, StepPlan, Suite, Threads,
+};
+use crate::engine::{DbError, Dialect, RowSink, RowSource, Session, TableDdl};
 
 const fn range(kind: RangeKind, span: u32) -> Stmt {
     Stmt::Range { kind, span }
@@ -86,14 +96,14 @@ const SCAN: [(u32, Stmt); 1] = [(1, Stmt::Scan)];
 /// postwrite after it).
 const fn step(
     label: &'static str,
-    role: Role,
+    kind: StepKind,
     group: Group,
     duration: DurationRule,
     event: &'static [(u32, Stmt)],
 ) -> StepDef {
     StepDef {
         label,
-        role,
+        kind,
         group,
         duration,
         ids: Ids::Uniform,
@@ -104,15 +114,21 @@ const fn step(
 }
 
 const fn read(label: &'static str, group: Group, event: &'static [(u32, Stmt)]) -> StepDef {
-    step(label, Role::Main, group, DurationRule::Read, event)
+    step(label, StepKind::Main, group, DurationRule::Read, event)
 }
 
 const fn pre(label: &'static str, group: Group, event: &'static [(u32, Stmt)]) -> StepDef {
-    step(label, Role::Pre, group, DurationRule::Read, event)
+    step(label, StepKind::Pre, group, DurationRule::Read, event)
 }
 
 const fn write(label: &'static str, event: &'static [(u32, Stmt)]) -> StepDef {
-    step(label, Role::Main, Group::Writes, DurationRule::Write, event)
+    step(
+        label,
+        StepKind::Main,
+        Group::Writes,
+        DurationRule::Write,
+        event,
+    )
 }
 
 const fn warm(
@@ -120,7 +136,7 @@ const fn warm(
     duration: DurationRule,
     event: &'static [(u32, Stmt)],
 ) -> StepDef {
-    step(label, Role::Warm, Group::Warm, duration, event)
+    step(label, StepKind::Warm, Group::Warm, duration, event)
 }
 
 use Cols::{C, Key as Covered, KeyC as NotCovered};
@@ -304,4 +320,236 @@ impl RowSource for TableRows {
         sink.text(std::str::from_utf8(&self.c).expect("ascii"));
         sink.text(std::str::from_utf8(&self.pad).expect("ascii"));
     }
+}
+
+/// Adaptive step length, as the runner applies it: the measured period of a reported step
+/// ends at the first whole second from `min` on where the 95% interval of the per-second mean
+/// QPS is within ±`precision`, or at the step's maximum ([`Settings::duration_of`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Adaptive {
+    pub precision: f64,
+    pub min: Duration,
+    /// `max_secs` when set; otherwise each step's fixed length is its maximum.
+    pub max: Option<Duration>,
+}
+
+/// The suite's settings after `--quick` scaling: what its steps are planned from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub scale: Scale,
+    pub warmup: Duration,
+    pub read: Duration,
+    pub write: Duration,
+    /// `duration = "adaptive"`: how reported steps end; `None`: fixed length.
+    pub adaptive: Option<Adaptive>,
+    /// `pre = true`: the `.pre` steps run and reports use 5 groups.
+    pub pre: bool,
+    /// `--quick`: warm steps only touch the data.
+    pub quick: bool,
+}
+
+impl Settings {
+    /// Measured duration of a step; for an adaptive step, its maximum (`max_secs`, else its
+    /// fixed length).
+    pub fn duration_of(&self, step: &StepDef) -> Duration {
+        if self.quick && !step.reported() {
+            // Unreported warm steps only need to touch the data at --quick scale.
+            return Duration::from_millis(100);
+        }
+        let fixed = match step.duration {
+            DurationRule::Read => self.read,
+            DurationRule::Write => self.write,
+            DurationRule::ScanWarm => self.read.min(Duration::from_secs(60)),
+        };
+        match (self.adaptive, step.reported()) {
+            (Some(a), true) => a.max.unwrap_or(fixed),
+            _ => fixed,
+        }
+    }
+
+    /// How an adaptive step ends early: (target precision, minimum measured time). `None` for
+    /// fixed steps and for warm steps, which keep their length in adaptive mode (they exist to
+    /// warm caches for a set time, and no verdict depends on them).
+    pub fn stop_rule(&self, step: &StepDef) -> Option<(f64, Duration)> {
+        let a = self.adaptive?;
+        step.reported()
+            .then(|| (a.precision, a.min.min(self.duration_of(step))))
+    }
+
+    /// The group a step's measurements are stored and reported under.
+    pub fn group_of(&self, step: &StepDef) -> Group {
+        step.group.with_pre(self.pre)
+    }
+
+    /// Client threads of a step in a cell running `clients` clients.
+    pub fn threads_of(&self, step: &StepDef, clients: u32) -> u32 {
+        match step.threads {
+            Threads::Clients => clients,
+            Threads::Tables => self.scale.tables,
+        }
+    }
+
+    /// Whether the postwrite cleanup runs right after the load. The reference runs it after
+    /// the load's warm-up (`point-query.warm`, which carries `postwrite_after`); when `--only`
+    /// leaves that step out, the cleanup still runs before the first measured step.
+    pub fn postwrite_after_load(&self, steps: &[&StepDef]) -> bool {
+        !steps
+            .first()
+            .is_some_and(|s| s.kind == StepKind::Warm && s.postwrite_after)
+    }
+}
+
+/// Opens the [`EventExecutor`] of one catalog step on a connection.
+struct EventFactory {
+    step: &'static StepDef,
+    scale: Scale,
+}
+
+impl ExecutorFactory for EventFactory {
+    fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
+        Ok(Box::new(EventExecutor::new(
+            self.step, self.scale, session, at.dialect, at.seed,
+        )?))
+    }
+}
+
+/// Step `step` as the runner runs it: one closed-loop role whose one operation type is the
+/// step's event, counting its statements (BEGIN and COMMIT included).
+pub fn step_plan(
+    step: &'static StepDef,
+    scale: Scale,
+    warmup: Duration,
+    measure: Duration,
+) -> StepPlan {
+    StepPlan {
+        suite: "sysbench",
+        label: step.label.to_string(),
+        index: CATALOG
+            .iter()
+            .position(|s| s.label == step.label)
+            .unwrap_or(0) as u32,
+        group: step.group.id().to_string(),
+        warm: !step.reported(),
+        clients: (step.threads == Threads::Tables).then_some(scale.tables),
+        roles: vec![Role {
+            name: "client",
+            pacer: Pacer::Closed,
+            quota: None,
+            ops: vec![step.label],
+            executor: Arc::new(EventFactory { step, scale }),
+        }],
+        counted: Counted { role: 0, op: None },
+        rate_unit: "qps",
+        statements_per_event: step.statements_per_event(),
+        event_shape: step.event.iter().map(|(n, _)| *n).collect(),
+        scan_rows: step.is_scan().then_some(scale.rows),
+        warmup,
+        measure: Some(measure),
+        expected: measure,
+        stop_rule: None,
+        postwrite_after: step.postwrite_after,
+    }
+}
+
+/// The suite: tables `sbtest1..N` of `rows` rows, loaded in bulk with the `k` index built
+/// after the load.
+#[derive(Debug, Clone)]
+pub struct Sysbench {
+    pub settings: Settings,
+}
+
+impl Sysbench {
+    /// The chosen catalog rows as runnable steps, in catalog order.
+    pub fn plan(&self, steps: &[&'static StepDef]) -> Vec<StepPlan> {
+        let s = &self.settings;
+        steps
+            .iter()
+            .map(|step| {
+                let stop_rule = s.stop_rule(step);
+                let plan = step_plan(step, s.scale, s.warmup, s.duration_of(step));
+                StepPlan {
+                    group: s.group_of(step).id().to_string(),
+                    expected: stop_rule.map_or(plan.expected, |(_, min)| min),
+                    stop_rule,
+                    ..plan
+                }
+            })
+            .collect()
+    }
+}
+
+impl Suite for Sysbench {
+    fn id(&self) -> &'static str {
+        "sysbench"
+    }
+
+    fn scale(&self, _clients: u32) -> Scale {
+        self.settings.scale
+    }
+
+    fn tables(&self, _clients: u32) -> Vec<String> {
+        tables(self.settings.scale)
+    }
+
+    fn fill(
+        &self,
+        session: &mut dyn Session,
+        dialect: Dialect,
+        ddl: &TableDdl,
+        _clients: u32,
+    ) -> anyhow::Result<()> {
+        fill(session, dialect, ddl, self.settings.scale)
+    }
+
+    fn index(
+        &self,
+        session: &mut dyn Session,
+        dialect: Dialect,
+        ddl: &TableDdl,
+        _clients: u32,
+    ) -> anyhow::Result<()> {
+        index(session, dialect, ddl, self.settings.scale)
+    }
+
+    fn records_load(&self) -> bool {
+        true
+    }
+
+    fn rows_loaded(&self, _clients: u32) -> u64 {
+        self.settings.scale.rows * u64::from(self.settings.scale.tables)
+    }
+}
+
+/// Create and fill the tables of `scale` (with the target's table DDL).
+pub fn fill(
+    session: &mut dyn Session,
+    dialect: Dialect,
+    ddl: &TableDdl,
+    scale: Scale,
+) -> anyhow::Result<()> {
+    for t in 1..=scale.tables {
+        session
+            .execute_sql(&sql::create_table(dialect, t, ddl))
+            .context("create table")?;
+        let mut rows = TableRows::new(scale.rows, 0x5eed ^ t as u64);
+        session
+            .bulk_load(&sql::table(t), &mut rows)
+            .with_context(|| format!("loading {}", sql::table(t)))?;
+    }
+    Ok(())
+}
+
+/// Build the secondary index `k_N` of every table.
+pub fn index(
+    session: &mut dyn Session,
+    dialect: Dialect,
+    ddl: &TableDdl,
+    scale: Scale,
+) -> anyhow::Result<()> {
+    for t in 1..=scale.tables {
+        session
+            .execute_sql(&sql::create_index(dialect, t, ddl))
+            .context("create index")?;
+    }
+    Ok(())
 }

@@ -140,12 +140,17 @@ fn catalog_is_the_spec_order_with_its_roles_and_groups() {
     for s in sysbench::CATALOG {
         *by_group.entry(s.group.id()).or_default() += 1;
         assert_eq!(
-            s.role == Role::Warm,
+            s.kind == StepKind::Warm,
             s.label.contains(".warm"),
             "{}",
             s.label
         );
-        assert_eq!(s.role == Role::Pre, s.label.contains(".pre"), "{}", s.label);
+        assert_eq!(
+            s.kind == StepKind::Pre,
+            s.label.contains(".pre"),
+            "{}",
+            s.label
+        );
     }
     let expected: BTreeMap<&str, usize> = [
         ("point", 9),
@@ -160,9 +165,9 @@ fn catalog_is_the_spec_order_with_its_roles_and_groups() {
     .collect();
     assert_eq!(by_group, expected);
     // Every `.pre` step repeats a reported step's event exactly.
-    for p in sysbench::CATALOG.iter().filter(|s| s.role == Role::Pre) {
+    for p in sysbench::CATALOG.iter().filter(|s| s.kind == StepKind::Pre) {
         let post = sysbench::find(&p.label.replacen(".pre", "", 1)).unwrap();
-        assert_eq!(post.role, Role::Main);
+        assert_eq!(post.kind, StepKind::Main);
         assert_eq!(p.event, post.event, "{}", p.label);
         let twin = match post.group {
             Group::Point => Group::Point1,
@@ -273,7 +278,7 @@ fn every_step_has_its_statements_and_duration() {
     ];
     let non_pre: Vec<&str> = sysbench::CATALOG
         .iter()
-        .filter(|s| s.role != Role::Pre)
+        .filter(|s| s.kind != StepKind::Pre)
         .map(|s| s.label)
         .collect();
     let listed: Vec<&str> = cases.iter().map(|c| c.0).collect();

@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 static MEASURING: Mutex<()> = Mutex::new(());
 
@@ -39,12 +39,12 @@ pub fn scratch() -> tempfile::TempDir {
     dir
 }
 
-/// Schema violations of a JSON report (`schema/report-v1.schema.json`), one string each.
+/// Schema violations of a JSON report (`schema/report-v2.schema.json`), one string each.
 pub fn schema_errors(report: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/schema/report-v1.schema.json"
+            "/schema/report-v2.schema.json"
         ))
         .unwrap(),
     )
@@ -110,4 +110,26 @@ where
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The fetch cache every test shares: `<target>/tmp/fetch-cache`, kept between test
+/// runs (so a checkout downloads each build once), when the unprivileged server user can reach
+/// it; else a scratch directory for this run.
+pub fn fetch_cache() -> &'static Path {
+    static CACHE: OnceLock<(PathBuf, Option<tempfile::TempDir>)> = OnceLock::new();
+    let (path, _) = CACHE.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fetch-cache");
+        let reachable = std::fs::create_dir_all(&dir).is_ok()
+            && dir.ancestors().all(|a| {
+                std::fs::metadata(a).is_ok_and(|m| m.permissions().mode() & 0o005 == 0o005)
+            });
+        if reachable {
+            (dir, None)
+        } else {
+            let t = scratch();
+            (t.path().to_path_buf(), Some(t))
+        }
+    });
+    path
 }

@@ -1,0 +1,524 @@
+//! One target × clients × repeat × suite: its data directory, server, load and steps, each
+//! step's record filled from what [`step::run`] measured and stored the moment it ends.
+//!
+//! Owns the cell's lifecycle and turning a [`StepRun`] into a [`Measurement`] (counts, rates,
+//! latency, per-op costs, CPUs, flags, the step-length rule). Must not: time database work
+//! (that is `step`), know a particular suite (they are [`SuitePlan`]s), or render reports.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+
+use super::step::{self, StepRun};
+use super::{DataDir, client_bound, timed_load};
+use crate::engine::{self, Server};
+use crate::plan::{Cell, RunPlan, TargetPlan};
+use crate::progress::{Progress, thousands};
+use crate::results::{LoadResult, Measurement, OpHistograms, OpMeasurement, SecondSample};
+use crate::sampler::Probe;
+use crate::stats;
+use crate::store::Store;
+use crate::workload::{self, Pacer, StepPlan, SuitePlan};
+
+pub(super) enum CellEnd {
+    Done,
+    /// The target failed (recorded); the run goes on.
+    Failed,
+    Interrupted,
+}
+
+/// One target × clients × repeat running one suite.
+pub(super) struct CellRun<'a> {
+    pub plan: &'a RunPlan,
+    pub suite: &'a SuitePlan,
+    pub cell: Cell,
+    pub target: &'a TargetPlan,
+    pub run_id: &'a str,
+    pub data_dir: &'a Path,
+    pub store: &'a mut Store,
+    pub progress: &'a Progress,
+    pub interrupt: &'a Arc<AtomicBool>,
+    pub record_server: bool,
+    pub failures: &'a mut Vec<String>,
+    pub log: &'a Path,
+}
+
+impl CellRun<'_> {
+    fn label(&self) -> String {
+        format!(
+            "{} c={} r={}",
+            self.target.name, self.cell.clients, self.cell.repeat
+        )
+    }
+
+    /// Run the cell; a failing target is recorded (with its log, which is then kept) and
+    /// reported as [`CellEnd::Failed`]. Errors are only for the store.
+    pub fn run_and_record(&mut self) -> Result<CellEnd> {
+        let result = self.run();
+        let keep_log = self.plan.keep || result.is_err();
+        if !keep_log {
+            let _ = std::fs::remove_file(self.log);
+        }
+        let log_shown = (keep_log && self.log.exists()).then(|| self.log.display().to_string());
+        let e = match result {
+            Ok(end) => return Ok(end),
+            Err(e) => e,
+        };
+        let (target, cell) = (&self.target.name, self.cell);
+        let msg = format!("{e:#}");
+        let first_line = msg.lines().next().unwrap_or("").to_string();
+        let log_note = log_shown
+            .as_deref()
+            .map(|l| format!(" (log: {l})"))
+            .unwrap_or_default();
+        self.progress.line(&format!(
+            "target {target} (clients {}, repeat {}) failed: {msg}{log_note}",
+            cell.clients, cell.repeat
+        ));
+        self.store
+            .fail_target(self.run_id, target, &msg, log_shown.as_deref())?;
+        self.failures
+            .push(format!("target {target}: {first_line}{log_note}"));
+        Ok(CellEnd::Failed)
+    }
+
+    fn run(&mut self) -> Result<CellEnd> {
+        let path = self.data_dir;
+        if path.exists() {
+            return Err(crate::error::InputError::new(format!(
+                "data directory {} exists; remove it or choose another --workdir",
+                path.display()
+            ))
+            .into());
+        }
+        std::fs::create_dir(path)
+            .with_context(|| format!("cannot create data directory {}", path.display()))?;
+        let _dir = DataDir {
+            path: path.to_path_buf(),
+            keep: self.plan.keep,
+        };
+        let spec = self.target.spec(self.suite.prepared);
+        let server = engine::start(&spec, path, self.log)?;
+        if self.record_server {
+            self.store.set_target_server(
+                self.run_id,
+                &self.target.name,
+                &server.version(),
+                &server.settings(),
+            )?;
+            if let Some(config) = server.config_text() {
+                self.store
+                    .set_target_config(self.run_id, &self.target.name, &config)?;
+            }
+        }
+        self.progress.detail(&format!(
+            "{}: {} started in {}",
+            self.label(),
+            server.version(),
+            path.display()
+        ));
+        let end = self.load_and_steps(server.as_ref());
+        server.stop()?;
+        end
+    }
+
+    fn load_and_steps(&mut self, server: &dyn Server) -> Result<CellEnd> {
+        let tables = self.suite.suite.tables(self.cell.clients);
+        self.load(server)?;
+        if self.suite.postwrite_after_load {
+            server
+                .postwrite(&tables, self.suite.postwrite_budget)
+                .context("postwrite cleanup after the load")?;
+        }
+        let probe = Probe::new(server.observed(), server.data_dir());
+        for step in &self.suite.steps {
+            if self.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(CellEnd::Interrupted);
+            }
+            let interrupted = self.step(server, &probe, step)?;
+            if interrupted {
+                return Ok(CellEnd::Interrupted);
+            }
+            if step.postwrite_after {
+                server
+                    .postwrite(&tables, self.suite.postwrite_budget)
+                    .with_context(|| format!("postwrite cleanup after {}", step.label))?;
+            }
+        }
+        Ok(CellEnd::Done)
+    }
+
+    /// Create and fill the suite's tables on a thread placed like the step clients, and store
+    /// the load when the suite has one of its own.
+    fn load(&mut self, server: &dyn Server) -> Result<()> {
+        let suite = self.suite.suite.as_ref();
+        let clients = self.cell.clients;
+        let driver = server.driver();
+        // The load's client is a client too: it runs on a thread placed like the step clients.
+        let client_cpus = self.target.placement.client.as_ref();
+        let (load_secs, index_secs) = std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("dbdelta-load".into())
+                .spawn_scoped(s, || -> Result<(f64, f64)> {
+                    if let Some(c) = client_cpus {
+                        crate::cpus::pin_current_thread(c)
+                            .with_context(|| format!("pinning the load's client to CPUs {c}"))?;
+                    }
+                    let mut session = driver.connect().context("connecting for the load")?;
+                    timed_load(
+                        suite,
+                        session.as_mut(),
+                        driver.dialect(),
+                        &self.target.tables,
+                        clients,
+                    )
+                })
+                .context("starting the load thread")?
+                .join()
+                .map_err(|_| anyhow::anyhow!("the load thread panicked"))?
+        })?;
+        if !suite.records_load() {
+            return Ok(());
+        }
+        let scale = suite.scale(clients);
+        let total = suite.rows_loaded(clients);
+        let rows_per_sec = (load_secs > 0.0).then(|| total as f64 / load_secs);
+        let load = LoadResult {
+            target: self.target.name.clone(),
+            suite: suite.id().into(),
+            clients,
+            repeat: self.cell.repeat,
+            tables: scale.tables,
+            rows_per_table: scale.rows,
+            load_secs,
+            rows_per_sec,
+            index_secs,
+            db_size_bytes: server.db_size(),
+        };
+        self.store.save_load(self.run_id, &load)?;
+        self.progress.line(&format!(
+            "{}: loaded {} rows in {:.2} s ({} rows/s), index {:.2} s",
+            self.label(),
+            thousands(total as f64),
+            load_secs,
+            thousands(rows_per_sec.unwrap_or(0.0)),
+            index_secs
+        ));
+        Ok(())
+    }
+
+    /// The step's record before it runs: where it belongs and at what scale.
+    fn measurement(&self, step: &StepPlan) -> Measurement {
+        let scale = self.suite.suite.scale(self.cell.clients);
+        Measurement {
+            target: self.target.name.clone(),
+            suite: step.suite.into(),
+            step: step.label.clone(),
+            step_index: step.index,
+            group: step.group.clone(),
+            warm: step.warm,
+            statements_per_event: step.statements_per_event,
+            clients: self.cell.clients,
+            repeat: self.cell.repeat,
+            tables: scale.tables,
+            rows_per_table: scale.rows,
+            ..Default::default()
+        }
+    }
+
+    /// Run and store one step. Returns true when interrupted (nothing stored for it).
+    fn step(&mut self, server: &dyn Server, probe: &Probe, step: &StepPlan) -> Result<bool> {
+        let spec = step::StepSpec {
+            step,
+            clients: step.clients_at(self.cell.clients),
+            seed: workload::step_seed(step.index, self.cell.repeat),
+            client_cpus: self.target.placement.client.clone(),
+            ddl: &self.target.tables,
+        };
+        let prefix = format!("{} {}", self.label(), step.label);
+        let bar = self.progress.step(&prefix, step.warmup + step.expected);
+        let driver = server.driver();
+        let result = step::run(&spec, &driver, probe, &bar, self.interrupt);
+        let mut m = self.measurement(step);
+        let run = match result {
+            Ok(run) => run,
+            Err(e) => {
+                let msg = format!("{e:#}");
+                m.failed = true;
+                m.error = Some(msg.clone());
+                self.store.save_step(self.run_id, &m, &[], &[], &[])?;
+                bar.finish(&format!("{prefix}: FAILED: {msg}"));
+                // A dead server ends the target; anything else ends only the step.
+                server
+                    .check_alive()
+                    .with_context(|| format!("{prefix} failed"))?;
+                self.failures.push(format!("{prefix}: {msg}"));
+                return Ok(false);
+            }
+        };
+        if run.interrupted {
+            bar.finish(&format!("{prefix}: interrupted (not recorded)"));
+            return Ok(true);
+        }
+        self.fill(&mut m, step, &run, spec.clients);
+        m.db_size_bytes = server.db_size();
+        let dead = self.fatal(&mut m, &run, server, &prefix);
+        let series = series_of(&m, &run);
+        fill_length(&mut m, &run, &series);
+        let op_histograms: Vec<OpHistograms> = (run.ops.iter())
+            .map(|o| OpHistograms {
+                service: o.merged.serialized_histogram(),
+                response: o.merged.serialized_response(),
+            })
+            .collect();
+        self.store.save_step(
+            self.run_id,
+            &m,
+            &series,
+            &run.merged.serialized_histogram(),
+            &op_histograms,
+        )?;
+        if let Some(e) = dead {
+            bar.finish(&format!("{prefix}: FAILED: the server died"));
+            return Err(e.context(format!("{prefix}: the server died during the step")));
+        }
+        bar.finish(&summary(&prefix, &m, step.rate_unit));
+        self.progress.detail(&format!(
+            "{prefix}: rows touched per statement {:?}",
+            run.rows_touched
+        ));
+        Ok(false)
+    }
+
+    /// A thread's fatal error fails the step; when the server died it fails the target too
+    /// (returned).
+    fn fatal(
+        &mut self,
+        m: &mut Measurement,
+        run: &StepRun,
+        server: &dyn Server,
+        prefix: &str,
+    ) -> Option<anyhow::Error> {
+        let err = run.fatal.as_ref()?;
+        m.failed = true;
+        m.error = Some(err.clone());
+        match server.check_alive() {
+            Err(e) => {
+                m.error = Some(format!("{err}; {e:#}"));
+                Some(e)
+            }
+            Ok(()) => {
+                self.failures.push(format!("{prefix}: {err}"));
+                None
+            }
+        }
+    }
+
+    /// Everything `run` measured, into `m`: counts, rates, latency, rows, costs per op,
+    /// memory, the CPUs threads ran on, and the client-bound and wake-up-bound flags.
+    /// `threads` is the number of client connections per role.
+    fn fill(&self, m: &mut Measurement, step: &StepPlan, run: &StepRun, threads: u32) {
+        fill_counts(m, step, run);
+        m.operations = operations(step, run, threads);
+        let per = run.costs.per_op(m.ops);
+        m.server_cpu_us_per_op = per.proc_cpu_us;
+        m.cs_per_op = per.proc_cs;
+        m.proc_read_kb_per_op = per.proc_read_kb;
+        m.proc_write_kb_per_op = per.proc_write_kb;
+        if self.target.engine.embedded() {
+            // In-process engines share our CPU: client cost is not separable from engine cost.
+            m.client_cpu_us_per_op = None;
+            m.client_bound = false;
+        } else {
+            m.client_cpu_us_per_op = per.client_cpu_us;
+            m.client_bound = client_bound(per.client_cpu_us, per.proc_cpu_us, run.max_client_busy);
+        }
+        m.host_cpu_us_per_op = per.host_cpu_us;
+        m.host_cs_per_op = per.host_cs;
+        m.reads_per_op = per.reads;
+        m.read_kb_per_op = per.read_kb;
+        m.writes_per_op = per.writes;
+        m.write_kb_per_op = per.write_kb;
+        m.peak_rss_bytes = run.peaks.rss;
+        m.peak_vsz_bytes = run.peaks.vsz;
+        m.peak_pss_bytes = run.peaks.pss;
+        let cpus = &run.cpus;
+        m.server_cpus_seen = cpus.server_seen.to_option();
+        m.server_cpus_allowed = cpus.server_allowed.to_option();
+        m.client_cpus_seen = cpus.client_seen.to_option();
+        m.client_cpus_allowed = cpus.client_allowed.to_option();
+        let placement = &self.target.placement;
+        m.wakeup_bound = crate::cpus::wakeup_bound(&crate::cpus::WakeupInputs {
+            embedded: self.target.engine.embedded(),
+            // Connections, not clients: a step of several roles runs one per role per client.
+            clients: threads * step.roles.len() as u32,
+            usable_cpus: self.plan.machine.usable.len(),
+            one_shared_cpu: placement.one_shared_cpu(),
+            server_io_kb_per_op: per.proc_read_kb.zip(per.proc_write_kb).map(|(r, w)| r + w),
+            client_cpu_us_per_op: m.client_cpu_us_per_op,
+            server_cpu_us_per_op: m.server_cpu_us_per_op,
+            qps: m.qps,
+        });
+    }
+}
+
+/// Counts, rates, latency and rows touched of the counted operations.
+fn fill_counts(m: &mut Measurement, step: &StepPlan, run: &StepRun) {
+    let merged = &run.merged;
+    m.seconds = run.seconds;
+    m.events = merged.events;
+    m.ops = merged.units;
+    m.errors = merged.errors;
+    let rate = |n: u64| (run.seconds > 0.0 && n > 0).then(|| n as f64 / run.seconds);
+    m.qps = rate(m.ops);
+    m.tps = rate(m.events);
+    m.latency_us = merged.latency();
+    if let Some(rows) = step.scan_rows {
+        m.scan_krows_per_sec = m
+            .latency_us
+            .filter(|l| l.mean > 0.0)
+            .map(|l| rows as f64 / 1000.0 / (l.mean / 1e6));
+    }
+    // Rows touched by the measured events (failed ones included: they ran statements too).
+    let executions = merged.events + m.errors.total();
+    m.rows_per_statement = (executions > 0).then(|| {
+        step.event_shape
+            .iter()
+            .zip(&run.rows_touched)
+            .map(|(n, rows)| *rows as f64 / (executions * u64::from(*n)) as f64)
+            .collect()
+    });
+    m.rows_per_event = m.rows_per_statement.as_ref().map(|per| {
+        per.iter()
+            .zip(&step.event_shape)
+            .map(|(r, n)| r * f64::from(*n))
+            .sum()
+    });
+}
+
+/// Every role × operation type the step ran, with its own rates, latencies, per-unit costs
+/// and per-second series (schema v2). `threads` is the connections per role.
+fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement> {
+    let whole_seconds = (run.seconds + 1e-3).floor() as usize;
+    run.ops
+        .iter()
+        .map(|o| {
+            let rate = |n: u64| (o.role_seconds > 0.0).then(|| n as f64 / o.role_seconds);
+            let role = &step.roles[o.role];
+            let merged = &o.merged;
+            let (pacer, target) = match role.pacer {
+                Pacer::Closed => ("closed", None),
+                Pacer::Rate { per_sec } => ("rate", Some(per_sec * f64::from(threads))),
+                Pacer::Follow { .. } => ("follow", None),
+            };
+            let per = run.costs.per_op(merged.units);
+            OpMeasurement {
+                role: role.name.to_string(),
+                op: role.ops.get(o.op).copied().unwrap_or("?").to_string(),
+                pacer: pacer.to_string(),
+                counted: step.counted.covers(o.role, o.op),
+                operations: merged.events,
+                units: merged.units,
+                rows: merged.rows,
+                errors: merged.errors,
+                ops_per_sec: rate(merged.events),
+                units_per_sec: rate(merged.units),
+                target_ops_per_sec: target,
+                latency_us: merged.latency(),
+                response_us: merged.response_latency(),
+                step_server_cpu_us_per_unit: per.proc_cpu_us,
+                step_cs_per_unit: per.proc_cs,
+                step_read_kb_per_unit: per.read_kb,
+                step_write_kb_per_unit: per.write_kb,
+                series: (merged.seconds.iter().take(whole_seconds))
+                    .map(|s| s.units)
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// The step-length rule and how it ended, with the precision achieved as computed from the
+/// stored per-second `series` (the same function the adaptive rule uses).
+fn fill_length(m: &mut Measurement, run: &StepRun, series: &[SecondSample]) {
+    let ops: Vec<f64> = series.iter().map(|s| s.ops as f64).collect();
+    m.precision_achieved = stats::series_precision(&ops)
+        .map(|p| p.half_width)
+        .filter(|h| h.is_finite());
+    match &run.adaptive {
+        None => {
+            m.duration_rule = "fixed".into();
+            m.stop_reason = Some(if run.quota_met { "quota" } else { "deadline" }.into());
+        }
+        Some(end) => {
+            m.duration_rule = "adaptive".into();
+            m.precision_target = Some(end.target);
+            m.stop_reason = Some(if end.reached { "precision" } else { "max" }.into());
+        }
+    }
+}
+
+/// The per-second series of a step: whole seconds of the measured period only. A partial last
+/// second (or the bucket of events that ended after the deadline) is not a rate and would read
+/// as a stall. The last event ends a hair before the deadline, so 1 ms of slack is allowed:
+/// 0.9999 s is one whole second.
+fn series_of(m: &Measurement, run: &StepRun) -> Vec<SecondSample> {
+    let whole_seconds = (run.seconds + 1e-3).floor() as usize;
+    run.merged
+        .seconds
+        .iter()
+        .take(whole_seconds)
+        .enumerate()
+        .map(|(i, s)| SecondSample {
+            target: m.target.clone(),
+            step: m.step.clone(),
+            clients: m.clients,
+            repeat: m.repeat,
+            second: i as u32,
+            ops: s.units,
+            p99_us: s.p99_ns.map(|v| v as f64 / 1000.0),
+            max_us: s.max_ns.map(|v| v as f64 / 1000.0),
+        })
+        .collect()
+}
+
+/// The line that replaces a finished step's progress bar.
+fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
+    let (Some(qps), Some(lat)) = (&m.qps, &m.latency_us) else {
+        return format!("{prefix}: no event completed ({} errors)", m.errors.total());
+    };
+    let mut out = format!(
+        "{prefix}: {} {unit}, p99 {:.1} µs, {:.1} µs CPU/op",
+        thousands(*qps),
+        lat.p99,
+        m.server_cpu_us_per_op.unwrap_or(f64::NAN),
+    );
+    // Paced roles: how close they kept to their schedule.
+    for o in m.operations.iter().filter(|o| o.pacer == "rate") {
+        out.push_str(&format!(
+            ", {} {:.1}/s ({:.1}% of its schedule)",
+            o.role,
+            o.units_per_sec.unwrap_or(0.0),
+            o.target_share().unwrap_or(0.0) * 100.0
+        ));
+    }
+    if m.errors.total() > 0 {
+        out.push_str(&format!(", {} errors", m.errors.total()));
+    }
+    if m.duration_rule == "adaptive" {
+        let precision = m
+            .precision_achieved
+            .map_or("±n/a".into(), |p| format!("±{:.1}%", p * 100.0));
+        let how = match m.stop_reason.as_deref() {
+            Some("precision") => "target reached",
+            _ => "ran to its maximum",
+        };
+        out.push_str(&format!(", {:.1} s {precision} ({how})", m.seconds));
+    }
+    if m.wakeup_bound {
+        out.push_str(", wake-up-bound");
+    }
+    out
+}

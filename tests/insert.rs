@@ -1,0 +1,448 @@
+//! The Insert Benchmark's ten steps through the real runner on real servers (embedded SQLite,
+//! Debian's PostgreSQL and MariaDB), at a tiny scale with 2 clients: after every step each
+//! table `piN` holds exactly the rows the step definitions say (l.i0 inserts, l.x adds 100,
+//! every deleter removes what its inserter added), and every role met its quota.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use dbdelta::engine::{self, EngineKind, TableDdl, TargetSpec};
+use dbdelta::progress::{Mode, Progress};
+use dbdelta::runner::step::{self, StepSpec};
+use dbdelta::sampler::Probe;
+use dbdelta::workload::Suite;
+use dbdelta::workload::insert::{InsertBench, Kind, Settings};
+use dbdelta::workload::insert_sql;
+
+const CLIENTS: u32 = 2;
+
+fn settings() -> Settings {
+    Settings {
+        rows: 1_000,
+        write_rows: 500,
+        query: Duration::from_millis(1_000),
+        rates: vec![100, 500, 1000],
+        commit: [100, 50, 5],
+        deletes: true,
+    }
+}
+
+/// Rows in each table, read after a step (not timed).
+fn counts(server: &dyn engine::Server) -> Vec<u64> {
+    let mut session = server.driver().connect().unwrap();
+    (1..=CLIENTS)
+        .map(|t| {
+            let v = session.query_strings(&insert_sql::count(t)).unwrap();
+            v[0].parse().unwrap()
+        })
+        .collect()
+}
+
+/// Run every step of the suite on `engine`, checking the rows after each.
+fn every_step_keeps_its_row_count(engine: EngineKind, dir: &Path) {
+    let spec = TargetSpec {
+        name: "insert".into(),
+        engine,
+        prepared: true,
+        ..Default::default()
+    };
+    steps_keep_their_row_counts(&spec, dir);
+}
+
+/// Run every step of the suite on the target `spec`, checking the rows after each.
+fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
+    let data = dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    let server = engine::start(spec, &data, &dir.join("server.log")).unwrap();
+    let driver = server.driver();
+    let s = settings();
+    let suite = InsertBench {
+        settings: s.clone(),
+    };
+    let ddl = spec.tables.clone();
+    let mut admin = driver.connect().unwrap();
+    suite
+        .fill(admin.as_mut(), driver.dialect(), &ddl, CLIENTS)
+        .unwrap();
+    if let Some(want) = &ddl.engine {
+        let got = admin
+            .query_strings(
+                "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_NAME = 'pi1' \
+                 AND TABLE_SCHEMA = DATABASE()",
+            )
+            .unwrap();
+        assert!(
+            got[0].eq_ignore_ascii_case(want),
+            "pi1 is {got:?}, not {want}"
+        );
+    }
+    drop(admin);
+    let probe = Probe::new(server.observed(), server.data_dir());
+    let quiet = Progress {
+        mode: Mode::Quiet,
+        verbose: false,
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let kinds: Vec<(String, Kind)> = s.steps();
+    let plans = suite.plan(|_| true);
+    assert_eq!(
+        plans.len(),
+        10,
+        "the ten steps: 4 load steps and 3 rates × (qr, qp)"
+    );
+    for (plan, (label, kind)) in plans.iter().zip(&kinds) {
+        assert_eq!(&plan.label, label);
+        let spec = StepSpec {
+            step: plan,
+            clients: CLIENTS,
+            seed: 7 << 32,
+            client_cpus: None,
+            ddl: &ddl,
+        };
+        let bar = quiet.step(label, plan.expected);
+        let run = step::run(&spec, &driver, &probe, &bar, &interrupt).unwrap();
+        assert!(run.fatal.is_none(), "{label}: {:?}", run.fatal);
+        assert!(run.quota_met, "{label}: every quota met");
+        if plan.postwrite_after {
+            server
+                .postwrite(&suite.tables(CLIENTS), Duration::from_secs(30))
+                .unwrap();
+        }
+        let want = s.rows_after(*kind);
+        assert_eq!(
+            counts(server.as_ref()),
+            vec![want; CLIENTS as usize],
+            "{label}: rows per table"
+        );
+        // The counted role's rate is in its units: rows for load steps, queries for qr/qp.
+        assert!(run.merged.units > 0, "{label}: counted something");
+    }
+    server.stop().unwrap();
+}
+
+#[test]
+fn sqlite_every_step_keeps_its_row_count() {
+    let dir = common::scratch();
+    every_step_keeps_its_row_count(EngineKind::Sqlite, dir.path());
+}
+
+#[test]
+fn postgres_every_step_keeps_its_row_count() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    every_step_keeps_its_row_count(EngineKind::Postgres, dir.path());
+}
+
+/// Oracle MySQL 8.0 as `dbdelta fetch` provides it (the build cache shared by the tests).
+#[test]
+fn oracle_mysql80_every_step_keeps_its_row_count() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let out = common::dbdelta(dir.path())
+        .env("DBDELTA_CACHE", common::fetch_cache())
+        .args(["fetch", "mysql@8.0"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    // `MySQL 8.0.31: <bin directory> (...)`
+    let line = common::text(&out.stdout);
+    let bin = line
+        .split_once(": ")
+        .and_then(|(_, rest)| rest.split(" (").next())
+        .map(|b| std::path::PathBuf::from(b.trim()))
+        .unwrap_or_else(|| panic!("a bin directory in {line:?}"));
+    let spec = TargetSpec {
+        name: "mysql80".into(),
+        engine: EngineKind::Mysql,
+        bin: Some(bin),
+        version: Some("8.0".into()),
+        prepared: true,
+        ..Default::default()
+    };
+    steps_keep_their_row_counts(&spec, dir.path());
+}
+
+/// MyRocks on Debian's MariaDB: `ENGINE=ROCKSDB` tables, l.x's indexes one ALTER each.
+#[test]
+fn myrocks_every_step_keeps_its_row_count() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let spec = TargetSpec {
+        name: "rocks".into(),
+        engine: EngineKind::Mysql,
+        prepared: true,
+        tables: TableDdl {
+            engine: Some("ROCKSDB".into()),
+            table_options: None,
+            index_options: None,
+        },
+        ..Default::default()
+    };
+    steps_keep_their_row_counts(&spec, dir.path());
+}
+
+#[test]
+fn mariadb_every_step_keeps_its_row_count() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    every_step_keeps_its_row_count(EngineKind::Mysql, dir.path());
+}
+
+/// Through the binary on embedded SQLite: every step of the suite runs at `--quick` scale, and
+/// a background rate far above what the machine can insert (1,000,000 rows/s) is an SLA
+/// failure reported with its achieved rate in every format.
+#[test]
+fn an_unreachable_background_rate_is_an_sla_failure_in_every_format() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        "[lab]\nname = \"sla\"\n\n\
+         [[target]]\nname = \"a\"\nengine = \"sqlite\"\n\n\
+         [[target]]\nname = \"b\"\nengine = \"sqlite\"\nsettings = [\"synchronous = FULL\"]\n\n\
+         [suite.insert]\nrows = 2000\nrates = [100, 1000000]\n",
+    )
+    .unwrap();
+    let out = common::run(dir.path(), &["run", "-q", "--quick", lab.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", common::text(&out.stderr));
+    let report = |format: &str| {
+        let out = common::run(dir.path(), &["report", "--format", format]);
+        assert!(out.status.success(), "{}", common::text(&out.stderr));
+        common::text(&out.stdout)
+    };
+    for format in ["text", "md", "html"] {
+        let r = report(format);
+        for step in [
+            "l.i0",
+            "l.x",
+            "l.i1",
+            "l.i2",
+            "qr100",
+            "qp100",
+            "qr1000000",
+            "qp1000000",
+        ] {
+            assert!(r.contains(step), "{format}: {step} is reported");
+        }
+        assert!(
+            r.contains("[SLA]") || r.contains("\\[SLA\\]"),
+            "{format}: the failure is marked"
+        );
+        assert!(
+            r.contains("SLA failure: a qr1000000 at 1 client(s) inserted "),
+            "{format}: a warning names the step and its achieved rate"
+        );
+        assert!(
+            !r.contains("SLA failure: a qr100 "),
+            "{format}: 100 rows/s is reachable"
+        );
+    }
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    assert!(
+        common::schema_errors(&json).is_empty(),
+        "{:?}",
+        common::schema_errors(&json)
+    );
+    let cells = &json["insert"][0]["rows"][0]["cells"];
+    let cell = |step: &str| {
+        cells
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["step"] == step)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(cell("qr100")["background"]["sla_met"], true);
+    let failed = cell("qr1000000")["background"].clone();
+    assert_eq!(failed["sla_met"], false);
+    let achieved = failed["achieved_rows_per_sec"].as_f64().unwrap();
+    assert!(
+        achieved > 0.0 && achieved < 950_000.0,
+        "the achieved rate is measured: {achieved}"
+    );
+    assert_eq!(failed["target_rows_per_sec"], 1_000_000.0);
+    let csv = report("csv");
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let sla = |step: &str| {
+        let row = (rows.iter())
+            .find(|r| &r[col("target")] == "a" && &r[col("step")] == step)
+            .unwrap();
+        (
+            row[col("sla")].to_string(),
+            row[col("background_rows_per_sec")].parse::<f64>().ok(),
+        )
+    };
+    assert_eq!(sla("qr100").0, "met");
+    let (verdict, achieved_csv) = sla("qr1000000");
+    assert_eq!(verdict, "failed", "CSV: the failure");
+    assert!(
+        achieved_csv.is_some_and(|a| (a - achieved).abs() < 1.0),
+        "CSV: its rate"
+    );
+}
+
+/// Every process of the tree under `root` (the server and its backends).
+fn process_tree(root: u32) -> Vec<i32> {
+    let parent_of = |pid: u32| -> Option<u32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // pid (comm) state ppid ...: comm may hold spaces, so split after its ')'.
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    let all: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    let mut tree = vec![root];
+    loop {
+        let more: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|p| !tree.contains(p) && parent_of(*p).is_some_and(|pp| tree.contains(&pp)))
+            .collect();
+        if more.is_empty() {
+            return tree.into_iter().map(|p| p as i32).collect();
+        }
+        tree.extend(more);
+    }
+}
+
+/// A server paused for 2 s (SIGSTOP to every one of its processes, then SIGCONT) in the middle
+/// of a paced step: the background inserter falls behind its schedule, so response time from
+/// the intended start shows the pause (max ≥ 2 s less one schedule slot, p99 ≥ 1 s), while
+/// service time does not (its p99 stays far below; at most one statement was in flight).
+#[test]
+fn a_paused_server_shows_in_response_time_not_in_service_time() {
+    let _m = common::measuring();
+    let dir = common::scratch();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let spec = TargetSpec {
+        name: "paused".into(),
+        engine: EngineKind::Postgres,
+        prepared: true,
+        ..Default::default()
+    };
+    let server = engine::start(&spec, &data, &dir.path().join("server.log")).unwrap();
+    let engine::Observed::Tree(root) = server.observed() else {
+        panic!("a server process")
+    };
+    let driver = server.driver();
+    let s = Settings {
+        rows: 2_000,
+        write_rows: 500,
+        query: Duration::from_secs(6),
+        rates: vec![1000],
+        ..settings()
+    };
+    let suite = InsertBench {
+        settings: s.clone(),
+    };
+    let ddl = TableDdl::default();
+    let mut admin = driver.connect().unwrap();
+    suite
+        .fill(admin.as_mut(), driver.dialect(), &ddl, 1)
+        .unwrap();
+    drop(admin);
+    let probe = Probe::new(server.observed(), server.data_dir());
+    let quiet = Progress {
+        mode: Mode::Quiet,
+        verbose: false,
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let run = |label: &str| {
+        let plan = suite.plan(|l| l == label).remove(0);
+        let spec = StepSpec {
+            step: &plan,
+            clients: 1,
+            seed: 11 << 32,
+            client_cpus: None,
+            ddl: &ddl,
+        };
+        let bar = quiet.step(label, plan.expected);
+        let run = step::run(&spec, &driver, &probe, &bar, &interrupt).unwrap();
+        assert!(run.fatal.is_none(), "{label}: {:?}", run.fatal);
+        run
+    };
+    run("l.i0");
+    let pauser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1_500));
+        let pids = process_tree(root);
+        for &p in &pids {
+            // SAFETY: plain kill(2) of processes this test started.
+            unsafe { libc::kill(p, libc::SIGSTOP) };
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        for &p in &pids {
+            unsafe { libc::kill(p, libc::SIGCONT) };
+        }
+        pids.len()
+    });
+    let paced = run("qp1000");
+    assert!(
+        pauser.join().unwrap() > 1,
+        "the postmaster and its backends"
+    );
+    let inserter = paced
+        .ops
+        .iter()
+        .find(|o| o.role == 1)
+        .expect("the inserter's operations");
+    let service = inserter.merged.latency().unwrap();
+    let response = inserter.merged.response_latency().unwrap();
+    // 1000 rows/s at 50 rows per statement: a statement every 50 ms.
+    assert!(
+        response.max >= 1.95e6,
+        "response max {} µs: the pause shows",
+        response.max
+    );
+    assert!(response.p99 >= 1.0e6, "response p99 {} µs", response.p99);
+    assert!(
+        service.p99 < 0.5e6,
+        "service p99 {} µs: only a statement in flight waited",
+        service.p99
+    );
+    assert!(paced.quota_met, "the inserter caught up within the cap");
+    server.stop().unwrap();
+}
+
+/// `dbdelta list steps` shows the ten steps with their roles, and `--sql` their statements.
+#[test]
+fn list_steps_shows_the_insert_benchmark() {
+    let dir = common::scratch();
+    let out = common::run(dir.path(), &["list", "steps"]);
+    let s = common::text(&out.stdout);
+    let insert: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.starts_with("The Insert Benchmark"))
+        .skip(1)
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        insert,
+        [
+            "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000"
+        ]
+    );
+    assert!(s.contains("inserter (insert, 20 statements/s) + deleter (delete, follows within 8)"));
+    let out = common::run(
+        dir.path(),
+        &["list", "steps", "--sql", "--engine", "postgres"],
+    );
+    let sql = common::text(&out.stdout);
+    assert!(sql.contains("CREATE INDEX pi1_pdc ON pi1 (price, dateandtime, customerid);"));
+    assert!(sql.contains("ALTER SEQUENCE pi1_transactionid_seq CACHE 1000;"));
+}
