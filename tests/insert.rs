@@ -25,7 +25,10 @@ fn settings() -> Settings {
         rows: 1_000,
         write_rows: 500,
         query: Duration::from_millis(1_000),
-        rates: vec![100, 500, 1000],
+        // Rates any engine keeps up with in a 1 s step even on a slow disk (2 clients, every
+        // statement a commit): this test checks the step definitions, not capacity; an exact
+        // count needs every quota met. The SLA test below runs the default rates.
+        rates: vec![20, 50, 100],
         commit: [100, 50, 5],
         deletes: true,
     }
