@@ -14,9 +14,9 @@ use dbdelta::engine::{self, EngineKind, TableDdl, TargetSpec};
 use dbdelta::progress::{Mode, Progress};
 use dbdelta::runner::step::{self, StepSpec};
 use dbdelta::sampler::Probe;
-use dbdelta::workload::Suite;
 use dbdelta::workload::insert::{InsertBench, Kind, Settings};
 use dbdelta::workload::insert_sql;
+use dbdelta::workload::{StepPlan, Suite};
 
 const CLIENTS: u32 = 2;
 
@@ -56,21 +56,68 @@ fn every_step_keeps_its_row_count(engine: EngineKind, dir: &Path) {
     steps_keep_their_row_counts(&spec, dir);
 }
 
+/// A started server with the suite's empty tables, running its steps through `step::run`.
+struct Rig {
+    server: Box<dyn engine::Server>,
+    driver: Arc<dyn engine::Driver>,
+    suite: InsertBench,
+    ddl: TableDdl,
+    clients: u32,
+    probe: Probe,
+    quiet: Progress,
+    interrupt: Arc<AtomicBool>,
+}
+
+impl Rig {
+    /// Start `spec` in `dir/data` and create the suite's tables for `clients` clients.
+    fn new(spec: &TargetSpec, dir: &Path, settings: Settings, clients: u32) -> Rig {
+        let data = dir.join("data");
+        std::fs::create_dir(&data).unwrap();
+        let server = engine::start(spec, &data, &dir.join("server.log")).unwrap();
+        let driver = server.driver();
+        let suite = InsertBench { settings };
+        let mut admin = driver.connect().unwrap();
+        suite
+            .fill(admin.as_mut(), driver.dialect(), &spec.tables, clients)
+            .unwrap();
+        let probe = Probe::new(server.observed(), server.data_dir());
+        Rig {
+            server,
+            driver,
+            suite,
+            ddl: spec.tables.clone(),
+            clients,
+            probe,
+            quiet: Progress {
+                mode: Mode::Quiet,
+                verbose: false,
+            },
+            interrupt: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Run one step; a thread's fatal error fails the test.
+    fn run(&self, plan: &StepPlan, seed: u64) -> step::StepRun {
+        let spec = StepSpec {
+            step: plan,
+            clients: self.clients,
+            seed,
+            client_cpus: None,
+            ddl: &self.ddl,
+        };
+        let bar = self.quiet.step(&plan.label, plan.expected);
+        let run = step::run(&spec, &self.driver, &self.probe, &bar, &self.interrupt).unwrap();
+        assert!(run.fatal.is_none(), "{}: {:?}", plan.label, run.fatal);
+        run
+    }
+}
+
 /// Run every step of the suite on the target `spec`, checking the rows after each.
 fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
-    let data = dir.join("data");
-    std::fs::create_dir(&data).unwrap();
-    let server = engine::start(spec, &data, &dir.join("server.log")).unwrap();
-    let driver = server.driver();
     let s = settings();
-    let suite = InsertBench {
-        settings: s.clone(),
-    };
-    let ddl = spec.tables.clone();
-    let mut admin = driver.connect().unwrap();
-    suite
-        .fill(admin.as_mut(), driver.dialect(), &ddl, CLIENTS)
-        .unwrap();
+    let rig = Rig::new(spec, dir, s.clone(), CLIENTS);
+    let (server, ddl) = (&rig.server, &rig.ddl);
+    let mut admin = rig.driver.connect().unwrap();
     if let Some(want) = &ddl.engine {
         let got = admin
             .query_strings(
@@ -84,14 +131,8 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
         );
     }
     drop(admin);
-    let probe = Probe::new(server.observed(), server.data_dir());
-    let quiet = Progress {
-        mode: Mode::Quiet,
-        verbose: false,
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
     let kinds: Vec<(String, Kind)> = s.steps();
-    let plans = suite.plan(|_| true);
+    let plans = rig.suite.plan(|_| true);
     assert_eq!(
         plans.len(),
         10,
@@ -99,20 +140,11 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
     );
     for (plan, (label, kind)) in plans.iter().zip(&kinds) {
         assert_eq!(&plan.label, label);
-        let spec = StepSpec {
-            step: plan,
-            clients: CLIENTS,
-            seed: 7 << 32,
-            client_cpus: None,
-            ddl: &ddl,
-        };
-        let bar = quiet.step(label, plan.expected);
-        let run = step::run(&spec, &driver, &probe, &bar, &interrupt).unwrap();
-        assert!(run.fatal.is_none(), "{label}: {:?}", run.fatal);
+        let run = rig.run(plan, 7 << 32);
         assert!(run.quota_met, "{label}: every quota met");
         if plan.postwrite_after {
             server
-                .postwrite(&suite.tables(CLIENTS), Duration::from_secs(30))
+                .postwrite(&rig.suite.tables(CLIENTS), Duration::from_secs(30))
                 .unwrap();
         }
         let want = s.rows_after(*kind);
@@ -124,7 +156,7 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path) {
         // The counted role's rate is in its units: rows for load steps, queries for qr/qp.
         assert!(run.merged.units > 0, "{label}: counted something");
     }
-    server.stop().unwrap();
+    rig.server.stop().unwrap();
 }
 
 #[test]
@@ -331,19 +363,12 @@ fn process_tree(root: u32) -> Vec<i32> {
 fn a_paused_server_shows_in_response_time_not_in_service_time() {
     let _m = common::measuring();
     let dir = common::scratch();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
     let spec = TargetSpec {
         name: "paused".into(),
         engine: EngineKind::Postgres,
         prepared: true,
         ..Default::default()
     };
-    let server = engine::start(&spec, &data, &dir.path().join("server.log")).unwrap();
-    let engine::Observed::Tree(root) = server.observed() else {
-        panic!("a server process")
-    };
-    let driver = server.driver();
     let s = Settings {
         rows: 2_000,
         write_rows: 500,
@@ -351,35 +376,11 @@ fn a_paused_server_shows_in_response_time_not_in_service_time() {
         rates: vec![1000],
         ..settings()
     };
-    let suite = InsertBench {
-        settings: s.clone(),
+    let rig = Rig::new(&spec, dir.path(), s, 1);
+    let engine::Observed::Tree(root) = rig.server.observed() else {
+        panic!("a server process")
     };
-    let ddl = TableDdl::default();
-    let mut admin = driver.connect().unwrap();
-    suite
-        .fill(admin.as_mut(), driver.dialect(), &ddl, 1)
-        .unwrap();
-    drop(admin);
-    let probe = Probe::new(server.observed(), server.data_dir());
-    let quiet = Progress {
-        mode: Mode::Quiet,
-        verbose: false,
-    };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    let run = |label: &str| {
-        let plan = suite.plan(|l| l == label).remove(0);
-        let spec = StepSpec {
-            step: &plan,
-            clients: 1,
-            seed: 11 << 32,
-            client_cpus: None,
-            ddl: &ddl,
-        };
-        let bar = quiet.step(label, plan.expected);
-        let run = step::run(&spec, &driver, &probe, &bar, &interrupt).unwrap();
-        assert!(run.fatal.is_none(), "{label}: {:?}", run.fatal);
-        run
-    };
+    let run = |label: &str| rig.run(&rig.suite.plan(|l| l == label).remove(0), 11 << 32);
     run("l.i0");
     let pauser = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(1_500));
@@ -419,7 +420,7 @@ fn a_paused_server_shows_in_response_time_not_in_service_time() {
         service.p99
     );
     assert!(paced.quota_met, "the inserter caught up within the cap");
-    server.stop().unwrap();
+    rig.server.stop().unwrap();
 }
 
 /// `dbdelta list steps` shows the ten steps with their roles, and `--sql` their statements.

@@ -291,25 +291,35 @@ fn lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lines> {
         let key = line_key(i, t);
         series.push((key, points));
     }
-    if series.is_empty() {
-        return None;
+    Lines::new(format!("{step}, clients = {clients}"), series, "queries/s")
+}
+
+impl Lines {
+    /// A per-second chart of `series`; its x axis spans the longest series, its y axis the
+    /// highest point. `None` without a series.
+    fn new(
+        title: String,
+        series: Vec<(Key, Vec<(u32, f64)>)>,
+        unit: &'static str,
+    ) -> Option<Lines> {
+        if series.is_empty() {
+            return None;
+        }
+        let seconds = (series.iter())
+            .flat_map(|s| s.1.iter().map(|p| p.0 + 1))
+            .max()
+            .unwrap_or(1);
+        let top = (series.iter())
+            .flat_map(|s| s.1.iter().map(|p| p.1))
+            .fold(0.0f64, f64::max);
+        Some(Lines {
+            title,
+            series,
+            seconds,
+            y_max: nice_ceil(top * 1.05),
+            unit,
+        })
     }
-    let seconds = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.0 + 1))
-        .max()
-        .unwrap_or(1);
-    let top = series
-        .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
-    Some(Lines {
-        title: format!("{step}, clients = {clients}"),
-        series,
-        seconds,
-        y_max: nice_ceil(top * 1.05),
-        unit: "queries/s",
-    })
 }
 
 /// The per-second rows inserted by a query step's background inserters, per target (first
@@ -331,20 +341,11 @@ fn background_lines(model: &ReportModel, step: &str, clients: u32) -> Option<Lin
             series.push((line_key(i, t), points));
         }
     }
-    if series.is_empty() {
-        return None;
-    }
-    let seconds = series.iter().map(|s| s.1.len() as u32).max().unwrap_or(1);
-    let top = (series.iter())
-        .flat_map(|s| s.1.iter().map(|p| p.1))
-        .fold(0.0f64, f64::max);
-    Some(Lines {
-        title: format!("{step}: background rows inserted per second, clients = {clients}"),
+    Lines::new(
+        format!("{step}: background rows inserted per second, clients = {clients}"),
         series,
-        seconds,
-        y_max: nice_ceil(top * 1.05),
-        unit: "rows/s",
-    })
+        "rows/s",
+    )
 }
 
 /// Data of one QPS-against-clients chart.

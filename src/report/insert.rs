@@ -87,12 +87,6 @@ fn row(m: &ReportModel, target: &str, clients: u32, steps: &[String]) -> InsertR
     }
 }
 
-/// Mean of the values present (`None` without any).
-fn mean(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let v: Vec<f64> = values.flatten().collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
 /// Every role × operation type per step × target at `clients`, means over non-failed repeats.
 fn operations(m: &ReportModel, targets: &[&str], clients: u32, steps: &[String]) -> Vec<InsertOp> {
     let mut out = Vec::new();
@@ -110,7 +104,9 @@ fn operations(m: &ReportModel, targets: &[&str], clients: u32, steps: &[String])
                 let same: Vec<&OpMeasurement> = (repeats.iter())
                     .filter_map(|ops| ops.iter().find(|x| x.role == o.role && x.op == o.op))
                     .collect();
-                let f = |g: fn(&OpMeasurement) -> Option<f64>| mean(same.iter().map(|x| g(x)));
+                let f = |g: fn(&OpMeasurement) -> Option<f64>| {
+                    crate::stats::mean_known(same.iter().map(|x| g(x)))
+                };
                 out.push(InsertOp {
                     step: step.clone(),
                     target: target.to_string(),

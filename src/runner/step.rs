@@ -342,7 +342,7 @@ fn finish(
     } = coordinated;
     cpus.add(&peaks.cpus);
     let step = spec.step;
-    let ends = Ends::merge(ends, step);
+    let mut ends = Ends::merge(ends, step);
     if ends.recorders.iter().flatten().all(Vec::is_empty) {
         anyhow::bail!(
             "no client could connect and prepare: {}",
@@ -354,28 +354,11 @@ fn finish(
         .iter()
         .map(|l| l.events.load(Ordering::Relaxed))
         .sum();
-    let mut ops = Vec::new();
-    for (role, per_op) in ends.recorders.into_iter().enumerate() {
-        let merged: Vec<(usize, Merged)> = (per_op.into_iter().enumerate())
-            .filter(|(_, r)| !r.is_empty())
-            .map(|(op, r)| (op, Merged::from(r)))
-            .collect();
-        let role_end = (merged.iter())
-            .filter_map(|(_, m)| m.last_end)
-            .chain(ends.role_period_end[role])
-            .max()
-            .unwrap_or(clock.measure_start)
-            .max(clock.measure_start);
-        let role_seconds = role_end.duration_since(clock.measure_start).as_secs_f64();
-        for (op, merged) in merged {
-            ops.push(OpRun {
-                role,
-                op,
-                merged,
-                role_seconds,
-            });
-        }
-    }
+    let ops = op_runs(
+        std::mem::take(&mut ends.recorders),
+        &ends.role_period_end,
+        clock.measure_start,
+    );
     let counted: Vec<&Merged> = ops
         .iter()
         .filter(|o| step.counted.covers(o.role, o.op))
@@ -410,6 +393,38 @@ fn finish(
         adaptive,
         quota_met,
     })
+}
+
+/// Each role × operation type's merged recorders, with the role's own measured seconds: from
+/// `measure_start` to its last operation's end or its schedule's end, whichever is later.
+fn op_runs(
+    recorders: Vec<Vec<Vec<Recorder>>>,
+    role_period_end: &[Option<Instant>],
+    measure_start: Instant,
+) -> Vec<OpRun> {
+    let mut ops = Vec::new();
+    for (role, per_op) in recorders.into_iter().enumerate() {
+        let merged: Vec<(usize, Merged)> = (per_op.into_iter().enumerate())
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(op, r)| (op, Merged::from(r)))
+            .collect();
+        let role_end = (merged.iter())
+            .filter_map(|(_, m)| m.last_end)
+            .chain(role_period_end[role])
+            .max()
+            .unwrap_or(measure_start)
+            .max(measure_start);
+        let role_seconds = role_end.duration_since(measure_start).as_secs_f64();
+        for (op, merged) in merged {
+            ops.push(OpRun {
+                role,
+                op,
+                merged,
+                role_seconds,
+            });
+        }
+    }
+    ops
 }
 
 /// Start the step's threads, one per client per role, named `dbdelta-client-N` (the sampler

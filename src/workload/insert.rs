@@ -19,6 +19,7 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 use super::insert_sql as isql;
+use super::recycle;
 use super::{
     Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, Scale, StepPlan, Suite,
 };
@@ -303,12 +304,6 @@ impl Suite for InsertBench {
     fn rows_loaded(&self, _clients: u32) -> u64 {
         0
     }
-}
-
-/// Reuse a parameter vector's allocation for parameters borrowing something else.
-fn recycle<'b>(mut v: Vec<Param<'_>>) -> Vec<Param<'b>> {
-    v.clear();
-    v.into_iter().map(|_| unreachable!("cleared")).collect()
 }
 
 /// `YYYY-MM-DD HH:MM:SS` of `secs` after 2026-01-01 00:00:00, written into `out` (no

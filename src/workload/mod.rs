@@ -246,7 +246,7 @@ impl IdGen {
 
 /// Reuse a parameter vector's allocation for parameters borrowing something else. The
 /// in-place `collect` keeps the buffer because the element layout is identical.
-fn recycle<'b>(mut v: Vec<Param<'_>>) -> Vec<Param<'b>> {
+pub(crate) fn recycle<'b>(mut v: Vec<Param<'_>>) -> Vec<Param<'b>> {
     v.clear();
     v.into_iter().map(|_| unreachable!("cleared")).collect()
 }
