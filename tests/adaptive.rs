@@ -72,7 +72,9 @@ fn a_loose_target_stops_once_met_and_an_unreachable_one_runs_to_max_secs() {
     let rows = stored(dir.path());
     let (_, seconds, _, _, achieved, stop, series) = &rows[0];
     assert_eq!(stop, "max");
-    assert!((4.0..4.2).contains(seconds), "{seconds}");
+    // The last operation may end a hair before the deadline (3.99999997 s seen in CI); the
+    // series counts that as a whole second too (1 ms slack, `cell::series_of`).
+    assert!((3.999..4.2).contains(seconds), "{seconds}");
     assert_eq!(*series, 4);
     assert!(achieved.unwrap() > 0.000001);
     let report = text(&out.stdout);
