@@ -561,25 +561,11 @@ fn duration_name(rule: DurationRule) -> &'static str {
     }
 }
 
-/// The Insert Benchmark's steps at the default rates, with their roles.
-fn insert_steps() -> String {
+/// One line per step: label, group and roles with their operation types and pacing.
+fn role_lines(steps: &[crate::workload::StepPlan]) -> String {
     use crate::workload::Pacer;
-    use crate::workload::insert::{InsertBench, Settings};
-    let suite = InsertBench {
-        settings: Settings {
-            rows: 1_000_000,
-            write_rows: 1_000_000,
-            query: std::time::Duration::from_secs(300),
-            rates: vec![100, 500, 1000],
-            commit: [100, 50, 5],
-            deletes: true,
-        },
-    };
-    let mut out = String::from(
-        "\nThe Insert Benchmark ([suite.insert]; one table per client; rates per client at the \
-         default rates = [100, 500, 1000]):\n",
-    );
-    for step in suite.plan(|_| true) {
+    let mut out = String::new();
+    for step in steps {
         let roles: Vec<String> = (step.roles.iter())
             .map(|r| {
                 let pace = match r.pacer {
@@ -597,6 +583,90 @@ fn insert_steps() -> String {
             roles.join(" + ")
         ));
     }
+    out
+}
+
+/// The Insert Benchmark's steps at the default rates, with their roles.
+fn insert_steps() -> String {
+    use crate::workload::insert::{InsertBench, Settings};
+    let suite = InsertBench {
+        settings: Settings {
+            rows: 1_000_000,
+            write_rows: 1_000_000,
+            query: std::time::Duration::from_secs(300),
+            rates: vec![100, 500, 1000],
+            commit: [100, 50, 5],
+            deletes: true,
+        },
+    };
+    let mut out = String::from(
+        "\nThe Insert Benchmark ([suite.insert]; one table per client; rates per client at the \
+         default rates = [100, 500, 1000]):\n",
+    );
+    out.push_str(&role_lines(&suite.plan(|_| true)));
+    out
+}
+
+/// LinkBench's steps with requesters = [1, 4], with their roles.
+fn linkbench_steps() -> String {
+    use crate::workload::linkbench::{LinkBench, Mix, Settings};
+    let suite = LinkBench {
+        settings: Settings {
+            maxid1: 1_000,
+            loaders: 1,
+            requesters: vec![1, 4],
+            request: std::time::Duration::from_secs(600),
+            warmup: std::time::Duration::from_secs(60),
+            mix: Mix::UPDATED,
+            node_bytes: 168,
+            link_bytes: 23,
+            batch: 1024,
+            partitions: 0,
+            request_quota: None,
+        },
+    };
+    let mut out = String::from(
+        "\nLinkBench ([suite.linkbench]; shown with requesters = [1, 4]; linkbench.warm is not \
+         reported, linkbench.check fails the run on a count mismatch):\n",
+    );
+    out.push_str(&role_lines(&suite.plan(|_, _| true)));
+    out
+}
+
+/// Every LinkBench statement as `dialect` receives it.
+fn linkbench_sql(dialect: crate::engine::Dialect) -> String {
+    use crate::workload::linkbench_sql::{self as lsql, Stmt};
+    let ddl = crate::engine::TableDdl::default();
+    let mut out = String::from("\n-- LinkBench ([suite.linkbench])\n");
+    let mut put = |what: &str, sql: Vec<String>| {
+        out.push_str(&format!("\n-- {what}\n"));
+        for s in sql {
+            out.push_str(&format!("{s};\n"));
+        }
+    };
+    put("create", lsql::create_tables(dialect, &ddl, 0));
+    put(
+        "linkbench.load (1024 rows per statement; shown with 2)",
+        vec![
+            lsql::load_nodes(dialect, 2),
+            lsql::load_links(dialect, 2),
+            lsql::load_counts(dialect, 2),
+        ],
+    );
+    put("linkbench.index", lsql::create_index(dialect, &ddl));
+    put(
+        &format!(
+            "requests (write operations between {} and COMMIT; getlink shown with 2 ids)",
+            lsql::begin(dialect)
+        ),
+        (Stmt::ALL.iter().map(|s| lsql::text(*s, dialect)))
+            .chain([lsql::get_links(dialect, 2)])
+            .collect(),
+    );
+    put(
+        "linkbench.check (the first 5 differing keys)",
+        vec![lsql::count_mismatches(dialect, 5)],
+    );
     out
 }
 
@@ -663,6 +733,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
              (point) and range-2 (range-noagg, range-agg).\n",
         );
         out.push_str(&insert_steps());
+        out.push_str(&linkbench_steps());
         return Ok(out);
     }
     let name = args.engine.as_deref().unwrap_or("sqlite");
@@ -707,6 +778,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
         }
     }
     out.push_str(&insert_sql(dialect));
+    out.push_str(&linkbench_sql(dialect));
     Ok(out)
 }
 

@@ -92,6 +92,45 @@ struct RawSuites {
     sysbench: Option<Spanned<RawSysbench>>,
     #[serde(default)]
     insert: Option<Spanned<RawInsert>>,
+    #[serde(default)]
+    linkbench: Option<Spanned<RawLinkbench>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLinkbench {
+    #[serde(default = "defaults::maxid1")]
+    maxid1: i64,
+    #[serde(default = "defaults::one")]
+    loaders: i64,
+    #[serde(default = "defaults::requesters")]
+    requesters: Vec<i64>,
+    #[serde(default = "defaults::request_secs")]
+    request_secs: f64,
+    #[serde(default = "defaults::lb_warmup_secs")]
+    warmup_secs: f64,
+    #[serde(default)]
+    mix: Option<RawMix>,
+    #[serde(default = "defaults::node_bytes")]
+    node_bytes: i64,
+    #[serde(default = "defaults::link_bytes")]
+    link_bytes: i64,
+    #[serde(default = "defaults::batch")]
+    batch: i64,
+    #[serde(default)]
+    partitions: i64,
+    #[serde(default)]
+    postwrite_secs: Option<f64>,
+    #[serde(default = "defaults::prepared")]
+    prepared: bool,
+}
+
+/// `mix = "updated" | "2011"`, or `[suite.linkbench.mix]` with a percentage per operation.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawMix {
+    Name(String),
+    Shares(std::collections::BTreeMap<String, f64>),
 }
 
 #[derive(Debug, Deserialize)]
@@ -189,6 +228,32 @@ mod defaults {
     pub fn commit_l_i2() -> u32 {
         5
     }
+    /// `[suite.linkbench]`: node ids (about 1 GB on InnoDB per million).
+    pub fn maxid1() -> i64 {
+        1_000_000
+    }
+    pub fn one() -> i64 {
+        1
+    }
+    pub fn requesters() -> Vec<i64> {
+        vec![1]
+    }
+    pub fn request_secs() -> f64 {
+        600.0
+    }
+    pub fn lb_warmup_secs() -> f64 {
+        60.0
+    }
+    /// mdcallag's medians (LinkBench's own: 128 and 8).
+    pub fn node_bytes() -> i64 {
+        168
+    }
+    pub fn link_bytes() -> i64 {
+        23
+    }
+    pub fn batch() -> i64 {
+        1024
+    }
     /// Adaptive steps: target relative half-width of the 95% CI of the per-second mean QPS.
     /// ±2%: on PG 15 here (README, Adaptive step length) ±1% was reached within 20 s by 6 of
     /// 32 steps, ±2% by 13 (all within 8 s), and the QPS stayed closer to fixed steps than two
@@ -284,6 +349,30 @@ pub struct InsertConfig {
     pub prepared: bool,
 }
 
+/// The `[suite.linkbench]` section (LinkBench, methodology §5).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkbenchConfig {
+    /// Node ids 1..=maxid1.
+    pub maxid1: u64,
+    /// Load connections, over disjoint id ranges.
+    pub loaders: u32,
+    /// One request step per count.
+    pub requesters: Vec<u32>,
+    pub request_secs: f64,
+    /// `linkbench.warm`'s length (0: none).
+    pub warmup_secs: f64,
+    /// Percentages of the ten operations (`crate::workload::linkbench::OPS` order).
+    pub mix: [f64; 10],
+    pub node_bytes: u32,
+    pub link_bytes: u32,
+    /// Rows per load statement.
+    pub batch: u32,
+    /// MySQL: linktable `PARTITION BY KEY(id1)` partitions (0: none).
+    pub partitions: u32,
+    pub postwrite_secs: Option<f64>,
+    pub prepared: bool,
+}
+
 /// A validated lab.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lab {
@@ -302,6 +391,8 @@ pub struct Lab {
     pub sysbench: Option<SysbenchConfig>,
     /// `[suite.insert]`.
     pub insert: Option<InsertConfig>,
+    /// `[suite.linkbench]`.
+    pub linkbench: Option<LinkbenchConfig>,
     /// The `[lab]` placement keys (default: `os`, nothing pinned).
     pub placement: PlacementSpec,
 }
@@ -439,9 +530,11 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
     let placement = src.placement(lab.placement, lab.server_cpus, lab.client_cpus)?;
     let targets = targets(&src, raw.targets, base_dir)?;
-    let (sysbench, insert) = match (raw.suite.sysbench, raw.suite.insert) {
+    let suites = raw.suite;
+    let linkbench = (suites.linkbench).map(|l| linkbench(&src, l)).transpose()?;
+    let (sysbench, insert) = match (suites.sysbench, suites.insert) {
         // No suite section: the sysbench suite with its defaults.
-        (None, None) => (Some(sysbench(&src, None)?), None),
+        (None, None) if linkbench.is_none() => (Some(sysbench(&src, None)?), None),
         (sb, ins) => (
             sb.map(|s| sysbench(&src, Some(s))).transpose()?,
             ins.map(|i| insert(&src, i)).transpose()?,
@@ -459,6 +552,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         targets,
         sysbench,
         insert,
+        linkbench,
     })
 }
 
@@ -861,6 +955,134 @@ fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, Inp
     })
 }
 
+/// The `[suite.linkbench]` section.
+fn linkbench(src: &Source<'_>, raw: Spanned<RawLinkbench>) -> Result<LinkbenchConfig, InputError> {
+    let span = raw.span();
+    let s = raw.into_inner();
+    let bad = |what: &str| src.error_at(span.clone(), what);
+    let int = |v: i64, lo: i64, hi: i64, what: &str| {
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(bad(what))
+        }
+    };
+    let maxid1 = int(
+        s.maxid1,
+        1,
+        1_000_000_000,
+        "maxid1 must be a node count from 1 to 1000000000, e.g. 1000000",
+    )?;
+    let loaders = int(
+        s.loaders,
+        1,
+        1024,
+        "loaders must be a connection count from 1 to 1024",
+    )?;
+    if s.requesters.is_empty() || s.requesters.iter().any(|r| !(1..=10_000).contains(r)) {
+        return Err(bad(
+            "requesters must be a non-empty list of connection counts from 1 to 10000, e.g. [1, 4]",
+        ));
+    }
+    let secs = |v: f64, zero: bool, what: &str| {
+        if v.is_finite() && (v > 0.0 || (zero && v == 0.0)) {
+            Ok(v)
+        } else {
+            Err(bad(what))
+        }
+    };
+    let request_secs = secs(
+        s.request_secs,
+        false,
+        "request_secs must be a positive number of seconds",
+    )?;
+    let warmup_secs = secs(
+        s.warmup_secs,
+        true,
+        "warmup_secs must be zero or a positive number of seconds",
+    )?;
+    if let Some(p) = s.postwrite_secs {
+        secs(
+            p,
+            true,
+            "postwrite_secs must be zero or a positive number of seconds",
+        )?;
+    }
+    let node_bytes = int(
+        s.node_bytes,
+        1,
+        16_000_000,
+        "node_bytes must be from 1 to 16000000",
+    )?;
+    let link_bytes = int(
+        s.link_bytes,
+        1,
+        255,
+        "link_bytes must be from 1 to 255 (linktable.data is a VARCHAR(255))",
+    )?;
+    let batch = int(
+        s.batch,
+        1,
+        4096,
+        "batch must be from 1 to 4096 rows per load statement",
+    )?;
+    let partitions = int(
+        s.partitions,
+        0,
+        1024,
+        "partitions must be from 0 (none) to 1024",
+    )?;
+    Ok(LinkbenchConfig {
+        maxid1: maxid1 as u64,
+        loaders: loaders as u32,
+        requesters: s.requesters.iter().map(|r| *r as u32).collect(),
+        request_secs,
+        warmup_secs,
+        mix: mix(s.mix).map_err(|e| bad(&e))?,
+        node_bytes: node_bytes as u32,
+        link_bytes: link_bytes as u32,
+        batch: batch as u32,
+        partitions: partitions as u32,
+        postwrite_secs: s.postwrite_secs,
+        prepared: s.prepared,
+    })
+}
+
+/// `mix`: a named mix, or percentages per operation (the rest 0) that sum to 100.
+fn mix(raw: Option<RawMix>) -> Result<[f64; 10], String> {
+    use crate::workload::linkbench::{Mix, OPS};
+    match raw {
+        None => Ok(Mix::UPDATED.0),
+        Some(RawMix::Name(n)) => match n.as_str() {
+            "updated" | "default" => Ok(Mix::UPDATED.0),
+            "2011" => Ok(Mix::Y2011.0),
+            _ => Err(format!(
+                "mix = \"{n}\": expected \"updated\" (the default), \"2011\", or a table of percentages per operation"
+            )),
+        },
+        Some(RawMix::Shares(map)) => {
+            let mut out = [0.0; 10];
+            for (k, v) in &map {
+                let i = OPS.iter().position(|o| o == k).ok_or_else(|| {
+                    format!(
+                        "mix: unknown operation `{k}`; the operations are {}",
+                        OPS.join(", ")
+                    )
+                })?;
+                if !(v.is_finite() && *v >= 0.0) {
+                    return Err(format!("mix: {k} = {v} is not a percentage"));
+                }
+                out[i] = *v;
+            }
+            let sum: f64 = out.iter().sum();
+            if (sum - 100.0).abs() > 0.01 {
+                return Err(format!("mix: the percentages sum to {sum}, not 100"));
+            }
+            Ok(out)
+        }
+    }
+}
+
 /// `storage_engine`, `table_options` and `index_options` of a MySQL/MariaDB target.
 fn table_ddl(
     src: &Source<'_>,
@@ -1099,6 +1321,68 @@ rates = [100, 1000]
         assert!(e.contains("write_rows is too small"), "{e}");
         let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
         assert!(e.contains("query_secs must be a positive number"), "{e}");
+    }
+
+    const LINKBENCH: &str = r#"
+[lab]
+name = "t"
+
+[[target]]
+name = "a"
+engine = "sqlite"
+
+[suite.linkbench]
+maxid1 = 5000
+requesters = [1, 4]
+"#;
+
+    #[test]
+    fn linkbench_suite_alone_with_its_mix() {
+        let lab = parse(LINKBENCH, "lab.toml", Path::new(".")).unwrap();
+        assert!(
+            lab.sysbench.is_none(),
+            "a LinkBench lab runs only LinkBench"
+        );
+        let lb = lab.linkbench.unwrap();
+        assert_eq!((lb.maxid1, lb.requesters.clone()), (5000, vec![1, 4]));
+        assert_eq!(lb.mix, crate::workload::linkbench::Mix::UPDATED.0);
+        let y = parse(
+            &LINKBENCH.replace("maxid1 = 5000", "mix = \"2011\""),
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(
+            y.linkbench.unwrap().mix,
+            crate::workload::linkbench::Mix::Y2011.0
+        );
+        let table = format!("{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\ngetlinklist = 40\n");
+        let t = parse(&table, "lab.toml", Path::new(".")).unwrap();
+        let mix = t.linkbench.unwrap().mix;
+        assert_eq!((mix[6], mix[5], mix[0]), (60.0, 40.0, 0.0));
+    }
+
+    #[test]
+    fn linkbench_bad_input_is_named() {
+        let e = err(&LINKBENCH.replace("maxid1 = 5000", "maxidl = 5000"));
+        assert!(
+            e.contains("[suite.linkbench] unknown field `maxidl`"),
+            "{e}"
+        );
+        let e = err(&LINKBENCH.replace("[1, 4]", "[]"));
+        assert!(e.contains("requesters must be a non-empty list"), "{e}");
+        let e = err(&LINKBENCH.replace("maxid1 = 5000", "mix = \"2012\""));
+        assert!(e.contains("mix = \"2012\": expected \"updated\""), "{e}");
+        let e = err(&format!(
+            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\n"
+        ));
+        assert!(e.contains("the percentages sum to 60, not 100"), "{e}");
+        let e = err(&format!(
+            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnodes = 100\n"
+        ));
+        assert!(e.contains("mix: unknown operation `getnodes`"), "{e}");
+        let e = err(&LINKBENCH.replace("maxid1 = 5000", "link_bytes = 300"));
+        assert!(e.contains("link_bytes must be from 1 to 255"), "{e}");
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::lab::{Lab, LabTarget, Order, StepLength};
-use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, sysbench};
+use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, linkbench, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
 /// setting, sized so the whole catalog (36 steps per target) finishes in about two minutes.
@@ -124,6 +124,8 @@ pub struct RunPlan {
     pub sysbench: Option<sysbench::Settings>,
     /// The Insert Benchmark's settings after `--quick` scaling (when the lab runs it).
     pub insert: Option<insert::Settings>,
+    /// LinkBench's settings after `--quick` scaling (when the lab runs it).
+    pub linkbench: Option<linkbench::Settings>,
     /// The CPUs dbdelta may use (placement was resolved against them).
     pub machine: Machine,
     pub quick: bool,
@@ -349,6 +351,17 @@ fn insert_settings(cfg: &crate::lab::InsertConfig, quick: bool) -> insert::Setti
     }
 }
 
+/// A suite's postwrite budget: the lab's `postwrite_secs`, else `default`; at most 1 s with
+/// `--quick`.
+fn postwrite_budget(secs: Option<f64>, quick: bool, default: Duration) -> Duration {
+    let budget = secs.map_or(default, Duration::from_secs_f64);
+    if quick {
+        budget.min(Duration::from_secs(1))
+    } else {
+        budget
+    }
+}
+
 /// The Insert Benchmark with the steps `selection` chooses; `None` when it chooses none; bad
 /// input when a chosen step lacks a step it depends on.
 fn plan_insert(
@@ -381,11 +394,83 @@ fn plan_insert(
             )));
         }
     }
-    let postwrite_budget = match (cfg.postwrite_secs, quick) {
-        (Some(s), quick) => Duration::from_secs_f64(if quick { s.min(1.0) } else { s }),
-        (None, true) => Duration::from_secs(1),
-        (None, false) => Duration::from_secs((60 + settings.rows / 1_000_000).min(1200)),
+    let default = Duration::from_secs((60 + settings.rows / 1_000_000).min(1200));
+    let postwrite_budget = postwrite_budget(cfg.postwrite_secs, quick, default);
+    Ok(Some(SuitePlan {
+        steps,
+        postwrite_after_load: false,
+        postwrite_budget,
+        prepared: cfg.prepared,
+        suite: std::sync::Arc::new(suite),
+    }))
+}
+
+/// LinkBench's settings after `--quick` scaling: 2,000 nodes, 1 s request steps, a 0.5 s
+/// warm-up.
+fn linkbench_settings(cfg: &crate::lab::LinkbenchConfig, quick: bool) -> linkbench::Settings {
+    let (maxid1, request, warmup) = if quick {
+        (
+            cfg.maxid1.min(2_000),
+            cfg.request_secs.min(1.0),
+            cfg.warmup_secs.min(0.5),
+        )
+    } else {
+        (cfg.maxid1, cfg.request_secs, cfg.warmup_secs)
     };
+    linkbench::Settings {
+        maxid1,
+        loaders: cfg.loaders,
+        requesters: cfg.requesters.clone(),
+        request: Duration::from_secs_f64(request),
+        warmup: Duration::from_secs_f64(warmup),
+        mix: linkbench::Mix(cfg.mix),
+        node_bytes: cfg.node_bytes,
+        link_bytes: cfg.link_bytes,
+        batch: cfg.batch,
+        partitions: cfg.partitions,
+        request_quota: None,
+    }
+}
+
+/// LinkBench with the steps `selection` chooses; `None` when it chooses none; bad input when
+/// a chosen step lacks the load or the index it runs on.
+fn plan_linkbench(
+    cfg: &crate::lab::LinkbenchConfig,
+    settings: &linkbench::Settings,
+    selection: &Selection,
+    quick: bool,
+) -> Result<Option<SuitePlan>, InputError> {
+    let suite = linkbench::LinkBench {
+        settings: settings.clone(),
+    };
+    let steps = suite.plan(|label, warm| {
+        let kind = if warm { StepKind::Warm } else { StepKind::Main };
+        selection.chosen(label, kind, false)
+    });
+    if steps.iter().all(|s| s.warm) {
+        return Ok(None);
+    }
+    let chosen: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+    for (i, step) in steps.iter().enumerate() {
+        let needs: Vec<&str> = ["linkbench.load", "linkbench.index"]
+            .into_iter()
+            .filter(|n| *n != step.label && !chosen[..i].contains(n))
+            .take(if step.label == "linkbench.index" {
+                1
+            } else {
+                2
+            })
+            .collect();
+        if step.label != "linkbench.load" && !needs.is_empty() {
+            return Err(InputError::new(format!(
+                "--only/--skip: the LinkBench step {} needs {} (every cell starts from empty tables: linkbench.load fills them, linkbench.index builds id1_type); select {} too",
+                step.label,
+                needs.join(" and "),
+                if needs.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
+    let postwrite_budget = postwrite_budget(cfg.postwrite_secs, quick, Duration::from_secs(60));
     Ok(Some(SuitePlan {
         steps,
         postwrite_after_load: false,
@@ -402,6 +487,7 @@ fn suites(
     opts: &RunOptions,
     sysbench: Option<&sysbench::Settings>,
     insert: Option<&insert::Settings>,
+    lb: Option<&linkbench::Settings>,
 ) -> Result<Vec<SuitePlan>, InputError> {
     let mut catalog: Vec<Selectable> = Vec::new();
     if sysbench.is_some() {
@@ -416,6 +502,17 @@ fn suites(
             kind: StepKind::Main,
         }));
     }
+    if let Some(lb) = lb {
+        catalog.extend(lb.steps().into_iter().map(|(label, kind)| Selectable {
+            label,
+            kind: match kind {
+                linkbench::Kind::Request { warm: true, .. } | linkbench::Kind::Check => {
+                    StepKind::Warm
+                }
+                _ => StepKind::Main,
+            },
+        }));
+    }
     let pre = sysbench.is_some_and(|s| s.pre);
     let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
     let mut suites: Vec<SuitePlan> = Vec::new();
@@ -424,6 +521,9 @@ fn suites(
     }
     if let (Some(cfg), Some(settings)) = (&lab.insert, insert) {
         suites.extend(plan_insert(cfg, settings, &selection, opts.quick)?);
+    }
+    if let (Some(cfg), Some(settings)) = (&lab.linkbench, lb) {
+        suites.extend(plan_linkbench(cfg, settings, &selection, opts.quick)?);
     }
     if suites.is_empty() {
         return Err(InputError::new(
@@ -475,7 +575,8 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     };
     let sysbench = (lab.sysbench.as_ref()).map(|sb| sysbench_settings(sb, opts.quick));
     let insert = (lab.insert.as_ref()).map(|i| insert_settings(i, opts.quick));
-    let suites = suites(&lab, opts, sysbench.as_ref(), insert.as_ref())?;
+    let lb = (lab.linkbench.as_ref()).map(|l| linkbench_settings(l, opts.quick));
+    let suites = suites(&lab, opts, sysbench.as_ref(), insert.as_ref(), lb.as_ref())?;
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
@@ -487,6 +588,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         suites,
         sysbench,
         insert,
+        linkbench: lb,
         machine,
         quick: opts.quick,
         keep: opts.keep,
@@ -538,6 +640,26 @@ impl RunPlan {
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join("/"),
+            if self.quick { " (--quick)" } else { "" }
+        );
+    }
+
+    /// LinkBench's sizes and lengths, for `--dry-run`.
+    fn describe_linkbench(&self, s: &mut String) {
+        let Some(lb) = &self.linkbench else { return };
+        let _ = writeln!(
+            s,
+            "linkbench: {} nodes loaded by {} loader{}, requests {:.0} s at {} requester(s) after a {:.0} s warm-up{}",
+            lb.maxid1,
+            lb.loaders,
+            if lb.loaders == 1 { "" } else { "s" },
+            lb.request.as_secs_f64(),
+            lb.requesters
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
+            lb.warmup.as_secs_f64(),
             if self.quick { " (--quick)" } else { "" }
         );
     }
@@ -595,6 +717,7 @@ impl RunPlan {
             match suite.id() {
                 "sysbench" => self.describe_sysbench(&mut s),
                 "insert" => self.describe_insert(&mut s),
+                "linkbench" => self.describe_linkbench(&mut s),
                 _ => {}
             }
         }
@@ -845,6 +968,47 @@ mod tests {
                 .threads_of(step("point-query"), 2),
             2
         );
+    }
+
+    #[test]
+    fn linkbench_steps_need_the_load_and_the_index_and_the_check_follows_requests() {
+        let lab = || {
+            crate::lab::parse(
+                "[lab]\nname = \"l\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+                 [suite.linkbench]\nmaxid1 = 100000\nrequesters = [1, 2]\n",
+                "lab.toml",
+                Path::new("."),
+            )
+            .unwrap()
+        };
+        let only = |o: &str| RunOptions {
+            only: vec![o.into()],
+            quick: true,
+            ..Default::default()
+        };
+        let e = plan(lab(), &only("linkbench.request.P2")).unwrap_err().0;
+        assert!(
+            e.contains("linkbench.request.P2 needs linkbench.load and linkbench.index"),
+            "{e}"
+        );
+        let e = plan(lab(), &only("linkbench.index")).unwrap_err().0;
+        assert!(e.contains("linkbench.index needs linkbench.load ("), "{e}");
+        let p = plan(lab(), &only("linkbench.load,linkbench.index,*.P2")).unwrap();
+        let labels: Vec<&str> = p.steps().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "linkbench.load",
+                "linkbench.index",
+                "linkbench.request.P2",
+                "linkbench.check"
+            ],
+            "--only drops the warm step but keeps the check"
+        );
+        let lb = p.linkbench.as_ref().unwrap();
+        assert_eq!(lb.maxid1, 2_000, "--quick scale");
+        let all = plan(lab(), &RunOptions::default()).unwrap();
+        assert_eq!(all.steps().count(), 6);
     }
 
     #[test]

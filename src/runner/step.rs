@@ -737,7 +737,7 @@ fn run_ops(
     let stopping = || shared.stop.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed);
     let give_up = || Instant::now() >= deadline || stopping();
     let mut fatal = None;
-    while role.quota.is_none_or(|q| ops.done < q) {
+    while role.quota.is_none_or(|q| ops.done < q) && !exec.finished() {
         let Some(intended) = schedule.wait(ops.slot, ops.done, &give_up) else {
             break;
         };
@@ -766,7 +766,9 @@ fn run_ops(
             }
         }
     }
-    let quota_met = role.quota.is_some_and(|q| ops.done >= q);
+    // An executor that has finished its work met its quota (a loader whose range needed
+    // fewer statements than the role's quota, which is the largest of any connection).
+    let quota_met = role.quota.is_some_and(|q| ops.done >= q || exec.finished());
     let busy = ops.busy();
     let period_end = if quota_met {
         schedule.end_of_period(ops.slot, &|| interrupt.load(Ordering::Relaxed))

@@ -12,6 +12,8 @@
 
 pub mod insert;
 pub mod insert_sql;
+pub mod linkbench;
+pub mod linkbench_sql;
 pub mod role;
 pub mod sql;
 pub mod suite;

@@ -47,6 +47,11 @@ pub trait Executor: Send {
     /// Rows returned or changed per statement of the role's work, summed over every operation
     /// run (statement order as the suite lists them).
     fn rows_touched(&self) -> &[u64];
+    /// Whether this connection's work is done before its role's quota (the quota is the
+    /// largest of any connection's): the runner then stops it as if it met its quota.
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 /// Where an executor opens: the connection's dialect and client, its seed, and the target's
