@@ -565,6 +565,8 @@ fn duration_name(rule: DurationRule) -> &'static str {
 fn role_lines(steps: &[crate::workload::StepPlan]) -> String {
     use crate::workload::Pacer;
     let mut out = String::new();
+    let label = steps.iter().map(|s| s.label.len()).max().unwrap_or(0);
+    let group = steps.iter().map(|s| s.group.len()).max().unwrap_or(0);
     for step in steps {
         let roles: Vec<String> = (step.roles.iter())
             .map(|r| {
@@ -577,7 +579,7 @@ fn role_lines(steps: &[crate::workload::StepPlan]) -> String {
             })
             .collect();
         out.push_str(&format!(
-            "{:<8} {:<13} {}\n",
+            "{:<label$} {:<group$} {}\n",
             step.label,
             step.group,
             roles.join(" + ")

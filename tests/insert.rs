@@ -433,6 +433,7 @@ fn list_steps_shows_the_insert_benchmark() {
         .lines()
         .skip_while(|l| !l.starts_with("The Insert Benchmark"))
         .skip(1)
+        .take_while(|l| !l.is_empty())
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
     assert_eq!(

@@ -99,6 +99,34 @@ fn quick_runs_load_index_requests_and_the_check_on_every_engine() {
     }
 }
 
+/// `dbdelta list steps` shows LinkBench's steps with their roles, and `--sql` its statements.
+#[test]
+fn list_steps_shows_linkbench() {
+    let dir = scratch();
+    let s = text(&run(dir.path(), &["list", "steps"]).stdout);
+    let steps: Vec<&str> = s
+        .lines()
+        .skip_while(|l| !l.starts_with("LinkBench"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "linkbench.load",
+            "linkbench.index",
+            "linkbench.warm",
+            "linkbench.request.P1",
+            "linkbench.request.P4",
+            "linkbench.check"
+        ]
+    );
+    let sql = text(&run(dir.path(), &["list", "steps", "--sql", "--engine", "mysql"]).stdout);
+    assert!(sql.contains("FORCE INDEX (id1_type)"), "{sql}");
+    assert!(sql.contains("ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)"));
+}
+
 /// A started server with LinkBench's empty tables, running its steps through `step::run`.
 struct Rig {
     server: Box<dyn engine::Server>,
