@@ -922,20 +922,7 @@ fn coordinate(
             (Some(_), None) => clock.deadline,
         };
         thread::sleep(tick.min(next_boundary.saturating_duration_since(now)));
-        let now = Instant::now();
-        let count = total();
-        let dt = now.duration_since(last.0).as_secs_f64();
-        if dt > 0.0 {
-            let rate = count.saturating_sub(last.1) as f64 / dt;
-            let state = counter.as_ref().map(SecondCounter::state);
-            progress.update(
-                now.duration_since(clock.t0),
-                now < clock.measure_start,
-                rate,
-                state.as_deref(),
-            );
-        }
-        last = (now, count);
+        last = show_progress(progress, clock, counter.as_ref(), last, total());
     }
     if adaptive.is_none() {
         adaptive = counter.map(|c| c.end(false));
@@ -946,6 +933,30 @@ fn coordinate(
         cpus,
         adaptive,
     }
+}
+
+/// One progress update: the rate since the `last` (instant, units) and, for an adaptive step,
+/// its precision so far. Returns the new `last`.
+fn show_progress(
+    progress: &StepProgress,
+    clock: &Clock,
+    counter: Option<&SecondCounter>,
+    last: (Instant, u64),
+    count: u64,
+) -> (Instant, u64) {
+    let now = Instant::now();
+    let dt = now.duration_since(last.0).as_secs_f64();
+    if dt > 0.0 {
+        let rate = count.saturating_sub(last.1) as f64 / dt;
+        let state = counter.map(SecondCounter::state);
+        progress.update(
+            now.duration_since(clock.t0),
+            now < clock.measure_start,
+            rate,
+            state.as_deref(),
+        );
+    }
+    (now, count)
 }
 
 #[cfg(test)]
