@@ -136,6 +136,7 @@ pub(super) fn build_with(
         group_qps: Vec::new(),
         crossovers: Vec::new(),
         insert: Vec::new(),
+        linkbench: Vec::new(),
     };
     fill_derived(&mut model, all, data);
     model
@@ -183,6 +184,7 @@ fn target_summaries(
 fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     model.relative = relative(model, &data.measurements);
     model.insert = super::insert::summaries(model);
+    model.linkbench = super::linkbench::summaries(model);
     verdict::apply(model, &data.measurements);
     model.groups = group_summaries(model);
     model.pre_post = pre_post(model);

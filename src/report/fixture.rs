@@ -682,3 +682,90 @@ pub fn run_insert() -> RunData {
     data.measurements = ms;
     data
 }
+
+/// A LinkBench run: my56 and my80, 2 repeats, at 1 client: load, index, one request step
+/// (`linkbench.request.P1`) with its ten operation types; my80 is 0.8× my56 on requests and
+/// its getnode p99 twice my56's.
+pub fn run_linkbench() -> RunData {
+    use crate::results::{Latency, OpMeasurement};
+    use crate::workload::linkbench::{LOAD_GROUP, Mix, OPS, REQUEST_GROUP};
+    let mut data = run_three_repeats();
+    data.run.id = "20261124-1100".into();
+    data.run.lab = "MySQL 5.6 vs 8.0, LinkBench".into();
+    data.loads.clear();
+    data.series.clear();
+    data.targets.truncate(2);
+    data.targets[0].name = "my56".into();
+    data.targets[1].name = "my80".into();
+    let lat = |p99: f64| Latency {
+        min: p99 / 10.0,
+        p50: p99 / 4.0,
+        p90: p99 / 2.0,
+        p95: p99 / 1.5,
+        p99,
+        p999: p99 * 2.0,
+        max: p99 * 10.0,
+        mean: p99 / 3.0,
+    };
+    let mut ms = Vec::new();
+    for repeat in 1..=2 {
+        for (t, speed) in [("my56", 1.0), ("my80", 0.8)] {
+            let steps = [
+                ("linkbench.load", LOAD_GROUP, 300_000.0),
+                ("linkbench.index", LOAD_GROUP, 500_000.0),
+                ("linkbench.request.P1", REQUEST_GROUP, 10_000.0),
+            ];
+            for (i, (step, group, rate)) in steps.into_iter().enumerate() {
+                let mut m = measurement(t, step, i as u32, group, 1, repeat, rate * speed, 20.0);
+                m.suite = "linkbench".into();
+                m.db_size_bytes = Some(1_000_000_000 + 100_000_000 * i as u64);
+                if i == 0 {
+                    let rows = [1_000_000u64, 4_200_000, 560_000];
+                    m.operations = (["nodes", "links", "counts"].iter().zip(rows))
+                        .map(|(op, n)| OpMeasurement {
+                            role: "loader".into(),
+                            op: op.to_string(),
+                            pacer: "closed".into(),
+                            counted: true,
+                            operations: n / 1024,
+                            units: n,
+                            rows: n,
+                            units_per_sec: Some(n as f64 / m.seconds),
+                            ..Default::default()
+                        })
+                        .collect();
+                }
+                if i == 2 {
+                    let total = m.ops;
+                    m.operations = (OPS.iter().enumerate())
+                        .map(|(k, op)| {
+                            let n = (total as f64 * Mix::UPDATED.0[k] / 100.0).round() as u64;
+                            let slow = if t == "my80" && *op == "getnode" {
+                                2.0
+                            } else {
+                                1.0
+                            };
+                            let rows = if *op == "getlinklist" { n * 6 } else { n };
+                            OpMeasurement {
+                                role: "requester".into(),
+                                op: op.to_string(),
+                                pacer: "closed".into(),
+                                counted: true,
+                                operations: n,
+                                units: n,
+                                rows,
+                                ops_per_sec: Some(n as f64 / m.seconds),
+                                units_per_sec: Some(n as f64 / m.seconds),
+                                latency_us: Some(lat(200.0 * slow * (1.0 + k as f64 / 10.0))),
+                                ..Default::default()
+                            }
+                        })
+                        .collect();
+                }
+                ms.push(m);
+            }
+        }
+    }
+    data.measurements = ms;
+    data
+}

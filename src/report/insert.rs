@@ -21,17 +21,7 @@ fn is_query(step: &str) -> bool {
 
 /// One summary per client count with insert-suite measurements.
 pub fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
-    let rows: Vec<_> = (m.measurements.iter())
-        .filter(|r| r.suite == SUITE)
-        .collect();
-    let mut clients: Vec<u32> = rows.iter().map(|r| r.clients).collect();
-    clients.sort_unstable();
-    clients.dedup();
-    // Every target with insert measurements, in lab order (a compare: A's, then B's twins).
-    let targets: Vec<&str> = (m.targets.iter())
-        .map(|t| t.name.as_str())
-        .filter(|t| rows.iter().any(|r| r.target == *t))
-        .collect();
+    let (rows, clients, targets) = m.suite_scope(SUITE);
     clients
         .into_iter()
         .map(|c| {

@@ -192,6 +192,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     }
     load(m, &mut doc);
     super::insert::blocks(m, &mut doc);
+    super::linkbench::blocks(m, &mut doc);
     concurrency(m, &mut doc);
     for &clients in &m.clients {
         results(m, clients, &mut doc);

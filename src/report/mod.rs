@@ -15,6 +15,7 @@ mod html;
 mod insert;
 mod json;
 mod layout;
+mod linkbench;
 mod markdown;
 pub mod model;
 mod resolution;

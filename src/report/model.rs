@@ -65,6 +65,74 @@ pub struct ReportModel {
     /// The Insert Benchmark's summary tables per client count (methodology §4.7); empty
     /// without insert-suite measurements.
     pub insert: Vec<InsertSummary>,
+    /// LinkBench's tables per client count; empty without LinkBench measurements.
+    pub linkbench: Vec<LinkbenchSummary>,
+}
+
+/// LinkBench at one client count (the lab's; LinkBench's own connections are its loaders and
+/// requesters): the load per target, each request step per target and its operation types.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkbenchSummary {
+    pub clients: u32,
+    pub load: Vec<LinkbenchLoad>,
+    /// Per request step (in suite order) × target.
+    pub requests: Vec<LinkbenchRequest>,
+    /// Per request step × target × operation type.
+    pub operations: Vec<LinkbenchOp>,
+}
+
+/// One target's `linkbench.load` and `linkbench.index`, means over non-failed repeats (sizes:
+/// the largest).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkbenchLoad {
+    pub target: String,
+    pub nodes_per_sec: Option<f64>,
+    pub links_per_sec: Option<f64>,
+    pub counts_per_sec: Option<f64>,
+    /// Nodes + links + counts per second (the load step's QPS).
+    pub rows_per_sec: Option<f64>,
+    /// `rows_per_sec` ÷ the base's.
+    pub relative: Option<f64>,
+    pub load_secs: Option<f64>,
+    pub server_cpu_us_per_row: Option<f64>,
+    /// The `id1_type` build.
+    pub index_secs: Option<f64>,
+    pub size_after_load: Option<u64>,
+    pub size_after_index: Option<u64>,
+}
+
+/// One target's request step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkbenchRequest {
+    pub step: String,
+    pub target: String,
+    pub requests_per_sec: Option<f64>,
+    /// `requests_per_sec` ÷ the base's.
+    pub relative: Option<f64>,
+    pub server_cpu_us_per_request: Option<f64>,
+    pub cs_per_request: Option<f64>,
+    pub write_kb_per_request: Option<f64>,
+    pub size_after: Option<u64>,
+    /// Service-time p99 per operation type, in `workload::linkbench::OPS` order, µs.
+    pub p99_us: Vec<Option<f64>>,
+}
+
+/// One operation type of one target's request step, means over non-failed repeats.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkbenchOp {
+    pub step: String,
+    pub target: String,
+    pub op: String,
+    pub ops_per_sec: Option<f64>,
+    /// Share of the step's requests, percent.
+    pub share_percent: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p95_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub max_us: Option<f64>,
+    pub mean_us: Option<f64>,
+    /// Rows returned or changed per operation (getlinklist: rows returned, RANGE_SIZE).
+    pub rows_per_op: Option<f64>,
 }
 
 /// The Insert Benchmark at one client count: a row per target, a cell per step.
@@ -583,6 +651,22 @@ pub struct SeriesSummary {
 }
 
 impl ReportModel {
+    /// A suite's measurement rows, its client counts (ascending) and the targets that have
+    /// rows of it (lab order; a compare: A's, then B's twins).
+    pub fn suite_scope(&self, suite: &str) -> (Vec<&MeasurementRow>, Vec<u32>, Vec<&str>) {
+        let rows: Vec<&MeasurementRow> = (self.measurements.iter())
+            .filter(|r| r.suite == suite)
+            .collect();
+        let mut clients: Vec<u32> = rows.iter().map(|r| r.clients).collect();
+        clients.sort_unstable();
+        clients.dedup();
+        let targets: Vec<&str> = (self.targets.iter())
+            .map(|t| t.name.as_str())
+            .filter(|t| rows.iter().any(|r| r.target == *t))
+            .collect();
+        (rows, clients, targets)
+    }
+
     pub fn aggregate(&self, target: &str, step: &str, clients: u32) -> Option<&Aggregate> {
         self.aggregates
             .iter()

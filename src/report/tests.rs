@@ -6,7 +6,8 @@
 use serde_json::Value;
 
 use super::fixture::{
-    run_adaptive, run_insert, run_pre_post, run_sweep, run_three_repeats, run_two_clients,
+    run_adaptive, run_insert, run_linkbench, run_pre_post, run_sweep, run_three_repeats,
+    run_two_clients,
 };
 use super::*;
 
@@ -872,6 +873,55 @@ fn insert_summary_in_every_format() {
     assert_eq!(&row[col("insert_quartile")], "sla");
     assert_eq!(&row[col("background_rows_per_sec")], "964");
     assert_eq!(&row[col("background_target_rows_per_sec")], "1000");
+}
+
+#[test]
+fn linkbench_tables_in_every_format_and_in_a_compare() {
+    let m = build(&run_linkbench(), None).unwrap();
+    let s = &m.linkbench[0];
+    assert_eq!(s.load.len(), 2);
+    let my80 = &s.load[1];
+    assert!((my80.relative.unwrap() - 0.8).abs() < 1e-9);
+    assert!((my80.nodes_per_sec.unwrap() - 1_000_000.0 / 10.0).abs() < 1e-6);
+    assert_eq!(my80.size_after_index, Some(1_100_000_000));
+    assert!(my80.index_secs.is_some());
+    let req = &s.requests[1];
+    assert_eq!(
+        (req.step.as_str(), req.target.as_str()),
+        ("linkbench.request.P1", "my80")
+    );
+    assert!((req.relative.unwrap() - 0.8).abs() < 1e-9);
+    assert_eq!(req.p99_us.len(), 10);
+    assert!((req.p99_us[6].unwrap() / s.requests[0].p99_us[6].unwrap() - 2.0).abs() < 1e-9);
+    let list = (s.operations.iter())
+        .find(|o| o.target == "my56" && o.op == "getlinklist")
+        .unwrap();
+    assert!(
+        (list.rows_per_op.unwrap() - 6.0).abs() < 1e-9,
+        "rows per getlinklist"
+    );
+    assert!((list.share_percent.unwrap() - 22.57).abs() < 0.1);
+    insta::assert_snapshot!("linkbench_text", render(&m, Format::Text, false));
+    insta::assert_snapshot!("linkbench_md", render(&m, Format::Markdown, false));
+    let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    let errors: Vec<String> = validator().iter_errors(&v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(v["linkbench"][0]["requests"][1]["target"], "my80");
+    let html = render(&m, Format::Html, false);
+    assert!(html.contains("LinkBench, clients = 1"));
+    let mut b = run_linkbench();
+    b.run.id = "20261124-1200".into();
+    let c = compare(&run_linkbench(), &b).unwrap();
+    let targets: Vec<&str> = c.linkbench[0]
+        .load
+        .iter()
+        .map(|l| l.target.as_str())
+        .collect();
+    assert_eq!(targets, ["my56@A", "my56@B", "my80@A", "my80@B"]);
+    let my80b = c.linkbench[0].load.iter().find(|l| l.target == "my80@B");
+    assert_eq!(my80b.unwrap().relative, Some(1.0), "my80@B against my80@A");
+    let text = render(&c, Format::Text, false);
+    assert!(text.contains("LinkBench, clients = 1"), "{text}");
 }
 
 #[test]
