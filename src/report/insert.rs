@@ -382,7 +382,12 @@ fn operations_table(s: &InsertSummary) -> Grid {
             text(o.target.clone()),
             text(o.role.clone()),
             text(o.op.clone()),
-            text(rate(o.units_per_sec)),
+            // An operation type that counts no units (the point querier's id refresh): a dash,
+            // not a rate of zero.
+            text(match (o.units_per_sec, o.ops_per_sec) {
+                (Some(u), Some(ops)) if u == 0.0 && ops > 0.0 => "-".into(),
+                (u, _) => rate(u),
+            }),
             text(format!(
                 "{} / {}",
                 ms(o.service_p99_us),

@@ -876,6 +876,30 @@ fn insert_summary_in_every_format() {
 }
 
 #[test]
+fn an_operation_type_without_units_shows_a_dash_not_a_zero_rate() {
+    let mut data = run_insert();
+    let qp = (data.measurements.iter_mut())
+        .find(|m| m.step == "qp100" && m.target == "pg16" && m.repeat == 1)
+        .unwrap();
+    qp.operations.push(crate::results::OpMeasurement {
+        role: "querier".into(),
+        op: "ids".into(),
+        pacer: "closed".into(),
+        operations: 30,
+        ops_per_sec: Some(3.0),
+        units_per_sec: Some(0.0),
+        ..Default::default()
+    });
+    let text = render(&build(&data, None).unwrap(), Format::Text, false);
+    let row = text
+        .lines()
+        .find(|l| l.contains("| ids "))
+        .expect("the ids row");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[4], "-", "{row}");
+}
+
+#[test]
 fn linkbench_tables_in_every_format_and_in_a_compare() {
     let m = build(&run_linkbench(), None).unwrap();
     let s = &m.linkbench[0];
