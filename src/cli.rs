@@ -611,21 +611,9 @@ fn insert_steps() -> String {
 
 /// LinkBench's steps with requesters = [1, 4], with their roles.
 fn linkbench_steps() -> String {
-    use crate::workload::linkbench::{LinkBench, Mix, Settings};
+    use crate::workload::linkbench::{LinkBench, Settings};
     let suite = LinkBench {
-        settings: Settings {
-            maxid1: 1_000,
-            loaders: 1,
-            requesters: vec![1, 4],
-            request: std::time::Duration::from_secs(600),
-            warmup: std::time::Duration::from_secs(60),
-            mix: Mix::UPDATED,
-            node_bytes: 168,
-            link_bytes: 23,
-            batch: 1024,
-            partitions: 0,
-            request_quota: None,
-        },
+        settings: Settings::with_defaults(1_000, vec![1, 4]),
     };
     let mut out = String::from(
         "\nLinkBench ([suite.linkbench]; shown with requesters = [1, 4]; linkbench.warm is not \

@@ -960,84 +960,33 @@ fn linkbench(src: &Source<'_>, raw: Spanned<RawLinkbench>) -> Result<LinkbenchCo
     let span = raw.span();
     let s = raw.into_inner();
     let bad = |what: &str| src.error_at(span.clone(), what);
-    let int = |v: i64, lo: i64, hi: i64, what: &str| {
-        if (lo..=hi).contains(&v) {
-            Ok(v)
-        } else {
-            Err(bad(what))
-        }
-    };
-    let maxid1 = int(
-        s.maxid1,
-        1,
-        1_000_000_000,
-        "maxid1 must be a node count from 1 to 1000000000, e.g. 1000000",
-    )?;
-    let loaders = int(
-        s.loaders,
-        1,
-        1024,
-        "loaders must be a connection count from 1 to 1024",
-    )?;
+    let [maxid1, loaders, node_bytes, link_bytes, batch, partitions] =
+        linkbench_counts(&s).map_err(bad)?;
     if s.requesters.is_empty() || s.requesters.iter().any(|r| !(1..=10_000).contains(r)) {
         return Err(bad(
             "requesters must be a non-empty list of connection counts from 1 to 10000, e.g. [1, 4]",
         ));
     }
-    let secs = |v: f64, zero: bool, what: &str| {
-        if v.is_finite() && (v > 0.0 || (zero && v == 0.0)) {
-            Ok(v)
-        } else {
-            Err(bad(what))
-        }
-    };
-    let request_secs = secs(
-        s.request_secs,
-        false,
-        "request_secs must be a positive number of seconds",
-    )?;
-    let warmup_secs = secs(
-        s.warmup_secs,
-        true,
-        "warmup_secs must be zero or a positive number of seconds",
-    )?;
-    if let Some(p) = s.postwrite_secs {
-        secs(
-            p,
-            true,
-            "postwrite_secs must be zero or a positive number of seconds",
-        )?;
+    let secs_ok = |v: f64, zero: bool| v.is_finite() && (v > 0.0 || (zero && v == 0.0));
+    if !secs_ok(s.request_secs, false) {
+        return Err(bad("request_secs must be a positive number of seconds"));
     }
-    let node_bytes = int(
-        s.node_bytes,
-        1,
-        16_000_000,
-        "node_bytes must be from 1 to 16000000",
-    )?;
-    let link_bytes = int(
-        s.link_bytes,
-        1,
-        255,
-        "link_bytes must be from 1 to 255 (linktable.data is a VARCHAR(255))",
-    )?;
-    let batch = int(
-        s.batch,
-        1,
-        4096,
-        "batch must be from 1 to 4096 rows per load statement",
-    )?;
-    let partitions = int(
-        s.partitions,
-        0,
-        1024,
-        "partitions must be from 0 (none) to 1024",
-    )?;
+    for (name, v) in [
+        ("warmup_secs", Some(s.warmup_secs)),
+        ("postwrite_secs", s.postwrite_secs),
+    ] {
+        if v.is_some_and(|v| !secs_ok(v, true)) {
+            return Err(bad(&format!(
+                "{name} must be zero or a positive number of seconds"
+            )));
+        }
+    }
     Ok(LinkbenchConfig {
         maxid1: maxid1 as u64,
         loaders: loaders as u32,
         requesters: s.requesters.iter().map(|r| *r as u32).collect(),
-        request_secs,
-        warmup_secs,
+        request_secs: s.request_secs,
+        warmup_secs: s.warmup_secs,
         mix: mix(s.mix).map_err(|e| bad(&e))?,
         node_bytes: node_bytes as u32,
         link_bytes: link_bytes as u32,
@@ -1046,6 +995,57 @@ fn linkbench(src: &Source<'_>, raw: Spanned<RawLinkbench>) -> Result<LinkbenchCo
         postwrite_secs: s.postwrite_secs,
         prepared: s.prepared,
     })
+}
+
+/// `maxid1`, `loaders`, `node_bytes`, `link_bytes`, `batch`, `partitions`, each within its
+/// range; else what is wrong with the first that is not.
+fn linkbench_counts(s: &RawLinkbench) -> Result<[i64; 6], &'static str> {
+    let checks: [(i64, i64, i64, &'static str); 6] = [
+        (
+            s.maxid1,
+            1,
+            1_000_000_000,
+            "maxid1 must be a node count from 1 to 1000000000, e.g. 1000000",
+        ),
+        (
+            s.loaders,
+            1,
+            1024,
+            "loaders must be a connection count from 1 to 1024",
+        ),
+        (
+            s.node_bytes,
+            1,
+            16_000_000,
+            "node_bytes must be from 1 to 16000000",
+        ),
+        (
+            s.link_bytes,
+            1,
+            255,
+            "link_bytes must be from 1 to 255 (linktable.data is a VARCHAR(255))",
+        ),
+        (
+            s.batch,
+            1,
+            4096,
+            "batch must be from 1 to 4096 rows per load statement",
+        ),
+        (
+            s.partitions,
+            0,
+            1024,
+            "partitions must be from 0 (none) to 1024",
+        ),
+    ];
+    let mut out = [0; 6];
+    for (o, (v, lo, hi, what)) in out.iter_mut().zip(checks) {
+        if !(lo..=hi).contains(&v) {
+            return Err(what);
+        }
+        *o = v;
+    }
+    Ok(out)
 }
 
 /// `mix`: a named mix, or percentages per operation (the rest 0) that sum to 100.

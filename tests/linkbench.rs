@@ -193,17 +193,11 @@ impl Rig {
 
 fn settings(quota: Option<u64>) -> Settings {
     Settings {
-        maxid1: 20_000,
         loaders: 2,
-        requesters: vec![1],
         request: Duration::from_secs(1),
         warmup: Duration::ZERO,
-        mix: Mix::UPDATED,
-        node_bytes: 168,
-        link_bytes: 23,
-        batch: 1024,
-        partitions: 0,
         request_quota: quota,
+        ..Settings::with_defaults(20_000, vec![1])
     }
 }
 

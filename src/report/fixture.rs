@@ -687,8 +687,8 @@ pub fn run_insert() -> RunData {
 /// (`linkbench.request.P1`) with its ten operation types; my80 is 0.8× my56 on requests and
 /// its getnode p99 twice my56's.
 pub fn run_linkbench() -> RunData {
-    use crate::results::{Latency, OpMeasurement};
-    use crate::workload::linkbench::{LOAD_GROUP, Mix, OPS, REQUEST_GROUP};
+    use crate::results::OpMeasurement;
+    use crate::workload::linkbench::{LOAD_GROUP, REQUEST_GROUP};
     let mut data = run_three_repeats();
     data.run.id = "20261124-1100".into();
     data.run.lab = "MySQL 5.6 vs 8.0, LinkBench".into();
@@ -697,16 +697,6 @@ pub fn run_linkbench() -> RunData {
     data.targets.truncate(2);
     data.targets[0].name = "my56".into();
     data.targets[1].name = "my80".into();
-    let lat = |p99: f64| Latency {
-        min: p99 / 10.0,
-        p50: p99 / 4.0,
-        p90: p99 / 2.0,
-        p95: p99 / 1.5,
-        p99,
-        p999: p99 * 2.0,
-        max: p99 * 10.0,
-        mean: p99 / 3.0,
-    };
     let mut ms = Vec::new();
     for repeat in 1..=2 {
         for (t, speed) in [("my56", 1.0), ("my80", 0.8)] {
@@ -736,31 +726,7 @@ pub fn run_linkbench() -> RunData {
                         .collect();
                 }
                 if i == 2 {
-                    let total = m.ops;
-                    m.operations = (OPS.iter().enumerate())
-                        .map(|(k, op)| {
-                            let n = (total as f64 * Mix::UPDATED.0[k] / 100.0).round() as u64;
-                            let slow = if t == "my80" && *op == "getnode" {
-                                2.0
-                            } else {
-                                1.0
-                            };
-                            let rows = if *op == "getlinklist" { n * 6 } else { n };
-                            OpMeasurement {
-                                role: "requester".into(),
-                                op: op.to_string(),
-                                pacer: "closed".into(),
-                                counted: true,
-                                operations: n,
-                                units: n,
-                                rows,
-                                ops_per_sec: Some(n as f64 / m.seconds),
-                                units_per_sec: Some(n as f64 / m.seconds),
-                                latency_us: Some(lat(200.0 * slow * (1.0 + k as f64 / 10.0))),
-                                ..Default::default()
-                            }
-                        })
-                        .collect();
+                    m.operations = linkbench_requests(t, m.ops, m.seconds);
                 }
                 ms.push(m);
             }
@@ -768,4 +734,45 @@ pub fn run_linkbench() -> RunData {
     }
     data.measurements = ms;
     data
+}
+
+/// The ten operation types of a LinkBench request step of `total` requests over `seconds`:
+/// shares of the updated mix, p99 growing by operation index, my80's getnode twice as slow,
+/// six rows per getlinklist.
+fn linkbench_requests(target: &str, total: u64, seconds: f64) -> Vec<OpMeasurement> {
+    use crate::workload::linkbench::{Mix, OPS};
+    let lat = |p99: f64| Latency {
+        min: p99 / 10.0,
+        p50: p99 / 4.0,
+        p90: p99 / 2.0,
+        p95: p99 / 1.5,
+        p99,
+        p999: p99 * 2.0,
+        max: p99 * 10.0,
+        mean: p99 / 3.0,
+    };
+    (OPS.iter().enumerate())
+        .map(|(k, op)| {
+            let n = (total as f64 * Mix::UPDATED.0[k] / 100.0).round() as u64;
+            let slow = if target == "my80" && *op == "getnode" {
+                2.0
+            } else {
+                1.0
+            };
+            let rows = if *op == "getlinklist" { n * 6 } else { n };
+            OpMeasurement {
+                role: "requester".into(),
+                op: op.to_string(),
+                pacer: "closed".into(),
+                counted: true,
+                operations: n,
+                units: n,
+                rows,
+                ops_per_sec: Some(n as f64 / seconds),
+                units_per_sec: Some(n as f64 / seconds),
+                latency_us: Some(lat(200.0 * slow * (1.0 + k as f64 / 10.0))),
+                ..Default::default()
+            }
+        })
+        .collect()
 }

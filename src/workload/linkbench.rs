@@ -235,6 +235,25 @@ pub fn range_rows(first: u64, last: u64) -> (u64, u64, u64) {
 }
 
 impl Settings {
+    /// `maxid1` nodes and `requesters` with the lab's defaults for everything else (1 loader,
+    /// 600 s requests after a 60 s warm-up, the updated mix, 168/23-byte payloads, 1024 rows
+    /// per load statement, no partitions).
+    pub fn with_defaults(maxid1: u64, requesters: Vec<u32>) -> Settings {
+        Settings {
+            maxid1,
+            loaders: 1,
+            requesters,
+            request: Duration::from_secs(600),
+            warmup: Duration::from_secs(60),
+            mix: Mix::UPDATED,
+            node_bytes: 168,
+            link_bytes: 23,
+            batch: 1024,
+            partitions: 0,
+            request_quota: None,
+        }
+    }
+
     /// The steps in run order: label and kind.
     pub fn steps(&self) -> Vec<(String, Kind)> {
         let mut out = vec![

@@ -127,8 +127,9 @@ pub(super) struct RequestExec {
 }
 
 impl RequestExec {
+    /// `stmts` holds the statements in `Stmt::ALL` order, which is the declaration order.
     fn stmt(&self, s: Stmt) -> StmtId {
-        self.stmts[Stmt::ALL.iter().position(|x| *x == s).expect("listed")]
+        self.stmts[s as usize]
     }
 
     /// A link type and an id2 of node `id1`: id2 uniform over the `ceil(links / existing)`

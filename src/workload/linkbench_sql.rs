@@ -204,6 +204,7 @@ pub enum Stmt {
 }
 
 impl Stmt {
+    /// Every statement in declaration order (`s as usize` is its index here).
     pub const ALL: [Stmt; 12] = [
         Stmt::LinkUpsert,
         Stmt::CountUp,
@@ -411,6 +412,7 @@ mod tests {
         );
         assert!(!text(Stmt::LinkVisible, Dialect::Sqlite).contains("FOR UPDATE"));
         assert!(get_links(Dialect::Postgres, 3).ends_with("id2 IN ($3, $4, $5)"));
+        assert!(Stmt::ALL.iter().enumerate().all(|(i, s)| *s as usize == i));
         assert_eq!(load_links(Dialect::Sqlite, 2).matches('?').count(), 14);
     }
 

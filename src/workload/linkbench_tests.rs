@@ -5,17 +5,10 @@ use super::*;
 
 fn settings() -> Settings {
     Settings {
-        maxid1: 10_000,
         loaders: 3,
-        requesters: vec![1, 4],
         request: Duration::from_secs(2),
         warmup: Duration::from_secs(1),
-        mix: Mix::UPDATED,
-        node_bytes: 168,
-        link_bytes: 23,
-        batch: 1024,
-        partitions: 0,
-        request_quota: None,
+        ..Settings::with_defaults(10_000, vec![1, 4])
     }
 }
 
