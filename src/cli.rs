@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::engine::EngineKind;
-use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED};
+use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, InputError};
 use crate::plan::{self, RunOptions};
 use crate::progress::{Mode, Progress};
 use crate::provision::Product;
@@ -52,6 +52,35 @@ pub enum Command {
     List(ListArgs),
     /// Download, verify and cache a server build, e.g. `dbdelta fetch mysql@8.0`.
     Fetch(FetchArgs),
+    /// Compile an engine from source with a variant's flags into the cache and print the path a
+    /// lab's `bin` (servers) or `library` (SQLite) takes, e.g.
+    /// `dbdelta build postgres --source postgresql-15 --variant lto`.
+    Build(BuildArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// postgres, sqlite or mariadb.
+    pub engine: String,
+    /// A Debian source package (postgresql-15, sqlite3, mariadb; `name=VERSION` for one
+    /// version), a source directory or a tarball. Default for sqlite: Debian's sqlite3.
+    #[arg(long, value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// o2, o3, os, lto, pgo, pgo+lto or custom (only --cflags/--ldflags).
+    #[arg(long, default_value = "o2")]
+    pub variant: String,
+    /// Compiler flags added after the variant's.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub cflags: Option<String>,
+    /// Linker flags added after the variant's.
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub ldflags: Option<String>,
+    /// PGO: the suite the profile is trained on (sysbench, insert or linkbench).
+    #[arg(long, value_name = "SUITE", default_value = "sysbench")]
+    pub train: String,
+    /// PGO: the training run's scale (quick or small).
+    #[arg(long, value_name = "SCALE", default_value = "small")]
+    pub train_scale: String,
 }
 
 #[derive(Debug, Args)]
@@ -183,6 +212,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => compare_cmd(&cli.store, args),
         Command::List(args) => list(&cli.store, args),
         Command::Fetch(args) => fetch_cmd(&args.what, &progress),
+        Command::Build(args) => build_cmd(&args, &progress),
     }
 }
 
@@ -226,6 +256,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         return Ok(ExitCode::SUCCESS);
     }
     fetch_builds(&mut plan, progress)?;
+    make_builds(&mut plan, progress);
 
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag();
@@ -257,6 +288,36 @@ fn fetch_builds(plan: &mut plan::RunPlan, progress: &Progress) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Builds from source (`build = {…}`), compiled on first use and cached. A build that fails
+/// fails its target only: the others run, and the report names the failure and its log.
+fn make_builds(plan: &mut plan::RunPlan, progress: &Progress) {
+    for t in plan.targets.iter_mut() {
+        let Some(req) = &t.build else { continue };
+        match crate::provision::build::build(req, &|line| progress.line(line)) {
+            Ok(built) => {
+                match built.library {
+                    Some(lib) => t.library = Some(lib),
+                    None => t.bin = Some(built.bin),
+                }
+                t.built = Some(built.info);
+            }
+            Err(e) => {
+                let log = e
+                    .downcast_ref::<crate::provision::build::BuildFailed>()
+                    .map(|f| f.log.clone());
+                progress.line(&format!(
+                    "target {}: build failed; the other targets run",
+                    t.name
+                ));
+                t.broken = Some(plan::BrokenTarget {
+                    error: format!("{e:#}"),
+                    log,
+                });
+            }
+        }
+    }
 }
 
 /// Set on the first Ctrl-C (the run stops after the current step); a second one ends the
@@ -294,6 +355,43 @@ fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
         return ExitCode::from(EXIT_FAILED);
     }
     ExitCode::SUCCESS
+}
+
+/// `dbdelta build`: compile (or find in the cache) and print where the result is.
+fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCode> {
+    use crate::provision::build::{self, BuildEngine, Flags, Training};
+    let engine = BuildEngine::parse(&args.engine).ok_or_else(|| {
+        InputError::new(format!(
+            "build {}: unknown engine; dbdelta builds postgres, sqlite or mariadb",
+            args.engine
+        ))
+    })?;
+    let req = build::BuildRequest::new(
+        engine,
+        args.source.clone(),
+        &args.variant,
+        Flags {
+            cflags: args.cflags.clone().unwrap_or_default(),
+            ldflags: args.ldflags.clone().unwrap_or_default(),
+        },
+        Training {
+            suite: args.train.clone(),
+            scale: args.train_scale.clone(),
+        },
+    )
+    .map_err(|e| {
+        let flag = match e.key {
+            "train" => "--train",
+            "train_scale" => "--train-scale",
+            "source" => "--source",
+            _ => "--variant",
+        };
+        InputError::new(format!("{flag}: {}", e.message))
+    })?;
+    let built = build::build(&req, &|line| progress.line(line))?;
+    let path = built.library.as_ref().unwrap_or(&built.bin);
+    println!("{}", path.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {

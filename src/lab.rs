@@ -15,6 +15,7 @@ use crate::cpus::{CpuSet, PlacementSpec, Shorthand};
 use crate::engine::{EngineKind, TableDdl};
 use crate::error::InputError;
 use crate::provision::Product;
+use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +45,24 @@ struct RawLabSection {
     server_cpus: Option<Spanned<String>>,
     #[serde(default)]
     client_cpus: Option<Spanned<String>>,
+}
+
+/// A target's `build = { source = "postgresql-15", variant = "lto" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBuild {
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default = "defaults::variant")]
+    variant: String,
+    #[serde(default)]
+    cflags: Option<String>,
+    #[serde(default)]
+    ldflags: Option<String>,
+    #[serde(default = "defaults::train")]
+    train: String,
+    #[serde(default = "defaults::train_scale")]
+    train_scale: String,
 }
 
 fn one() -> Spanned<i64> {
@@ -83,6 +102,10 @@ struct RawTarget {
     server_cpus: Option<Spanned<String>>,
     #[serde(default)]
     client_cpus: Option<Spanned<String>>,
+    #[serde(default)]
+    build: Option<Spanned<RawBuild>>,
+    #[serde(default)]
+    library: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -188,6 +211,15 @@ struct RawSysbench {
 }
 
 mod defaults {
+    pub fn variant() -> String {
+        "o2".into()
+    }
+    pub fn train() -> String {
+        "sysbench".into()
+    }
+    pub fn train_scale() -> String {
+        "small".into()
+    }
     pub fn tables() -> u32 {
         1
     }
@@ -297,6 +329,10 @@ pub struct LabTarget {
     pub tables: TableDdl,
     /// This target's own placement keys; `None`: the `[lab]` ones apply.
     pub placement: Option<PlacementSpec>,
+    /// Compile the binaries (servers) or the library (SQLite) from source on first use.
+    pub build: Option<BuildRequest>,
+    /// SQLite: a shared library opened at run time instead of the bundled SQLite.
+    pub library: Option<PathBuf>,
 }
 
 /// How long a measured step runs.
@@ -674,6 +710,8 @@ fn target(
     let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
     let tables = table_ddl(src, &t, engine, oracle)?;
     let (version, product) = version(src, &t, embedded, bin.is_some())?;
+    let library = library(src, &t, embedded, base_dir)?;
+    let build = build(src, &t, base_dir)?;
     let mut env = match t.env {
         Some(e) if embedded => {
             return Err(src.error_at(
@@ -706,6 +744,8 @@ fn target(
     let own = src.placement(t.placement, t.server_cpus, t.client_cpus)?;
     Ok(LabTarget {
         placement: (!own.is_empty()).then_some(own),
+        build,
+        library,
         name,
         engine,
         settings,
@@ -817,6 +857,73 @@ fn version(
         Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
         Some(product),
     ))
+}
+
+/// A SQLite target's `library`, which must exist.
+fn library(
+    src: &Source<'_>,
+    t: &RawTarget,
+    embedded: bool,
+    base_dir: &Path,
+) -> Result<Option<PathBuf>, InputError> {
+    let Some(l) = &t.library else { return Ok(None) };
+    if !embedded {
+        return Err(src.error_at(
+            l.span(),
+            "library is for SQLite targets (a libsqlite3.so to load); a server target takes bin",
+        ));
+    }
+    let path = base_dir.join(l.get_ref());
+    if !path.is_file() {
+        return Err(src.error_at(
+            l.span(),
+            format!(
+                "library \"{}\" ({}) does not exist; give the path of a libsqlite3.so (`dbdelta build sqlite` prints one)",
+                l.get_ref(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(Some(path))
+}
+
+/// A target's `build = {…}`: what to compile, checked without compiling anything.
+fn build(
+    src: &Source<'_>,
+    t: &RawTarget,
+    base_dir: &Path,
+) -> Result<Option<BuildRequest>, InputError> {
+    let Some(b) = &t.build else { return Ok(None) };
+    let err = |m: String| src.error_at(b.span(), m);
+    if t.bin.is_some() || t.version.is_some() || t.library.is_some() {
+        return Err(err(
+            "build compiles the target's binaries: remove bin, version and library from it".into(),
+        ));
+    }
+    let engine = BuildEngine::parse(t.engine.get_ref())
+        .filter(|_| t.engine.get_ref() != "mysql")
+        .ok_or_else(|| {
+            err(format!(
+                "build: dbdelta builds postgres, sqlite and mariadb from source, not {}",
+                t.engine.get_ref()
+            ))
+        })?;
+    let raw = b.get_ref();
+    let source = raw.source.as_ref().map(|s| match s.contains('/') {
+        true => base_dir.join(s).display().to_string(),
+        false => s.clone(),
+    });
+    let extra = Flags {
+        cflags: raw.cflags.clone().unwrap_or_default(),
+        ldflags: raw.ldflags.clone().unwrap_or_default(),
+    };
+    let training = Training {
+        suite: raw.train.clone(),
+        scale: raw.train_scale.clone(),
+    };
+    BuildRequest::new(engine, source, &raw.variant, extra, training)
+        .map(Some)
+        .map_err(|e| err(format!("{}: {}", e.key, e.message)))
 }
 
 /// A server target's fixed `port`.

@@ -79,6 +79,22 @@ pub struct TargetPlan {
     pub config_name: Option<String>,
     /// Where the server and the client threads run (resolved against this machine's CPUs).
     pub placement: Placement,
+    /// What to compile for this target before the run (`bin` or `library` is set once built).
+    pub build: Option<crate::provision::build::BuildRequest>,
+    /// SQLite: the shared library to open instead of the bundled one.
+    pub library: Option<PathBuf>,
+    /// How the target's build was compiled, once it is (recorded with the run).
+    pub built: Option<crate::results::BuildInfo>,
+    /// Why the target cannot run (its build failed): its cells are recorded as failed, the
+    /// other targets run.
+    pub broken: Option<BrokenTarget>,
+}
+
+/// A target that failed before its first cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrokenTarget {
+    pub error: String,
+    pub log: Option<PathBuf>,
 }
 
 impl TargetPlan {
@@ -550,7 +566,29 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
         port: t.port,
         config_name: t.config_name.clone(),
         placement,
+        build: t.build.clone(),
+        library: t.library.clone(),
+        built: None,
+        broken: None,
     })
+}
+
+/// What `--dry-run` says of a target's build: cached, or to be built and roughly how long.
+fn describe_build(b: &crate::provision::build::BuildRequest) -> String {
+    use crate::provision::build;
+    match build::lookup(b) {
+        Ok(Some(done)) => format!("build {} is cached in {}", b.describe(), done.info.dir),
+        Ok(None) => format!(
+            "would build {} (about {:.0} min)",
+            b.describe(),
+            (build::estimate_secs(b) / 60.0).ceil()
+        ),
+        Err(e) => format!(
+            "would build {} (about {:.0} min; {e:#})",
+            b.describe(),
+            (build::estimate_secs(b) / 60.0).ceil()
+        ),
+    }
 }
 
 /// Combine a lab and the command line into a plan, on this machine's CPUs.
@@ -722,6 +760,9 @@ impl RunPlan {
             }
         }
         for t in &self.targets {
+            if let Some(b) = &t.build {
+                let _ = writeln!(s, "target {}: {}", t.name, describe_build(b));
+            }
             let _ = writeln!(
                 s,
                 "target {}: {}, CPU placement {}, settings [{}]",

@@ -63,6 +63,37 @@ pub struct RunInfo {
     pub min_effect: Option<f64>,
 }
 
+/// How a target's binaries were compiled by `dbdelta build` (absent for fetched, Debian's and
+/// user-given builds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct BuildInfo {
+    /// `postgres`, `sqlite` or `mariadb`.
+    pub engine: String,
+    /// Where the source came from: a Debian source package (`postgresql-15`), a directory or a
+    /// tarball.
+    pub source: String,
+    /// The source's version (Debian's package version, or what the tree says of itself).
+    pub source_version: String,
+    /// `o2`, `o3`, `os`, `lto`, `pgo`, `pgo+lto` or `custom`.
+    pub variant: String,
+    pub cflags: String,
+    pub ldflags: String,
+    /// The compiler's own first line of `--version`.
+    pub compiler: String,
+    /// Wall-clock seconds of configure + compile + install (all stages of a PGO build, the
+    /// training run included).
+    pub build_secs: f64,
+    /// Size of the `.text` section of the main binary (`postgres`, `libsqlite3.so`, `mariadbd`).
+    pub text_bytes: Option<u64>,
+    /// PGO only: what the profile was trained on (suite and scale) and where the training run's
+    /// lab, results and profile are kept.
+    pub training: Option<String>,
+    /// The cache key (covers engine, source, variant, flags, compiler and training).
+    pub key: String,
+    /// The directory the build was installed into.
+    pub dir: String,
+}
+
 /// One target (DBMS under test) of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TargetInfo {
@@ -91,6 +122,9 @@ pub struct TargetInfo {
     pub server_cpus: Option<String>,
     /// CPUs every client thread was pinned to; `None`: not pinned.
     pub client_cpus: Option<String>,
+    /// How dbdelta compiled the target's binaries, when it did (`build = {…}` in the lab).
+    #[serde(default)]
+    pub build: Option<BuildInfo>,
 }
 
 /// The load phase of one target × clients × repeat.

@@ -171,6 +171,8 @@ CREATE TABLE step_ops (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat, position)
 );
 "#,
+    // Build variants: how dbdelta compiled a target, as JSON.
+    "ALTER TABLE targets ADD COLUMN build_json TEXT;",
 ];
 
 /// The schema version this build writes.
@@ -277,8 +279,8 @@ impl Store {
             tx.execute(
                 "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
                     config_text, env_json, settings_json, failed, error, log_path, placement,
-                    server_cpus, client_cpus)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                    server_cpus, client_cpus, build_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     run.id,
                     i as i64,
@@ -294,7 +296,8 @@ impl Store {
                     t.log_path,
                     t.placement,
                     t.server_cpus,
-                    t.client_cpus
+                    t.client_cpus,
+                    t.build.as_ref().map(serde_json::to_string).transpose()?
                 ],
             )?;
         }
@@ -551,7 +554,7 @@ impl Store {
     fn targets_of(&self, run_id: &str) -> Result<Vec<TargetInfo>> {
         let mut stmt = self.conn.prepare(
             "SELECT name, engine, server_version, config_name, config_text, env_json, settings_json,
-                failed, error, log_path, placement, server_cpus, client_cpus FROM targets
+                failed, error, log_path, placement, server_cpus, client_cpus, build_json FROM targets
              WHERE run_id = ?1 ORDER BY position",
         )?;
         let out = stmt
@@ -572,6 +575,9 @@ impl Store {
                     placement: r.get(10)?,
                     server_cpus: r.get(11)?,
                     client_cpus: r.get(12)?,
+                    build: r
+                        .get::<_, Option<String>>(13)?
+                        .and_then(|b| serde_json::from_str(&b).ok()),
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;

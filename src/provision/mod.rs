@@ -7,8 +7,14 @@
 //! exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
 //! the registry's checksum, unpack with `unpack`, reuse, re-verify on reuse). It hands back a
 //! directory of binaries; the engines do not know where it came from.
+//! Builds compiled from source with a variant's flags (`build`, with `build_source`,
+//! `build_recipe` and `build_train`) are cached beside them and handed back the same way.
 //! Must not: start servers or know how a server is initialised (the engines do).
 
+pub mod build;
+mod build_recipe;
+mod build_source;
+mod build_train;
 mod cache;
 mod catalog;
 mod maven;

@@ -1156,6 +1156,7 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
         },
         server_cpus: t.server_cpus.clone(),
         client_cpus: t.client_cpus.clone(),
+        build: t.build.clone(),
     }
 }
 

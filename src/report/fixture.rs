@@ -60,6 +60,7 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         placement: "os".into(),
         server_cpus: None,
         client_cpus: None,
+        build: None,
     }
 }
 
@@ -228,6 +229,7 @@ fn two_clients_targets() -> Vec<TargetInfo> {
             placement: "shared".into(),
             server_cpus: None,
             client_cpus: Some("0".into()),
+            build: None,
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];

@@ -274,6 +274,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Heading("Targets".into()));
     doc.push(Block::Table(targets_table(m)));
     placement_table(m, doc);
+    builds_table(m, doc);
     let diffs: Vec<String> = m
         .targets
         .iter()
@@ -459,6 +460,63 @@ fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
         ]);
     }
     doc.push(Block::Table(grid));
+}
+
+/// How each compiled target was built (`build = {…}`): variant, flags, compiler, the main
+/// binary's text size, build time and, for PGO, what the profile was trained on.
+fn builds_table(m: &ReportModel, doc: &mut Vec<Block>) {
+    let built: Vec<_> = m
+        .targets
+        .iter()
+        .filter_map(|t| t.build.as_ref().map(|b| (t, b)))
+        .collect();
+    if built.is_empty() {
+        return;
+    }
+    doc.push(Block::Para(
+        "Builds (dbdelta build; text: size of the main binary's .text section; time: every stage, PGO training included):"
+            .into(),
+    ));
+    let mut grid = Grid {
+        header: [
+            "target", "variant", "source", "compiler", "cflags", "ldflags", "text", "time",
+        ]
+        .map(String::from)
+        .to_vec(),
+        right: vec![false, false, false, false, false, false, true, true],
+        rows: Vec::new(),
+    };
+    for (t, b) in &built {
+        grid.rows.push(vec![
+            Cell::plain(&t.name),
+            Cell::plain(&b.variant),
+            Cell::plain(&b.source_version),
+            Cell::plain(&b.compiler),
+            Cell::plain(if b.cflags.is_empty() { "-" } else { &b.cflags }),
+            Cell::plain(if b.ldflags.is_empty() {
+                "-"
+            } else {
+                &b.ldflags
+            }),
+            Cell::plain(
+                b.text_bytes
+                    .map_or(NA.into(), |n| format!("{:.2} MB", n as f64 / 1e6)),
+            ),
+            Cell::plain(format!("{:.0} s", b.build_secs)),
+        ]);
+    }
+    doc.push(Block::Table(grid));
+    let trained: Vec<String> = built
+        .iter()
+        .filter_map(|(t, b)| {
+            b.training
+                .as_ref()
+                .map(|tr| format!("{}: trained on {tr}", t.name))
+        })
+        .collect();
+    if !trained.is_empty() {
+        doc.push(Block::Bullets(trained));
+    }
 }
 
 fn load(m: &ReportModel, doc: &mut Vec<Block>) {

@@ -394,6 +394,9 @@ pub struct TargetSummary {
     pub server_cpus: Option<String>,
     /// CPUs every client thread was pinned to; `None`: not pinned.
     pub client_cpus: Option<String>,
+    /// How dbdelta compiled the target, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::results::BuildInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -55,6 +55,49 @@ fn snapshot_repeats_markdown() {
     insta::assert_snapshot!("three_repeats_md", render(&model, Format::Markdown, false));
 }
 
+/// The three-repeat fixture with its targets compiled by `dbdelta build` (the second one a
+/// PGO build).
+fn run_builds() -> crate::results::RunData {
+    let mut data = run_three_repeats();
+    for (i, t) in data.targets.iter_mut().enumerate() {
+        let pgo = i == 1;
+        t.build = Some(crate::results::BuildInfo {
+            engine: "postgres".into(),
+            source: "postgresql-15 (Debian source 15.18-0+deb12u1)".into(),
+            source_version: "15.18".into(),
+            variant: if pgo { "pgo" } else { "o2" }.into(),
+            cflags: if pgo {
+                "-O2 -fprofile-use=/cache/p/profile -fprofile-correction"
+            } else {
+                "-O2"
+            }
+            .into(),
+            ldflags: String::new(),
+            compiler: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0".into(),
+            build_secs: if pgo { 612.4 } else { 151.2 },
+            text_bytes: Some(if pgo { 7_912_345 } else { 8_123_456 }),
+            training: pgo.then(|| "sysbench at small scale (lab and results in /cache/p/training, profile in /cache/p/profile)".into()),
+            key: "50885c0e6a9e".into(),
+            dir: "/cache/postgres-15.18-o2-50885c0e6a9e".into(),
+        });
+    }
+    data
+}
+
+#[test]
+fn snapshot_builds_text_and_markdown() {
+    let model = build(&run_builds(), None).unwrap();
+    insta::assert_snapshot!("builds_text", render(&model, Format::Text, false));
+    insta::assert_snapshot!("builds_md", render(&model, Format::Markdown, false));
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    let errors: Vec<String> = validator()
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(json["targets"][1]["build"]["variant"], "pgo");
+}
+
 #[test]
 fn snapshot_repeats_json() {
     let model = build(&run_three_repeats(), None).unwrap();

@@ -115,7 +115,11 @@ pub fn execute(
         interrupted: false,
     };
     let mut recorded_server = vec![false; plan.targets.len()];
+    record_broken(plan, &run_id, store, &mut outcome.failures)?;
     'cells: for cell in plan.cells() {
+        if plan.targets[cell.target].broken.is_some() {
+            continue;
+        }
         for (index, suite) in plan.suites.iter().enumerate() {
             if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                 outcome.interrupted = true;
@@ -165,6 +169,24 @@ pub fn execute(
     Ok(outcome)
 }
 
+/// Targets that failed before the run (their build): recorded as failed with their log, so
+/// the report says why they have no results; the other targets run.
+fn record_broken(
+    plan: &RunPlan,
+    run_id: &str,
+    store: &mut Store,
+    failures: &mut Vec<String>,
+) -> Result<()> {
+    for t in &plan.targets {
+        if let Some(b) = &t.broken {
+            let log = b.log.as_ref().map(|l| l.display().to_string());
+            store.fail_target(run_id, &t.name, &b.error, log.as_deref())?;
+            failures.push(format!("target {}: {}", t.name, b.error));
+        }
+    }
+    Ok(())
+}
+
 /// The run's record as it starts.
 fn run_info(plan: &RunPlan, run_id: &str) -> RunInfo {
     RunInfo {
@@ -194,6 +216,7 @@ fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
             placement: t.placement.name.clone(),
             server_cpus: t.placement.server.as_ref().map(|c| c.to_string()),
             client_cpus: t.placement.client.as_ref().map(|c| c.to_string()),
+            build: t.built.clone(),
             ..Default::default()
         })
         .collect()

@@ -1,0 +1,693 @@
+//! Build variants: an engine compiled from source with a named set of compiler flags (`o2`,
+//! `o3`, `os`, `lto`, `pgo`, `pgo+lto`, or the user's own `cflags`/`ldflags`), installed into
+//! the cache once per key.
+//!
+//! Owns the variants' flags, the cache key (engine, source identity, variant, flags, compiler,
+//! PGO training: the same build is never compiled twice), the cache entries
+//! (`<cache>/compiled/<engine>-<version>-<variant>-<key>/` with `build.json` written last, the
+//! build log beside it), and the PGO pipeline: an instrumented build, a training run of a suite
+//! against it, then the optimised builds that read its profile. The training run is
+//! `dbdelta run` in a child process (the instrumented code writes its profile when the process
+//! that ran it exits), so this module never imports the runner.
+//! Must not: start servers itself or know a suite's steps (the training lab names a suite and a
+//! scale; the child run does the rest). Getting and unpacking sources is `build_source`; the
+//! per-engine configure/compile/install commands are `build_recipe`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use sha2::Digest;
+
+use super::build_recipe::{self, Recipe};
+use super::build_source::{self, Source};
+use super::cache_dir;
+use crate::results::BuildInfo;
+
+/// Bumped when the recipes change what a key produces.
+const RECIPE_VERSION: &str = "1";
+/// The record of a finished entry, written last.
+const RECORD: &str = "build.json";
+
+/// What can be built from source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildEngine {
+    Postgres,
+    Sqlite,
+    /// MariaDB (and Oracle MySQL) with CMake.
+    Mariadb,
+}
+
+impl BuildEngine {
+    /// A lab's or the command line's engine name: `postgres`, `sqlite`, `mariadb` or `mysql`.
+    pub fn parse(name: &str) -> Option<BuildEngine> {
+        match name {
+            "postgres" | "postgresql" => Some(BuildEngine::Postgres),
+            "sqlite" => Some(BuildEngine::Sqlite),
+            "mariadb" | "mysql" => Some(BuildEngine::Mariadb),
+            _ => None,
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            BuildEngine::Postgres => "postgres",
+            BuildEngine::Sqlite => "sqlite",
+            BuildEngine::Mariadb => "mariadb",
+        }
+    }
+
+    /// The Debian source package used when no source is named (SQLite only: a server's major
+    /// version is the user's choice).
+    pub fn default_source(self) -> Option<&'static str> {
+        match self {
+            BuildEngine::Sqlite => Some("sqlite3"),
+            _ => None,
+        }
+    }
+
+    /// Rough wall-clock seconds of one compile stage on a 2-CPU machine, for `--dry-run` when
+    /// the cache holds no earlier build of this engine.
+    fn default_stage_secs(self) -> f64 {
+        match self {
+            BuildEngine::Postgres => 360.0,
+            BuildEngine::Sqlite => 60.0,
+            BuildEngine::Mariadb => 5400.0,
+        }
+    }
+}
+
+/// A named set of compiler flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    O2,
+    O3,
+    Os,
+    Lto,
+    Pgo,
+    PgoLto,
+    /// Only the user's `cflags`/`ldflags`.
+    Custom,
+}
+
+impl Variant {
+    pub const NAMES: &'static str = "o2, o3, os, lto, pgo, pgo+lto, custom";
+
+    pub fn parse(name: &str) -> Option<Variant> {
+        match name.to_ascii_lowercase().as_str() {
+            "o2" => Some(Variant::O2),
+            "o3" => Some(Variant::O3),
+            "os" => Some(Variant::Os),
+            "lto" => Some(Variant::Lto),
+            "pgo" => Some(Variant::Pgo),
+            "pgo+lto" | "pgo-lto" | "lto+pgo" => Some(Variant::PgoLto),
+            "custom" => Some(Variant::Custom),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::O2 => "o2",
+            Variant::O3 => "o3",
+            Variant::Os => "os",
+            Variant::Lto => "lto",
+            Variant::Pgo => "pgo",
+            Variant::PgoLto => "pgo+lto",
+            Variant::Custom => "custom",
+        }
+    }
+
+    pub fn pgo(self) -> bool {
+        matches!(self, Variant::Pgo | Variant::PgoLto)
+    }
+
+    fn lto(self) -> bool {
+        matches!(self, Variant::Lto | Variant::PgoLto)
+    }
+
+    /// The optimisation flags of the final build; `profile` is the PGO profile directory.
+    fn flags(self, profile: Option<&Path>) -> Flags {
+        let mut c = match self {
+            Variant::O3 => vec!["-O3".to_string()],
+            Variant::Os => vec!["-Os".to_string()],
+            Variant::Custom => Vec::new(),
+            _ => vec!["-O2".to_string()],
+        };
+        let mut l: Vec<String> = Vec::new();
+        if self.lto() {
+            c.push("-flto=auto".into());
+            l.push("-flto=auto".into());
+        }
+        if let (true, Some(p)) = (self.pgo(), profile) {
+            c.push(format!("-fprofile-use={}", p.display()));
+            c.push("-fprofile-correction".into());
+        }
+        Flags {
+            cflags: c.join(" "),
+            ldflags: l.join(" "),
+        }
+    }
+}
+
+/// Flags for one compile.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Flags {
+    pub cflags: String,
+    pub ldflags: String,
+}
+
+impl Flags {
+    fn with_extra(mut self, extra: &Flags) -> Flags {
+        for (mine, more) in [
+            (&mut self.cflags, &extra.cflags),
+            (&mut self.ldflags, &extra.ldflags),
+        ] {
+            if !more.is_empty() {
+                if !mine.is_empty() {
+                    mine.push(' ');
+                }
+                mine.push_str(more);
+            }
+        }
+        self
+    }
+}
+
+/// What a PGO build trains its profile on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Training {
+    /// `sysbench`, `insert` or `linkbench`.
+    pub suite: String,
+    /// `quick` (the `--quick` scale) or `small`.
+    pub scale: String,
+}
+
+impl Default for Training {
+    fn default() -> Self {
+        Training {
+            suite: "sysbench".into(),
+            scale: "small".into(),
+        }
+    }
+}
+
+impl Training {
+    pub const SUITES: [&'static str; 3] = ["sysbench", "insert", "linkbench"];
+    pub const SCALES: [&'static str; 2] = ["quick", "small"];
+
+    pub fn describe(&self) -> String {
+        format!("{} at {} scale", self.suite, self.scale)
+    }
+}
+
+/// One build to make (or find in the cache).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildRequest {
+    pub engine: BuildEngine,
+    /// A Debian source package (`postgresql-15`, optionally `=VERSION`), a source directory or
+    /// a tarball.
+    pub source: String,
+    pub variant: Variant,
+    /// Appended to the variant's flags.
+    pub extra: Flags,
+    /// PGO only.
+    pub training: Training,
+}
+
+/// Why a build request is not valid, in the words of its key (`variant`, `source`, `train`,
+/// `train_scale`); the lab and the command line prefix their own place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+impl BuildRequest {
+    /// Check a request's parts as typed: the variant's name, a source (SQLite's defaults to
+    /// Debian's `sqlite3`), and PGO's training suite and scale.
+    pub fn new(
+        engine: BuildEngine,
+        source: Option<String>,
+        variant: &str,
+        extra: Flags,
+        training: Training,
+    ) -> Result<BuildRequest, RequestError> {
+        let err = |key, message: String| RequestError { key, message };
+        let variant = Variant::parse(variant).ok_or_else(|| {
+            err(
+                "variant",
+                format!(
+                    "unknown variant \"{variant}\"; use one of {}",
+                    Variant::NAMES
+                ),
+            )
+        })?;
+        let source = source
+            .or_else(|| engine.default_source().map(str::to_string))
+            .ok_or_else(|| {
+                err(
+                    "source",
+                    format!(
+                        "building {} needs a source: a Debian source package (e.g. postgresql-15), a directory or a tarball",
+                        engine.id()
+                    ),
+                )
+            })?;
+        if !Training::SUITES.contains(&training.suite.as_str()) {
+            return Err(err(
+                "train",
+                format!(
+                    "\"{}\": PGO trains on sysbench, insert or linkbench",
+                    training.suite
+                ),
+            ));
+        }
+        if !Training::SCALES.contains(&training.scale.as_str()) {
+            return Err(err(
+                "train_scale",
+                format!("\"{}\": use quick or small", training.scale),
+            ));
+        }
+        Ok(BuildRequest {
+            engine,
+            source,
+            variant,
+            extra,
+            training,
+        })
+    }
+
+    /// `postgres postgresql-15 lto` for messages.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "{} {} {}",
+            self.engine.id(),
+            self.source,
+            self.variant.name()
+        );
+        if !self.extra.cflags.is_empty() {
+            s += &format!(" cflags=\"{}\"", self.extra.cflags);
+        }
+        if !self.extra.ldflags.is_empty() {
+            s += &format!(" ldflags=\"{}\"", self.extra.ldflags);
+        }
+        if self.variant.pgo() {
+            s += &format!(" (trained on {})", self.training.describe());
+        }
+        s
+    }
+}
+
+/// A finished build.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Built {
+    pub info: BuildInfo,
+    /// The directory of server binaries (servers), or the directory holding the library.
+    pub bin: PathBuf,
+    /// SQLite: the shared library a target loads.
+    pub library: Option<PathBuf>,
+}
+
+/// A build that failed: what, the compiler's last lines and where the whole log is.
+#[derive(Debug, thiserror::Error)]
+#[error("build of {what} failed at {stage}; last lines of {}:\n{tail}", log.display())]
+pub struct BuildFailed {
+    pub what: String,
+    pub stage: String,
+    pub tail: String,
+    pub log: PathBuf,
+}
+
+/// Where compiled builds are kept.
+pub fn compiled_dir() -> PathBuf {
+    cache_dir().join("compiled")
+}
+
+/// Build `req` unless the cache holds it already. `say` receives progress lines.
+pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
+    let compiler = build_recipe::compiler_version(req.engine)?;
+    let source = build_source::resolve(&req.source, req.engine, say)?;
+    let started = Instant::now();
+    let profile = if req.variant.pgo() {
+        Some(instrumented(req, &source, &compiler, say)?)
+    } else {
+        None
+    };
+    let flags = req
+        .variant
+        .flags(profile.as_ref().map(|p| p.profile.as_path()))
+        .with_extra(&req.extra);
+    let key = key(req, &source, &compiler, &flags, None);
+    let entry = entry_dir(req, &source, &key);
+    if let Some(done) = load_record(&entry, req.engine)? {
+        say(&format!(
+            "build {}: cached in {}",
+            req.describe(),
+            entry.display()
+        ));
+        return Ok(done);
+    }
+    let work = work_dir(profile.as_ref().map_or(&key, |p| &p.work_key));
+    let recipe = Recipe::new(req.engine, &work, &entry);
+    say(&format!(
+        "build {}: compiling (log: {})",
+        req.describe(),
+        recipe.log.display()
+    ));
+    build_source::unpack(&source, &recipe.src, &recipe.log)?;
+    recipe.compile(&flags, say)?;
+    let mut secs = started.elapsed().as_secs_f64();
+    if let Some(p) = &profile {
+        secs += p.build_secs;
+    }
+    let info = BuildInfo {
+        engine: req.engine.id().into(),
+        source: source.label.clone(),
+        source_version: source.version.clone(),
+        variant: req.variant.name().into(),
+        cflags: flags.cflags.clone(),
+        ldflags: flags.ldflags.clone(),
+        compiler,
+        build_secs: secs,
+        text_bytes: build_recipe::text_bytes(&recipe.main_binary()),
+        training: profile.as_ref().map(|p| p.describe.clone()),
+        key,
+        dir: entry.display().to_string(),
+    };
+    let _ = std::fs::remove_dir_all(&work);
+    save_record(&entry, &info)?;
+    say(&format!(
+        "build {}: done in {:.0} s → {}",
+        req.describe(),
+        secs,
+        entry.display()
+    ));
+    Ok(built(info, req.engine, &entry))
+}
+
+/// The cached build for `req`, if there is one (for `--dry-run`; nothing is fetched or built).
+/// `Err` carries why the answer is unknown (e.g. the source is not downloaded yet).
+pub fn lookup(req: &BuildRequest) -> Result<Option<Built>> {
+    let compiler = build_recipe::compiler_version(req.engine)?;
+    let source = build_source::peek(&req.source, req.engine)?;
+    let profile = req.variant.pgo().then(|| {
+        let flags = instrumented_flags(req, Path::new("/"));
+        let key = key(req, &source, &compiler, &flags, Some(&req.training));
+        instrumented_entry(req, &source, &key).join("profile")
+    });
+    let flags = req.variant.flags(profile.as_deref()).with_extra(&req.extra);
+    let key = key(req, &source, &compiler, &flags, None);
+    load_record(&entry_dir(req, &source, &key), req.engine)
+}
+
+/// Roughly how long building `req` takes: the slowest earlier build of this engine in the
+/// cache, else a rule of thumb; a PGO build is two compiles and a training run.
+pub fn estimate_secs(req: &BuildRequest) -> f64 {
+    let earlier = std::fs::read_dir(compiled_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| load_record(&e.path(), req.engine).ok().flatten())
+        .filter(|b| b.info.engine == req.engine.id() && b.info.training.is_none())
+        .map(|b| b.info.build_secs)
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    let stage = earlier.unwrap_or_else(|| req.engine.default_stage_secs());
+    if req.variant.pgo() {
+        stage * 2.5
+    } else {
+        stage
+    }
+}
+
+fn built(info: BuildInfo, engine: BuildEngine, entry: &Path) -> Built {
+    let (bin, library) = build_recipe::installed(engine, entry);
+    Built { info, bin, library }
+}
+
+/// The instrumented build of a PGO request and its trained profile.
+struct Profile {
+    profile: PathBuf,
+    work_key: String,
+    build_secs: f64,
+    describe: String,
+}
+
+/// Flags of the instrumented stage; `dir` receives the profile.
+fn instrumented_flags(req: &BuildRequest, dir: &Path) -> Flags {
+    let flags = Flags {
+        cflags: format!(
+            "-O2 -fprofile-generate={} -fprofile-update=prefer-atomic",
+            dir.display()
+        ),
+        ldflags: format!("-fprofile-generate={}", dir.display()),
+    };
+    flags.with_extra(&req.extra)
+}
+
+fn instrumented_entry(req: &BuildRequest, source: &Source, key: &str) -> PathBuf {
+    compiled_dir().join(format!(
+        "{}-{}-pgo-instrumented-{}",
+        req.engine.id(),
+        source.version,
+        &key[..12]
+    ))
+}
+
+/// The instrumented build and its profile, trained unless the cache has both. The profile
+/// directory's path is part of the flags, so it is fixed by the key without it.
+fn instrumented(
+    req: &BuildRequest,
+    source: &Source,
+    compiler: &str,
+    say: &dyn Fn(&str),
+) -> Result<Profile> {
+    let key0 = key(
+        req,
+        source,
+        compiler,
+        &instrumented_flags(req, Path::new("/")),
+        Some(&req.training),
+    );
+    let entry = instrumented_entry(req, source, &key0);
+    let profile = entry.join("profile");
+    let describe = format!(
+        "{} (lab and results in {}, profile in {})",
+        req.training.describe(),
+        entry.join("training").display(),
+        profile.display()
+    );
+    if let Some(done) = load_record(&entry, req.engine)? {
+        say(&format!(
+            "build {}: instrumented build and profile cached in {}",
+            req.describe(),
+            entry.display()
+        ));
+        return Ok(Profile {
+            profile,
+            work_key: key0,
+            build_secs: done.info.build_secs,
+            describe,
+        });
+    }
+    let started = Instant::now();
+    let work = work_dir(&key0);
+    let recipe = Recipe::new(req.engine, &work, &entry);
+    say(&format!(
+        "build {}: instrumented build (log: {})",
+        req.describe(),
+        recipe.log.display()
+    ));
+    build_source::unpack(source, &recipe.src, &recipe.log)?;
+    let flags = instrumented_flags(req, &profile);
+    recipe.compile(&flags, say)?;
+    build_recipe::open_profile_dir(&profile)?;
+    let (bin, library) = build_recipe::installed(req.engine, &entry);
+    say(&format!(
+        "build {}: training on {} (log: {})",
+        req.describe(),
+        req.training.describe(),
+        entry.join("training").join("run.log").display()
+    ));
+    super::build_train::train(req.engine, &req.training, &bin, library.as_deref(), &entry)?;
+    let info = BuildInfo {
+        engine: req.engine.id().into(),
+        source: source.label.clone(),
+        source_version: source.version.clone(),
+        variant: "pgo-instrumented".into(),
+        cflags: flags.cflags,
+        ldflags: flags.ldflags,
+        compiler: compiler.to_string(),
+        build_secs: started.elapsed().as_secs_f64(),
+        text_bytes: build_recipe::text_bytes(&recipe.main_binary()),
+        training: Some(describe.clone()),
+        key: key0.clone(),
+        dir: entry.display().to_string(),
+    };
+    save_record(&entry, &info)?;
+    Ok(Profile {
+        profile,
+        work_key: key0,
+        build_secs: info.build_secs,
+        describe,
+    })
+}
+
+/// The cache key: every input that changes what the build produces.
+/// `training` is set for the instrumented stage, which `pgo` and `pgo+lto` share (its key
+/// names no variant).
+fn key(
+    req: &BuildRequest,
+    source: &Source,
+    compiler: &str,
+    flags: &Flags,
+    training: Option<&Training>,
+) -> String {
+    let variant = match training {
+        Some(_) => "pgo-instrumented",
+        None => req.variant.name(),
+    };
+    let mut h = sha2::Sha256::new();
+    for part in [
+        RECIPE_VERSION,
+        req.engine.id(),
+        &source.identity,
+        variant,
+        &flags.cflags,
+        &flags.ldflags,
+        compiler,
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    if let Some(t) = training.or(req.variant.pgo().then_some(&req.training)) {
+        h.update(t.suite.as_bytes());
+        h.update([0]);
+        h.update(t.scale.as_bytes());
+    }
+    super::unpack::hex(&h.finalize())
+}
+
+fn entry_dir(req: &BuildRequest, source: &Source, key: &str) -> PathBuf {
+    compiled_dir().join(format!(
+        "{}-{}-{}-{}",
+        req.engine.id(),
+        source.version,
+        req.variant.name().replace('+', "-"),
+        &key[..12]
+    ))
+}
+
+/// The private build tree of one key (PGO's optimised builds reuse the instrumented build's
+/// tree: the profile is keyed by the object files' paths).
+fn work_dir(key: &str) -> PathBuf {
+    compiled_dir().join("work").join(&key[..16])
+}
+
+fn load_record(entry: &Path, engine: BuildEngine) -> Result<Option<Built>> {
+    let path = entry.join(RECORD);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let info: BuildInfo = serde_json::from_str(&text)
+        .with_context(|| format!("{} is damaged; delete {}", path.display(), entry.display()))?;
+    if info.engine != engine.id() {
+        return Ok(None);
+    }
+    let b = built(info, engine, entry);
+    if !b.bin.exists() || b.library.as_ref().is_some_and(|l| !l.exists()) {
+        bail!(
+            "the cached build in {} is incomplete; delete that directory and build again",
+            entry.display()
+        );
+    }
+    Ok(Some(b))
+}
+
+fn save_record(entry: &Path, info: &BuildInfo) -> Result<()> {
+    let tmp = entry.join(format!("{RECORD}.tmp"));
+    std::fs::write(&tmp, serde_json::to_string_pretty(info)?)?;
+    std::fs::rename(&tmp, entry.join(RECORD))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_parse_and_give_their_flags() {
+        for name in ["o2", "o3", "os", "lto", "pgo", "pgo+lto", "custom"] {
+            assert_eq!(Variant::parse(name).unwrap().name(), name);
+        }
+        assert!(Variant::parse("o4").is_none());
+        assert_eq!(Variant::Os.flags(None).cflags, "-Os");
+        let lto = Variant::Lto.flags(None);
+        assert_eq!(
+            (lto.cflags.as_str(), lto.ldflags.as_str()),
+            ("-O2 -flto=auto", "-flto=auto")
+        );
+        let pgo = Variant::PgoLto.flags(Some(Path::new("/p")));
+        assert!(
+            pgo.cflags.contains("-fprofile-use=/p -fprofile-correction"),
+            "{pgo:?}"
+        );
+        assert!(pgo.cflags.contains("-flto=auto"));
+        let extra = Flags {
+            cflags: "-march=native".into(),
+            ldflags: String::new(),
+        };
+        assert_eq!(
+            Variant::O3.flags(None).with_extra(&extra).cflags,
+            "-O3 -march=native"
+        );
+        assert_eq!(
+            Variant::Custom.flags(None).with_extra(&extra).cflags,
+            "-march=native"
+        );
+    }
+
+    #[test]
+    fn key_covers_flags_compiler_source_and_training() {
+        let req = BuildRequest {
+            engine: BuildEngine::Sqlite,
+            source: "sqlite3".into(),
+            variant: Variant::Pgo,
+            extra: Flags::default(),
+            training: Training::default(),
+        };
+        let src = Source::fixed("sqlite3", "3.40.1", "id-1");
+        let flags = Variant::O2.flags(None);
+        let base = key(&req, &src, "gcc 12", &flags, None);
+        assert_eq!(base, key(&req, &src, "gcc 12", &flags, None));
+        assert_ne!(base, key(&req, &src, "gcc 13", &flags, None));
+        assert_ne!(
+            base,
+            key(
+                &req,
+                &Source::fixed("sqlite3", "3.40.1", "id-2"),
+                "gcc 12",
+                &flags,
+                None
+            )
+        );
+        assert_ne!(
+            base,
+            key(&req, &src, "gcc 12", &Variant::Os.flags(None), None)
+        );
+        let mut lto = req.clone();
+        lto.variant = Variant::PgoLto;
+        let t = Some(&req.training);
+        assert_eq!(
+            key(&req, &src, "gcc 12", &flags, t),
+            key(&lto, &src, "gcc 12", &flags, t),
+            "pgo and pgo+lto share the instrumented build"
+        );
+        assert_ne!(base, key(&lto, &src, "gcc 12", &flags, None));
+        let mut other = req.clone();
+        other.training.suite = "insert".into();
+        assert_ne!(base, key(&other, &src, "gcc 12", &flags, None));
+    }
+}

@@ -1,0 +1,356 @@
+//! Sources for `dbdelta build`: a Debian source package (downloaded with `apt-get source
+//! --download-only` into the cache; its upstream `orig` tarball is built, without Debian's
+//! patches), a source directory or a tarball the user names.
+//!
+//! Owns finding a source, its version and its identity (what the cache key covers: the Debian
+//! package version and the orig tarball's checksum, a tarball's SHA-256, or a directory's file
+//! list with sizes and modification times), and unpacking it into a private build tree.
+//! Must not: compile anything (`build_recipe`) or decide flags (`build`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use sha2::Digest;
+
+use super::build::BuildEngine;
+
+/// A located source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// As reports name it: `postgresql-15 (Debian)`, a path.
+    pub label: String,
+    pub version: String,
+    /// What the cache key covers.
+    pub identity: String,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Tarball(PathBuf),
+    Dir(PathBuf),
+    /// Only for tests of the key.
+    #[allow(dead_code)]
+    None,
+}
+
+impl Source {
+    #[cfg(test)]
+    pub fn fixed(label: &str, version: &str, identity: &str) -> Source {
+        Source {
+            label: label.into(),
+            version: version.into(),
+            identity: identity.into(),
+            kind: Kind::None,
+        }
+    }
+}
+
+/// Locate `text` (a path, or a Debian source package `name[=version]`), downloading a Debian
+/// package's source when the cache does not have it.
+pub fn resolve(text: &str, engine: BuildEngine, say: &dyn Fn(&str)) -> Result<Source> {
+    locate(text, engine, Some(say))
+}
+
+/// Like [`resolve`], without downloading (for `--dry-run`).
+pub fn peek(text: &str, engine: BuildEngine) -> Result<Source> {
+    locate(text, engine, None)
+}
+
+fn locate(text: &str, engine: BuildEngine, say: Option<&dyn Fn(&str)>) -> Result<Source> {
+    let path = Path::new(text);
+    if path.is_dir() {
+        let dir = path.canonicalize()?;
+        return Ok(Source {
+            label: dir.display().to_string(),
+            version: tree_version(&dir, engine).unwrap_or_else(|| "unknown".into()),
+            identity: format!("dir:{}:{}", dir.display(), fingerprint(&dir)?),
+            kind: Kind::Dir(dir),
+        });
+    }
+    if path.is_file() {
+        let file = path.canonicalize()?;
+        return Ok(Source {
+            label: file.display().to_string(),
+            version: name_version(&file).unwrap_or_else(|| "unknown".into()),
+            identity: format!("tarball:{}", super::unpack::sha256_file(&file)?),
+            kind: Kind::Tarball(file),
+        });
+    }
+    if text.contains('/') {
+        bail!(
+            "source {text}: no such file or directory; name a source directory, a tarball or a Debian source package (e.g. postgresql-15)"
+        );
+    }
+    debian(text, say)
+}
+
+/// A Debian source package, from the cache or downloaded.
+fn debian(text: &str, say: Option<&dyn Fn(&str)>) -> Result<Source> {
+    let (name, wanted) = match text.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (text, None),
+    };
+    let dir = super::cache_dir().join("sources").join(name);
+    if find_dsc(&dir, wanted).is_none() {
+        let Some(say) = say else {
+            bail!(
+                "the source of {text} is not downloaded yet (the build fetches it with apt-get source)"
+            );
+        };
+        say(&format!("source {text}: apt-get source --download-only"));
+        download(name, wanted, &dir)?;
+    }
+    let dsc = find_dsc(&dir, wanted)
+        .with_context(|| format!("apt-get source {text} left no .dsc in {}", dir.display()))?;
+    let body = std::fs::read_to_string(&dsc)?;
+    let version = dsc_field(&body, "Version")
+        .with_context(|| format!("{}: no Version field", dsc.display()))?;
+    let (sum, orig) = body
+        .lines()
+        .skip_while(|l| !l.starts_with("Files:"))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 3 && f[2].contains(".orig.tar.")).then(|| (f[0].to_string(), f[2]))
+        })
+        .next()
+        .with_context(|| format!("{}: no .orig tarball listed", dsc.display()))?;
+    Ok(Source {
+        label: format!("{name} (Debian source {version})"),
+        version: version.split('-').next().unwrap_or(&version).to_string(),
+        identity: format!("debian:{name}={version}:{sum}"),
+        kind: Kind::Tarball(dir.join(orig)),
+    })
+}
+
+/// Download a Debian source package into `dir`: the newest version the archive still serves
+/// (a security update's files can be gone from the mirror while its index lists them).
+fn download(name: &str, wanted: Option<&str>, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let versions = match wanted {
+        Some(v) => vec![v.to_string()],
+        None => source_versions(name)?,
+    };
+    let mut last = String::new();
+    for v in &versions {
+        let out = Command::new("apt-get")
+            .args(["source", "--download-only", "-qq"])
+            .arg(format!("{name}={v}"))
+            .current_dir(dir)
+            .output()
+            .context("cannot run apt-get (Debian's package tool); download the source yourself and give its directory or tarball as the source")?;
+        if out.status.success() {
+            return Ok(());
+        }
+        last = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    }
+    bail!("apt-get source {name} failed: {last}")
+}
+
+/// The versions of a source package the archive lists, newest first.
+fn source_versions(name: &str) -> Result<Vec<String>> {
+    let out = Command::new("apt-cache")
+        .args(["showsrc", name])
+        .output()
+        .context("cannot run apt-cache")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut versions: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("Version: "))
+        .map(str::to_string)
+        .collect();
+    if versions.is_empty() {
+        bail!(
+            "no Debian source package {name}; enable source packages (add deb-src to the Types: line of /etc/apt/sources.list.d/debian.sources, then apt-get update) or check the name"
+        );
+    }
+    versions.sort_by(|a, b| debian_order(b, a));
+    versions.dedup();
+    Ok(versions)
+}
+
+/// Order Debian versions by their numeric parts (enough for one package's point releases).
+fn debian_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let nums = |s: &str| -> Vec<u64> {
+        s.split(|c: char| !c.is_ascii_digit())
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    };
+    nums(a).cmp(&nums(b))
+}
+
+fn find_dsc(dir: &Path, wanted: Option<&str>) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "dsc"))
+        .filter(|p| {
+            wanted.is_none_or(|v| {
+                std::fs::read_to_string(p)
+                    .ok()
+                    .and_then(|b| dsc_field(&b, "Version"))
+                    .is_some_and(|have| have == v)
+            })
+        })
+        .collect();
+    found.sort_by(|a, b| debian_order(&a.display().to_string(), &b.display().to_string()));
+    found.pop()
+}
+
+fn dsc_field(body: &str, field: &str) -> Option<String> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}: ")))
+        .map(|v| v.trim().to_string())
+}
+
+/// Unpack `source` into `dest` (emptied first), its top directory stripped.
+pub fn unpack(source: &Source, dest: &Path, log: &Path) -> Result<()> {
+    if dest.exists() {
+        std::fs::remove_dir_all(dest)
+            .with_context(|| format!("cannot empty the build tree {}", dest.display()))?;
+    }
+    std::fs::create_dir_all(dest)
+        .with_context(|| format!("cannot create the build tree {}", dest.display()))?;
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut cmd = match &source.kind {
+        Kind::Tarball(f) => {
+            let mut c = Command::new("tar");
+            c.arg("-xf").arg(f).arg("-C").arg(dest);
+            c.arg("--strip-components=1");
+            c
+        }
+        Kind::Dir(d) => {
+            let mut c = Command::new("cp");
+            c.arg("-a").arg(d.join(".")).arg(dest);
+            c
+        }
+        Kind::None => bail!("no source to unpack"),
+    };
+    let out = cmd.output().context("cannot run tar/cp")?;
+    std::fs::write(log, &out.stderr)
+        .with_context(|| format!("cannot write the build log {}", log.display()))?;
+    if !out.status.success() {
+        bail!(
+            "unpacking {} failed: {}",
+            source.label,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// A directory's identity: every file's path, size and modification time.
+fn fingerprint(dir: &Path) -> Result<String> {
+    let mut h = sha2::Sha256::new();
+    let mut stack = vec![dir.to_path_buf()];
+    let mut entries = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)?.flatten() {
+            let p = e.path();
+            let m = e.metadata()?;
+            if m.is_dir() {
+                stack.push(p);
+            } else {
+                let mtime = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                entries.push(format!("{}\0{}\0{mtime}", p.display(), m.len()));
+            }
+        }
+    }
+    entries.sort();
+    for e in entries {
+        h.update(e.as_bytes());
+    }
+    Ok(super::unpack::hex(&h.finalize())[..16].to_string())
+}
+
+/// What a source tree says its version is.
+fn tree_version(dir: &Path, engine: BuildEngine) -> Option<String> {
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).ok();
+    match engine {
+        BuildEngine::Postgres => read("configure")?
+            .lines()
+            .find_map(|l| l.strip_prefix("PACKAGE_VERSION='"))
+            .map(|v| v.trim_end_matches('\'').to_string()),
+        BuildEngine::Sqlite => read("VERSION")
+            .map(|v| v.trim().to_string())
+            .or_else(|| amalgamation_version(dir)),
+        BuildEngine::Mariadb => {
+            let body = read("VERSION")?;
+            let part = |k: &str| {
+                body.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.trim_start_matches('=').trim().to_string())
+            };
+            Some(format!(
+                "{}.{}.{}",
+                part("MYSQL_VERSION_MAJOR")?,
+                part("MYSQL_VERSION_MINOR")?,
+                part("MYSQL_VERSION_PATCH")?
+            ))
+        }
+    }
+}
+
+/// `#define SQLITE_VERSION "3.46.0"` in an amalgamation's header, wherever it sits.
+fn amalgamation_version(dir: &Path) -> Option<String> {
+    let header = super::build_recipe::find_file(dir, "sqlite3.h", 3)?;
+    std::fs::read_to_string(header)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("#define SQLITE_VERSION "))
+        .map(|v| v.trim().trim_matches('"').to_string())
+}
+
+/// `postgresql-15.18.tar.bz2` → `15.18`; `libsqlite3-sys-0.35.0.crate` → `0.35.0`: the last
+/// `-`/`_`-separated part that starts with a digit.
+fn name_version(file: &Path) -> Option<String> {
+    let name = file.file_name()?.to_str()?;
+    let part = name
+        .split(['-', '_'])
+        .rfind(|p| p.starts_with(|c: char| c.is_ascii_digit()))?;
+    let v: String = part
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    Some(v.trim_end_matches('.').to_string()).filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_names_and_debian_order() {
+        assert_eq!(
+            name_version(Path::new("/x/postgresql-15.18.tar.bz2")).as_deref(),
+            Some("15.18")
+        );
+        assert_eq!(
+            name_version(Path::new("libsqlite3-sys-0.35.0.crate")).as_deref(),
+            Some("0.35.0")
+        );
+        let mut v = ["15.9-0+deb12u1", "15.18-0+deb12u1", "15.10-0+deb12u1"];
+        v.sort_by(|a, b| debian_order(b, a));
+        assert_eq!(v[0], "15.18-0+deb12u1");
+    }
+
+    #[test]
+    fn dsc_fields() {
+        let body =
+            "Format: 3.0 (quilt)\nVersion: 15.18-0+deb12u1\nFiles:\n abc 1 p_15.18.orig.tar.bz2\n";
+        assert_eq!(
+            dsc_field(body, "Version").as_deref(),
+            Some("15.18-0+deb12u1")
+        );
+    }
+}

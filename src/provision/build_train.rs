@@ -1,0 +1,106 @@
+//! The training run of a PGO build: a lab with one target (the instrumented build) and one
+//! suite at a named scale, run by `dbdelta run` in a child process, so the instrumented code
+//! writes its profile when the processes that ran it exit (the server's processes at shutdown;
+//! dbdelta's own process for a SQLite library).
+//!
+//! Owns the training lab's text and running it; the lab, its results store and the run's log
+//! stay in the build's `training/` directory, named in reports. Must not: run a suite in this
+//! process (the runner is a higher layer) or decide what the profile is used for (`build`).
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use super::build::{BuildEngine, Training};
+
+/// Write the training lab under `entry/training/` and run it against the instrumented build.
+pub fn train(
+    engine: BuildEngine,
+    training: &Training,
+    bin: &Path,
+    library: Option<&Path>,
+    entry: &Path,
+) -> Result<()> {
+    let dir = entry.join("training");
+    std::fs::create_dir_all(&dir)?;
+    let lab = dir.join("lab.toml");
+    std::fs::write(&lab, lab_text(engine, training, bin, library))?;
+    let log = dir.join("run.log");
+    let out = std::fs::File::create(&log)?;
+    let exe = std::env::current_exe().context("cannot find dbdelta's own binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("--store")
+        .arg(dir.join("results.db"))
+        .arg("run")
+        .arg(&lab)
+        .arg("--workdir")
+        .arg(dir.join("work"))
+        .args(["--format", "text"]);
+    if training.scale == "quick" {
+        cmd.arg("--quick");
+    }
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .status()
+        .context("cannot start the training run")?;
+    if !status.success() {
+        bail!(
+            "the PGO training run ({}) failed ({status}); last lines of {}:\n{}",
+            training.describe(),
+            log.display(),
+            crate::engine::process::log_tail(&log, 15)
+        );
+    }
+    Ok(())
+}
+
+/// One target, one suite. `small` is sized to finish in a few minutes on two CPUs.
+fn lab_text(engine: BuildEngine, t: &Training, bin: &Path, library: Option<&Path>) -> String {
+    let target = match (engine, library) {
+        (BuildEngine::Sqlite, Some(lib)) => {
+            format!("engine = \"sqlite\"\nlibrary = \"{}\"", lib.display())
+        }
+        _ => format!("engine = \"{}\"\nbin = \"{}\"", engine.id(), bin.display()),
+    };
+    let suite = match (t.suite.as_str(), t.scale.as_str()) {
+        ("insert", "small") => {
+            "[suite.insert]\nrows = 200_000\nquery_secs = 20\npostwrite_secs = 5\n"
+        }
+        ("insert", _) => "[suite.insert]\n",
+        ("linkbench", "small") => {
+            "[suite.linkbench]\nmaxid1 = 50_000\nrequest_secs = 30\nwarmup_secs = 5\npostwrite_secs = 5\n"
+        }
+        ("linkbench", _) => "[suite.linkbench]\n",
+        (_, "small") => {
+            "[suite.sysbench]\ntables = 1\nrows = 100_000\nread_secs = 2\nwrite_secs = 2\nwarmup_secs = 0.5\npostwrite_secs = 2\n"
+        }
+        _ => "[suite.sysbench]\n",
+    };
+    format!(
+        "# PGO training run written by `dbdelta build`.\n[lab]\nname = \"PGO training: {}\"\nrepeats = 1\nclients = [1]\n\n[[target]]\nname = \"instrumented\"\n{target}\n\n{suite}",
+        t.describe()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn training_labs_parse() {
+        for suite in Training::SUITES {
+            for scale in Training::SCALES {
+                let t = Training {
+                    suite: suite.into(),
+                    scale: scale.into(),
+                };
+                let text = lab_text(BuildEngine::Postgres, &t, Path::new("/tmp"), None);
+                crate::lab::parse(&text, "training", Path::new("."))
+                    .unwrap_or_else(|e| panic!("{suite}/{scale}: {e}\n{text}"));
+            }
+        }
+    }
+}
