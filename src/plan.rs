@@ -112,6 +112,7 @@ impl TargetPlan {
             prepared,
             server_cpus: self.placement.server.clone(),
             tables: self.tables.clone(),
+            library: self.library.clone(),
         }
     }
 }

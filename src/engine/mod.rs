@@ -17,6 +17,7 @@ pub mod pgwire;
 pub mod postgres;
 pub mod process;
 pub mod sqlite;
+pub mod sqlite_api;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -254,6 +255,8 @@ pub struct TargetSpec {
     pub server_cpus: Option<CpuSet>,
     /// What the suite's CREATE statements add (MySQL/MariaDB).
     pub tables: TableDdl,
+    /// SQLite: the shared library to open instead of the bundled one.
+    pub library: Option<PathBuf>,
 }
 
 /// Create, initialise and start the server of `target` in the fresh directory `data_dir`;

@@ -1,4 +1,6 @@
-//! The embedded SQLite engine: the bundled library, in dbdelta's own process.
+//! The embedded SQLite engine, in dbdelta's own process: the bundled library, or the
+//! `libsqlite3.so` a target names (`library`, or the one its `build` made), called through the
+//! function table of `sqlite_api`.
 //!
 //! Owns: creating the database file in the target's data directory, applying the target's
 //! settings (a list of PRAGMAs, checked by reading each one back), one connection per client
@@ -13,8 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use rusqlite::{Connection, ErrorCode, OpenFlags, Statement};
 
+use super::sqlite_api::{self, Api, Conn, Origin, SqlError, Stmt, Value};
 use super::{
     DbError, Dialect, Driver, ErrorKind, Observed, Param, RowSink, RowSource, Server, Session,
     StmtId, TargetSpec,
@@ -95,44 +97,36 @@ fn parse_settings(lines: &[String]) -> anyhow::Result<Vec<Pragma>> {
     Ok(out)
 }
 
-fn classify(err: &rusqlite::Error) -> ErrorKind {
-    match err.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => ErrorKind::Retryable,
-        _ => ErrorKind::Fatal,
-    }
-}
-
-fn db_err(err: rusqlite::Error) -> DbError {
+fn db_err(err: SqlError) -> DbError {
     DbError {
-        kind: classify(&err),
+        kind: match sqlite_api::retryable(err.code) {
+            true => ErrorKind::Retryable,
+            false => ErrorKind::Fatal,
+        },
         message: err.to_string(),
     }
 }
 
-/// Opens connections to one SQLite database file with the target's settings.
+/// Opens connections to one SQLite database file with the target's settings, through one
+/// library's functions.
 pub struct SqliteDriver {
+    api: &'static Api,
     path: PathBuf,
     pragmas: Vec<Pragma>,
     prepared: bool,
 }
 
 impl SqliteDriver {
-    fn open(&self) -> Result<Connection, DbError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&self.path, flags).map_err(db_err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(db_err)?;
-        // WAL by default; a target's own journal_mode setting comes later and wins.
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+    fn open(&self) -> Result<Conn, DbError> {
+        let conn = self.api.open(&self.path).map_err(DbError::fatal)?;
+        conn.busy_timeout(BUSY_TIMEOUT.as_millis() as i32)
             .map_err(db_err)?;
+        // WAL by default; a target's own journal_mode setting comes later and wins.
+        conn.run("PRAGMA journal_mode = WAL").map_err(db_err)?;
         for p in &self.pragmas {
             // Some PRAGMAs answer with a row, some do not: step through whatever comes back.
-            let mut stmt = conn.prepare(&p.sql()).map_err(db_err)?;
-            let mut rows = stmt.raw_query();
-            while rows.next().map_err(db_err)?.is_some() {}
+            conn.run(&p.sql()).map_err(db_err)?;
         }
-        conn.set_prepared_statement_cache_capacity(1024);
         Ok(conn)
     }
 }
@@ -140,8 +134,8 @@ impl SqliteDriver {
 impl Driver for SqliteDriver {
     fn connect(&self) -> Result<Box<dyn Session>, DbError> {
         Ok(Box::new(SqliteSession {
-            conn: self.open()?,
             statements: Vec::new(),
+            conn: self.open()?,
             prepared: self.prepared,
         }))
     }
@@ -151,131 +145,122 @@ impl Driver for SqliteDriver {
     }
 }
 
-/// One connection. Prepared statements live in rusqlite's per-connection cache, keyed by text.
+/// A session's statement: compiled once (prepared statements), or its text, compiled on
+/// every execution.
+enum Prepared {
+    Compiled(Stmt),
+    Text(String),
+}
+
+/// One connection and the statements prepared on it (by `StmtId`).
 pub struct SqliteSession {
-    conn: Connection,
-    statements: Vec<String>,
+    // Declared before `conn`: statements are finalized before the connection closes.
+    statements: Vec<Prepared>,
+    conn: Conn,
     prepared: bool,
 }
 
-fn bind(stmt: &mut Statement<'_>, params: &[Param<'_>]) -> rusqlite::Result<()> {
+/// Bind a statement's parameters in order and run it to its end.
+fn run_with(stmt: &mut Stmt, params: &[Param<'_>]) -> Result<u64, SqlError> {
     for (i, p) in params.iter().enumerate() {
-        match *p {
-            Param::Int(v) => stmt.raw_bind_parameter(i + 1, v)?,
-            Param::Text(s) => stmt.raw_bind_parameter(i + 1, s)?,
-        }
+        let v = match *p {
+            Param::Int(v) => Value::Int(v),
+            Param::Text(s) => Value::Text(s),
+        };
+        stmt.bind(i + 1, v)?;
     }
-    Ok(())
-}
-
-/// Execute a bound statement: step through every row of a query (reading its first column, as a
-/// client that fetches the result would), or run a write and return the rows it changed.
-fn run_bound(stmt: &mut Statement<'_>) -> rusqlite::Result<u64> {
-    if stmt.column_count() == 0 {
-        return stmt.raw_execute().map(|n| n as u64);
-    }
-    let mut rows = stmt.raw_query();
-    let mut n = 0u64;
-    while let Some(row) = rows.next()? {
-        let _ = row.get_ref(0)?;
-        n += 1;
-    }
-    Ok(n)
+    stmt.run(&[])
 }
 
 impl Session for SqliteSession {
     fn prepare(&mut self, sql: &str) -> Result<StmtId, DbError> {
-        if self.prepared {
-            // Compile now so that a bad statement fails before the measured period.
-            self.conn.prepare_cached(sql).map_err(db_err)?;
-        } else {
-            self.conn.prepare(sql).map_err(db_err)?;
-        }
-        self.statements.push(sql.to_string());
+        // Compile now so that a bad statement fails before the measured period.
+        let stmt = self.conn.prepare(sql).map_err(db_err)?;
+        self.statements.push(match self.prepared {
+            true => Prepared::Compiled(stmt),
+            false => Prepared::Text(sql.to_string()),
+        });
         Ok(self.statements.len() - 1)
     }
 
     fn execute(&mut self, stmt: StmtId, params: &[Param<'_>]) -> Result<u64, DbError> {
-        let sql = &self.statements[stmt];
-        let result = if self.prepared {
-            let mut st = self.conn.prepare_cached(sql).map_err(db_err)?;
-            bind(&mut st, params).and_then(|_| run_bound(&mut st))
-        } else {
-            let mut st = self.conn.prepare(sql).map_err(db_err)?;
-            bind(&mut st, params).and_then(|_| run_bound(&mut st))
-        };
-        result.map_err(db_err)
+        match &mut self.statements[stmt] {
+            Prepared::Compiled(st) => run_with(st, params),
+            Prepared::Text(sql) => self
+                .conn
+                .prepare(sql)
+                .and_then(|mut st| run_with(&mut st, params)),
+        }
+        .map_err(db_err)
     }
 
     fn execute_sql(&mut self, sql: &str) -> Result<u64, DbError> {
-        let mut st = self.conn.prepare(sql).map_err(db_err)?;
-        run_bound(&mut st).map_err(db_err)
+        self.conn.run(sql).map_err(db_err)
     }
 
     fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError> {
-        let mut st = self.conn.prepare(sql).map_err(db_err)?;
-        let mut rows = st.raw_query();
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(db_err)? {
-            let v = match row.get_ref(0).map_err(db_err)? {
-                rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                rusqlite::types::ValueRef::Integer(i) => i.to_string(),
-                rusqlite::types::ValueRef::Real(f) => f.to_string(),
-                rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
-                    String::from_utf8_lossy(t).into_owned()
-                }
-            };
-            out.push(v);
-        }
-        Ok(out)
+        self.conn.strings(sql).map_err(db_err)
     }
 
     fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError> {
         let cols = source.columns().join(", ");
         let marks = vec!["?"; source.columns().len()].join(", ");
         let sql = format!("INSERT INTO {table} ({cols}) VALUES ({marks})");
-        let tx = self.conn.unchecked_transaction().map_err(db_err)?;
-        {
-            let mut stmt = tx.prepare(&sql).map_err(db_err)?;
-            let mut sink = BindSink {
-                stmt: &mut stmt,
-                next: 1,
-                error: None,
-            };
-            for i in 0..source.rows() {
-                sink.next = 1;
-                source.write_row(i, &mut sink);
-                if let Some(e) = sink.error.take() {
-                    return Err(db_err(e));
-                }
-                sink.stmt.raw_execute().map_err(db_err)?;
+        self.conn.run("BEGIN").map_err(db_err)?;
+        let loaded = load_rows(&self.conn, &sql, source);
+        match loaded {
+            Ok(()) => self.conn.run("COMMIT").map_err(db_err)?,
+            Err(e) => {
+                let _ = self.conn.run("ROLLBACK");
+                return Err(db_err(e));
             }
-        }
-        tx.commit().map_err(db_err)?;
+        };
         Ok(source.rows())
     }
 }
 
-/// Binds one row's columns to a prepared insert, in order.
-struct BindSink<'s, 'c> {
-    stmt: &'s mut Statement<'c>,
-    next: usize,
-    error: Option<rusqlite::Error>,
+/// Every row of `source` through one prepared insert (inside the caller's transaction).
+fn load_rows(conn: &Conn, sql: &str, source: &mut dyn RowSource) -> Result<(), SqlError> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut sink = BindSink {
+        stmt: &mut stmt,
+        next: 1,
+        error: None,
+    };
+    for i in 0..source.rows() {
+        sink.next = 1;
+        source.write_row(i, &mut sink);
+        if let Some(e) = sink.error.take() {
+            return Err(e);
+        }
+        sink.stmt.run(&[])?;
+    }
+    Ok(())
 }
 
-impl RowSink for BindSink<'_, '_> {
-    fn int(&mut self, value: i64) {
-        if let Err(e) = self.stmt.raw_bind_parameter(self.next, value) {
+/// Binds one row's columns to a prepared insert, in order.
+struct BindSink<'s> {
+    stmt: &'s mut Stmt,
+    next: usize,
+    error: Option<SqlError>,
+}
+
+impl BindSink<'_> {
+    fn bind(&mut self, value: Value<'_>) {
+        if let Err(e) = self.stmt.bind(self.next, value) {
             self.error.get_or_insert(e);
         }
         self.next += 1;
     }
+}
+
+impl RowSink for BindSink<'_> {
+    fn int(&mut self, value: i64) {
+        self.bind(Value::Int(value));
+    }
 
     fn text(&mut self, value: &str) {
-        if let Err(e) = self.stmt.raw_bind_parameter(self.next, value) {
-            self.error.get_or_insert(e);
-        }
-        self.next += 1;
+        self.bind(Value::Text(value));
     }
 }
 
@@ -283,18 +268,24 @@ impl RowSink for BindSink<'_, '_> {
 pub struct SqliteServer {
     data_dir: PathBuf,
     driver: Arc<SqliteDriver>,
-    admin: Connection,
+    admin: Conn,
     version: String,
     settings: BTreeMap<String, String>,
 }
 
 impl SqliteServer {
-    /// Create the database in `data_dir` (which the runner created empty) and check every
-    /// setting of the target by reading it back.
+    /// Create the database in `data_dir` (which the runner created empty) with the target's
+    /// library (the bundled one unless it names one), and check every setting of the target by
+    /// reading it back.
     pub fn start(target: &TargetSpec, data_dir: &Path) -> anyhow::Result<SqliteServer> {
         let pragmas = parse_settings(&target.settings)
             .with_context(|| format!("target {}: bad setting", target.name))?;
+        let api = match &target.library {
+            Some(lib) => Api::load(lib).with_context(|| format!("target {}", target.name))?,
+            None => Api::bundled(),
+        };
         let driver = Arc::new(SqliteDriver {
+            api,
             path: data_dir.join(DB_FILE),
             pragmas,
             prepared: target.prepared,
@@ -305,29 +296,9 @@ impl SqliteServer {
                 target.name
             )
         })?;
-        let mut settings = BTreeMap::new();
-        for p in &driver.pragmas {
-            let value = read_pragma(&admin, &p.name)?.ok_or_else(|| {
-                anyhow::anyhow!(
-                    "target {}: `{}` is not a SQLite PRAGMA this build knows (it reads back nothing); \
-                     check the spelling in the target's settings",
-                    target.name,
-                    p.name
-                )
-            })?;
-            settings.insert(p.name.clone(), value);
-        }
-        for name in RECORDED_PRAGMAS {
-            if let Some(v) = read_pragma(&admin, name)? {
-                settings.entry(name.to_string()).or_insert(v);
-            }
-        }
-        let opts: Vec<String> = admin
-            .prepare("PRAGMA compile_options")?
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<_, _>>()?;
-        settings.insert("compile_options".into(), opts.join(" "));
-        let version: String = admin.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
+        let settings = read_settings(&admin, &driver.pragmas, api)
+            .with_context(|| format!("target {}", target.name))?;
+        let version = admin.one("SELECT sqlite_version()")?.unwrap_or_default();
         Ok(SqliteServer {
             data_dir: data_dir.to_path_buf(),
             driver,
@@ -338,19 +309,38 @@ impl SqliteServer {
     }
 }
 
-/// Read a PRAGMA's current value; `None` when SQLite returns no row (an unknown PRAGMA).
-fn read_pragma(conn: &Connection, name: &str) -> anyhow::Result<Option<String>> {
-    let mut stmt = conn.prepare(&format!("PRAGMA {name}"))?;
-    let mut rows = stmt.raw_query();
-    Ok(match rows.next()? {
-        Some(row) => Some(match row.get_ref(0)? {
-            rusqlite::types::ValueRef::Integer(i) => i.to_string(),
-            rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-            rusqlite::types::ValueRef::Real(f) => f.to_string(),
-            _ => String::new(),
-        }),
-        None => None,
-    })
+/// The target's settings read back, the recorded PRAGMAs, the compile options, and which
+/// library runs the target: `bundled`, or the file that provides its functions.
+fn read_settings(
+    admin: &Conn,
+    pragmas: &[Pragma],
+    api: &Api,
+) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut settings = BTreeMap::new();
+    for p in pragmas {
+        let value = admin.one(&format!("PRAGMA {}", p.name))?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{}` is not a SQLite PRAGMA this build knows (it reads back nothing); \
+                 check the spelling in the target's settings",
+                p.name
+            )
+        })?;
+        settings.insert(p.name.clone(), value);
+    }
+    for name in RECORDED_PRAGMAS {
+        if let Some(v) = admin.one(&format!("PRAGMA {name}"))? {
+            settings.entry(name.to_string()).or_insert(v);
+        }
+    }
+    let opts = admin.strings("PRAGMA compile_options")?;
+    settings.insert("compile_options".into(), opts.join(" "));
+    let library = match &api.origin {
+        Origin::Bundled => "bundled".to_string(),
+        Origin::Library(path) => path.display().to_string(),
+    };
+    settings.insert("library".into(), library);
+    settings.insert("source_id".into(), api.source_id());
+    Ok(settings)
 }
 
 impl Server for SqliteServer {
@@ -375,39 +365,24 @@ impl Server for SqliteServer {
     }
 
     fn db_size(&self) -> Option<u64> {
-        let pages: i64 = self
-            .admin
-            .query_row("PRAGMA page_count", [], |r| r.get(0))
-            .ok()?;
-        let size: i64 = self
-            .admin
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .ok()?;
-        u64::try_from(pages * size).ok()
+        let number = |sql: &str| -> Option<u64> { self.admin.one(sql).ok()??.parse().ok() };
+        Some(number("PRAGMA page_count")? * number("PRAGMA page_size")?)
     }
 
     fn postwrite(&self, _tables: &[String], _budget: std::time::Duration) -> anyhow::Result<()> {
         // Nothing flushes in the background in SQLite: no need to wait out the budget.
-        self.admin
-            .execute_batch("ANALYZE")
-            .context("SQLite ANALYZE")?;
-        let mode: String = self
-            .admin
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+        self.admin.run("ANALYZE").context("SQLite ANALYZE")?;
+        let mode = self.admin.one("PRAGMA journal_mode")?.unwrap_or_default();
         if mode.eq_ignore_ascii_case("wal") {
             self.admin
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .run("PRAGMA wal_checkpoint(TRUNCATE)")
                 .context("SQLite wal_checkpoint(TRUNCATE)")?;
         }
         Ok(())
     }
 
     fn stop(self: Box<Self>) -> anyhow::Result<()> {
-        let SqliteServer { admin, .. } = *self;
-        admin
-            .close()
-            .map_err(|(_, e)| e)
-            .context("closing SQLite")?;
+        // The admin connection closes when it is dropped.
         Ok(())
     }
 }

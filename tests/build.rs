@@ -1,0 +1,264 @@
+//! Build variants (issue 13): SQLite compiled from its amalgamation with `o2`, `os` and `pgo`
+//! (trained on the sysbench catalog at `--quick` scale), compared in one `--quick` lab with the
+//! bundled library; each target loaded its own library (the file that provides its SQLite
+//! functions, recorded by the engine, is that build's), the PGO build read its profile, the
+//! cache never compiles a key twice, and a build with a bad flag fails only its target, with the
+//! compiler's message and the build log's path (must-shows 1 and 4).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+/// The SQLite amalgamation the bundled library is built from: `libsqlite3-sys`'s `sqlite3/`
+/// directory in cargo's registry (always there: dbdelta depends on it).
+fn amalgamation() -> PathBuf {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap()).join(".cargo"));
+    let registry = home.join("registry").join("src");
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&registry)
+        .unwrap_or_else(|e| panic!("{}: {e}", registry.display()))
+        .flatten()
+        .flat_map(|index| {
+            std::fs::read_dir(index.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("libsqlite3-sys-"))
+                && p.join("sqlite3/sqlite3.c").is_file()
+        })
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .expect("libsqlite3-sys with its bundled sqlite3.c in cargo's registry")
+        .join("sqlite3")
+}
+
+fn target<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no target {name}"))
+}
+
+#[test]
+fn sqlite_variants_load_their_own_library_and_a_bad_flag_fails_only_its_target() {
+    let _lock = measuring();
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let src = amalgamation();
+    let build = |variant: &str, extra: &str| {
+        format!(
+            "build = {{ source = \"{}\", variant = \"{variant}\"{extra} }}",
+            src.display()
+        )
+    };
+    let lab = format!(
+        "[lab]\nname = \"sqlite builds\"\n\n\
+         [[target]]\nname = \"bundled\"\nengine = \"sqlite\"\n\
+         [[target]]\nname = \"o2\"\nengine = \"sqlite\"\n{}\n\
+         [[target]]\nname = \"os\"\nengine = \"sqlite\"\n{}\n\
+         [[target]]\nname = \"pgo\"\nengine = \"sqlite\"\n{}\n\
+         [[target]]\nname = \"bad\"\nengine = \"sqlite\"\n{}\n\
+         [suite.sysbench]\nrows = 2000\n",
+        build("o2", ""),
+        build("os", ""),
+        build("pgo", ", train_scale = \"quick\""),
+        build("o2", ", cflags = \"-fno-such-flag-for-dbdelta\""),
+    );
+    std::fs::write(dir.path().join("lab.toml"), lab).unwrap();
+
+    // --dry-run says what would be built, and builds nothing.
+    let out = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", &cache)
+        .args(["run", "--dry-run", "lab.toml"])
+        .output()
+        .unwrap();
+    let plan = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(plan.contains("target pgo: would build sqlite"), "{plan}");
+    assert!(
+        plan.contains("(trained on sysbench at quick scale)"),
+        "{plan}"
+    );
+    assert!(
+        !cache.join("compiled").exists(),
+        "--dry-run compiled something"
+    );
+
+    let out = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", &cache)
+        .args(["--store", "s.db", "run", "--quick", "lab.toml"])
+        .args(["--only", "point-query,read-only_range=10,update-index"])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "only the bad build fails: {err}"
+    );
+    assert!(
+        err.contains("target bad: build failed; the other targets run"),
+        "{err}"
+    );
+    assert!(
+        err.contains("-fno-such-flag-for-dbdelta"),
+        "the compiler's message: {err}"
+    );
+    assert!(err.contains("build.log"), "the log path: {err}");
+
+    let out = run(
+        dir.path(),
+        &["--store", "s.db", "report", "--format", "json"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema_errors(&report), Vec::<String>::new());
+    let bad = target(&report, "bad");
+    assert_eq!(bad["failed"], true);
+    let log = bad["log_path"]
+        .as_str()
+        .expect("the failed build's log path");
+    assert!(
+        std::fs::read_to_string(log)
+            .unwrap()
+            .contains("-fno-such-flag-for-dbdelta")
+    );
+
+    let bundled = target(&report, "bundled");
+    assert!(bundled.get("build").is_none());
+    let mut libraries = Vec::new();
+    for name in ["o2", "os", "pgo"] {
+        let t = target(&report, name);
+        assert_eq!(t["failed"], false, "{t}");
+        let b = &t["build"];
+        assert_eq!(b["variant"], name);
+        assert!(b["text_bytes"].as_u64().unwrap() > 100_000, "{b}");
+        let own = Path::new(b["dir"].as_str().unwrap()).join("lib/libsqlite3.so");
+        // The base (bundled) says `library = bundled`; each built target differs from it by
+        // the file that provided its SQLite functions (dladdr on one of them).
+        let library = t["settings_diff"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["key"] == "library")
+            .unwrap_or_else(|| panic!("{name}: no library difference: {t}"));
+        assert_eq!(library["base"], "bundled");
+        let loaded = library["target"].as_str().expect("the loaded library");
+        assert_eq!(Path::new(loaded), own.canonicalize().unwrap(), "{name}");
+        libraries.push(loaded.to_string());
+        let steps = report["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["target"] == name && m["ops"].as_u64().unwrap() > 0)
+            .count();
+        assert_eq!(steps, 3, "{name}: every step measured");
+    }
+    libraries.dedup();
+    assert_eq!(libraries.len(), 3, "each target its own library");
+    assert_ne!(
+        target(&report, "o2")["server_version"],
+        serde_json::Value::Null
+    );
+    let os = target(&report, "os")["build"]["text_bytes"]
+        .as_u64()
+        .unwrap();
+    let o2 = target(&report, "o2")["build"]["text_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(os < o2, "-Os makes a smaller .text: os {os} vs o2 {o2}");
+
+    // The PGO build was trained (its profile holds counts) and compiled with that profile.
+    let pgo = &target(&report, "pgo")["build"];
+    let training = pgo["training"].as_str().unwrap();
+    assert!(
+        training.starts_with("sysbench at quick scale"),
+        "{training}"
+    );
+    let profile = training
+        .rsplit("profile in ")
+        .next()
+        .unwrap()
+        .trim_end_matches(')');
+    let gcda = std::fs::read_dir(profile)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "gcda"))
+        .count();
+    assert!(gcda >= 1, "no profile in {profile}");
+    let log = Path::new(pgo["dir"].as_str().unwrap()).join("build.log");
+    let log = std::fs::read_to_string(log).unwrap();
+    assert!(!log.contains("profile count data file not found"), "{log}");
+
+    // The text report shows the builds.
+    let out = run(dir.path(), &["--store", "s.db", "report"]);
+    let report = text(&out.stdout);
+    assert!(report.contains("Builds (dbdelta build"), "{report}");
+
+    // The same key is never compiled twice.
+    let out = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", &cache)
+        .args(["build", "sqlite", "--variant", "os", "--source"])
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cached in"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        Path::new(text(&out.stdout).trim()).canonicalize().unwrap(),
+        Path::new(&libraries[1]).canonicalize().unwrap()
+    );
+}
+
+#[test]
+fn bad_build_input_is_one_line_naming_the_key() {
+    let dir = scratch();
+    let cases = [
+        (
+            "engine = \"sqlite\"\nbuild = { variant = \"o4\" }",
+            "unknown variant \"o4\"",
+        ),
+        (
+            "engine = \"postgres\"\nbuild = { variant = \"lto\" }",
+            "needs a source",
+        ),
+        (
+            "engine = \"sqlite\"\nbuild = { variant = \"pgo\", train = \"tpcc\" }",
+            "PGO trains on sysbench, insert or linkbench",
+        ),
+        (
+            "engine = \"sqlite\"\nlibrary = \"/nonexistent/libsqlite3.so\"",
+            "does not exist",
+        ),
+        (
+            "engine = \"postgres\"\nbin = \"/usr\"\nbuild = { source = \"postgresql-15\" }",
+            "remove bin, version and library",
+        ),
+        ("engine = \"sqlite\"\nbuild = { sauce = \"x\" }", "sauce"),
+    ];
+    for (target, expected) in cases {
+        let lab =
+            format!("[lab]\nname = \"x\"\n[[target]]\nname = \"a\"\n{target}\n[suite.sysbench]\n");
+        std::fs::write(dir.path().join("lab.toml"), lab).unwrap();
+        let out = run(dir.path(), &["run", "--dry-run", "lab.toml"]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{target}: {err}");
+        assert!(err.contains(expected), "{target}: {err}");
+    }
+    let out = run(dir.path(), &["build", "sqlite", "--variant", "o9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--variant: unknown variant \"o9\""));
+}
