@@ -106,15 +106,29 @@ const PER_CELL_SETTINGS: &[&str] = &[
 ];
 
 /// Settings dbdelta appends to `postgresql.conf` before the target's own lines.
-fn base_config(data_dir: &Path, port: u16) -> String {
+fn base_config(socket_dir: &Path, port: u16) -> String {
     format!(
         "# dbdelta: listen on loopback and a unix socket in the data directory only\n\
          listen_addresses = '127.0.0.1'\n\
          port = {port}\n\
          unix_socket_directories = '{}'\n\
          max_connections = 200\n",
-        data_dir.display()
+        socket_dir.display()
     )
+}
+
+/// Longest socket path the server can bind (`sun_path` holds 108 bytes with the NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// The directory of the server's unix socket: the data directory, unless the socket's path
+/// there would be too long to bind; then the temporary directory (the server removes its
+/// `.s.PGSQL.<port>` files there at shutdown; the port is this server's alone).
+fn socket_dir(data_dir: &Path, port: u16) -> PathBuf {
+    let socket = data_dir.join(format!(".s.PGSQL.{port}"));
+    match socket.as_os_str().len() > MAX_SOCKET_PATH {
+        true => std::env::temp_dir(),
+        false => data_dir.to_path_buf(),
+    }
 }
 
 /// `$1`-style SQL with the parameters written in as literals (for `prepared = false`).
@@ -340,19 +354,7 @@ impl PgServer {
             process::check_reachable(data_dir, u)?;
             process::chown_tree(data_dir, u)?;
         }
-        let mut initdb = Command::new(&bins.initdb);
-        initdb.arg("-D").arg(data_dir).args([
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "--encoding=UTF8",
-            "--locale=C",
-        ]);
-        if bins.major >= 18 {
-            // Parity with 12–17, whose initdb does not enable checksums by default.
-            initdb.arg("--no-data-checksums");
-        }
-        process::run_tool(initdb, user.as_ref(), log, "initdb")?;
+        init_cluster(&bins, data_dir, user.as_ref(), log)?;
         let port = match target.port {
             Some(p) => {
                 process::check_port_free(p)?;
@@ -360,18 +362,11 @@ impl PgServer {
             }
             None => process::free_port()?,
         };
-        let conf = data_dir.join("postgresql.conf");
-        let mut text = std::fs::read_to_string(&conf).context("reading postgresql.conf")?;
-        text.push_str(&base_config(data_dir, port));
-        text.push_str("# target settings\n");
-        for line in &target.settings {
-            text.push_str(line);
-            text.push('\n');
-        }
-        std::fs::write(&conf, text).context("writing postgresql.conf")?;
-        if let Some(u) = &user {
-            process::chown_tree(&conf, u)?;
-        }
+        let endpoint = Endpoint {
+            socket_dir: socket_dir(data_dir, port),
+            port,
+        };
+        write_config(target, data_dir, &endpoint, user.as_ref())?;
         let mut cmd = Command::new(&bins.postgres);
         cmd.arg("-D")
             .arg(data_dir)
@@ -384,14 +379,6 @@ impl PgServer {
             log,
             "postgres",
         )?;
-        let endpoint = Endpoint {
-            socket_dir: data_dir.to_path_buf(),
-            port,
-        };
-        let driver = Arc::new(PgDriver {
-            endpoint: endpoint.clone(),
-            prepared: target.prepared,
-        });
         let mut admin = None;
         server.wait_ready(START_TIMEOUT, || match endpoint.connect() {
             Ok(c) => {
@@ -401,32 +388,85 @@ impl PgServer {
             Err(_) => false,
         })?;
         let mut admin = admin.context("connected but lost the admin connection")?;
-        let first = |rows: Vec<Vec<Option<String>>>| {
-            rows.into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next().flatten())
-        };
-        let version = first(admin.rows("SELECT version()")?).context("SELECT version()")?;
-        let mut settings = BTreeMap::new();
-        for row in admin.rows("SELECT name, setting FROM pg_settings")? {
-            let mut cols = row.into_iter();
-            let (Some(Some(name)), Some(value)) = (cols.next(), cols.next()) else {
-                continue;
-            };
-            if !PER_CELL_SETTINGS.contains(&name.as_str()) {
-                settings.insert(name, value.unwrap_or_default());
-            }
-        }
+        let (version, settings) = read_back(&mut admin)?;
         Ok(PgServer {
             data_dir: data_dir.to_path_buf(),
             log: log.to_path_buf(),
             process: Mutex::new(server),
-            driver,
+            driver: Arc::new(PgDriver {
+                endpoint,
+                prepared: target.prepared,
+            }),
             admin: Mutex::new(admin),
             version,
             settings,
         })
     }
+}
+
+/// `initdb` as the server user: trust authentication, UTF-8, the C locale.
+fn init_cluster(
+    bins: &Binaries,
+    data_dir: &Path,
+    user: Option<&process::ServerUser>,
+    log: &Path,
+) -> Result<()> {
+    let mut initdb = Command::new(&bins.initdb);
+    initdb.arg("-D").arg(data_dir).args([
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "--encoding=UTF8",
+        "--locale=C",
+    ]);
+    if bins.major >= 18 {
+        // Parity with 12–17, whose initdb does not enable checksums by default.
+        initdb.arg("--no-data-checksums");
+    }
+    process::run_tool(initdb, user, log, "initdb")
+}
+
+/// initdb's `postgresql.conf` with dbdelta's lines, then the target's.
+fn write_config(
+    target: &TargetSpec,
+    data_dir: &Path,
+    endpoint: &Endpoint,
+    user: Option<&process::ServerUser>,
+) -> Result<()> {
+    let conf = data_dir.join("postgresql.conf");
+    let mut text = std::fs::read_to_string(&conf).context("reading postgresql.conf")?;
+    text.push_str(&base_config(&endpoint.socket_dir, endpoint.port));
+    text.push_str("# target settings\n");
+    for line in &target.settings {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&conf, text).context("writing postgresql.conf")?;
+    if let Some(u) = user {
+        process::chown_tree(&conf, u)?;
+    }
+    Ok(())
+}
+
+/// The server's version string and its settings (less the ones naming this cell's files).
+fn read_back(admin: &mut PgConn) -> Result<(String, BTreeMap<String, String>)> {
+    let first = |rows: Vec<Vec<Option<String>>>| {
+        rows.into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next().flatten())
+    };
+    let version = first(admin.rows("SELECT version()")?).context("SELECT version()")?;
+    let mut settings = BTreeMap::new();
+    for row in admin.rows("SELECT name, setting FROM pg_settings")? {
+        let mut cols = row.into_iter();
+        let (Some(Some(name)), Some(value)) = (cols.next(), cols.next()) else {
+            continue;
+        };
+        if !PER_CELL_SETTINGS.contains(&name.as_str()) {
+            settings.insert(name, value.unwrap_or_default());
+        }
+    }
+    Ok((version, settings))
 }
 
 impl Server for PgServer {
@@ -502,6 +542,21 @@ impl Server for PgServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_socket_leaves_a_data_directory_too_deep_to_bind_it() {
+        let short = Path::new("/work/run/pg.c1.r1");
+        assert_eq!(socket_dir(short, 5432), short);
+        let deep = PathBuf::from(format!("/work/{}/pg.c1.r1", "d".repeat(90)));
+        assert_eq!(socket_dir(&deep, 5432), std::env::temp_dir());
+        assert!(
+            std::env::temp_dir()
+                .join(".s.PGSQL.65535")
+                .as_os_str()
+                .len()
+                <= MAX_SOCKET_PATH
+        );
+    }
 
     #[test]
     fn inlines_parameters_as_literals() {

@@ -260,12 +260,22 @@ fn main_binary(engine: BuildEngine, entry: &Path) -> PathBuf {
     }
 }
 
-/// A directory the instrumented server (running as another user) can write its profile into.
+/// A directory the instrumented server (running as another user) can write its profile into,
+/// emptied of earlier counts.
 pub fn open_profile_dir(dir: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777))
-        .with_context(|| format!("cannot open {} for the profile", dir.display()))
+        .with_context(|| format!("cannot open {} for the profile", dir.display()))?;
+    // Counts from the build itself (configure's test programs, tools the build runs) are not
+    // training, and files the build wrote as root are ones the server user could not update.
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        if entry.path().extension().is_some_and(|e| e == "gcda") {
+            std::fs::remove_file(entry.path())
+                .with_context(|| format!("cannot clear {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The first file called `name` under `dir`, at most `depth` levels down (breadth first).

@@ -91,16 +91,7 @@ pub fn execute(
     interrupt: &Arc<AtomicBool>,
 ) -> Result<Outcome> {
     let run_id = new_run_id();
-    let created_workdir = !plan.workdir.exists();
-    std::fs::create_dir_all(&plan.workdir).with_context(|| {
-        format!(
-            "--workdir {}: cannot create the work directory",
-            plan.workdir.display()
-        )
-    })?;
-    let run_dir = plan.workdir.join(&run_id);
-    std::fs::create_dir(&run_dir)
-        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    let (run_dir, created_workdir) = make_run_dir(plan, &run_id)?;
     store.begin_run(&run_info(plan, &run_id), &target_infos(plan))?;
     progress.line(&format!(
         "run {run_id}: {} — {} target(s), results in {}",
@@ -167,6 +158,22 @@ pub fn execute(
     let complete = !outcome.interrupted;
     store.finish_run(&run_id, &chrono::Utc::now().to_rfc3339(), complete)?;
     Ok(outcome)
+}
+
+/// The run's own directory under the work directory; `true` when the work directory itself
+/// was created here (and so is removed again when the run leaves it empty).
+fn make_run_dir(plan: &RunPlan, run_id: &str) -> Result<(std::path::PathBuf, bool)> {
+    let created_workdir = !plan.workdir.exists();
+    std::fs::create_dir_all(&plan.workdir).with_context(|| {
+        format!(
+            "--workdir {}: cannot create the work directory",
+            plan.workdir.display()
+        )
+    })?;
+    let run_dir = plan.workdir.join(run_id);
+    std::fs::create_dir(&run_dir)
+        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    Ok((run_dir, created_workdir))
 }
 
 /// Targets that failed before the run (their build): recorded as failed with their log, so
