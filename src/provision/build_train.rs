@@ -40,6 +40,18 @@ pub fn train(
     if training.scale == "quick" {
         cmd.arg("--quick");
     }
+    // The profile files are shared by every process that runs the instrumented code: dbdelta
+    // itself (root, e.g. `postgres --version`) and the server user. The first to exit creates
+    // each file; with root's umask it would be read-only to the server user, whose counts
+    // would then be lost ("profiling: … Cannot open"). No umask: anyone may update them.
+    // SAFETY: umask is async-signal-safe and touches only the child.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::umask(0);
+            Ok(())
+        });
+    }
     let status = cmd
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
