@@ -182,8 +182,11 @@ impl Recipe {
             return Ok(());
         }
         if let Some(name) = extra_log {
-            let tail = tail(&self.src.join(name), 40);
-            let note = format!("\n==== last lines of {name} ====\n{tail}\n");
+            let text = std::fs::read_to_string(self.src.join(name)).unwrap_or_default();
+            let note = format!(
+                "\n==== the failed check in {name} ====\n{}\n",
+                failed_check(&text, TAIL_LINES)
+            );
             let _ = std::fs::OpenOptions::new()
                 .append(true)
                 .open(&self.log)
@@ -301,6 +304,21 @@ pub fn find_file(dir: &Path, name: &str, depth: usize) -> Option<PathBuf> {
 }
 
 /// The last `n` lines of a text file.
+/// The end of an autoconf `config.log`'s checks: the command of the check that failed and
+/// the compiler's message, without the test program (`| ` lines) and before the cache
+/// variables and `confdefs.h` that close the file.
+fn failed_check(config_log: &str, n: usize) -> String {
+    let checks = config_log
+        .split("## Cache variables. ##")
+        .next()
+        .unwrap_or_default();
+    let lines: Vec<&str> = checks
+        .lines()
+        .filter(|l| !l.starts_with("| ") && !l.starts_with("## ") && !l.trim().is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
 fn tail(path: &Path, n: usize) -> String {
     crate::engine::process::log_tail(path, n)
 }
@@ -339,6 +357,29 @@ pub fn text_bytes(path: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configure_failure_shows_the_compilers_message() {
+        let log = "configure:4034: gcc -O2 -fno-such-flag   conftest.c  >&5\n\
+                   gcc: error: unrecognized command-line option '-fno-such-flag'\n\
+                   configure:4038: $? = 1\n\
+                   configure: failed program was:\n\
+                   | /* confdefs.h */\n\
+                   | #define PACKAGE_NAME \"PostgreSQL\"\n\
+                   configure:4083: error: C compiler cannot create executables\n\
+                   \n## ---------------- ##\n## Cache variables. ##\n## ---------------- ##\n\
+                   ac_cv_env_CFLAGS_value='-O2 -fno-such-flag'\n";
+        let shown = failed_check(log, 15);
+        assert!(shown.contains("unrecognized command-line option '-fno-such-flag'"));
+        assert!(
+            shown.ends_with("C compiler cannot create executables"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("confdefs") && !shown.contains("ac_cv_env"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn text_size_of_an_elf_file_and_none_for_others() {
