@@ -328,12 +328,14 @@ pub fn compiled_dir() -> PathBuf {
 pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
     let compiler = build_recipe::compiler_version(req.engine)?;
     let source = build_source::resolve(&req.source, req.engine, say)?;
-    let started = Instant::now();
     let profile = if req.variant.pgo() {
         Some(instrumented(req, &source, &compiler, say)?)
     } else {
         None
     };
+    // The instrumented stage's time (its build and training) is its record's, added below
+    // whether it was made now or found in the cache.
+    let started = Instant::now();
     let flags = req
         .variant
         .flags(profile.as_ref().map(|p| p.profile.as_path()))
