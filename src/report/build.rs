@@ -725,11 +725,17 @@ fn condensed(name: &str, error: &str) -> String {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    match lines.as_slice() {
-        [] => "no error recorded".into(),
-        [one] => one.to_string(),
-        [first, last] => format!("{first} {last}"),
-        [first, .., before, last] => format!("{first} … {before} {last}"),
+    // A build's error quotes its log's end, where the compiler's own message (the first
+    // `error:` line) is what says what went wrong.
+    let compiler = lines.iter().skip(1).find(|l| l.contains("error:"));
+    match (lines.as_slice(), compiler) {
+        ([], _) => "no error recorded".into(),
+        ([one], _) => one.to_string(),
+        ([first, last], _) => format!("{first} {last}"),
+        ([first, .., before, last], Some(e)) if e != before && e != last => {
+            format!("{first} … {e} … {last}")
+        }
+        ([first, .., before, last], _) => format!("{first} … {before} {last}"),
     }
 }
 
@@ -820,7 +826,11 @@ fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
                     .map_or("no error recorded".into(), |e| condensed(&t.name, e))
             );
             if let Some(log) = &t.log_path {
-                w.push_str(&format!(" (server log: {log})"));
+                let which = match log.ends_with("build.log") {
+                    true => "build log",
+                    false => "server log",
+                };
+                w.push_str(&format!(" ({which}: {log})"));
             }
             if t.name == model.base && model.compare.is_none() {
                 w.push_str(
@@ -1252,6 +1262,16 @@ mod tests {
             "did not start; last lines of its log a.log: … LOG:  bad value FATAL: errors"
         );
         assert_eq!(condensed("pg", "a\nb"), "a b");
+        assert_eq!(
+            condensed(
+                "bad",
+                "build failed at configure; last lines of build.log:\ngcc -O2 -fno-x conftest.c\n\
+                 gcc: error: unrecognized command-line option '-fno-x'\nconfigure:4038: $? = 1\n\
+                 configure:4083: error: C compiler cannot create executables\nSee `config.log'"
+            ),
+            "build failed at configure; last lines of build.log: … gcc: error: unrecognized \
+             command-line option '-fno-x' … See `config.log'"
+        );
     }
 
     #[test]
