@@ -147,6 +147,10 @@ impl Recipe {
                 "-DPLUGIN_COLUMNSTORE=NO",
                 "-DPLUGIN_S3=NO",
                 "-DPLUGIN_TOKUDB=NO",
+                // The system's libraries: the bundled ones are downloaded at build time, and
+                // only the package registries are reachable here.
+                "-DWITH_PCRE=system",
+                "-DWITH_LIBFMT=system",
             ]);
         if flags.cflags.contains("-flto") {
             c.args([

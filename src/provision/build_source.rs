@@ -120,7 +120,7 @@ fn debian(text: &str, say: Option<&dyn Fn(&str)>) -> Result<Source> {
         .with_context(|| format!("{}: no .orig tarball listed", dsc.display()))?;
     Ok(Source {
         label: format!("{name} (Debian source {version})"),
-        version: version.split('-').next().unwrap_or(&version).to_string(),
+        version: upstream_version(&version).to_string(),
         identity: format!("debian:{name}={version}:{sum}"),
         kind: Kind::Tarball(dir.join(orig)),
     })
@@ -199,6 +199,13 @@ fn find_dsc(dir: &Path, wanted: Option<&str>) -> Option<PathBuf> {
         .collect();
     found.sort_by(|a, b| debian_order(&a.display().to_string(), &b.display().to_string()));
     found.pop()
+}
+
+/// The upstream part of a Debian version: `1:10.11.18-0+deb12u1` → `10.11.18` (no epoch, whose
+/// colon would end up in cache paths, and no Debian revision).
+fn upstream_version(debian: &str) -> &str {
+    let no_epoch = debian.split_once(':').map_or(debian, |(_, v)| v);
+    no_epoch.rsplit_once('-').map_or(no_epoch, |(v, _)| v)
 }
 
 fn dsc_field(body: &str, field: &str) -> Option<String> {
@@ -328,6 +335,14 @@ fn name_version(file: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upstream_versions_drop_the_epoch_and_the_debian_revision() {
+        assert_eq!(upstream_version("1:10.11.18-0+deb12u1"), "10.11.18");
+        assert_eq!(upstream_version("15.18-0+deb12u1"), "15.18");
+        assert_eq!(upstream_version("3.40.1-2+deb12u1"), "3.40.1");
+        assert_eq!(upstream_version("3.40.1"), "3.40.1");
+    }
 
     #[test]
     fn versions_from_names_and_debian_order() {
