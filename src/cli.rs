@@ -56,6 +56,26 @@ pub enum Command {
     /// lab's `bin` (servers) or `library` (SQLite) takes, e.g.
     /// `dbdelta build postgres --source postgresql-15 --variant lto`.
     Build(BuildArgs),
+    /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
+    /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
+    Profile(ProfileArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Run id, `latest` or `previous`.
+    pub run: String,
+    /// A profiled step's label, e.g. hot-points.
+    pub step: String,
+    /// Only this target (and its differential against its base).
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Target the others are compared against (default: the run's first target).
+    #[arg(long, value_name = "TARGET")]
+    pub base: Option<String>,
+    /// Directory the files go to (created when missing).
+    #[arg(short, long, value_name = "DIR", default_value = "profiles")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +134,10 @@ pub struct RunArgs {
     /// Keep data directories after the run.
     #[arg(long)]
     pub keep: bool,
+    /// Record a CPU profile (perf, cpu-clock) of every measured step, e.g. with --only
+    /// hot-points; the report then shows where each target spends its CPU per operation.
+    #[arg(long)]
+    pub profile: bool,
     /// Print the plan and start nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -213,6 +237,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => list(&cli.store, args),
         Command::Fetch(args) => fetch_cmd(&args.what, &progress),
         Command::Build(args) => build_cmd(&args, &progress),
+        Command::Profile(args) => profile_cmd(&cli.store, args),
     }
 }
 
@@ -234,6 +259,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         repeats: args.repeats,
         keep: args.keep,
         workdir: args.workdir,
+        profile: args.profile,
     };
     let mut plan = plan::plan(lab, &opts)?;
     if let Some(dir) = &args.png {
@@ -544,6 +570,33 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
         args.output.as_deref(),
         args.png.as_deref(),
     )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbdelta profile RUN STEP`: the step's flame graphs and folded profiles as files, each
+/// written whole (a temporary file renamed into place) and named on standard output.
+fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
+    let store = Store::open_existing(store_path)?;
+    let run_id = store.resolve_run(Some(&args.run))?;
+    let opts = report::Options {
+        base: args.base.clone(),
+        min_effect: None,
+    };
+    let model = report::build_with_options(&store.load_run(&run_id)?, &opts)
+        .map_err(|e| crate::error::InputError::new(e.to_string()))?;
+    let files = report::profile::files(&model, &args.step, args.target.as_deref())
+        .map_err(crate::error::InputError::new)?;
+    let dir = &args.output;
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("-o {}: cannot create the directory", dir.display()))?;
+    for (name, bytes) in files {
+        let path = dir.join(&name);
+        let tmp = dir.join(format!(".{name}.tmp~"));
+        std::fs::write(&tmp, bytes)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .with_context(|| format!("-o {}: cannot write {name}", dir.display()))?;
+        println!("{}", path.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

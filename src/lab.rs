@@ -14,6 +14,7 @@ use toml::Spanned;
 use crate::cpus::{CpuSet, PlacementSpec, Shorthand};
 use crate::engine::{EngineKind, TableDdl};
 use crate::error::InputError;
+use crate::profiler::{CallGraph, ProfileSettings};
 use crate::provision::Product;
 use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
 
@@ -45,6 +46,12 @@ struct RawLabSection {
     server_cpus: Option<Spanned<String>>,
     #[serde(default)]
     client_cpus: Option<Spanned<String>>,
+    #[serde(default)]
+    profile: Option<Spanned<bool>>,
+    #[serde(default)]
+    profile_hz: Option<Spanned<i64>>,
+    #[serde(default)]
+    profile_call_graph: Option<Spanned<String>>,
 }
 
 /// A target's `build = { source = "postgresql-15", variant = "lto" }`.
@@ -431,6 +438,9 @@ pub struct Lab {
     pub linkbench: Option<LinkbenchConfig>,
     /// The `[lab]` placement keys (default: `os`, nothing pinned).
     pub placement: PlacementSpec,
+    /// `profile = true` (with `profile_hz`, `profile_call_graph`): CPU profiles of every
+    /// measured step; `None`: not profiled.
+    pub profile: Option<ProfileSettings>,
 }
 
 /// Locates spans in the lab text for messages.
@@ -564,6 +574,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let order = order(&src, lab.order.as_ref())?;
     let clients = clients(&src, lab.clients.as_ref())?;
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
+    let profile = profile(&src, &lab)?;
     let placement = src.placement(lab.placement, lab.server_cpus, lab.client_cpus)?;
     let targets = targets(&src, raw.targets, base_dir)?;
     let suites = raw.suite;
@@ -589,7 +600,43 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         sysbench,
         insert,
         linkbench,
+        profile,
     })
+}
+
+/// `profile = true`, `profile_hz` (1..=10000, default 99), `profile_call_graph` (`dwarf` or
+/// `fp`, default `dwarf`); the last two only with the first.
+fn profile(src: &Source<'_>, lab: &RawLabSection) -> Result<Option<ProfileSettings>, InputError> {
+    let on = lab.profile.as_ref().is_some_and(|p| *p.get_ref());
+    let mut settings = ProfileSettings::default();
+    if let Some(hz) = &lab.profile_hz {
+        if !on {
+            return Err(src.error_at(hz.span(), "profile_hz needs profile = true"));
+        }
+        let v = *hz.get_ref();
+        settings.hz = u32::try_from(v).ok().filter(|h| (1..=10_000).contains(h)).ok_or_else(|| {
+            src.error_at(
+                hz.span(),
+                format!("profile_hz must be a sampling rate from 1 to 10000 per second, e.g. 99, not {v}"),
+            )
+        })?;
+    }
+    if let Some(cg) = &lab.profile_call_graph {
+        if !on {
+            return Err(src.error_at(cg.span(), "profile_call_graph needs profile = true"));
+        }
+        settings.call_graph = match cg.get_ref().as_str() {
+            "dwarf" => CallGraph::Dwarf,
+            "fp" => CallGraph::Fp,
+            other => {
+                return Err(src.error_at(
+                    cg.span(),
+                    format!("profile_call_graph must be \"dwarf\" or \"fp\", not \"{other}\""),
+                ));
+            }
+        };
+    }
+    Ok(on.then_some(settings))
 }
 
 /// `order = "interleaved" | "sequential"`.
@@ -1621,6 +1668,39 @@ requesters = [1, 4]
         let e = target("engine = \"mysql\"\ntable_options = \"x; DROP TABLE y\"").unwrap_err();
         assert!(e.contains("without ';'"), "{e}");
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn profile_keys_need_profile_and_are_checked() {
+        let with = |v: &str| OK.replace("name = \"t\"", &format!("name = \"t\"\n{v}"));
+        let lab = parse(&with(""), "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.profile, None);
+        let lab = parse(&with("profile = true"), "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.profile, Some(ProfileSettings::default()));
+        let text = with("profile = true\nprofile_hz = 499\nprofile_call_graph = \"fp\"");
+        let lab = parse(&text, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(
+            lab.profile,
+            Some(ProfileSettings {
+                hz: 499,
+                call_graph: CallGraph::Fp
+            })
+        );
+        assert_eq!(
+            err(&with("profile_hz = 99")),
+            "lab.toml:4: [lab] profile_hz: profile_hz needs profile = true"
+        );
+        assert_eq!(
+            err(&with("profile = true\nprofile_hz = 0")),
+            "lab.toml:5: [lab] profile_hz: profile_hz must be a sampling rate from 1 to 10000 per second, e.g. 99, not 0"
+        );
+        assert_eq!(
+            err(&with("profile = true\nprofile_call_graph = \"lbr\"")),
+            "lab.toml:5: [lab] profile_call_graph: profile_call_graph must be \"dwarf\" or \"fp\", not \"lbr\""
+        );
+        assert!(
+            err(&with("profile = \"yes\"")).starts_with("lab.toml:4: [lab] profile: invalid type")
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::lab::{Lab, LabTarget, Order, StepLength};
+use crate::profiler::ProfileSettings;
 use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, linkbench, sysbench};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
@@ -53,6 +54,8 @@ pub struct RunOptions {
     pub repeats: Option<u32>,
     pub keep: bool,
     pub workdir: PathBuf,
+    /// `--profile`: CPU profiles of every measured step (with the lab's `profile_*` settings).
+    pub profile: bool,
 }
 
 /// One target as the runner needs it.
@@ -148,6 +151,8 @@ pub struct RunPlan {
     pub quick: bool,
     pub keep: bool,
     pub workdir: PathBuf,
+    /// CPU profiles of every measured (non-warm) step: the lab's `profile` or `--profile`.
+    pub profile: Option<ProfileSettings>,
 }
 
 /// Parse `--clients 1,4,16`.
@@ -632,6 +637,9 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         quick: opts.quick,
         keep: opts.keep,
         workdir: opts.workdir.clone(),
+        profile: lab
+            .profile
+            .or_else(|| opts.profile.then(ProfileSettings::default)),
         lab,
     })
 }

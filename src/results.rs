@@ -40,7 +40,7 @@ pub struct CpuTopology {
 }
 
 /// One execution of a lab.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct RunInfo {
     pub id: String,
     /// The lab's `name`.
@@ -61,6 +61,9 @@ pub struct RunInfo {
     /// before it was recorded (reports then use the default).
     #[serde(default)]
     pub min_effect: Option<f64>,
+    /// A profiled run's `perf` settings and status; `None` when profiles were not asked for.
+    #[serde(default)]
+    pub profiling: Option<Profiling>,
 }
 
 /// How a target's binaries were compiled by `dbdelta build` (absent for fetched, Debian's and
@@ -282,6 +285,39 @@ pub struct Measurement {
     /// an Insert Benchmark query step has the querier's, the inserter's and the deleter's.
     #[serde(default)]
     pub operations: Vec<OpMeasurement>,
+    /// The measured period's CPU profile, in a profiled run (`None`: the step was not
+    /// profiled).
+    #[serde(default)]
+    pub profile: Option<StepProfile>,
+}
+
+/// What a profiled run asked of `perf`, and whether it could be used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Profiling {
+    /// Samples per second of CPU time of each profiled thread.
+    pub hz: u32,
+    /// `dwarf` or `fp`.
+    pub call_graph: String,
+    /// `perf version ...` when it could record.
+    pub perf: Option<String>,
+    /// Why there are no profiles (no `perf` on PATH, no permission); `None` when it could
+    /// record.
+    pub unavailable: Option<String>,
+}
+
+/// One step's CPU profile: the engine's folded stacks over the measured period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StepProfile {
+    /// Samples in `folded`.
+    pub samples: u64,
+    /// Samples whose leaf frame has no symbol (perf named only its module).
+    pub unresolved: u64,
+    /// Modules of those frames, most samples first (`postgres`, `libc.so.6`).
+    pub unresolved_modules: Vec<String>,
+    /// Inferno's folded format: `root;...;leaf count` per line, counts in samples.
+    pub folded: String,
+    /// Why this step has no profile (the recording or folding failed); `None` otherwise.
+    pub error: Option<String>,
 }
 
 /// The serialized HDR histograms of one operation type (V2 deflate, as `measurements.histogram`):
@@ -357,7 +393,7 @@ pub struct SecondSample {
 }
 
 /// Everything the store holds about one run: the input of every report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct RunData {
     pub run: RunInfo,
     /// In lab order; the first one is the default base.

@@ -240,6 +240,32 @@ fn observe_task(task: &procfs::process::Task, seen: &mut CpuSet, allowed: &mut C
 }
 
 impl Probe {
+    /// What a CPU profile of the engine attaches to: every process of a server's tree, or,
+    /// for an embedded engine, dbdelta's client threads (where its work runs).
+    pub fn attach(&self) -> crate::profiler::Attach {
+        use crate::profiler::Attach;
+        match self.observed {
+            Observed::Tree(root) => {
+                Attach::Processes(tree(root).iter().map(|p| p.pid as u32).collect())
+            }
+            Observed::SelfProcess => Attach::Threads(
+                Process::myself()
+                    .and_then(|me| me.tasks())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|t| {
+                        t.stat()
+                            .is_ok_and(|st| st.comm.starts_with(CLIENT_THREAD_PREFIX))
+                    })
+                    .map(|t| t.tid as u32)
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Probe {
     /// Where every server thread and every client thread is now: its last CPU and its
     /// affinity mask. For an embedded engine there is no server; its work runs in the client
     /// threads.

@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension, Row, named_params, params};
 use crate::error::InputError;
 use crate::results::{
     ErrorCounts, HostInfo, Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo,
-    SecondSample, TargetInfo,
+    SecondSample, StepProfile, TargetInfo,
 };
 
 /// Schema migrations, in order. Migration `i` brings the schema to version `i + 1`.
@@ -173,6 +173,24 @@ CREATE TABLE step_ops (
 "#,
     // Build variants: how dbdelta compiled a target, as JSON.
     "ALTER TABLE targets ADD COLUMN build_json TEXT;",
+    // CPU profiles: the run's perf settings and status, and one folded profile per step.
+    r#"
+ALTER TABLE runs ADD COLUMN profiling_json TEXT;
+CREATE TABLE profiles (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    samples INTEGER NOT NULL,
+    unresolved_samples INTEGER NOT NULL,
+    unresolved_modules_json TEXT NOT NULL,
+    folded TEXT NOT NULL,
+    error TEXT,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat)
+);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -256,8 +274,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
                 host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
-                host_online_cpus, host_usable_cpus, host_cpu_topology_json)
-             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                host_online_cpus, host_usable_cpus, host_cpu_topology_json, profiling_json)
+             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
                 run.id,
                 run.lab,
@@ -272,7 +290,8 @@ impl Store {
                 run.min_effect,
                 run.host.online_cpus,
                 run.host.usable_cpus,
-                serde_json::to_string(&run.host.cpu_topology)?
+                serde_json::to_string(&run.host.cpu_topology)?,
+                run.profiling.as_ref().map(serde_json::to_string).transpose()?
             ],
         )?;
         for (i, t) in targets.iter().enumerate() {
@@ -380,6 +399,7 @@ impl Store {
         insert_measurement(&tx, run_id, m, histogram)?;
         insert_series(&tx, run_id, series)?;
         insert_operations(&tx, run_id, m, op_histograms)?;
+        insert_profile(&tx, run_id, m)?;
         tx.commit()?;
         Ok(())
     }
@@ -479,7 +499,7 @@ impl Store {
             "SELECT target, suite, step, clients, repeat, op_json FROM step_ops
              WHERE run_id = ?1 ORDER BY target, suite, step, clients, repeat, position",
         )?;
-        let mut by_key: std::collections::HashMap<(String, String, String, u32, u32), Vec<_>> =
+        let mut by_key: std::collections::HashMap<StepKey, Vec<_>> =
             std::collections::HashMap::new();
         let rows = stmt.query_map([run_id], |r| {
             Ok((
@@ -493,14 +513,37 @@ impl Store {
             by_key.entry(key).or_default().push(op);
         }
         for m in ms {
-            let key = (
-                m.target.clone(),
-                m.suite.clone(),
-                m.step.clone(),
-                m.clients,
-                m.repeat,
-            );
+            let key = step_key(m);
             m.operations = by_key.remove(&key).unwrap_or_default();
+        }
+        Ok(())
+    }
+
+    /// Each profiled measurement's folded profile.
+    fn attach_profiles(&self, run_id: &str, ms: &mut [Measurement]) -> Result<()> {
+        let mut stmt = self.conn.prepare(
+            "SELECT target, suite, step, clients, repeat, samples, unresolved_samples,
+                unresolved_modules_json, folded, error FROM profiles WHERE run_id = ?1",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            let key: StepKey = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+            let modules: String = r.get(7)?;
+            Ok((
+                key,
+                StepProfile {
+                    samples: r.get::<_, i64>(5)? as u64,
+                    unresolved: r.get::<_, i64>(6)? as u64,
+                    unresolved_modules: serde_json::from_str(&modules).unwrap_or_default(),
+                    folded: r.get(8)?,
+                    error: r.get(9)?,
+                },
+            ))
+        })?;
+        let mut by_key: std::collections::HashMap<StepKey, StepProfile> =
+            rows.collect::<Result<_, _>>()?;
+        for m in ms {
+            let key = step_key(m);
+            m.profile = by_key.remove(&key);
         }
         Ok(())
     }
@@ -521,7 +564,8 @@ impl Store {
         let out = self.conn.query_row(
             "SELECT id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
                 host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
-                host_online_cpus, host_usable_cpus, host_cpu_topology_json FROM runs WHERE id = ?1",
+                host_online_cpus, host_usable_cpus, host_cpu_topology_json, profiling_json
+             FROM runs WHERE id = ?1",
             [run_id],
             |r| {
                 Ok(RunInfo {
@@ -544,6 +588,9 @@ impl Store {
                     },
                     dbdelta_version: r.get(11)?,
                     min_effect: r.get(12)?,
+                    profiling: r
+                        .get::<_, Option<String>>(16)?
+                        .and_then(|j| serde_json::from_str(&j).ok()),
                 })
             },
         )?;
@@ -618,6 +665,7 @@ impl Store {
             .query_map([run_id], measurement_from_row)?
             .collect::<Result<Vec<_>, _>>()?;
         self.attach_operations(run_id, &mut out)?;
+        self.attach_profiles(run_id, &mut out)?;
         Ok(out)
     }
 
@@ -765,6 +813,45 @@ fn insert_operations(
     Ok(())
 }
 
+/// (target, suite, step, clients, repeat): what identifies a measurement within a run.
+type StepKey = (String, String, String, u32, u32);
+
+fn step_key(m: &Measurement) -> StepKey {
+    (
+        m.target.clone(),
+        m.suite.clone(),
+        m.step.clone(),
+        m.clients,
+        m.repeat,
+    )
+}
+
+/// A profiled step's folded profile (or why it has none).
+fn insert_profile(tx: &rusqlite::Transaction<'_>, run_id: &str, m: &Measurement) -> Result<()> {
+    let Some(p) = &m.profile else {
+        return Ok(());
+    };
+    tx.execute(
+        "INSERT OR REPLACE INTO profiles (run_id, target, suite, step, clients, repeat, samples,
+            unresolved_samples, unresolved_modules_json, folded, error)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            run_id,
+            m.target,
+            m.suite,
+            m.step,
+            m.clients,
+            m.repeat,
+            p.samples as i64,
+            p.unresolved as i64,
+            serde_json::to_string(&p.unresolved_modules)?,
+            p.folded,
+            p.error,
+        ],
+    )?;
+    Ok(())
+}
+
 fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
     let u = |name: &str| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(name)? as u64) };
     let ou = |name: &str| -> rusqlite::Result<Option<u64>> {
@@ -840,6 +927,7 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         precision_achieved: r.get("precision_achieved")?,
         stop_reason: r.get("stop_reason")?,
         operations: Vec::new(),
+        profile: None,
     })
 }
 
@@ -872,6 +960,7 @@ mod tests {
             dbdelta_version: "0.1.0".into(),
             quick: true,
             min_effect: Some(0.03),
+            profiling: None,
         }
     }
 

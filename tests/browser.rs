@@ -413,3 +413,47 @@ fn console_errors_are_detected() {
     assert!(console[0].contains("boom"));
     assert!(console[1].contains("missing is not defined"));
 }
+
+/// A profiled run's HTML report: the differential flame graph (inferno's SVG, inlined without
+/// its script) renders in Chromium without a console message. Skipped without a working perf
+/// (except under CI).
+#[test]
+fn profiled_report_renders_its_flame_graph_in_chromium() {
+    if !perf_records() {
+        return;
+    }
+    let dir = scratch();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(&lab, LAB.replace("[lab]\n", "[lab]\nprofile = true\n")).unwrap();
+    {
+        let _lock = measuring();
+        let out = run(
+            dir.path(),
+            &["-q", "run", lab.to_str().unwrap(), "--only", "point-query"],
+        );
+        assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    }
+    let page = dir.path().join("report.html");
+    let out = run(
+        dir.path(),
+        &["report", "--format", "html", "-o", page.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "report failed: {}", text(&out.stderr));
+    if !chromium_available() {
+        return;
+    }
+    let dom = chromium(&page, &["--dump-dom"]);
+    let console = console_messages(&dom.stderr);
+    assert!(
+        console.is_empty(),
+        "console messages:\n{}",
+        console.join("\n")
+    );
+    let at = dom
+        .stdout
+        .find("<figure class=\"flame\"><svg")
+        .expect("the flame graph is an SVG element in the DOM");
+    let figure = &dom.stdout[at..at + dom.stdout[at..].find("</figure>").unwrap()];
+    assert!(figure.contains("normal against full"), "its title");
+    assert!(figure.matches("<rect").count() > 3, "frames drawn");
+}

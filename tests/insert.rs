@@ -104,6 +104,7 @@ impl Rig {
             seed,
             client_cpus: None,
             ddl: &self.ddl,
+            profile: None,
         };
         let bar = self.quiet.step(&plan.label, plan.expected);
         let run = step::run(&spec, &self.driver, &self.probe, &bar, &self.interrupt).unwrap();

@@ -180,6 +180,7 @@ impl Rig {
             seed: 42 + i as u64,
             client_cpus: None,
             ddl: &ddl,
+            profile: None,
         };
         let bar = self.quiet.step(label, plan.expected);
         step::run(&spec, &self.driver, &self.probe, &bar, &self.interrupt).unwrap()

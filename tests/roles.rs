@@ -151,6 +151,7 @@ fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_ty
         seed: 1,
         client_cpus: None,
         ddl: &Default::default(),
+        profile: None,
     };
     let probe = Probe::new(server.observed(), dir.path());
     let quiet = Progress {

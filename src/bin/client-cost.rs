@@ -638,6 +638,7 @@ impl Bench<'_> {
             // Pinned by inheritance from this thread (`Affinity::pin` below).
             client_cpus: None,
             ddl: &Default::default(),
+            profile: None,
         };
         let quiet = Progress {
             mode: Mode::Quiet,

@@ -137,8 +137,10 @@ pub(super) fn build_with(
         crossovers: Vec::new(),
         insert: Vec::new(),
         linkbench: Vec::new(),
+        profiles: None,
     };
     fill_derived(&mut model, all, data);
+    model.profiles = super::profile::report(data, &model.targets);
     model
 }
 

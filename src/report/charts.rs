@@ -403,6 +403,11 @@ pub fn file_stem(chart: &ChartRef) -> String {
         ChartRef::BackgroundInserts { step, clients } => {
             format!("background-inserts-c{clients}-{step}")
         }
+        ChartRef::ProfileDiff {
+            step,
+            clients,
+            target,
+        } => format!("profile-diff-c{clients}-{step}-{target}"),
     };
     raw.chars()
         .map(|c| {
@@ -435,6 +440,8 @@ impl Drawing {
             ChartRef::BackgroundInserts { step, clients } => {
                 background_lines(model, step, *clients).map(Drawing::Lines)
             }
+            // Flame graphs are inferno's SVG (`report::profile`), not plotters drawings.
+            ChartRef::ProfileDiff { .. } => None,
         }
     }
 

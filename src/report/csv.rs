@@ -111,6 +111,8 @@ pub const COLUMNS: &[&str] = &[
     "background_target_rows_per_sec",
     "background_worst_share",
     "sla",
+    "profile_top_functions",
+    "profile_note",
 ];
 
 /// Columns that hold text; `BOOLEAN_COLUMNS` hold `true`/`false`; every other column is a number
@@ -143,6 +145,8 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "crossover_noise",
     "insert_quartile",
     "sla",
+    "profile_top_functions",
+    "profile_note",
 ];
 
 pub const BOOLEAN_COLUMNS: &[&str] = &[
@@ -263,7 +267,32 @@ fn row(
     out.extend(outcome(&r));
     out.extend(concurrency(m, name, r.group, clients));
     out.extend(insert(m, name, step, clients));
+    out.extend(profile(m, name, step, clients));
     out
+}
+
+/// A profiled run's cells: the target's top functions on this step (`function=self µs/op`,
+/// `; `-separated, most first) and why it has no profile (perf unavailable, a failed
+/// recording); both empty in a run that was not profiled.
+fn profile(m: &ReportModel, name: &str, step: &str, clients: u32) -> [String; 2] {
+    let Some(p) = &m.profiles else {
+        return [String::new(), String::new()];
+    };
+    if let Some(why) = &p.unavailable {
+        return [String::new(), format!("no CPU profiles: {why}")];
+    }
+    let t = (p.steps.iter())
+        .filter(|s| s.step == step && s.clients == clients)
+        .flat_map(|s| s.targets.iter())
+        .find(|t| t.target == name);
+    let Some(t) = t else {
+        return [String::new(), String::new()];
+    };
+    let top = (t.top.iter())
+        .map(|f| format!("{}={}", f.function, f.self_us_per_op))
+        .collect::<Vec<_>>()
+        .join("; ");
+    [top, t.errors.join("; ")]
 }
 
 /// `run_id` to `base`: the run, host and target, and what the target is relative to.

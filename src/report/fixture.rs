@@ -140,6 +140,7 @@ fn measurement(
         precision_achieved: None,
         stop_reason: Some("deadline".into()),
         operations: Vec::new(),
+        profile: None,
     }
 }
 
@@ -201,6 +202,7 @@ pub fn run_two_clients() -> RunData {
             dbdelta_version: "0.1.0".into(),
             quick: false,
             min_effect: None,
+            profiling: None,
         },
         targets: two_clients_targets(),
         loads,
@@ -383,6 +385,7 @@ pub fn run_three_repeats() -> RunData {
             dbdelta_version: "0.1.0".into(),
             quick: true,
             min_effect: None,
+            profiling: None,
         },
         targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
         loads: (1..=3)
@@ -442,6 +445,7 @@ pub fn run_pre_post() -> RunData {
             dbdelta_version: "0.1.0".into(),
             quick: false,
             min_effect: None,
+            profiling: None,
         },
         targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
         loads: vec![
@@ -536,6 +540,7 @@ pub fn run_sweep() -> RunData {
             dbdelta_version: "0.1.0".into(),
             quick: false,
             min_effect: None,
+            profiling: None,
         },
         targets: vec![
             mysql("mysql56", "5.6.24", &[]),

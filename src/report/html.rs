@@ -181,6 +181,18 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
             ChartRef::BackgroundInserts { step, clients } => format!(
                 "Line chart: rows inserted per second by the background inserters of {step} at {clients} client(s), second by second"
             ),
+            ChartRef::ProfileDiff {
+                step,
+                clients,
+                target,
+            } => {
+                let label = format!(
+                    "Differential flame graph: CPU per operation of {target} on {step} at {clients} client(s) against its base"
+                );
+                let id = charts::file_stem(chart);
+                out.push_str(&flame_figure(model, (step, *clients, target), &label, &id));
+                continue;
+            }
         };
         match charts::svg(model, chart) {
             Ok(Some(svg)) => {
@@ -204,6 +216,93 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
 /// An SVG document as an element of the page: no XML namespace attribute (HTML parsing puts
 /// `<svg>` in the SVG namespace by itself, and the page then names no URL at all), with a
 /// role and an accessible name.
+/// A differential flame graph as a figure (or a paragraph saying why it is missing).
+fn flame_figure(
+    model: &ReportModel,
+    (step, clients, target): (&str, u32, &str),
+    label: &str,
+    id: &str,
+) -> String {
+    let svg = (model.profiles.as_ref())
+        .and_then(|p| {
+            p.steps
+                .iter()
+                .find(|s| s.step == step && s.clients == clients)
+        })
+        .and_then(|s| {
+            let b = s.targets.iter().find(|t| t.target == target)?;
+            let base = s.diffs.iter().find(|d| d.target == target)?;
+            let a = s.targets.iter().find(|t| t.target == base.base)?;
+            Some(super::profile::diff_svg(a, b, step, false))
+        });
+    match svg {
+        Some(Ok(svg)) => format!(
+            "<figure class=\"flame\">{}</figure>\n",
+            inline_svg(&inline_flame(&svg, id), &escape(label))
+        ),
+        Some(Err(e)) => format!(
+            "<p class=\"chart-error\">{}: not drawn: {}</p>\n",
+            escape(label),
+            escape(&e)
+        ),
+        None => String::new(),
+    }
+}
+
+/// Inferno's standalone SVG made fit to sit inside the page: no XML prologue, comments,
+/// script, `onload` handler or page-wide `<style>` (its rules would restyle every chart);
+/// the fonts as attributes; the interactive-only texts (details, zoom, search) removed; the
+/// background gradient's id made unique per figure (`id`).
+fn inline_flame(svg: &str, id: &str) -> String {
+    let mut s = match svg.find("<svg ") {
+        Some(i) => svg[i..].to_string(),
+        None => svg.to_string(),
+    };
+    for (open, close) in [
+        ("<!--", "-->"),
+        ("<style", "</style>"),
+        ("<script", "</script>"),
+    ] {
+        s = remove_between(&s, open, close);
+    }
+    for id in ["details", "unzoom", "search", "matched"] {
+        s = remove_between(&s, &format!("<text id=\"{id}\""), "</text>");
+    }
+    s.replacen(" onload=\"init(evt)\"", "", 1)
+        .replacen(
+            "<svg ",
+            "<svg font-family=\"monospace\" font-size=\"12\" ",
+            1,
+        )
+        .replace(
+            "<text id=\"title\"",
+            "<text text-anchor=\"middle\" font-size=\"17\"",
+        )
+        .replace(" id=\"frames\"", "")
+        .replacen(" xmlns:xlink=\"http://www.w3.org/1999/xlink\"", "", 1)
+        .replacen(" xmlns:fg=\"http://github.com/jonhoo/inferno\"", "", 1)
+        .replace("id=\"background\"", &format!("id=\"flame-bg-{id}\""))
+        .replace("url(#background)", &format!("url(#flame-bg-{id})"))
+}
+
+/// `s` without every `open`…`close` span (inclusive).
+fn remove_between(s: &str, open: &str, close: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(open) {
+        out.push_str(&rest[..i]);
+        match rest[i..].find(close) {
+            Some(j) => rest = &rest[i + j + close.len()..],
+            None => {
+                rest = "";
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn inline_svg(svg: &str, label: &str) -> String {
     let svg = svg
         .trim_start_matches(|c: char| c.is_whitespace())

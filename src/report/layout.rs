@@ -37,6 +37,13 @@ pub enum ChartRef {
     /// Rows inserted per second by an Insert Benchmark query step's background inserters,
     /// one line per target (first repeat).
     BackgroundInserts { step: String, clients: u32 },
+    /// The differential flame graph of a compared target against its base on one step
+    /// (HTML only: no PNG).
+    ProfileDiff {
+        step: String,
+        clients: u32,
+        target: String,
+    },
 }
 
 /// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).
@@ -197,6 +204,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     for &clients in &m.clients {
         results(m, clients, &mut doc);
     }
+    super::profile::blocks(m, &mut doc);
     doc.push(Block::Heading("Warnings".into()));
     if m.warnings.is_empty() {
         doc.push(Block::Para("None.".into()));

@@ -18,6 +18,7 @@ mod layout;
 mod linkbench;
 mod markdown;
 pub mod model;
+pub mod profile;
 mod resolution;
 mod text;
 mod verdict;
@@ -39,7 +40,7 @@ pub enum Format {
     /// Blog-ready GitHub Markdown.
     #[value(name = "md")]
     Markdown,
-    /// The versioned JSON contract (`schema/report-v2.schema.json`).
+    /// The versioned JSON contract (`schema/report-v3.schema.json`).
     #[value(name = "json")]
     Json,
     /// Long form: one row per target × clients × step, for pandas, SQLite or a spreadsheet.

@@ -10,9 +10,10 @@ use serde::Serialize;
 
 use crate::results::{ErrorCounts, HostInfo, Latency, OpMeasurement};
 
-/// Version of the JSON contract (`schema/report-v2.schema.json`). v2 keeps every v1 field and
-/// its meaning, and adds `measurements[].operations` and `insert`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Version of the JSON contract (`schema/report-v3.schema.json`). v2 kept every v1 field and
+/// its meaning, and added `measurements[].operations` and `insert`; v3 keeps every v2 field
+/// and adds `profiles`.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything a report shows. Its JSON form is the JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,6 +68,80 @@ pub struct ReportModel {
     pub insert: Vec<InsertSummary>,
     /// LinkBench's tables per client count; empty without LinkBench measurements.
     pub linkbench: Vec<LinkbenchSummary>,
+    /// CPU profiles of a profiled run (`None`: profiles were not asked for).
+    pub profiles: Option<ProfileReport>,
+}
+
+/// Where each target spends its CPU per operation, per profiled step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileReport {
+    /// `perf record -e cpu-clock -F 99 --call-graph dwarf (perf version 6.1.187)`.
+    pub method: String,
+    /// Why the run has no profiles (no perf, no permission); `None` when it has them.
+    pub unavailable: Option<String>,
+    /// Per clients × step (run order) with at least one profiled target.
+    pub steps: Vec<StepProfiles>,
+}
+
+/// One step's profiles at one client count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepProfiles {
+    pub clients: u32,
+    pub step: String,
+    /// In target order.
+    pub targets: Vec<TargetProfile>,
+    /// Per compared target with a profiled base: the functions whose CPU per operation
+    /// changed most.
+    pub diffs: Vec<ProfileDiff>,
+}
+
+/// One target's profile of a step: samples scaled so that they add up to the step's measured
+/// engine CPU per operation (mean over the profiled repeats).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetProfile {
+    pub target: String,
+    /// Repeats with a profile.
+    pub repeats: u32,
+    /// Samples over those repeats.
+    pub samples: u64,
+    /// The measured engine CPU per operation the samples are scaled to (mean over them).
+    pub cpu_us_per_op: Option<f64>,
+    /// Share of samples whose leaf frame has no symbol, and their modules.
+    pub unresolved_share: f64,
+    pub unresolved_modules: Vec<String>,
+    /// The functions with most self CPU per operation, most first.
+    pub top: Vec<FunctionCost>,
+    /// Why repeats have no profile (recording or folding failed), one per failed repeat.
+    pub errors: Vec<String>,
+    /// Folded stacks with µs of CPU per operation (what the flame graphs draw; not in JSON).
+    #[serde(skip)]
+    pub stacks: Vec<(String, f64)>,
+}
+
+/// A function's CPU per operation: where it is the leaf (self) and on the stack (total).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionCost {
+    pub function: String,
+    pub self_us_per_op: f64,
+    pub total_us_per_op: f64,
+}
+
+/// A compared target's profile against its base's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileDiff {
+    pub target: String,
+    pub base: String,
+    /// The functions whose self CPU per operation changed most (by absolute change).
+    pub changed: Vec<FunctionChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionChange {
+    pub function: String,
+    pub base_self_us_per_op: f64,
+    pub self_us_per_op: f64,
+    /// Target minus base.
+    pub delta_us_per_op: f64,
 }
 
 /// LinkBench at one client count (the lab's; LinkBench's own connections are its loaders and
@@ -366,7 +441,7 @@ pub struct Difference {
     pub target: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct TargetSummary {
     pub name: String,
     pub engine: String,

@@ -11,7 +11,7 @@ use super::fixture::{
 };
 use super::*;
 
-const SCHEMA: &str = include_str!("../../schema/report-v2.schema.json");
+const SCHEMA: &str = include_str!("../../schema/report-v3.schema.json");
 
 fn validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
@@ -1009,4 +1009,119 @@ fn a_target_failed_in_one_cell_is_failed_in_part() {
     let text = render(&build(&data, None).unwrap(), Format::Text, false);
     let row = text.lines().find(|l| l.starts_with(" mysql80 ")).unwrap();
     assert!(row.ends_with("| FAILED"), "{row}");
+}
+
+/// `run_three_repeats` profiled: point-query of both targets in every repeat (pg17 spends more
+/// in the planner and less in the buffer manager), repeat 3 of pg17's scan without a profile
+/// (its recording failed).
+fn run_profiled() -> crate::results::RunData {
+    use crate::results::{Profiling, StepProfile};
+    let mut data = run_three_repeats();
+    data.run.profiling = Some(Profiling {
+        hz: 99,
+        call_graph: "dwarf".into(),
+        perf: Some("perf version 6.1.187".into()),
+        unavailable: None,
+    });
+    for m in data.measurements.iter_mut() {
+        let folded = match (m.target.as_str(), m.step.as_str()) {
+            ("pg16", "point-query") => {
+                "postgres;PostgresMain;exec_simple_query;pg_plan_query 30\n\
+                 postgres;PostgresMain;exec_simple_query;ReadBuffer 50\n\
+                 postgres;PostgresMain;[libc.so.6] 20\n"
+            }
+            ("pg17", "point-query") => {
+                "postgres;PostgresMain;exec_simple_query;pg_plan_query 50\n\
+                 postgres;PostgresMain;exec_simple_query;ReadBuffer 30\n\
+                 postgres;PostgresMain;[libc.so.6] 20\n"
+            }
+            ("pg17", "scan") if m.repeat == 3 => {
+                m.profile = Some(StepProfile {
+                    error: Some("perf record failed: no samples".into()),
+                    ..Default::default()
+                });
+                continue;
+            }
+            _ => continue,
+        };
+        let f = crate::profiler::Folded::parse(folded);
+        m.profile = Some(StepProfile {
+            samples: f.samples(),
+            unresolved: f.unresolved(),
+            unresolved_modules: f.unresolved_modules(),
+            folded: folded.into(),
+            error: None,
+        });
+    }
+    data
+}
+
+#[test]
+fn snapshot_profiles_text_markdown_json_csv() {
+    let model = build(&run_profiled(), None).unwrap();
+    let text = render(&model, Format::Text, false);
+    let section = &text[text.find("CPU profiles").unwrap()..text.find("Warnings").unwrap()];
+    insta::assert_snapshot!("profiles_text", section);
+    let md = render(&model, Format::Markdown, false);
+    let section = &md[md.find("## CPU profiles").unwrap()..md.find("## Warnings").unwrap()];
+    insta::assert_snapshot!("profiles_md", section);
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    let errors: Vec<String> = validator()
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    insta::assert_snapshot!(
+        "profiles_json",
+        serde_json::to_string_pretty(&json["profiles"]).unwrap()
+    );
+    let csv = render(&model, Format::Csv, false);
+    let cells: Vec<String> = csv
+        .lines()
+        .filter(|l| l.contains("point-query") || l.contains(",scan,"))
+        .map(|l| l.rsplitn(3, ',').take(2).collect::<Vec<_>>().join(" | "))
+        .collect();
+    insta::assert_snapshot!("profiles_csv", cells.join("\n"));
+}
+
+#[test]
+fn html_embeds_a_differential_flame_graph_without_script_or_page_wide_style() {
+    let model = build(&run_profiled(), None).unwrap();
+    let html = render(&model, Format::Html, false);
+    let start = html
+        .find("<figure class=\"flame\">")
+        .expect("a flame graph figure");
+    let figure = &html[start..start + html[start..].find("</figure>").unwrap()];
+    assert!(figure.contains("<svg role=\"img\""), "inline SVG");
+    assert!(figure.contains("pg_plan_query") && figure.contains("ReadBuffer"));
+    // pg17 spends more in the planner than pg16: red; less in ReadBuffer: blue.
+    for bad in ["<script", "onload", "<style", "<!--", "<?xml", "http://"] {
+        assert!(!figure.contains(bad), "{bad} in the inlined flame graph");
+    }
+    assert!(!html.contains("<script"), "the page stays script-free");
+}
+
+#[test]
+fn every_format_says_why_a_profiled_run_has_no_profiles() {
+    let mut data = run_three_repeats();
+    data.run.profiling = Some(crate::results::Profiling {
+        hz: 99,
+        call_graph: "dwarf".into(),
+        perf: None,
+        unavailable: Some("perf is not on PATH (install Debian's linux-perf)".into()),
+    });
+    let model = build(&data, None).unwrap();
+    for format in [
+        Format::Text,
+        Format::Markdown,
+        Format::Html,
+        Format::Json,
+        Format::Csv,
+    ] {
+        let out = render(&model, format, false);
+        assert!(
+            out.contains("perf is not on PATH"),
+            "{format:?} does not say why"
+        );
+    }
 }

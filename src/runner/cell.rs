@@ -5,7 +5,7 @@
 //! latency, per-op costs, CPUs, flags, the step-length rule). Must not: time database work
 //! (that is `step`), know a particular suite (they are [`SuitePlan`]s), or render reports.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -15,8 +15,11 @@ use super::step::{self, StepRun};
 use super::{DataDir, client_bound, timed_load};
 use crate::engine::{self, Server};
 use crate::plan::{Cell, RunPlan, TargetPlan};
+use crate::profiler::{self, Perf, ProfileSettings, Recorded};
 use crate::progress::{Progress, thousands};
-use crate::results::{LoadResult, Measurement, OpHistograms, OpMeasurement, SecondSample};
+use crate::results::{
+    LoadResult, Measurement, OpHistograms, OpMeasurement, SecondSample, StepProfile,
+};
 use crate::sampler::Probe;
 use crate::stats;
 use crate::store::Store;
@@ -43,6 +46,8 @@ pub(super) struct CellRun<'a> {
     pub record_server: bool,
     pub failures: &'a mut Vec<String>,
     pub log: &'a Path,
+    /// `perf` and the settings, in a profiled run where perf can record.
+    pub profile: Option<(&'a Perf, ProfileSettings)>,
 }
 
 impl CellRun<'_> {
@@ -236,12 +241,25 @@ impl CellRun<'_> {
             seed: workload::step_seed(step.index, self.cell.repeat),
             client_cpus: self.target.placement.client.clone(),
             ddl: &self.target.tables,
+            profile: self.profile_spec(step),
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, step.warmup + step.expected);
         let driver = server.driver();
         let result = step::run(&spec, &driver, probe, &bar, self.interrupt);
         let mut m = self.measurement(step);
+        let profile_data = spec.profile.as_ref().map(|p| p.data.clone());
+        let result = result.map(|mut run| {
+            if let (Some(recorded), Some((perf, _))) = (run.profile.take(), self.profile) {
+                self.progress
+                    .detail(&format!("{prefix}: folding its CPU profile"));
+                m.profile = Some(step_profile(perf, recorded));
+            }
+            run
+        });
+        if let Some(data) = profile_data {
+            let _ = std::fs::remove_file(data);
+        }
         let run = match result {
             Ok(run) => run,
             Err(e) => {
@@ -290,6 +308,21 @@ impl CellRun<'_> {
             run.rows_touched
         ));
         Ok(false)
+    }
+
+    /// Where a profiled step's recording goes (beside the data directory, removed once
+    /// folded); `None` for warm steps and unprofiled runs.
+    fn profile_spec(&self, step: &StepPlan) -> Option<step::ProfileSpec<'_>> {
+        let (perf, settings) = self.profile?;
+        (!step.warm).then(|| step::ProfileSpec {
+            perf,
+            settings,
+            data: PathBuf::from(format!(
+                "{}.{}.perf.data",
+                self.data_dir.display(),
+                step.label.replace('/', "_")
+            )),
+        })
     }
 
     /// A thread's fatal error fails the step; when the server died it fails the target too
@@ -361,6 +394,27 @@ impl CellRun<'_> {
             server_cpu_us_per_op: m.server_cpu_us_per_op,
             qps: m.qps,
         });
+    }
+}
+
+/// A step's folded profile, or why it has none.
+fn step_profile(perf: &Perf, recorded: Result<Recorded, String>) -> StepProfile {
+    match recorded.and_then(|r| profiler::fold(perf, &r)) {
+        Ok(f) if f.samples() > 0 => StepProfile {
+            samples: f.samples(),
+            unresolved: f.unresolved(),
+            unresolved_modules: f.unresolved_modules(),
+            folded: f.text(),
+            error: None,
+        },
+        Ok(_) => StepProfile {
+            error: Some("perf recorded no samples of the engine in the measured period".into()),
+            ..Default::default()
+        },
+        Err(e) => StepProfile {
+            error: Some(e),
+            ..Default::default()
+        },
     }
 }
 

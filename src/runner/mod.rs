@@ -22,8 +22,9 @@ use anyhow::{Context, Result};
 
 use crate::engine::{self, Dialect, Session, TableDdl};
 use crate::plan::RunPlan;
+use crate::profiler::{self, Perf, ProfileSettings};
 use crate::progress::Progress;
-use crate::results::{RunInfo, TargetInfo};
+use crate::results::{Profiling, RunInfo, TargetInfo};
 use crate::store::Store;
 use crate::workload::Suite;
 
@@ -92,7 +93,14 @@ pub fn execute(
 ) -> Result<Outcome> {
     let run_id = new_run_id();
     let (run_dir, created_workdir) = make_run_dir(plan, &run_id)?;
-    store.begin_run(&run_info(plan, &run_id), &target_infos(plan))?;
+    let checked = plan.profile.map(|s| (s, profiler::check(&s)));
+    let mut info = run_info(plan, &run_id);
+    info.profiling = checked.as_ref().map(|(s, c)| profiling_info(s, c));
+    if let Some((_, Err(why))) = &checked {
+        progress.line(&format!("no CPU profiles: {why}"));
+    }
+    let perf = checked.and_then(|(_, c)| c.ok());
+    store.begin_run(&info, &target_infos(plan))?;
     progress.line(&format!(
         "run {run_id}: {} — {} target(s), results in {}",
         plan.lab.name,
@@ -137,6 +145,7 @@ pub fn execute(
                 record_server: !recorded_server[cell.target],
                 failures: &mut outcome.failures,
                 log: &log_path_for(&data_dir),
+                profile: perf.as_ref().zip(plan.profile),
             };
             match ctx.run_and_record()? {
                 cell::CellEnd::Done => recorded_server[cell.target] = true,
@@ -207,6 +216,18 @@ fn run_info(plan: &RunPlan, run_id: &str) -> RunInfo {
         dbdelta_version: env!("CARGO_PKG_VERSION").to_string(),
         quick: plan.quick,
         min_effect: Some(plan.lab.min_effect),
+        profiling: None,
+    }
+}
+
+/// What the run records of its profiling: the settings and `perf`'s version, or why there
+/// are no profiles.
+fn profiling_info(settings: &ProfileSettings, perf: &Result<Perf, String>) -> Profiling {
+    Profiling {
+        hz: settings.hz,
+        call_graph: settings.call_graph.name().into(),
+        perf: perf.as_ref().ok().map(|p| p.version.clone()),
+        unavailable: perf.as_ref().err().cloned(),
     }
 }
 

@@ -11,6 +11,7 @@
 //! a suite: a step is a [`StepPlan`].
 //! Must not: allocate, lock or format per operation; write to the store (the caller does).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -20,6 +21,7 @@ use super::pacer::{self, Cell, Schedule};
 use super::recorder::{Merged, Recorder};
 use crate::cpus::{self, CpuSet};
 use crate::engine::{DbError, Driver, ErrorKind, Session, TableDdl};
+use crate::profiler::{self, Perf, ProfileSettings, Recorded, Recording};
 use crate::progress::StepProgress;
 use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler, Snapshot};
 use crate::stats;
@@ -39,6 +41,15 @@ pub struct StepSpec<'a> {
     pub client_cpus: Option<CpuSet>,
     /// The target's table DDL, for executors that create indexes.
     pub ddl: &'a TableDdl,
+    /// Record a CPU profile of the measured period (`None`: not profiled).
+    pub profile: Option<ProfileSpec<'a>>,
+}
+
+/// A profiled step: `perf`, its settings, and the file the recording goes to.
+pub struct ProfileSpec<'a> {
+    pub perf: &'a Perf,
+    pub settings: ProfileSettings,
+    pub data: PathBuf,
 }
 
 /// What one operation type of one role measured, merged over its threads.
@@ -81,6 +92,8 @@ pub struct StepRun {
     pub adaptive: Option<AdaptiveEnd>,
     /// Every role with a quota met it (the step ended on its quotas).
     pub quota_met: bool,
+    /// The measured period's CPU profile, when asked for: its recording or why there is none.
+    pub profile: Option<Result<Recorded, String>>,
 }
 
 /// How an adaptive step ended, by the coordinator's own per-second counts.
@@ -292,7 +305,7 @@ pub fn run(
         quota_missed: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
     };
-    let (ends, clock, coordinated, b, peaks) = thread::scope(|s| {
+    let (ends, clock, coordinated, b, peaks, profile) = thread::scope(|s| {
         let handles = spawn_threads(s, spec, &shared, interrupt, driver)?;
         shared.ready.wait();
         let t0 = Instant::now();
@@ -307,11 +320,19 @@ pub fn run(
             deadline: clock.deadline,
         });
         let sampler = Sampler::start(probe.clone());
+        // Every connection is open: perf attaches to the processes serving them now, so it
+        // samples from the measured period's first instant.
+        let recording = spec
+            .profile
+            .as_ref()
+            .map(|p| Recording::start(p.perf, &p.settings, &probe.attach(), &p.data));
         shared.go.wait();
         let mut coordinated = coordinate(spec, &clock, probe, progress, interrupt, &shared);
         shared.done.wait();
         let b = probe.snapshot();
         coordinated.cpus.add(&probe.cpus());
+        let window = (coordinated.measured_from, profiler::monotonic_now());
+        let profile = recording.map(|r| r.and_then(|r| r.stop(window)));
         shared.snapshotted.wait();
         let peaks = sampler.finish();
         let ends = handles
@@ -319,9 +340,11 @@ pub fn run(
             .map(|h| h.join())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
-        anyhow::Ok((ends, clock, coordinated, b, peaks))
+        anyhow::Ok((ends, clock, coordinated, b, peaks, profile))
     })?;
-    finish(spec, &shared, ends, &clock, coordinated, b, peaks)
+    let mut run = finish(spec, &shared, ends, &clock, coordinated, b, peaks)?;
+    run.profile = profile;
+    Ok(run)
 }
 
 /// Combine what the threads and the coordinator measured into the step's result.
@@ -339,6 +362,7 @@ fn finish(
         interrupted,
         mut cpus,
         adaptive,
+        ..
     } = coordinated;
     cpus.add(&peaks.cpus);
     let step = spec.step;
@@ -392,6 +416,7 @@ fn finish(
         cpus,
         adaptive,
         quota_met,
+        profile: None,
     })
 }
 
@@ -799,6 +824,8 @@ struct Coordinated {
     interrupted: bool,
     cpus: CpuUse,
     adaptive: Option<AdaptiveEnd>,
+    /// `CLOCK_MONOTONIC` seconds at the opening snapshot (the profile's window starts there).
+    measured_from: f64,
 }
 
 /// Counted ops per whole second of the measured period, read by the coordinator from the
@@ -888,6 +915,7 @@ fn coordinate(
     let mut counter: Option<SecondCounter> = None;
     let mut adaptive = None;
     let mut interrupted = false;
+    let mut measured_from = 0.0;
     loop {
         let now = Instant::now();
         if a.is_none() && now >= clock.measure_start {
@@ -898,6 +926,7 @@ fn coordinate(
                 .map(|rule| SecondCounter::new(rule, clock, units));
             a = Some(probe.snapshot());
             cpus.add(&probe.cpus());
+            measured_from = profiler::monotonic_now();
         }
         if let Some(c) = counter.as_mut()
             && now >= c.next
@@ -927,11 +956,15 @@ fn coordinate(
     if adaptive.is_none() {
         adaptive = counter.map(|c| c.end(false));
     }
+    if a.is_none() {
+        measured_from = profiler::monotonic_now();
+    }
     Coordinated {
         a: a.unwrap_or_else(|| probe.snapshot()),
         interrupted,
         cpus,
         adaptive,
+        measured_from,
     }
 }
 

@@ -39,12 +39,12 @@ pub fn scratch() -> tempfile::TempDir {
     dir
 }
 
-/// Schema violations of a JSON report (`schema/report-v2.schema.json`), one string each.
+/// Schema violations of a JSON report (`schema/report-v3.schema.json`), one string each.
 pub fn schema_errors(report: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/schema/report-v2.schema.json"
+            "/schema/report-v3.schema.json"
         ))
         .unwrap(),
     )
@@ -81,6 +81,32 @@ pub fn postgres_installed() -> bool {
         eprintln!("note: PostgreSQL is not installed; skipping (apt-get install postgresql-15)");
     }
     found
+}
+
+/// Whether `perf record` works here (Debian's `linux-perf`, root or a permissive
+/// `perf_event_paranoid`); under CI (`CI` set) it must.
+pub fn perf_records() -> bool {
+    let ok = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            "/dev/null",
+            "--",
+            "true",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must have a working perf (.ci/run installs linux-perf)"
+        );
+        eprintln!("note: perf cannot record here; skipping (apt-get install linux-perf)");
+    }
+    ok
 }
 
 /// Whether Debian's `sqlite3` shell is installed; under CI (`CI` set) it must be.
