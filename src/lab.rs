@@ -12,6 +12,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::cpus::{CpuSet, PlacementSpec, Shorthand};
+use crate::engine::connect::ConnectUrl;
 use crate::engine::{EngineKind, TableDdl};
 use crate::error::InputError;
 use crate::profiler::{CallGraph, ProfileSettings};
@@ -113,6 +114,8 @@ struct RawTarget {
     build: Option<Spanned<RawBuild>>,
     #[serde(default)]
     library: Option<Spanned<String>>,
+    #[serde(default)]
+    connect: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -340,6 +343,8 @@ pub struct LabTarget {
     pub build: Option<BuildRequest>,
     /// SQLite: a shared library opened at run time instead of the bundled SQLite.
     pub library: Option<PathBuf>,
+    /// An already running server to connect to: dbdelta starts and stops nothing.
+    pub connect: Option<ConnectUrl>,
 }
 
 /// How long a measured step runs.
@@ -751,6 +756,7 @@ fn target(
         )
     })?;
     let embedded = engine.embedded();
+    let connect = connect(src, &t, engine)?;
     let (mut settings, config_name) = config_settings(src, t.config.as_ref(), base_dir)?;
     settings.extend(t.settings.iter().cloned());
     let bin = bin_dir(src, t.bin.as_ref(), embedded, base_dir)?;
@@ -793,6 +799,7 @@ fn target(
         placement: (!own.is_empty()).then_some(own),
         build,
         library,
+        connect,
         name,
         engine,
         settings,
@@ -805,6 +812,60 @@ fn target(
         port,
         tables,
     })
+}
+
+/// `connect = "postgres://…"`: a running server of the target's engine. It takes none of the
+/// keys that start, configure or place a server dbdelta would start.
+fn connect(
+    src: &Source<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+) -> Result<Option<ConnectUrl>, InputError> {
+    let Some(c) = &t.connect else {
+        return Ok(None);
+    };
+    let url = ConnectUrl::parse(c.get_ref()).map_err(|e| src.error_at(c.span(), e))?;
+    if url.engine == EngineKind::Mysql && engine == EngineKind::Mysql {
+        return Err(src.error_at(
+            c.span(),
+            "connect supports postgres:// servers in this version; a MySQL or MariaDB target \
+             needs a server dbdelta starts (bin or version)",
+        ));
+    }
+    if url.engine != engine || engine.embedded() {
+        return Err(src.error_at(
+            c.span(),
+            format!(
+                "connect: a {} URL on an engine = \"{}\" target; use postgres:// for postgres, \
+                 mysql:// for mysql and mariadb (SQLite has no server to connect to)",
+                c.get_ref().split("://").next().unwrap_or(""),
+                t.engine.get_ref()
+            ),
+        ));
+    }
+    let starts: [(&str, bool); 11] = [
+        ("config", t.config.is_some()),
+        ("settings", !t.settings.is_empty()),
+        ("bin", t.bin.is_some()),
+        ("env", t.env.is_some()),
+        ("args", !t.args.is_empty()),
+        ("version", t.version.is_some()),
+        ("malloc", t.malloc.is_some()),
+        ("port", t.port.is_some()),
+        ("build", t.build.is_some()),
+        ("server_cpus", t.server_cpus.is_some()),
+        ("placement", t.placement.is_some()),
+    ];
+    if let Some((key, _)) = starts.iter().find(|(_, set)| *set) {
+        return Err(src.error_at(
+            c.span(),
+            format!(
+                "connect names a server that is already running, so {key} (which starts, \
+                 configures or places a server dbdelta runs) cannot apply; remove {key} or connect"
+            ),
+        ));
+    }
+    Ok(Some(url))
 }
 
 /// The lines of a target's `config` file (relative paths start at the lab's folder) and the
@@ -1668,6 +1729,40 @@ requesters = [1, 4]
         let e = target("engine = \"mysql\"\ntable_options = \"x; DROP TABLE y\"").unwrap_err();
         assert!(e.contains("without ';'"), "{e}");
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn connect_targets_take_a_postgres_url_and_nothing_that_starts_a_server() {
+        let pg = |extra: &str| {
+            OK.replace(
+                "engine = \"sqlite\"\nsettings = [\"synchronous = NORMAL\"]",
+                &format!(
+                    "engine = \"postgres\"\nconnect = \"postgres://u@127.0.0.1:6000/db\"{extra}"
+                ),
+            )
+        };
+        let lab = parse(&pg(""), "lab.toml", Path::new(".")).unwrap();
+        let url = lab.targets[0].connect.as_ref().unwrap();
+        assert_eq!((url.user.as_str(), url.port), ("u", 6000));
+        assert_eq!(
+            err(&pg("\nbin = \"/usr/lib/postgresql/15/bin\"")),
+            "lab.toml:8: [[target]] connect: connect names a server that is already running, so bin (which starts, configures or places a server dbdelta runs) cannot apply; remove bin or connect"
+        );
+        let e = err(&pg("").replace("postgres://u@127.0.0.1:6000/db", "mysql://root@h/db"));
+        assert!(
+            e.contains("a mysql URL on an engine = \"postgres\" target"),
+            "{e}"
+        );
+        let e = err(&pg("").replace("postgres://u@127.0.0.1:6000/db", "postgres://h:x/db"));
+        assert!(
+            e.starts_with("lab.toml:8: [[target]] connect: connect = \"postgres://h:x/db\": port"),
+            "{e}"
+        );
+        let my = OK.replace(
+            "engine = \"sqlite\"\nsettings = [\"synchronous = NORMAL\"]",
+            "engine = \"mysql\"\nconnect = \"mysql://root@127.0.0.1/db\"",
+        );
+        assert!(err(&my).contains("connect supports postgres:// servers in this version"));
     }
 
     #[test]

@@ -91,6 +91,8 @@ pub struct TargetPlan {
     /// Why the target cannot run (its build failed): its cells are recorded as failed, the
     /// other targets run.
     pub broken: Option<BrokenTarget>,
+    /// An already running server (`connect`): nothing to start, pin or stop.
+    pub connect: Option<crate::engine::connect::ConnectUrl>,
 }
 
 /// A target that failed before its first cell.
@@ -116,6 +118,7 @@ impl TargetPlan {
             server_cpus: self.placement.server.clone(),
             tables: self.tables.clone(),
             library: self.library.clone(),
+            connect: self.connect.clone(),
         }
     }
 }
@@ -558,7 +561,12 @@ fn suites(
 /// A lab target with its CPU placement resolved on `machine` (its own keys, else the lab's).
 fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan, InputError> {
     let spec = t.placement.as_ref().unwrap_or(&lab.placement);
-    let placement = cpus::resolve(spec, machine, t.engine.embedded()).map_err(InputError::new)?;
+    let mut placement =
+        cpus::resolve(spec, machine, t.engine.embedded()).map_err(InputError::new)?;
+    if t.connect.is_some() {
+        // A running server is not ours to pin; the client threads still are.
+        placement.server = None;
+    }
     Ok(TargetPlan {
         name: t.name.clone(),
         engine: t.engine,
@@ -576,6 +584,7 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
         library: t.library.clone(),
         built: None,
         broken: None,
+        connect: t.connect.clone(),
     })
 }
 

@@ -128,6 +128,13 @@ pub struct TargetInfo {
     /// How dbdelta compiled the target's binaries, when it did (`build = {…}` in the lab).
     #[serde(default)]
     pub build: Option<BuildInfo>,
+    /// A running server dbdelta connected to (`connect`), its URL without the password.
+    #[serde(default)]
+    pub connect: Option<String>,
+    /// Why the server's processes were not measured (a `connect` server not found on this
+    /// host); `None` when they were.
+    #[serde(default)]
+    pub unobserved: Option<String>,
 }
 
 /// The load phase of one target × clients × repeat.
@@ -300,6 +307,9 @@ pub struct Profiling {
     pub call_graph: String,
     /// `perf version ...` when it could record.
     pub perf: Option<String>,
+    /// Recorded every CPU and kept the engine's samples (else attached to its tasks).
+    #[serde(default)]
+    pub system_wide: bool,
     /// Why there are no profiles (no `perf` on PATH, no permission); `None` when it could
     /// record.
     pub unavailable: Option<String>,

@@ -48,6 +48,9 @@ pub struct Snapshot {
     pub host_ctxt: u64,
     /// Device counters of the data directory's disk, when it shows in `/proc/diskstats`.
     pub disk: Option<DiskCounters>,
+    /// The engine's processes were read (false for a server whose processes are not on this
+    /// host: its per-process values are not measured).
+    pub proc_observed: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -100,7 +103,9 @@ impl Probe {
         let mut s = Snapshot::default();
         let ru = rusage(libc::RUSAGE_SELF);
         s.client_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
+        s.proc_observed = !matches!(self.observed, Observed::Unobserved(_));
         match self.observed {
+            Observed::Unobserved(_) => {}
             Observed::SelfProcess => {
                 s.proc_cpu_us = s.client_cpu_us;
                 let mut me = ProcCounters {
@@ -176,6 +181,7 @@ impl Probe {
         let procs = match self.observed {
             Observed::SelfProcess => vec![Process::myself().ok()?],
             Observed::Tree(root) => tree(root),
+            Observed::Unobserved(_) => return None,
         };
         let page = procfs::page_size();
         let mut m = Memory::default();
@@ -245,6 +251,7 @@ impl Probe {
     pub fn attach(&self) -> crate::profiler::Attach {
         use crate::profiler::Attach;
         match self.observed {
+            Observed::Unobserved(_) => Attach::Processes(Vec::new()),
             Observed::Tree(root) => {
                 Attach::Processes(tree(root).iter().map(|p| p.pid as u32).collect())
             }
@@ -381,10 +388,12 @@ impl Costs {
             rd += pb.read_bytes.saturating_sub(pa.read_bytes);
             wr += pb.write_bytes.saturating_sub(pa.write_bytes);
         }
+        let seen = a.proc_observed && b.proc_observed;
+        let proc = |v: f64| seen.then_some(v);
         PerOp {
-            proc_cpu_us: Some((b.proc_cpu_us - a.proc_cpu_us).max(0.0) / n),
+            proc_cpu_us: proc((b.proc_cpu_us - a.proc_cpu_us).max(0.0) / n),
             client_cpu_us: Some((b.client_cpu_us - a.client_cpu_us).max(0.0) / n),
-            proc_cs: Some(cs as f64 / n),
+            proc_cs: proc(cs as f64 / n),
             host_cpu_us: Some((b.host_busy_us - a.host_busy_us).max(0.0) / n),
             host_cs: d(a.host_ctxt, b.host_ctxt),
             reads: disk.and_then(|(x, y)| d(x.reads, y.reads)),
@@ -395,8 +404,8 @@ impl Costs {
             write_kb: disk
                 .and_then(|(x, y)| d(x.sectors_written, y.sectors_written))
                 .map(|v| v / 2.0),
-            proc_read_kb: Some(rd as f64 / n / 1024.0),
-            proc_write_kb: Some(wr as f64 / n / 1024.0),
+            proc_read_kb: proc(rd as f64 / n / 1024.0),
+            proc_write_kb: proc(wr as f64 / n / 1024.0),
         }
     }
 }

@@ -191,6 +191,12 @@ CREATE TABLE profiles (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat)
 );
 "#,
+    // Running servers: a target's connect URL (no password) and why its processes were not
+    // measured.
+    r#"
+ALTER TABLE targets ADD COLUMN connect TEXT;
+ALTER TABLE targets ADD COLUMN unobserved TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
@@ -298,8 +304,9 @@ impl Store {
             tx.execute(
                 "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
                     config_text, env_json, settings_json, failed, error, log_path, placement,
-                    server_cpus, client_cpus, build_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                    server_cpus, client_cpus, build_json, connect)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17)",
                 params![
                     run.id,
                     i as i64,
@@ -316,11 +323,21 @@ impl Store {
                     t.placement,
                     t.server_cpus,
                     t.client_cpus,
-                    t.build.as_ref().map(serde_json::to_string).transpose()?
+                    t.build.as_ref().map(serde_json::to_string).transpose()?,
+                    t.connect,
                 ],
             )?;
         }
         tx.commit()?;
+        Ok(())
+    }
+
+    /// Record why a target's server processes are not measured.
+    pub fn set_target_unobserved(&mut self, run_id: &str, target: &str, why: &str) -> Result<()> {
+        self.conn.execute(
+            "UPDATE targets SET unobserved = ?3 WHERE run_id = ?1 AND name = ?2",
+            params![run_id, target, why],
+        )?;
         Ok(())
     }
 
@@ -601,7 +618,8 @@ impl Store {
     fn targets_of(&self, run_id: &str) -> Result<Vec<TargetInfo>> {
         let mut stmt = self.conn.prepare(
             "SELECT name, engine, server_version, config_name, config_text, env_json, settings_json,
-                failed, error, log_path, placement, server_cpus, client_cpus, build_json FROM targets
+                failed, error, log_path, placement, server_cpus, client_cpus, build_json, connect,
+                unobserved FROM targets
              WHERE run_id = ?1 ORDER BY position",
         )?;
         let out = stmt
@@ -625,6 +643,8 @@ impl Store {
                     build: r
                         .get::<_, Option<String>>(13)?
                         .and_then(|b| serde_json::from_str(&b).ok()),
+                    connect: r.get(14)?,
+                    unobserved: r.get(15)?,
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;

@@ -10,11 +10,13 @@
 //! statements to the engine as cheaply as possible and to classify errors
 //! (retryable, reconnect, fatal).
 
+pub mod connect;
 pub mod mysql;
 pub mod mysql_flavor;
 pub mod mywire;
 pub mod pgwire;
 pub mod postgres;
+pub mod postgres_existing;
 pub mod process;
 pub mod sqlite;
 pub mod sqlite_api;
@@ -193,6 +195,9 @@ pub enum Observed {
     SelfProcess,
     /// A server: this PID and every process descending from it.
     Tree(u32),
+    /// A running server (`connect`) whose processes are not to be found on this host: why.
+    /// Its CPU, context switches, process IO and memory are not measured.
+    Unobserved(String),
 }
 
 /// A started DBMS instance for one target.
@@ -226,6 +231,12 @@ pub trait Server {
     fn check_alive(&self) -> anyhow::Result<()> {
         Ok(())
     }
+    /// Drop the suite's `tables` if they exist: a running server (`connect`) keeps no
+    /// tables of dbdelta's between cells. Servers dbdelta starts need nothing (their data
+    /// directory goes).
+    fn release(&self, _tables: &[String]) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }
@@ -257,11 +268,22 @@ pub struct TargetSpec {
     pub tables: TableDdl,
     /// SQLite: the shared library to open instead of the bundled one.
     pub library: Option<PathBuf>,
+    /// An already running server to connect to instead of starting one.
+    pub connect: Option<connect::ConnectUrl>,
 }
 
 /// Create, initialise and start the server of `target` in the fresh directory `data_dir`;
 /// a server engine writes its log to `log`.
 pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
+    if let Some(url) = &target.connect {
+        return match target.engine {
+            EngineKind::Postgres => postgres_existing::PgExisting::attach(target, url),
+            // The lab refuses these; see `lab::connect`.
+            EngineKind::Mysql | EngineKind::Sqlite => {
+                anyhow::bail!("connect supports PostgreSQL servers only")
+            }
+        };
+    }
     match target.engine {
         EngineKind::Sqlite => Ok(Box::new(sqlite::SqliteServer::start(target, data_dir)?)),
         EngineKind::Postgres => postgres::PgServer::start(target, data_dir, log),

@@ -16,10 +16,11 @@
 //! INFILE` fed from memory, and server errors with their codes. Must not: time anything, or
 //! allocate per execution beyond growing its two reusable buffers.
 
+use super::connect::{Address, ConnectUrl};
+use super::wire::Stream;
 use std::fmt;
 use std::io::Write;
 use std::ops::Range;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 use mysql_common::constants::{
@@ -145,7 +146,7 @@ pub type TextRows = Vec<Vec<Option<String>>>;
 
 /// One connection.
 pub struct MyConn {
-    sock: UnixStream,
+    sock: Stream,
     /// Outgoing packets; reused.
     out: Vec<u8>,
     /// Incoming bytes.
@@ -161,7 +162,20 @@ pub struct MyConn {
 impl MyConn {
     /// Connect over the unix socket `socket` as `user` (no password) to `db` (or none).
     pub fn connect(socket: &Path, user: &str, db: Option<&str>) -> Result<MyConn, MyError> {
-        let sock = UnixStream::connect(socket)?;
+        Self::login(Stream::unix(socket)?, user, db)
+    }
+
+    /// Connect to a `connect` target (a socket file or a TCP host) as its user, without a
+    /// password.
+    pub fn connect_url(url: &ConnectUrl) -> Result<MyConn, MyError> {
+        let sock = match &url.address {
+            Address::Unix(path) => Stream::unix(path)?,
+            Address::Tcp(host) => Stream::tcp(host, url.port)?,
+        };
+        Self::login(sock, &url.user, Some(&url.database))
+    }
+
+    fn login(sock: Stream, user: &str, db: Option<&str>) -> Result<MyConn, MyError> {
         let mut c = MyConn {
             sock,
             out: Vec::with_capacity(8192),

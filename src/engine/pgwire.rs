@@ -12,8 +12,14 @@
 //! turning `ErrorResponse` into a classified [`DbError`]. Must not: time anything, or allocate
 //! per execution beyond growing its two reusable buffers.
 
+use postgres_protocol::authentication::{
+    self,
+    sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256},
+};
 use std::io::Write;
-use std::os::unix::net::UnixStream;
+
+use super::connect::{Address, ConnectUrl};
+use super::wire::Stream;
 use std::path::Path;
 
 use bytes::{BufMut, BytesMut};
@@ -94,7 +100,7 @@ fn tag_rows(body: &[u8]) -> u64 {
 
 /// One connection.
 pub struct PgConn {
-    sock: UnixStream,
+    sock: Stream,
     out: BytesMut,
     rx: RecvBuf,
     itoa: itoa::Buffer,
@@ -109,7 +115,26 @@ impl PgConn {
         dbname: &str,
     ) -> Result<PgConn, DbError> {
         let path = socket_dir.join(format!(".s.PGSQL.{port}"));
-        let sock = UnixStream::connect(&path).map_err(io_err)?;
+        Self::login(Stream::unix(&path).map_err(io_err)?, user, dbname, None)
+    }
+
+    /// Connect to a `connect` target: a socket directory or a TCP host, logging in with
+    /// trust, a clear-text or MD5 password, or SCRAM-SHA-256.
+    pub fn connect_url(url: &ConnectUrl) -> Result<PgConn, DbError> {
+        let sock = match &url.address {
+            Address::Unix(dir) => Stream::unix(&dir.join(format!(".s.PGSQL.{}", url.port))),
+            Address::Tcp(host) => Stream::tcp(host, url.port),
+        }
+        .map_err(io_err)?;
+        Self::login(sock, &url.user, &url.database, url.password.as_deref())
+    }
+
+    fn login(
+        sock: Stream,
+        user: &str,
+        dbname: &str,
+        password: Option<&str>,
+    ) -> Result<PgConn, DbError> {
         let mut c = PgConn {
             sock,
             out: BytesMut::with_capacity(8192),
@@ -126,24 +151,87 @@ impl PgConn {
         )
         .map_err(io_err)?;
         c.flush()?;
+        let mut scram = None;
         loop {
             let (tag, body) = c.next()?;
             match tag {
                 b'R' => {
-                    let kind = c.rx.buf[body]
-                        .get(..4)
-                        .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-                    if kind != Some(0) {
-                        return Err(DbError::fatal(
-                            "the server asks for a password; dbdelta's client speaks trust authentication only (its own servers use it)",
-                        ));
-                    }
+                    let msg = c.rx.buf[body].to_vec();
+                    c.authenticate(&msg, user, password, &mut scram)?;
                 }
                 b'E' => return Err(parse_error(&c.rx.buf[body]).into()),
                 b'Z' => return Ok(c),
                 _ => {} // ParameterStatus, BackendKeyData, notices
             }
         }
+    }
+
+    /// Answer one `Authentication*` message (`msg`: its body).
+    fn authenticate(
+        &mut self,
+        msg: &[u8],
+        user: &str,
+        password: Option<&str>,
+        scram: &mut Option<ScramSha256>,
+    ) -> Result<(), DbError> {
+        let kind = msg
+            .get(..4)
+            .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let rest = msg.get(4..).unwrap_or_default();
+        let need = || {
+            DbError::fatal(
+                "the server asks for a password: put it in the connect URL \
+                 (postgres://user:password@host/db) or use trust authentication",
+            )
+        };
+        match kind {
+            Some(0) => return Ok(()),
+            Some(12) => {
+                // SASLFinal: the server's proof that it knows the password too.
+                let s = scram
+                    .as_mut()
+                    .ok_or_else(|| DbError::fatal("SASLFinal without SASL"))?;
+                return s.finish(rest).map_err(io_err);
+            }
+            Some(3) => {
+                frontend::password_message(password.ok_or_else(need)?.as_bytes(), &mut self.out)
+                    .map_err(io_err)?
+            }
+            Some(5) => {
+                let salt: [u8; 4] = rest
+                    .get(..4)
+                    .and_then(|s| s.try_into().ok())
+                    .ok_or_else(|| DbError::fatal("a short MD5 salt"))?;
+                let hash = authentication::md5_hash(
+                    user.as_bytes(),
+                    password.ok_or_else(need)?.as_bytes(),
+                    salt,
+                );
+                frontend::password_message(hash.as_bytes(), &mut self.out).map_err(io_err)?;
+            }
+            Some(10) => {
+                let s = ScramSha256::new(
+                    password.ok_or_else(need)?.as_bytes(),
+                    ChannelBinding::unsupported(),
+                );
+                frontend::sasl_initial_response(SCRAM_SHA_256, s.message(), &mut self.out)
+                    .map_err(io_err)?;
+                *scram = Some(s);
+            }
+            Some(11) => {
+                let s = scram
+                    .as_mut()
+                    .ok_or_else(|| DbError::fatal("SASLContinue without SASL"))?;
+                s.update(rest).map_err(io_err)?;
+                frontend::sasl_response(s.message(), &mut self.out).map_err(io_err)?;
+            }
+            other => {
+                return Err(DbError::fatal(format!(
+                    "the server asks for authentication method {other:?}, which dbdelta's client does not speak (trust, password, md5 and SCRAM-SHA-256 it does)"
+                )));
+            }
+        }
+        self.flush()
     }
 
     fn flush(&mut self) -> Result<(), DbError> {

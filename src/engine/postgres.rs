@@ -174,7 +174,7 @@ fn inline_params(sql: &str, params: &[Param<'_>], out: &mut String) {
 
 /// Where and as whom clients connect.
 #[derive(Debug, Clone)]
-struct Endpoint {
+pub(super) struct Endpoint {
     socket_dir: PathBuf,
     port: u16,
 }
@@ -185,10 +185,31 @@ impl Endpoint {
     }
 }
 
+/// Where clients connect: a server of dbdelta's own, or a `connect` URL.
+pub(super) enum Connect {
+    Own(Endpoint),
+    Url(super::connect::ConnectUrl),
+}
+
+impl Connect {
+    fn connect(&self) -> Result<PgConn, DbError> {
+        match self {
+            Connect::Own(e) => e.connect(),
+            Connect::Url(u) => PgConn::connect_url(u),
+        }
+    }
+}
+
 /// Connects clients to one server.
 pub struct PgDriver {
-    endpoint: Endpoint,
+    endpoint: Connect,
     prepared: bool,
+}
+
+impl PgDriver {
+    pub(super) fn new(endpoint: Connect, prepared: bool) -> PgDriver {
+        PgDriver { endpoint, prepared }
+    }
 }
 
 impl Driver for PgDriver {
@@ -393,10 +414,7 @@ impl PgServer {
             data_dir: data_dir.to_path_buf(),
             log: log.to_path_buf(),
             process: Mutex::new(server),
-            driver: Arc::new(PgDriver {
-                endpoint,
-                prepared: target.prepared,
-            }),
+            driver: Arc::new(PgDriver::new(Connect::Own(endpoint), target.prepared)),
             admin: Mutex::new(admin),
             version,
             settings,
@@ -449,7 +467,7 @@ fn write_config(
 }
 
 /// The server's version string and its settings (less the ones naming this cell's files).
-fn read_back(admin: &mut PgConn) -> Result<(String, BTreeMap<String, String>)> {
+pub(super) fn read_back(admin: &mut PgConn) -> Result<(String, BTreeMap<String, String>)> {
     let first = |rows: Vec<Vec<Option<String>>>| {
         rows.into_iter()
             .next()
@@ -467,6 +485,37 @@ fn read_back(admin: &mut PgConn) -> Result<(String, BTreeMap<String, String>)> {
         }
     }
     Ok((version, settings))
+}
+
+/// `pg_database_size` of the connection's database.
+pub(super) fn db_size(admin: &mut PgConn) -> Option<u64> {
+    let rows = admin
+        .rows("SELECT pg_database_size(current_database())")
+        .ok()?;
+    rows.first()?.first()?.as_deref()?.parse().ok()
+}
+
+/// `VACUUM (ANALYZE)` each table, `CHECKPOINT` (an error only when `checkpoint_required`: a
+/// `connect` user may lack the right), then wait out the budget so background writers settle,
+/// as the reference does.
+pub(super) fn postwrite(
+    admin: &mut PgConn,
+    tables: &[String],
+    budget: Duration,
+    checkpoint_required: bool,
+) -> Result<()> {
+    let deadline = Instant::now() + budget;
+    for t in tables {
+        admin
+            .simple(&format!("VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"))
+            .with_context(|| format!("VACUUM (ANALYZE) {t}"))?;
+    }
+    let checkpoint = admin.simple("CHECKPOINT");
+    if checkpoint_required {
+        checkpoint.context("CHECKPOINT")?;
+    }
+    std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    Ok(())
 }
 
 impl Server for PgServer {
@@ -491,25 +540,16 @@ impl Server for PgServer {
     }
 
     fn db_size(&self) -> Option<u64> {
-        let mut admin = self.admin.lock().ok()?;
-        let rows = admin
-            .rows("SELECT pg_database_size(current_database())")
-            .ok()?;
-        rows.first()?.first()?.as_deref()?.parse().ok()
+        db_size(&mut *self.admin.lock().ok()?)
     }
 
     fn postwrite(&self, tables: &[String], budget: Duration) -> Result<()> {
-        let deadline = Instant::now() + budget;
-        let mut admin = self.admin.lock().expect("admin lock");
-        for t in tables {
-            admin
-                .simple(&format!("VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"))
-                .with_context(|| format!("VACUUM (ANALYZE) {t}"))?;
-        }
-        admin.simple("CHECKPOINT").context("CHECKPOINT")?;
-        // Let background writers settle, as the reference does, until the deadline.
-        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
-        Ok(())
+        postwrite(
+            &mut self.admin.lock().expect("admin lock"),
+            tables,
+            budget,
+            true,
+        )
     }
 
     fn log_path(&self) -> Option<PathBuf> {

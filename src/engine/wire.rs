@@ -147,7 +147,7 @@ impl RecvBuf {
 
     /// Read more bytes from `sock` (at least one), making room for a message of `need` bytes
     /// in all. The end of the stream is an `UnexpectedEof` error.
-    pub fn fill(&mut self, sock: &mut UnixStream, need: usize) -> std::io::Result<()> {
+    pub fn fill(&mut self, sock: &mut Stream, need: usize) -> std::io::Result<()> {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -182,8 +182,59 @@ impl RecvBuf {
     }
 }
 
+/// A client connection's socket: a unix socket (dbdelta's own servers, and `connect` URLs
+/// that name one) or TCP (a `connect` target elsewhere; Nagle off, one write per request).
+#[derive(Debug)]
+pub enum Stream {
+    Unix(UnixStream),
+    Tcp(std::net::TcpStream),
+}
+
+impl Stream {
+    pub fn unix(path: &std::path::Path) -> std::io::Result<Stream> {
+        UnixStream::connect(path).map(Stream::Unix)
+    }
+
+    pub fn tcp(host: &str, port: u16) -> std::io::Result<Stream> {
+        let s = std::net::TcpStream::connect((host, port))?;
+        s.set_nodelay(true)?;
+        Ok(Stream::Tcp(s))
+    }
+}
+
+impl std::io::Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.read(buf),
+            Stream::Tcp(s) => s.read(buf),
+        }
+    }
+}
+
+impl std::io::Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Unix(s) => s.write(buf),
+            Stream::Tcp(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tcp(s) => s.as_raw_fd(),
+        }
+    }
+}
+
 /// Sleep until `sock` has bytes to read (or an error or hang-up to report).
-fn wait_readable(sock: &UnixStream) -> std::io::Result<()> {
+fn wait_readable(sock: &Stream) -> std::io::Result<()> {
     let mut fd = libc::pollfd {
         fd: sock.as_raw_fd(),
         events: libc::POLLIN,
@@ -209,7 +260,8 @@ mod tests {
 
     #[test]
     fn fills_compacts_and_grows_for_a_large_message() {
-        let (mut a, mut b) = UnixStream::pair().unwrap();
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let mut a = Stream::Unix(a);
         let mut rx = RecvBuf::new(8);
         b.write_all(b"abcdef").unwrap();
         rx.sent();
@@ -256,7 +308,8 @@ mod tests {
     #[test]
     fn the_wait_modes_all_read_the_reply() {
         for wait in [Wait::Read, Wait::Poll, Wait::Adaptive] {
-            let (mut a, mut b) = UnixStream::pair().unwrap();
+            let (a, mut b) = UnixStream::pair().unwrap();
+            let mut a = Stream::Unix(a);
             let mut rx = RecvBuf::new(64);
             rx.set_wait(wait);
             for i in 0..3u8 {
@@ -270,7 +323,8 @@ mod tests {
 
     #[test]
     fn end_of_stream_is_an_error() {
-        let (mut a, b) = UnixStream::pair().unwrap();
+        let (a, b) = UnixStream::pair().unwrap();
+        let mut a = Stream::Unix(a);
         drop(b);
         let mut rx = RecvBuf::new(8);
         rx.sent();

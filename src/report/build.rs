@@ -806,6 +806,15 @@ fn where_taken(model: &ReportModel, target: &str, step: &str, clients: u32, repe
 /// measurements of targets the run does not list.
 fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     let mut out = Vec::new();
+    for t in &model.targets {
+        if let Some(why) = &t.unobserved {
+            out.push(format!(
+                "{}: server CPU, context switches, process IO and memory are n/a: its processes \
+                 were not found on this host: {why}",
+                t.name
+            ));
+        }
+    }
     if !data.run.complete {
         let finished: BTreeSet<&str> = data
             .measurements
@@ -1169,6 +1178,8 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
         server_cpus: t.server_cpus.clone(),
         client_cpus: t.client_cpus.clone(),
         build: t.build.clone(),
+        connect: t.connect.clone(),
+        unobserved: t.unobserved.clone(),
     }
 }
 

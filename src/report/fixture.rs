@@ -61,6 +61,8 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         server_cpus: None,
         client_cpus: None,
         build: None,
+        connect: None,
+        unobserved: None,
     }
 }
 
@@ -232,6 +234,8 @@ fn two_clients_targets() -> Vec<TargetInfo> {
             server_cpus: None,
             client_cpus: Some("0".into()),
             build: None,
+            connect: None,
+            unobserved: None,
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];

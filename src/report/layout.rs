@@ -375,7 +375,10 @@ fn targets_table(m: &ReportModel) -> Grid {
             Cell::plain(&t.name),
             Cell::plain(&t.engine),
             Cell::plain(version),
-            Cell::plain(t.config_name.as_deref().unwrap_or("-")),
+            Cell::plain(match &t.connect {
+                Some(url) => format!("connect {url}"),
+                None => t.config_name.clone().unwrap_or_else(|| "-".into()),
+            }),
             Cell::plain(status),
         ]);
     }

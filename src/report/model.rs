@@ -469,6 +469,11 @@ pub struct TargetSummary {
     pub server_cpus: Option<String>,
     /// CPUs every client thread was pinned to; `None`: not pinned.
     pub client_cpus: Option<String>,
+    /// A running server dbdelta connected to (`connect`): its URL without the password.
+    pub connect: Option<String>,
+    /// Why its server CPU, context switches, process IO and memory are n/a (its processes are
+    /// not on this host).
+    pub unobserved: Option<String>,
     /// How dbdelta compiled the target, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::results::BuildInfo>,

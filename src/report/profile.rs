@@ -66,8 +66,13 @@ pub fn report(data: &RunData, targets: &[TargetSummary]) -> Option<ProfileReport
 
 fn method(p: &Profiling) -> String {
     let perf = p.perf.as_deref().unwrap_or("perf");
+    let scope = if p.system_wide {
+        "-a (every CPU; the engine's samples kept)"
+    } else {
+        "-p/-t (attached to the engine's processes or threads)"
+    };
     format!(
-        "perf record -e cpu-clock -F {} --call-graph {} ({perf})",
+        "perf record {scope} -e cpu-clock -F {} --call-graph {} ({perf})",
         p.hz, p.call_graph
     )
 }
@@ -445,8 +450,9 @@ fn profile_notes(s: &StepProfiles) -> Vec<String> {
     for t in &s.targets {
         if t.unresolved_share >= UNRESOLVED_NOTE {
             out.push(format!(
-                "{}: {:.0}% of the samples have no symbol, only a module ({}): a stripped build; \
-                 Debian's -dbgsym package or a build from `dbdelta build` gives symbols",
+                "{}: {:.0}% of the samples have no symbol, only their module and address, as \
+                 [module <address>] ({}): a stripped build; Debian's -dbgsym package or a build \
+                 from `dbdelta build` gives symbols",
                 t.target,
                 t.unresolved_share * 100.0,
                 t.unresolved_modules.join(", ")

@@ -1021,6 +1021,7 @@ fn run_profiled() -> crate::results::RunData {
         hz: 99,
         call_graph: "dwarf".into(),
         perf: Some("perf version 6.1.187".into()),
+        system_wide: true,
         unavailable: None,
     });
     for m in data.measurements.iter_mut() {
@@ -1108,6 +1109,7 @@ fn every_format_says_why_a_profiled_run_has_no_profiles() {
         hz: 99,
         call_graph: "dwarf".into(),
         perf: None,
+        system_wide: false,
         unavailable: Some("perf is not on PATH (install Debian's linux-perf)".into()),
     });
     let model = build(&data, None).unwrap();

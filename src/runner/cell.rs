@@ -117,6 +117,14 @@ impl CellRun<'_> {
                 self.store
                     .set_target_config(self.run_id, &self.target.name, &config)?;
             }
+            if let engine::Observed::Unobserved(why) = server.observed() {
+                self.progress.line(&format!(
+                    "target {}: server CPU, context switches, process IO and memory are not measured: {why}",
+                    self.target.name
+                ));
+                self.store
+                    .set_target_unobserved(self.run_id, &self.target.name, &why)?;
+            }
         }
         self.progress.detail(&format!(
             "{}: {} started in {}",
@@ -131,6 +139,10 @@ impl CellRun<'_> {
 
     fn load_and_steps(&mut self, server: &dyn Server) -> Result<CellEnd> {
         let tables = self.suite.suite.tables(self.cell.clients);
+        // A running server (`connect`) may hold the tables of an earlier cell or run.
+        server
+            .release(&tables)
+            .context("dropping the suite's tables before the load")?;
         self.load(server)?;
         if self.suite.postwrite_after_load {
             server
@@ -152,6 +164,9 @@ impl CellRun<'_> {
                     .with_context(|| format!("postwrite cleanup after {}", step.label))?;
             }
         }
+        server
+            .release(&tables)
+            .context("dropping the suite's tables after the steps")?;
         Ok(CellEnd::Done)
     }
 

@@ -227,6 +227,7 @@ fn profiling_info(settings: &ProfileSettings, perf: &Result<Perf, String>) -> Pr
         hz: settings.hz,
         call_graph: settings.call_graph.name().into(),
         perf: perf.as_ref().ok().map(|p| p.version.clone()),
+        system_wide: perf.as_ref().is_ok_and(|p| p.system_wide),
         unavailable: perf.as_ref().err().cloned(),
     }
 }
@@ -245,6 +246,7 @@ fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
             server_cpus: t.placement.server.as_ref().map(|c| c.to_string()),
             client_cpus: t.placement.client.as_ref().map(|c| c.to_string()),
             build: t.built.clone(),
+            connect: t.connect.as_ref().map(|c| c.shown()),
             ..Default::default()
         })
         .collect()

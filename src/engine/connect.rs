@@ -1,0 +1,213 @@
+//! A target that is an already running server: its `connect = "postgres://…"` or
+//! `"mysql://…"` URL, parsed into where and as whom to connect.
+//!
+//! Owns the URL grammar (`scheme://[user[:password]@][host][:port][/database][?host=/socket/dir]`,
+//! percent-decoded; libpq's and MySQL's URL forms) and how a URL is shown (never with its
+//! password). Must not: connect (the engine's driver does), or start or stop anything.
+
+use std::path::PathBuf;
+
+use percent_encoding::percent_decode_str;
+
+use super::EngineKind;
+
+/// Where the server listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    /// A unix socket: PostgreSQL's socket directory (the file is `.s.PGSQL.<port>` in it),
+    /// MySQL's socket file.
+    Unix(PathBuf),
+    /// A TCP host name or address.
+    Tcp(String),
+}
+
+/// A parsed `connect` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectUrl {
+    pub engine: EngineKind,
+    pub user: String,
+    pub password: Option<String>,
+    pub address: Address,
+    pub port: u16,
+    pub database: String,
+}
+
+impl ConnectUrl {
+    /// Parse `postgres://`, `postgresql://`, `mysql://` or `mariadb://` URLs. The default
+    /// user is `postgres`/`root`, the default port 5432/3306, the default database `postgres`
+    /// /`dbdelta`; `?host=/dir` (PostgreSQL) or `?socket=/file` (MySQL) names a unix socket,
+    /// as does an empty host (PostgreSQL: `/var/run/postgresql`; MySQL:
+    /// `/run/mysqld/mysqld.sock`).
+    pub fn parse(text: &str) -> Result<ConnectUrl, String> {
+        let bad = |why: &str| {
+            format!(
+                "connect = \"{}\": {why}; expected e.g. \"postgres://user@127.0.0.1:5432/db\", \
+                 \"postgres:///db?host=/run/postgresql\" or \"mysql://root@127.0.0.1:3306/db\"",
+                redact(text)
+            )
+        };
+        let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
+        let engine = match scheme {
+            "postgres" | "postgresql" => EngineKind::Postgres,
+            "mysql" | "mariadb" => EngineKind::Mysql,
+            _ => return Err(bad("the scheme must be postgres:// or mysql://")),
+        };
+        let pg = engine == EngineKind::Postgres;
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let (user, password) = match userinfo {
+            Some(u) => match u.split_once(':') {
+                Some((u, p)) => (decode(u)?, Some(decode(p)?)),
+                None => (decode(u)?, None),
+            },
+            None => (String::new(), None),
+        };
+        let (host, port) = split_port(hostport).map_err(|e| bad(&e))?;
+        let mut socket = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| bad("a parameter without '='"))?;
+            match (k, pg) {
+                ("host", true) | ("socket", false) => socket = Some(PathBuf::from(decode(v)?)),
+                _ => return Err(bad(&format!("unknown parameter {k}"))),
+            }
+        }
+        let host = decode(host)?;
+        let address = match (socket, host.is_empty()) {
+            (Some(s), _) => Address::Unix(s),
+            (None, false) if host.starts_with('/') => Address::Unix(PathBuf::from(host)),
+            (None, false) => Address::Tcp(host),
+            (None, true) if pg => Address::Unix(PathBuf::from("/var/run/postgresql")),
+            (None, true) => Address::Unix(PathBuf::from("/run/mysqld/mysqld.sock")),
+        };
+        let database = decode(path)?;
+        Ok(ConnectUrl {
+            engine,
+            user: if user.is_empty() {
+                if pg { "postgres" } else { "root" }.into()
+            } else {
+                user
+            },
+            password,
+            address,
+            port: port.unwrap_or(if pg { 5432 } else { 3306 }),
+            database: if database.is_empty() {
+                if pg { "postgres" } else { "dbdelta" }.into()
+            } else {
+                database
+            },
+        })
+    }
+
+    /// The URL as recorded and shown: the password replaced by `***`.
+    pub fn shown(&self) -> String {
+        let scheme = match self.engine {
+            EngineKind::Postgres => "postgres",
+            _ => "mysql",
+        };
+        let pw = if self.password.is_some() { ":***" } else { "" };
+        match &self.address {
+            Address::Tcp(h) => format!(
+                "{scheme}://{}{pw}@{h}:{}/{}",
+                self.user, self.port, self.database
+            ),
+            Address::Unix(p) => format!(
+                "{scheme}://{}{pw}@:{}/{}?{}={}",
+                self.user,
+                self.port,
+                self.database,
+                if self.engine == EngineKind::Postgres {
+                    "host"
+                } else {
+                    "socket"
+                },
+                p.display()
+            ),
+        }
+    }
+}
+
+fn decode(s: &str) -> Result<String, String> {
+    percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| format!("{s:?} is not UTF-8 once percent-decoded"))
+}
+
+/// `host:port`, `[v6]:port`, `host` or `:port`.
+fn split_port(hostport: &str) -> Result<(&str, Option<u16>), String> {
+    let (host, port) = if let Some(rest) = hostport.strip_prefix('[') {
+        let (h, after) = rest.split_once(']').ok_or("an unclosed [ in the host")?;
+        (h, after.strip_prefix(':'))
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        }
+    };
+    let port = port
+        .map(|p| {
+            p.parse::<u16>()
+                .map_err(|_| format!("port {p:?} is not a number"))
+        })
+        .transpose()?;
+    Ok((host, port))
+}
+
+/// `text` with anything between `://user:` and `@` replaced, for messages about a URL that
+/// did not parse.
+fn redact(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    match rest.split_once('@') {
+        Some((userinfo, after)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{after}")
+        }
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_urls_over_tcp_and_unix_sockets() {
+        let u = ConnectUrl::parse("postgres://bench:s%40cret@127.0.0.1:6543/sb").unwrap();
+        assert_eq!(u.engine, EngineKind::Postgres);
+        assert_eq!(
+            (u.user.as_str(), u.password.as_deref()),
+            ("bench", Some("s@cret"))
+        );
+        assert_eq!(u.address, Address::Tcp("127.0.0.1".into()));
+        assert_eq!((u.port, u.database.as_str()), (6543, "sb"));
+        assert_eq!(u.shown(), "postgres://bench:***@127.0.0.1:6543/sb");
+        let u = ConnectUrl::parse("postgresql:///db?host=%2Ftmp%2Fpg").unwrap();
+        assert_eq!(u.address, Address::Unix("/tmp/pg".into()));
+        assert_eq!((u.user.as_str(), u.port), ("postgres", 5432));
+        let u = ConnectUrl::parse("postgres://[::1]:5433").unwrap();
+        assert_eq!((u.address, u.port), (Address::Tcp("::1".into()), 5433));
+        assert_eq!(u.database, "postgres");
+    }
+
+    #[test]
+    fn mysql_urls_and_errors_that_hide_the_password() {
+        let u = ConnectUrl::parse("mysql://root@127.0.0.1/bench").unwrap();
+        assert_eq!((u.engine, u.port), (EngineKind::Mysql, 3306));
+        let u = ConnectUrl::parse("mariadb://root@/bench?socket=/tmp/my.sock").unwrap();
+        assert_eq!(u.address, Address::Unix("/tmp/my.sock".into()));
+        let e = ConnectUrl::parse("oracle://u:pw@h/db").unwrap_err();
+        assert!(e.contains("u:***@h/db") && !e.contains("pw"), "{e}");
+        let e = ConnectUrl::parse("postgres://u:pw@h:99999/db").unwrap_err();
+        assert!(e.contains("port \"99999\"") && !e.contains(":pw@"), "{e}");
+        let e = ConnectUrl::parse("postgres://h/db?sslmode=require").unwrap_err();
+        assert!(e.contains("unknown parameter sslmode"), "{e}");
+    }
+}

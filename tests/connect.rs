@@ -1,0 +1,253 @@
+//! `connect` targets: PostgreSQL servers the test starts itself (Debian's binaries, as an
+//! unprivileged user, listening on a unix socket in a scratch directory), measured by dbdelta
+//! beside a server dbdelta starts, in one lab. One of them runs in its own PID namespace, so
+//! the PID it reports for its backend is not a process on this host: its CPU is n/a and the
+//! report says why. Needs root (to run the servers as `nobody` and to create the namespace)
+//! and Debian's PostgreSQL; otherwise it says why and passes, except under CI.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn pg_bin() -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|b| b.join("postgres").is_file())
+        .collect();
+    dirs.sort();
+    dirs.pop().unwrap()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs the tests as root"
+        );
+        eprintln!("note: not root; skipping (the test runs servers as nobody)");
+    }
+    root
+}
+
+/// A PostgreSQL server of the test's own, in `dir/data`, socket in `dir`; killed (by its
+/// launcher's PID) and waited for on drop.
+struct OwnServer {
+    child: Child,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl OwnServer {
+    /// initdb and start as `nobody`; in a new PID namespace when `namespaced`.
+    fn start(dir: &Path, port: u16, namespaced: bool) -> OwnServer {
+        let bin = pg_bin();
+        let data = dir.join("data");
+        std::fs::create_dir(&data).unwrap();
+        let status = Command::new("chown")
+            .args(["-R", "nobody"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(bin.join("initdb"))
+            .arg("-D")
+            .arg(&data)
+            .args(["-U", "postgres", "--auth=trust", "--locale=C"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "initdb: {}", text(&out.stderr));
+        let mut cmd = if namespaced {
+            let mut c = Command::new("unshare");
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child"]);
+            c.arg("runuser");
+            c
+        } else {
+            Command::new("runuser")
+        };
+        cmd.args(["-u", "nobody", "--"])
+            .arg(bin.join("postgres"))
+            .arg("-D")
+            .arg(&data)
+            .arg("-k")
+            .arg(dir)
+            .args(["-p", &port.to_string(), "-c", "listen_addresses="])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("server.log")).unwrap());
+        let server = OwnServer {
+            child: cmd.spawn().unwrap(),
+            dir: dir.to_path_buf(),
+            port,
+        };
+        server.wait_ready(&bin);
+        server
+    }
+
+    fn wait_ready(&self, bin: &Path) {
+        let started = Instant::now();
+        loop {
+            let ok = Command::new(bin.join("pg_isready"))
+                .arg("-h")
+                .arg(&self.dir)
+                .args(["-p", &self.port.to_string(), "-q"])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "server did not start: {}",
+                std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "postgres://postgres@:{}/postgres?host={}",
+            self.port,
+            self.dir.display()
+        )
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        // SIGINT: fast shutdown (runuser passes it on; unshare's --kill-child ends the
+        // namespace, and every process in it, once unshare exits).
+        // SAFETY: kill on the PID of our own child, not yet waited for.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        let started = Instant::now();
+        while self.child.try_wait().ok().flatten().is_none() {
+            if started.elapsed() > Duration::from_secs(30) {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+fn port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn lab(dir: &Path, url: &str) -> PathBuf {
+    let path = dir.join("lab.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[lab]\nname = \"connect test\"\n\n\
+             [[target]]\nname = \"managed\"\nengine = \"postgres\"\n\n\
+             [[target]]\nname = \"existing\"\nengine = \"postgres\"\nconnect = \"{url}\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn run_lab(dir: &Path, url: &str) -> Value {
+    let lab = lab(dir, url);
+    let out = {
+        let _lock = measuring();
+        run(
+            dir,
+            &[
+                "run",
+                lab.to_str().unwrap(),
+                "--quick",
+                "--only",
+                "point-query",
+            ],
+        )
+    };
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    let out = run(dir, &["report", "--format", "json"]);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn measurement<'a>(json: &'a Value, target: &str) -> &'a Value {
+    json["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["target"] == target && m["step"] == "point-query")
+        .unwrap_or_else(|| panic!("no point-query of {target}"))
+}
+
+#[test]
+fn a_running_server_is_measured_beside_a_managed_one() {
+    if !postgres_installed() || !is_root() {
+        return;
+    }
+    let dir = scratch();
+    let server_dir = dir.path().join("own");
+    std::fs::create_dir(&server_dir).unwrap();
+    let server = OwnServer::start(&server_dir, port(), false);
+    let json = run_lab(dir.path(), &server.url());
+    for target in ["managed", "existing"] {
+        let m = measurement(&json, target);
+        assert!(m["qps"].as_f64().unwrap() > 0.0, "{target}: {m}");
+        assert!(
+            m["server_cpu_us_per_op"].as_f64().is_some_and(|c| c > 0.0),
+            "{target}: server CPU/op measured: {m}"
+        );
+    }
+    let t = &json["targets"][1];
+    assert_eq!(t["connect"], server.url());
+    assert!(t["unobserved"].is_null(), "{t}");
+    // dbdelta dropped its tables: the server holds none of them.
+    let out = Command::new(pg_bin().join("psql"))
+        .arg("-h")
+        .arg(&server_dir)
+        .args(["-p", &server.port.to_string(), "-U", "postgres", "-Atc"])
+        .arg("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'sbtest%'")
+        .output()
+        .unwrap();
+    assert_eq!(text(&out.stdout).trim(), "0", "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_server_whose_processes_are_not_here_gets_na_and_the_reason() {
+    if !postgres_installed() || !is_root() {
+        return;
+    }
+    let dir = scratch();
+    let server_dir = dir.path().join("ns");
+    std::fs::create_dir(&server_dir).unwrap();
+    let server = OwnServer::start(&server_dir, port(), true);
+    let json = run_lab(dir.path(), &server.url());
+    let m = measurement(&json, "existing");
+    assert!(m["qps"].as_f64().unwrap() > 0.0, "{m}");
+    assert!(m["server_cpu_us_per_op"].is_null(), "{m}");
+    assert!(
+        measurement(&json, "managed")["server_cpu_us_per_op"].is_number(),
+        "the managed target is measured"
+    );
+    let why = json["targets"][1]["unobserved"].as_str().expect("a reason");
+    assert!(why.contains("PID"), "{why}");
+    let out = run(dir.path(), &["report"]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("existing: server CPU, context switches, process IO and memory are n/a"),
+        "{report}"
+    );
+}
