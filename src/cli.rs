@@ -115,7 +115,8 @@ pub struct FetchArgs {
 pub struct RunArgs {
     /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
     pub lab: Option<PathBuf>,
-    /// Tiny scale and sub-second steps (0.2 s warm-up + 0.5 s), for demos and tests.
+    /// Tiny scale and sub-second steps (at most 0.1 s warm-up + 0.3 s; Insert Benchmark and
+    /// LinkBench steps of about 1 s), for demos and tests.
     #[arg(long)]
     pub quick: bool,
     /// Run only steps matching these globs (comma-separated and/or repeated), e.g.

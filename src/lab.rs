@@ -566,6 +566,10 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let src = Source { text, origin };
     let raw: RawLab = toml::from_str(text).map_err(|e| {
         let msg = e.message().replace('\n', " ");
+        if msg.trim() == "missing field `lab`" {
+            return src
+                .error("the [lab] section is missing: start the file with [lab] and name = \"…\"");
+        }
         match e.span() {
             Some(span) => src.error_at(span, msg.trim()),
             None => src.error(msg.trim()),
@@ -759,6 +763,7 @@ fn target(
     let connect = connect(src, &t, engine)?;
     let (mut settings, config_name) = config_settings(src, t.config.as_ref(), base_dir)?;
     settings.extend(t.settings.iter().cloned());
+    one_statement_each(src, &name, engine, &settings)?;
     let bin = bin_dir(src, t.bin.as_ref(), embedded, base_dir)?;
     let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
     let tables = table_ddl(src, &t, engine, oracle)?;
@@ -814,6 +819,31 @@ fn target(
     })
 }
 
+/// Every setting is one line, and SQLite's (sent as `PRAGMA <line>`) one statement: a `;` or a
+/// line break would smuggle in a second statement or config line, so it is bad input, never
+/// executed.
+fn one_statement_each(
+    src: &Source<'_>,
+    name: &str,
+    engine: EngineKind,
+    settings: &[String],
+) -> Result<(), InputError> {
+    for s in settings {
+        if s.contains('\n') || s.contains('\r') {
+            return Err(src.error(format!(
+                "[[target]] {name}: the setting {s:?} spans lines; write one setting per list item"
+            )));
+        }
+        if engine.embedded() && s.contains(';') {
+            return Err(src.error(format!(
+                "[[target]] {name}: the SQLite setting {s:?} holds a ';': each setting is one \
+                 PRAGMA (e.g. \"cache_size = -65536\"); put a second one in its own list item"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `connect = "postgres://…"`: a running server of the target's engine. It takes none of the
 /// keys that start, configure or place a server dbdelta would start.
 fn connect(
@@ -825,11 +855,11 @@ fn connect(
         return Ok(None);
     };
     let url = ConnectUrl::parse(c.get_ref()).map_err(|e| src.error_at(c.span(), e))?;
-    if url.engine == EngineKind::Mysql && engine == EngineKind::Mysql {
+    if url.engine == EngineKind::Mysql && url.password.is_some() {
         return Err(src.error_at(
             c.span(),
-            "connect supports postgres:// servers in this version; a MySQL or MariaDB target \
-             needs a server dbdelta starts (bin or version)",
+            "connect: dbdelta's MySQL client logs in without a password in this version; use a \
+             user without one (e.g. over the server's unix socket) or a postgres:// server",
         ));
     }
     if url.engine != engine || engine.embedded() {
@@ -1760,9 +1790,34 @@ requesters = [1, 4]
         );
         let my = OK.replace(
             "engine = \"sqlite\"\nsettings = [\"synchronous = NORMAL\"]",
-            "engine = \"mysql\"\nconnect = \"mysql://root@127.0.0.1/db\"",
+            "engine = \"mariadb\"\nconnect = \"mysql://root@127.0.0.1/db\"",
         );
-        assert!(err(&my).contains("connect supports postgres:// servers in this version"));
+        let lab = parse(&my, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(lab.targets[0].connect.as_ref().unwrap().database, "db");
+        let e = err(&my.replace("root@", "root:pw@"));
+        assert!(e.contains("logs in without a password"), "{e}");
+    }
+
+    #[test]
+    fn a_lab_without_its_section_and_settings_with_second_statements_are_bad_input() {
+        let e = err("[[target]]\nname = \"a\"\nengine = \"sqlite\"\n");
+        assert_eq!(
+            e,
+            "lab.toml: the [lab] section is missing: start the file with [lab] and name = \"…\""
+        );
+        let e = err(&OK.replace(
+            "settings = [\"synchronous = NORMAL\"]",
+            "settings = [\"synchronous = NORMAL; DROP TABLE sbtest1\"]",
+        ));
+        assert!(
+            e.contains("[[target]] a: the SQLite setting") && e.contains("holds a ';'"),
+            "{e}"
+        );
+        let e = err(&OK.replace(
+            "settings = [\"synchronous = NORMAL\"]",
+            "settings = [\"synchronous = NORMAL\\nfoo = 1\"]",
+        ));
+        assert!(e.contains("spans lines"), "{e}");
     }
 
     #[test]

@@ -199,6 +199,36 @@ ALTER TABLE targets ADD COLUMN unobserved TEXT;
 "#,
 ];
 
+/// Switch to WAL. SQLite answers a journal-mode change that races another connection's with
+/// "database is locked" at once, without its busy handler: retry for up to 10 s.
+fn wal(conn: &Connection) -> rusqlite::Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
+            Err(e)
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// A file SQLite cannot read as a database is bad input naming the path and the fix; other
+/// errors stay errors.
+fn not_a_store(path: &str, e: rusqlite::Error) -> anyhow::Error {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => InputError::new(format!(
+            "--store {path}: is not a dbdelta results store (not an SQLite database); name \
+             another file, or move this one away"
+        ))
+        .into(),
+        _ => anyhow::Error::new(e).context(format!("--store {path}")),
+    }
+}
+
 /// The schema version this build writes.
 pub fn schema_version() -> i64 {
     MIGRATIONS.len() as i64
@@ -223,11 +253,19 @@ pub struct Store {
 impl Store {
     /// Open (creating when missing) and migrate the store.
     pub fn open(path: &Path) -> Result<Store> {
+        if path.is_dir() {
+            return Err(InputError::new(format!(
+                "--store {}: is a directory; name the results file instead, e.g. --store {}",
+                path.display(),
+                path.join("dbdelta.db").display()
+            ))
+            .into());
+        }
         let conn = Connection::open(path).with_context(|| {
             format!("--store {}: cannot open the results store", path.display())
         })?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+        wal(&conn).map_err(|e| not_a_store(&path.display().to_string(), e))?;
         conn.execute_batch("PRAGMA synchronous = FULL")?;
         let mut store = Store {
             conn,
@@ -253,24 +291,30 @@ impl Store {
         &self.path
     }
 
+    /// Bring the schema to this build's version in one exclusive transaction that reads the
+    /// version inside it, so two processes opening a new store at once both succeed: the
+    /// second waits (busy timeout), then finds nothing left to do.
     fn migrate(&mut self) -> Result<()> {
-        let current: i64 = self
+        let path = self.path.display().to_string();
+        let tx = self
             .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
+            .map_err(|e| not_a_store(&path, e))?;
+        let current: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| not_a_store(&path, e))?;
         if current > schema_version() {
             bail!(
-                "store {} has schema version {current}, newer than this dbdelta's {}; use a newer dbdelta",
-                self.path.display(),
+                "store {path} has schema version {current}, newer than this dbdelta's {}; use a newer dbdelta",
                 schema_version()
             );
         }
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            let tx = self.conn.transaction()?;
             tx.execute_batch(sql)
                 .with_context(|| format!("store migration {}", i + 1))?;
-            tx.pragma_update(None, "user_version", i as i64 + 1)?;
-            tx.commit()?;
         }
+        tx.pragma_update(None, "user_version", schema_version())?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -982,6 +1026,45 @@ mod tests {
             min_effect: Some(0.03),
             profiling: None,
         }
+    }
+
+    #[test]
+    fn two_openers_of_a_new_store_both_succeed() {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.db");
+            let barrier = std::sync::Barrier::new(2);
+            std::thread::scope(|s| {
+                let open = || {
+                    barrier.wait();
+                    Store::open(&path).map(|_| ()).map_err(|e| format!("{e:#}"))
+                };
+                let a = s.spawn(open);
+                let b = s.spawn(open);
+                assert_eq!(a.join().unwrap(), Ok(()));
+                assert_eq!(b.join().unwrap(), Ok(()));
+            });
+        }
+    }
+
+    #[test]
+    fn a_directory_or_a_foreign_file_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Store::open(dir.path()).err().unwrap();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(format!("{e}").contains("is a directory"), "{e}");
+        let junk = dir.path().join("notes.txt");
+        std::fs::write(
+            &junk,
+            "not a database, just some text long enough to be a header....",
+        )
+        .unwrap();
+        let e = Store::open(&junk).err().unwrap();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(
+            format!("{e}").contains("is not a dbdelta results store"),
+            "{e}"
+        );
     }
 
     #[test]

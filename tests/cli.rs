@@ -411,6 +411,43 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
 }
 
 #[test]
+fn a_store_that_is_a_directory_or_another_file_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path(), ONE_TARGET, "");
+    let notes = dir.path().join("notes.txt");
+    let text_before = "these are notes, not a database; long enough for a header......";
+    std::fs::write(&notes, text_before).unwrap();
+    for (store, expected) in [
+        (dir.path().to_path_buf(), "is a directory"),
+        (notes.clone(), "is not a dbdelta results store"),
+    ] {
+        let out = run(
+            dir.path(),
+            &[
+                "--store",
+                store.to_str().unwrap(),
+                "run",
+                lab.to_str().unwrap(),
+                "--quick",
+            ],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "not one line: {err}");
+        assert!(err.contains(expected), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        text_before,
+        "the foreign file is untouched"
+    );
+    assert!(
+        !dir.path().join("dbdelta-work").exists(),
+        "no work directory"
+    );
+}
+
+#[test]
 fn report_without_a_store_says_how_to_get_one() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path(), &["report"]);

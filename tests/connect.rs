@@ -8,6 +8,7 @@
 mod common;
 use common::*;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -23,6 +24,16 @@ fn pg_bin() -> PathBuf {
         .collect();
     dirs.sort();
     dirs.pop().unwrap()
+}
+
+/// nobody's uid and gid.
+fn nobody() -> (u32, u32) {
+    // SAFETY: getpwnam with a NUL-terminated name; the record is read before any other call.
+    unsafe {
+        let pw = libc::getpwnam(c"nobody".as_ptr());
+        assert!(!pw.is_null(), "no user nobody");
+        ((*pw).pw_uid, (*pw).pw_gid)
+    }
 }
 
 fn is_root() -> bool {
@@ -67,17 +78,23 @@ impl OwnServer {
             .output()
             .unwrap();
         assert!(out.status.success(), "initdb: {}", text(&out.stderr));
+        // The child we signal is the server itself (as nobody), or unshare, whose
+        // --kill-child ends the namespace and every process in it when unshare exits.
+        let (uid, gid) = nobody();
         let mut cmd = if namespaced {
             let mut c = Command::new("unshare");
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child"]);
-            c.arg("runuser");
+            // runuser, not --setuid: a credential change would clear --kill-child's
+            // parent-death signal.
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child"])
+                .args(["runuser", "-u", "nobody", "--"])
+                .arg(bin.join("postgres"));
             c
         } else {
-            Command::new("runuser")
+            let mut c = Command::new(bin.join("postgres"));
+            c.uid(uid).gid(gid);
+            c
         };
-        cmd.args(["-u", "nobody", "--"])
-            .arg(bin.join("postgres"))
-            .arg("-D")
+        cmd.arg("-D")
             .arg(&data)
             .arg("-k")
             .arg(dir)
@@ -124,21 +141,25 @@ impl OwnServer {
     }
 }
 
+/// Signal our own child by its PID and wait for it; SIGKILL after 30 s.
+fn stop_child(child: &mut Child, signal: i32) {
+    // SAFETY: kill on the PID of our own child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let started = Instant::now();
+    while child.try_wait().ok().flatten().is_none() {
+        if started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 impl Drop for OwnServer {
     fn drop(&mut self) {
-        // SIGINT: fast shutdown (runuser passes it on; unshare's --kill-child ends the
-        // namespace, and every process in it, once unshare exits).
-        // SAFETY: kill on the PID of our own child, not yet waited for.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
-        let started = Instant::now();
-        while self.child.try_wait().ok().flatten().is_none() {
-            if started.elapsed() > Duration::from_secs(30) {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // SIGINT: the server's fast shutdown, or unshare's exit, which ends the namespace.
+        stop_child(&mut self.child, libc::SIGINT);
     }
 }
 
@@ -249,5 +270,131 @@ fn a_server_whose_processes_are_not_here_gets_na_and_the_reason() {
     assert!(
         report.contains("existing: server CPU, context switches, process IO and memory are n/a"),
         "{report}"
+    );
+}
+
+/// Debian's MariaDB server of the test's own, as `nobody`, on a unix socket in `dir`, with a
+/// `dbdelta` database; stopped (SIGTERM to its launcher's PID) on drop.
+struct OwnMariadb {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl OwnMariadb {
+    fn start(dir: &Path) -> OwnMariadb {
+        let data = dir.join("data");
+        let out = Command::new("mariadb-install-db")
+            .args([
+                "--no-defaults",
+                "--user=nobody",
+                "--auth-root-authentication-method=normal",
+            ])
+            .arg(format!("--datadir={}", data.display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "install-db: {}", text(&out.stderr));
+        let socket = dir.join("my.sock");
+        let status = Command::new("chown")
+            .args(["-R", "nobody"])
+            .arg(dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // Started as root, mariadbd switches to --user itself: our child is the server.
+        let child = Command::new("/usr/sbin/mariadbd")
+            .args(["--no-defaults", "--user=nobody"])
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--pid-file={}", dir.join("server.pid").display()))
+            .args(["--skip-networking", "--innodb-buffer-pool-size=64M"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("server.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let server = OwnMariadb { child, socket };
+        let started = Instant::now();
+        while !server.sql("CREATE DATABASE IF NOT EXISTS dbdelta") {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "mariadbd did not start: {}",
+                std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        server
+    }
+
+    fn sql(&self, sql: &str) -> bool {
+        Command::new("mariadb")
+            .arg(format!("--socket={}", self.socket.display()))
+            .args(["-u", "root", "-e", sql])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+}
+
+impl Drop for OwnMariadb {
+    fn drop(&mut self) {
+        stop_child(&mut self.child, libc::SIGTERM);
+    }
+}
+
+#[test]
+fn a_running_mariadb_server_is_measured_beside_a_managed_one() {
+    if !is_root() || !std::path::Path::new("/usr/sbin/mariadbd").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs mariadb-server"
+        );
+        return;
+    }
+    let dir = scratch();
+    let server_dir = dir.path().join("maria");
+    std::fs::create_dir(&server_dir).unwrap();
+    let server = OwnMariadb::start(&server_dir);
+    let url = format!("mysql://root@/dbdelta?socket={}", server.socket.display());
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        format!(
+            "[lab]\nname = \"connect mariadb\"\n\n\
+             [[target]]\nname = \"managed\"\nengine = \"mariadb\"\n\n\
+             [[target]]\nname = \"existing\"\nengine = \"mariadb\"\nconnect = \"{url}\"\n"
+        ),
+    )
+    .unwrap();
+    let out = {
+        let _lock = measuring();
+        run(
+            dir.path(),
+            &[
+                "run",
+                lab.to_str().unwrap(),
+                "--quick",
+                "--only",
+                "point-query",
+            ],
+        )
+    };
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    let out = run(dir.path(), &["report", "--format", "json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for target in ["managed", "existing"] {
+        let m = measurement(&json, target);
+        assert!(m["qps"].as_f64().unwrap() > 0.0, "{target}: {m}");
+        assert!(
+            m["server_cpu_us_per_op"].as_f64().is_some_and(|c| c > 0.0),
+            "{target}: server CPU/op measured: {m}"
+        );
+    }
+    assert!(
+        json["targets"][1]["unobserved"].is_null(),
+        "{}",
+        json["targets"][1]
+    );
+    assert!(
+        !server.sql("SELECT 1 FROM dbdelta.sbtest1"),
+        "dbdelta dropped its table after the cell"
     );
 }

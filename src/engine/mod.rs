@@ -12,6 +12,7 @@
 
 pub mod connect;
 pub mod mysql;
+pub mod mysql_existing;
 pub mod mysql_flavor;
 pub mod mywire;
 pub mod pgwire;
@@ -278,10 +279,8 @@ pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result
     if let Some(url) = &target.connect {
         return match target.engine {
             EngineKind::Postgres => postgres_existing::PgExisting::attach(target, url),
-            // The lab refuses these; see `lab::connect`.
-            EngineKind::Mysql | EngineKind::Sqlite => {
-                anyhow::bail!("connect supports PostgreSQL servers only")
-            }
+            EngineKind::Mysql => mysql_existing::MyExisting::attach(target, url),
+            EngineKind::Sqlite => anyhow::bail!("SQLite has no server to connect to"),
         };
     }
     match target.engine {

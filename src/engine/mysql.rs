@@ -143,10 +143,27 @@ fn render_text(
 
 /// Opens client connections over the server's unix socket to the `dbdelta` database.
 pub struct MysqlDriver {
-    socket: PathBuf,
+    endpoint: MyEndpoint,
     prepared: bool,
     /// False when the server's `sql_mode` has NO_BACKSLASH_ESCAPES.
     backslash_escapes: bool,
+}
+
+/// Where clients connect: the socket of a server of dbdelta's own (as root, to its database),
+/// or a `connect` URL.
+pub(super) enum MyEndpoint {
+    Own(PathBuf),
+    Url(super::connect::ConnectUrl),
+}
+
+impl MysqlDriver {
+    pub(super) fn new(endpoint: MyEndpoint, prepared: bool, backslash_escapes: bool) -> Self {
+        MysqlDriver {
+            endpoint,
+            prepared,
+            backslash_escapes,
+        }
+    }
 }
 
 /// The user dbdelta's servers create without a password.
@@ -154,7 +171,10 @@ const USER: &str = "root";
 
 impl Driver for MysqlDriver {
     fn connect(&self) -> Result<Box<dyn Session>, DbError> {
-        let conn = MyConn::connect(&self.socket, USER, Some(DB_NAME))?;
+        let conn = match &self.endpoint {
+            MyEndpoint::Own(socket) => MyConn::connect(socket, USER, Some(DB_NAME))?,
+            MyEndpoint::Url(url) => MyConn::connect_url(url)?,
+        };
         Ok(Box::new(MysqlSession {
             conn,
             prepared: self.prepared,
@@ -505,11 +525,7 @@ impl MysqlServer {
         let version = admin
             .first("SELECT VERSION()")?
             .context("SELECT VERSION() returned no row")?;
-        let version = if version.contains("MariaDB") {
-            version
-        } else {
-            format!("MySQL {version}")
-        };
+        let version = version_label(version);
         let sql_mode = admin.first("SELECT @@GLOBAL.sql_mode")?.unwrap_or_default();
         let vars: Vec<(String, Option<String>)> = admin
             .rows("SHOW GLOBAL VARIABLES")?
@@ -521,11 +537,11 @@ impl MysqlServer {
             .collect();
         let settings = effective_settings(vars, &data_dir, &socket, build.bins.basedir.as_deref());
 
-        let driver = Arc::new(MysqlDriver {
-            socket: socket.clone(),
-            prepared: target.prepared,
-            backslash_escapes: !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
-        });
+        let driver = Arc::new(MysqlDriver::new(
+            MyEndpoint::Own(socket.clone()),
+            target.prepared,
+            !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+        ));
         let mut recorded = render_config(
             &build,
             storage,
@@ -854,6 +870,15 @@ fn error_lines(log: &str) -> Vec<String> {
     log.lines()
         .filter_map(|l| l.find("[ERROR]").map(|i| l[i..].trim().to_string()))
         .collect()
+}
+
+/// `VERSION()` as recorded: MariaDB's says so itself; Oracle MySQL's gets a `MySQL ` prefix.
+pub(super) fn version_label(version: String) -> String {
+    if version.contains("MariaDB") {
+        version
+    } else {
+        format!("MySQL {version}")
+    }
 }
 
 /// `SHOW GLOBAL VARIABLES` as recorded settings: the per-cell paths are written relative to

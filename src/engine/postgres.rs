@@ -4,8 +4,9 @@
 //! `initdb` as the unprivileged server user, the config (dbdelta's lines, then the target's),
 //! start and readiness, version and `SHOW ALL`, `pg_database_size`, the postwrite cleanup
 //! (`VACUUM (ANALYZE)` per table, `CHECKPOINT`, then wait out the budget), fast shutdown; and
-//! the client: the `postgres` crate with server-side prepared statements (or literal SQL over
-//! the simple protocol when switched off), `COPY` for loads, errors classified by SQLSTATE.
+//! the client: dbdelta's own wire client (`pgwire`) with server-side prepared statements (or
+//! literal SQL over the simple protocol when switched off), `COPY` for loads, errors classified
+//! by SQLSTATE. A server that is already running (`connect`) is `postgres_existing`'s.
 //! Must not: time anything or count operations.
 
 use std::collections::BTreeMap;
