@@ -24,6 +24,8 @@ enum Work {
     Delete,
     /// Count the rows (type 0) or read the newest one (type 1), alternately.
     Query,
+    /// Count the rows, and panic at the fifth operation.
+    Panic,
 }
 
 struct Exec {
@@ -36,9 +38,12 @@ struct Exec {
 impl Executor for Exec {
     fn run(&mut self, session: &mut dyn Session) -> Result<Done, DbError> {
         self.runs += 1;
+        if matches!(self.work, Work::Panic) && self.runs == 5 {
+            panic!("injected panic in a client thread");
+        }
         let op = match self.work {
             Work::Query => (self.runs % 2) as usize,
-            Work::Insert | Work::Delete => 0,
+            Work::Insert | Work::Delete | Work::Panic => 0,
         };
         let rows = session.execute(self.stmts[op], &[] as &[Param<'_>])?;
         self.rows[op] += rows;
@@ -58,7 +63,7 @@ impl ExecutorFactory for Work {
                 "DELETE FROM q WHERE id = (SELECT MIN(id) FROM q)",
                 "SELECT 1",
             ],
-            Work::Query => [
+            Work::Query | Work::Panic => [
                 "SELECT COUNT(*) FROM q",
                 "SELECT v FROM q ORDER BY id DESC LIMIT 1",
             ],
@@ -79,7 +84,7 @@ fn role(name: &'static str, pacer: Pacer, quota: Option<u64>, work: Work) -> Rol
         quota,
         ops: match work {
             Work::Query => vec!["count", "newest"],
-            Work::Insert | Work::Delete => vec![name],
+            Work::Insert | Work::Delete | Work::Panic => vec![name],
         },
         executor: Arc::new(work),
     }
@@ -203,4 +208,57 @@ fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_ty
     assert_eq!(run.merged.units, 100);
     let left = admin.query_strings("SELECT COUNT(*) FROM q").unwrap();
     assert_eq!(left, ["0"], "the table kept its size");
+}
+
+/// A client thread that panics mid-step (here one with a quota, in an open-ended step) fails
+/// the step with the panic's message instead of leaving the coordinator at a barrier.
+#[test]
+fn a_client_thread_that_panics_fails_the_step_and_nothing_hangs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = sqlite(dir.path());
+    let driver = server.driver();
+    let mut admin = driver.connect().unwrap();
+    admin
+        .execute_sql("CREATE TABLE q (id INTEGER PRIMARY KEY, v INT)")
+        .unwrap();
+    let mut plan = plan();
+    plan.roles = vec![
+        role(
+            "inserter",
+            Pacer::Rate { per_sec: 200.0 },
+            Some(100),
+            Work::Insert,
+        ),
+        role("panicker", Pacer::Closed, Some(1000), Work::Panic),
+    ];
+    let probe = Probe::new(server.observed(), dir.path());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let spec = StepSpec {
+                step: &plan,
+                clients: 2,
+                seed: 1,
+                client_cpus: None,
+                ddl: &Default::default(),
+                profile: None,
+            };
+            let quiet = Progress {
+                mode: Mode::Quiet,
+                verbose: false,
+            };
+            let bar = quiet.step("panic", plan.expected);
+            let interrupt = Arc::new(AtomicBool::new(false));
+            let result = step::run(&spec, &driver, &probe, &bar, &interrupt);
+            tx.send(result.err().map(|e| format!("{e:#}"))).unwrap();
+        });
+        let err = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the step ended within 60 s");
+        let err = err.expect("the step failed");
+        assert!(
+            err.contains("a client thread panicked: injected panic in a client thread"),
+            "{err}"
+        );
+    });
 }

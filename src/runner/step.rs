@@ -148,8 +148,9 @@ struct Window {
     deadline: Instant,
 }
 
-/// What the coordinator and the threads of one step share.
-struct Shared {
+/// The four points every started thread and the coordinator pass together, in this order.
+/// Made once the coordinator knows how many threads really started.
+struct Phases {
     /// Every thread connected and prepared (or failed to).
     ready: Barrier,
     /// The window is set: run.
@@ -158,6 +159,65 @@ struct Shared {
     done: Barrier,
     /// The closing snapshot is taken: threads may close their connections.
     snapshotted: Barrier,
+}
+
+impl Phases {
+    fn new(parties: usize) -> Phases {
+        Phases {
+            ready: Barrier::new(parties),
+            go: Barrier::new(parties),
+            done: Barrier::new(parties),
+            snapshotted: Barrier::new(parties),
+        }
+    }
+
+    fn nth(&self, i: usize) -> &Barrier {
+        [&self.ready, &self.go, &self.done, &self.snapshotted][i]
+    }
+}
+
+const READY: usize = 0;
+const GO: usize = 1;
+const DONE: usize = 2;
+const SNAPSHOTTED: usize = 3;
+
+/// A client thread's way through the [`Phases`]: it passes each exactly once, in order, and
+/// when the thread returns early or panics, its drop reports the thread stopped and passes
+/// the rest, so the coordinator never waits at a barrier for a thread that is gone.
+struct Passage<'a> {
+    t: &'a ThreadSpec<'a>,
+    shared: &'a Shared,
+    next: usize,
+    stopped: bool,
+}
+
+impl Passage<'_> {
+    /// Pass every phase up to and including `phase`.
+    fn pass(&mut self, phase: usize) {
+        let phases = self.shared.phases.wait();
+        while self.next <= phase {
+            phases.nth(self.next).wait();
+            self.next += 1;
+        }
+    }
+
+    fn stop(&mut self, quota_met: bool) {
+        if !std::mem::replace(&mut self.stopped, true) {
+            stopped(self.t, self.shared, quota_met);
+        }
+    }
+}
+
+impl Drop for Passage<'_> {
+    fn drop(&mut self) {
+        self.stop(false);
+        self.pass(SNAPSHOTTED);
+    }
+}
+
+/// What the coordinator and the threads of one step share.
+struct Shared {
+    phases: std::sync::OnceLock<Phases>,
     window: Mutex<Option<Window>>,
     live: Vec<Live>,
     /// Pacing state per thread (`client × roles + role`).
@@ -294,10 +354,7 @@ pub fn run(
     let quota_threads =
         spec.clients as usize * step.roles.iter().filter(|r| r.quota.is_some()).count();
     let shared = Shared {
-        ready: Barrier::new(n + 1),
-        go: Barrier::new(n + 1),
-        done: Barrier::new(n + 1),
-        snapshotted: Barrier::new(n + 1),
+        phases: std::sync::OnceLock::new(),
         window: Mutex::new(None),
         live: (0..n).map(|_| Live::default()).collect(),
         cells: (0..n).map(|_| Cell::default()).collect(),
@@ -306,8 +363,12 @@ pub fn run(
         stop: AtomicBool::new(false),
     };
     let (ends, clock, coordinated, b, peaks, profile) = thread::scope(|s| {
-        let handles = spawn_threads(s, spec, &shared, interrupt, driver)?;
-        shared.ready.wait();
+        let (handles, spawn_error) = spawn_threads(s, spec, &shared, interrupt, driver);
+        let phases = shared.phases.get_or_init(|| Phases::new(handles.len() + 1));
+        if let Some(e) = spawn_error {
+            return Err(abort_start(&shared, phases, handles, e));
+        }
+        phases.ready.wait();
         let t0 = Instant::now();
         let measure_start = t0 + step.warmup;
         let clock = Clock {
@@ -326,25 +387,58 @@ pub fn run(
             .profile
             .as_ref()
             .map(|p| Recording::start(p.perf, &p.settings, &probe.attach(), &p.data));
-        shared.go.wait();
+        phases.go.wait();
         let mut coordinated = coordinate(spec, &clock, probe, progress, interrupt, &shared);
-        shared.done.wait();
+        phases.done.wait();
         let b = probe.snapshot();
         coordinated.cpus.add(&probe.cpus());
         let window = (coordinated.measured_from, profiler::monotonic_now());
         let profile = recording.map(|r| r.and_then(|r| r.stop(window)));
-        shared.snapshotted.wait();
+        phases.snapshotted.wait();
         let peaks = sampler.finish();
-        let ends = handles
+        // Join every thread before looking at any: the scope would panic over a panicked
+        // thread left unjoined.
+        let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        let ends = joined
             .into_iter()
-            .map(|h| h.join())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| anyhow::anyhow!("a client thread panicked"))?;
+            .map_err(|p| anyhow::anyhow!("a client thread panicked: {}", panic_text(&*p)))?;
         anyhow::Ok((ends, clock, coordinated, b, peaks, profile))
     })?;
     let mut run = finish(spec, &shared, ends, &clock, coordinated, b, peaks)?;
     run.profile = profile;
     Ok(run)
+}
+
+/// A client thread could not be started: let the ones that did pass every phase at once (with
+/// `stop` set they run nothing), wait for them, and fail the step with the reason.
+fn abort_start(
+    shared: &Shared,
+    phases: &Phases,
+    handles: Vec<thread::ScopedJoinHandle<'_, ThreadEnd>>,
+    e: std::io::Error,
+) -> anyhow::Error {
+    shared.stop.store(true, Ordering::Relaxed);
+    let now = Instant::now();
+    *shared.window.lock().expect("window lock") = Some(Window {
+        measure_start: now,
+        deadline: now,
+    });
+    for i in READY..=SNAPSHOTTED {
+        phases.nth(i).wait();
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    anyhow::anyhow!("cannot start a client thread: {e}")
+}
+
+/// The message a panic carried (`&str` or `String`), or a placeholder.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
 }
 
 /// Combine what the threads and the coordinator measured into the step's result.
@@ -460,7 +554,10 @@ fn spawn_threads<'scope, 'env>(
     shared: &'env Shared,
     interrupt: &'env AtomicBool,
     driver: &'env Arc<dyn Driver>,
-) -> std::io::Result<Vec<thread::ScopedJoinHandle<'scope, ThreadEnd>>> {
+) -> (
+    Vec<thread::ScopedJoinHandle<'scope, ThreadEnd>>,
+    Option<std::io::Error>,
+) {
     let roles = spec.step.roles.len();
     let mut handles = Vec::with_capacity(spec.clients as usize * roles);
     for client in 0..spec.clients {
@@ -476,15 +573,18 @@ fn spawn_threads<'scope, 'env>(
                 client_cpus: spec.client_cpus.as_ref(),
                 ddl: spec.ddl,
             };
-            let handle = thread::Builder::new()
+            let spawned = thread::Builder::new()
                 .name(format!("dbdelta-client-{index}"))
                 .spawn_scoped(s, move || {
                     client_thread(&t, shared, interrupt, driver.as_ref())
-                })?;
-            handles.push(handle);
+                });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => return (handles, Some(e)),
+            }
         }
     }
-    Ok(handles)
+    (handles, None)
 }
 
 /// The threads' results, combined.
@@ -574,16 +674,18 @@ fn client_thread(
             Ok((s, exec))
         })
     };
-    // Setup failures still pass every barrier.
+    // Setup failures, early returns and panics still pass every phase (`Passage`'s drop).
+    let mut passage = Passage {
+        t,
+        shared,
+        next: READY,
+        stopped: false,
+    };
     let setup = pinned.and_then(|()| open());
-    shared.ready.wait();
-    shared.go.wait();
+    passage.pass(GO);
     let (mut session, mut exec) = match setup {
         Ok(v) => v,
         Err(e) => {
-            stopped(t, shared, false);
-            shared.done.wait();
-            shared.snapshotted.wait();
             return ThreadEnd {
                 role: t.role,
                 recorders: None,
@@ -595,11 +697,11 @@ fn client_thread(
         }
     };
     let ran = run_ops(t, shared, interrupt, &mut session, &mut exec, &open);
-    stopped(t, shared, ran.quota_met);
-    shared.done.wait();
+    passage.stop(ran.quota_met);
+    passage.pass(DONE);
     // Keep the connection open until the closing snapshot is taken, so a server
     // process serving it is still there to be counted.
-    shared.snapshotted.wait();
+    passage.pass(SNAPSHOTTED);
     ThreadEnd {
         role: t.role,
         recorders: Some(ran.recorders),
