@@ -5,7 +5,7 @@
 //! ([`Recording`]: `perf record` with call graphs, attached to the PIDs of a server's process
 //! tree or to the TIDs of dbdelta's own engine threads, stopped with SIGINT), and turning a
 //! recording into folded stacks ([`fold`]: `perf script`, then inferno's perf collapser), plus
-//! the arithmetic on folded stacks ([`Folded`]: samples per function, self and total).
+//! the arithmetic on folded stacks ([`Folded`]: samples, unresolved samples; [`functions`]: self and total per function).
 //! Must not: decide when a period starts or ends (the runner starts and stops a recording at
 //! the measured period's boundaries), divide by operations (callers scale by a measured CPU
 //! per operation), or render anything.
@@ -372,14 +372,6 @@ impl Folded {
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v.into_iter().map(|(m, _)| m.to_string()).collect()
     }
-
-    /// Per function: (self samples, total samples); see [`functions`].
-    pub fn functions(&self) -> HashMap<String, (u64, u64)> {
-        functions(self.stacks.iter().map(|(s, n)| (s.as_str(), *n as f64)))
-            .into_iter()
-            .map(|(f, (a, b))| (f, (a as u64, b as u64)))
-            .collect()
-    }
 }
 
 /// Per function of weighted folded stacks: (self, where it is the leaf; total, the stacks it
@@ -478,7 +470,11 @@ mod tests {
         let f = Folded::parse(FOLDED);
         assert_eq!(f.samples(), 10);
         assert_eq!(Folded::parse(&f.text()), f);
-        let fns = f.functions();
+        let fns: HashMap<String, (u64, u64)> =
+            functions(f.stacks.iter().map(|(s, n)| (s.as_str(), *n as f64)))
+                .into_iter()
+                .map(|(k, (a, b))| (k, (a as u64, b as u64)))
+                .collect();
         assert_eq!(fns["pg_plan_query"], (6, 6));
         assert_eq!(fns["exec_simple_query"], (2, 8));
         assert_eq!(fns["main"], (0, 10));

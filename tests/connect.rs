@@ -171,22 +171,24 @@ fn port() -> u16 {
         .port()
 }
 
-fn lab(dir: &Path, url: &str) -> PathBuf {
+/// A lab of a `managed` target of `engine` (dbdelta starts it) and an `existing` one at `url`.
+fn lab(dir: &Path, engine: &str, url: &str) -> PathBuf {
     let path = dir.join("lab.toml");
     std::fs::write(
         &path,
         format!(
             "[lab]\nname = \"connect test\"\n\n\
-             [[target]]\nname = \"managed\"\nengine = \"postgres\"\n\n\
-             [[target]]\nname = \"existing\"\nengine = \"postgres\"\nconnect = \"{url}\"\n"
+             [[target]]\nname = \"managed\"\nengine = \"{engine}\"\n\n\
+             [[target]]\nname = \"existing\"\nengine = \"{engine}\"\nconnect = \"{url}\"\n"
         ),
     )
     .unwrap();
     path
 }
 
-fn run_lab(dir: &Path, url: &str) -> Value {
-    let lab = lab(dir, url);
+/// Run the lab's point-query at `--quick` scale and return the JSON report.
+fn run_lab(dir: &Path, engine: &str, url: &str) -> Value {
+    let lab = lab(dir, engine, url);
     let out = {
         let _lock = measuring();
         run(
@@ -223,7 +225,7 @@ fn a_running_server_is_measured_beside_a_managed_one() {
     let server_dir = dir.path().join("own");
     std::fs::create_dir(&server_dir).unwrap();
     let server = OwnServer::start(&server_dir, port(), false);
-    let json = run_lab(dir.path(), &server.url());
+    let json = run_lab(dir.path(), "postgres", &server.url());
     for target in ["managed", "existing"] {
         let m = measurement(&json, target);
         assert!(m["qps"].as_f64().unwrap() > 0.0, "{target}: {m}");
@@ -255,7 +257,7 @@ fn a_server_whose_processes_are_not_here_gets_na_and_the_reason() {
     let server_dir = dir.path().join("ns");
     std::fs::create_dir(&server_dir).unwrap();
     let server = OwnServer::start(&server_dir, port(), true);
-    let json = run_lab(dir.path(), &server.url());
+    let json = run_lab(dir.path(), "postgres", &server.url());
     let m = measurement(&json, "existing");
     assert!(m["qps"].as_f64().unwrap() > 0.0, "{m}");
     assert!(m["server_cpu_us_per_op"].is_null(), "{m}");
@@ -354,32 +356,7 @@ fn a_running_mariadb_server_is_measured_beside_a_managed_one() {
     std::fs::create_dir(&server_dir).unwrap();
     let server = OwnMariadb::start(&server_dir);
     let url = format!("mysql://root@/dbdelta?socket={}", server.socket.display());
-    let lab = dir.path().join("lab.toml");
-    std::fs::write(
-        &lab,
-        format!(
-            "[lab]\nname = \"connect mariadb\"\n\n\
-             [[target]]\nname = \"managed\"\nengine = \"mariadb\"\n\n\
-             [[target]]\nname = \"existing\"\nengine = \"mariadb\"\nconnect = \"{url}\"\n"
-        ),
-    )
-    .unwrap();
-    let out = {
-        let _lock = measuring();
-        run(
-            dir.path(),
-            &[
-                "run",
-                lab.to_str().unwrap(),
-                "--quick",
-                "--only",
-                "point-query",
-            ],
-        )
-    };
-    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
-    let out = run(dir.path(), &["report", "--format", "json"]);
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = run_lab(dir.path(), "mariadb", &url);
     for target in ["managed", "existing"] {
         let m = measurement(&json, target);
         assert!(m["qps"].as_f64().unwrap() > 0.0, "{target}: {m}");

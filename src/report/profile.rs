@@ -7,7 +7,7 @@
 //! changes the scale) and the flame graph options. Must not: read files or run perf (the
 //! runner stored the folded stacks), or invent a CPU figure that was not measured.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use super::layout::{Block, Cell, ChartRef, Grid, Tone};
 use super::model::{
@@ -79,14 +79,14 @@ fn method(p: &Profiling) -> String {
 
 /// Client counts × steps with a profile, in client then run order.
 fn step_order(ms: &[Measurement]) -> Vec<(u32, String)> {
-    let mut seen: BTreeMap<(u32, u32, String), ()> = BTreeMap::new();
-    for m in ms.iter().filter(|m| m.profile.is_some() && !m.warm) {
-        seen.insert((m.clients, m.step_index, m.step.clone()), ());
-    }
+    let seen: BTreeSet<(u32, u32, &str)> = (ms.iter())
+        .filter(|m| m.profile.is_some() && !m.warm)
+        .map(|m| (m.clients, m.step_index, m.step.as_str()))
+        .collect();
     let mut out: Vec<(u32, String)> = Vec::new();
-    for (c, _, s) in seen.into_keys() {
-        if !out.iter().any(|(oc, os)| *oc == c && *os == s) {
-            out.push((c, s));
+    for (c, _, s) in seen {
+        if !out.iter().any(|(oc, os)| *oc == c && os == s) {
+            out.push((c, s.to_string()));
         }
     }
     out

@@ -93,13 +93,8 @@ pub fn execute(
 ) -> Result<Outcome> {
     let run_id = new_run_id();
     let (run_dir, created_workdir) = make_run_dir(plan, &run_id)?;
-    let checked = plan.profile.map(|s| (s, profiler::check(&s)));
     let mut info = run_info(plan, &run_id);
-    info.profiling = checked.as_ref().map(|(s, c)| profiling_info(s, c));
-    if let Some((_, Err(why))) = &checked {
-        progress.line(&format!("no CPU profiles: {why}"));
-    }
-    let perf = checked.and_then(|(_, c)| c.ok());
+    let perf = check_perf(plan, &mut info, progress);
     store.begin_run(&info, &target_infos(plan))?;
     progress.line(&format!(
         "run {run_id}: {} — {} target(s), results in {}",
@@ -218,6 +213,18 @@ fn run_info(plan: &RunPlan, run_id: &str) -> RunInfo {
         min_effect: Some(plan.lab.min_effect),
         profiling: None,
     }
+}
+
+/// In a profiled run: whether perf can record here, recorded in `info` (and said on the
+/// terminal when it cannot); `perf` when it can.
+fn check_perf(plan: &RunPlan, info: &mut RunInfo, progress: &Progress) -> Option<Perf> {
+    let settings = plan.profile?;
+    let checked = profiler::check(&settings);
+    info.profiling = Some(profiling_info(&settings, &checked));
+    if let Err(why) = &checked {
+        progress.line(&format!("no CPU profiles: {why}"));
+    }
+    checked.ok()
 }
 
 /// What the run records of its profiling: the settings and `perf`'s version, or why there
