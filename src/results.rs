@@ -169,6 +169,14 @@ pub struct Latency {
     pub mean: f64,
 }
 
+/// Errors with one engine code (e.g. `SQLSTATE 23505`, `MySQL error 1062 (23000)`,
+/// `SQLite code 5`) in one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorCodeCount {
+    pub code: String,
+    pub count: u64,
+}
+
 /// Errors of one step, by kind (a driver classifies each error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ErrorCounts {
@@ -357,6 +365,10 @@ pub struct OpMeasurement {
     /// Rows they returned or changed.
     pub rows: u64,
     pub errors: ErrorCounts,
+    /// The errors by the engine's own code, most frequent first (those without a code, such
+    /// as a lost connection, and codes past the first eight seen are not listed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub error_codes: Vec<ErrorCodeCount>,
     /// Measured operations and units per second.
     pub ops_per_sec: Option<f64>,
     pub units_per_sec: Option<f64>,

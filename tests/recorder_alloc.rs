@@ -10,7 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use dbdelta::engine::ErrorKind;
+use dbdelta::engine::{ErrorCode, ErrorKind};
 use dbdelta::runner::pacer::{self, Cell as PaceCell, Schedule};
 use dbdelta::runner::recorder::{Merged, Recorder};
 use dbdelta::workload::Pacer;
@@ -57,7 +57,14 @@ fn recording_events_allocates_nothing() {
         let start = t0 + Duration::from_micros(i * 13);
         let end = start + Duration::from_nanos(1_000 + (i * 7919) % 2_000_000_000);
         if i % 1000 == 0 {
-            rec.record_error(ErrorKind::Retryable, end);
+            // Twelve distinct codes: more than the recorder's table holds.
+            let code = ErrorCode::SqlState(*b"40P01");
+            let code = match i % 12_000 {
+                0 => None,
+                n => Some(ErrorCode::Sqlite((n / 1000) as i32)),
+            }
+            .or(Some(code));
+            rec.record_error(ErrorKind::Retryable, code, end);
         } else {
             rec.record_event(start, end);
         }
@@ -115,7 +122,7 @@ fn pacing_and_recording_paced_operations_allocates_nothing() {
             &mut open_ended
         };
         if k % 1000 == 0 {
-            rec.record_error(ErrorKind::Reconnect, end);
+            rec.record_error(ErrorKind::Reconnect, None, end);
         } else {
             rec.record(intended, start, end, 50, 50);
         }

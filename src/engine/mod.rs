@@ -123,10 +123,49 @@ pub enum ErrorKind {
     Fatal,
 }
 
-/// An error from a driver, already classified.
+/// The engine's own code for an error, kept as the engine sent it so that workloads can act
+/// on it and reports can count by it. `Copy` and small: recording one allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorCode {
+    /// PostgreSQL's SQLSTATE, five ASCII characters (e.g. `23505`).
+    SqlState([u8; 5]),
+    /// A MySQL/MariaDB server error number with its SQLSTATE (e.g. 1062, `23000`).
+    MySql { errno: u16, sqlstate: [u8; 5] },
+    /// SQLite's (extended) result code (e.g. 5, `SQLITE_BUSY`).
+    Sqlite(i32),
+}
+
+impl ErrorCode {
+    /// A SQLSTATE from the server's text; `None` unless it is five ASCII characters.
+    pub fn sqlstate(text: &str) -> Option<[u8; 5]> {
+        let b = text.as_bytes();
+        (b.len() == 5 && b.iter().all(u8::is_ascii_alphanumeric)).then(|| {
+            let mut s = [0; 5];
+            s.copy_from_slice(b);
+            s
+        })
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = |s: &[u8; 5]| String::from_utf8_lossy(s).into_owned();
+        match self {
+            ErrorCode::SqlState(s) => write!(f, "SQLSTATE {}", text(s)),
+            ErrorCode::MySql { errno, sqlstate } => {
+                write!(f, "MySQL error {errno} ({})", text(sqlstate))
+            }
+            ErrorCode::Sqlite(c) => write!(f, "SQLite code {c}"),
+        }
+    }
+}
+
+/// An error from a driver, already classified, with the engine's own code when the engine
+/// sent one (`None`: a connection, protocol or client-side error).
 #[derive(Debug, Clone)]
 pub struct DbError {
     pub kind: ErrorKind,
+    pub code: Option<ErrorCode>,
     pub message: String,
 }
 
@@ -134,6 +173,7 @@ impl DbError {
     pub fn fatal(message: impl Into<String>) -> Self {
         DbError {
             kind: ErrorKind::Fatal,
+            code: None,
             message: message.into(),
         }
     }

@@ -34,7 +34,7 @@ use mysql_common::packets::{
 use mysql_common::proto::MySerialize;
 
 use super::wire::RecvBuf;
-use super::{DbError, ErrorKind, Param};
+use super::{DbError, ErrorCode, ErrorKind, Param};
 
 /// Largest payload of one packet; a longer one continues in the next.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;
@@ -116,8 +116,16 @@ impl std::error::Error for MyError {}
 
 impl From<MyError> for DbError {
     fn from(e: MyError) -> DbError {
+        let code = match &e {
+            MyError::Server { code, state, .. } => Some(ErrorCode::MySql {
+                errno: *code,
+                sqlstate: ErrorCode::sqlstate(state).unwrap_or(*b"HY000"),
+            }),
+            _ => None,
+        };
         DbError {
             kind: e.kind(),
+            code,
             message: e.to_string(),
         }
     }

@@ -28,7 +28,7 @@ use postgres_protocol::message::backend::Header;
 use postgres_protocol::message::frontend;
 
 use super::wire::{RecvBuf, Wait};
-use super::{DbError, ErrorKind, Param};
+use super::{DbError, ErrorCode, ErrorKind, Param};
 
 /// A server error: SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +52,7 @@ impl From<ServerError> for DbError {
     fn from(e: ServerError) -> DbError {
         DbError {
             kind: classify_code(&e.code),
+            code: ErrorCode::sqlstate(&e.code).map(ErrorCode::SqlState),
             message: format!("{}: {}", e.code, e.message),
         }
     }
@@ -60,6 +61,7 @@ impl From<ServerError> for DbError {
 fn io_err(e: std::io::Error) -> DbError {
     DbError {
         kind: ErrorKind::Reconnect,
+        code: None,
         message: format!("connection to PostgreSQL: {e}"),
     }
 }

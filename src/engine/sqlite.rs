@@ -18,8 +18,8 @@ use anyhow::{Context, bail};
 
 use super::sqlite_api::{self, Api, Conn, Origin, SqlError, Stmt, Value};
 use super::{
-    DbError, Dialect, Driver, ErrorKind, Observed, Param, RowSink, RowSource, Server, Session,
-    StmtId, TargetSpec,
+    DbError, Dialect, Driver, ErrorCode, ErrorKind, Observed, Param, RowSink, RowSource, Server,
+    Session, StmtId, TargetSpec,
 };
 
 /// File name of the database inside the target's data directory.
@@ -103,6 +103,7 @@ fn db_err(err: SqlError) -> DbError {
             true => ErrorKind::Retryable,
             false => ErrorKind::Fatal,
         },
+        code: Some(ErrorCode::Sqlite(err.code)),
         message: err.to_string(),
     }
 }

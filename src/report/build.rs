@@ -744,6 +744,24 @@ fn condensed(name: &str, error: &str) -> String {
 /// A second below this fraction of the step's median second is reported as a stall.
 const STALL_FRACTION: f64 = 0.5;
 
+/// The engine's codes of a step's errors over its operation types, most frequent first, as
+/// `; SQLSTATE 40P01 ×12, …` (empty when none carried a code).
+fn error_codes(m: &Measurement) -> String {
+    let mut codes: Vec<(&str, u64)> = Vec::new();
+    for c in m.operations.iter().flat_map(|o| &o.error_codes) {
+        match codes.iter_mut().find(|(code, _)| *code == c.code) {
+            Some((_, n)) => *n += c.count,
+            None => codes.push((&c.code, c.count)),
+        }
+    }
+    codes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let list: Vec<String> = codes.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+    match list.is_empty() {
+        true => String::new(),
+        false => format!("; {}", list.join(", ")),
+    }
+}
+
 /// Every warning of the model, in this order: the run and its targets, failed and erroring
 /// steps, stalls, then client- and wake-up-bound steps.
 fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
@@ -758,12 +776,13 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
         let e = m.errors;
         out.push(format!(
-            "errors: {}: {} (retryable {}, reconnect {}, fatal {})",
+            "errors: {}: {} (retryable {}, reconnect {}, fatal {}){}",
             place(model, m),
             plural(e.total() as usize, "error"),
             e.retryable,
             e.reconnect,
-            e.fatal
+            e.fatal,
+            error_codes(m)
         ));
     }
     out.extend(stall_warnings(model));
@@ -1262,6 +1281,30 @@ fn series(data: &RunData) -> Vec<SeriesSummary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::{ErrorCodeCount, OpMeasurement};
+
+    #[test]
+    fn error_codes_are_summed_over_operation_types_most_frequent_first() {
+        let op = |codes: &[(&str, u64)]| OpMeasurement {
+            error_codes: codes
+                .iter()
+                .map(|(c, n)| ErrorCodeCount {
+                    code: c.to_string(),
+                    count: *n,
+                })
+                .collect(),
+            ..OpMeasurement::default()
+        };
+        let m = Measurement {
+            operations: vec![
+                op(&[("SQLSTATE 23505", 2), ("SQLSTATE 40P01", 1)]),
+                op(&[("SQLSTATE 40P01", 4)]),
+            ],
+            ..Measurement::default()
+        };
+        assert_eq!(error_codes(&m), "; SQLSTATE 40P01 ×5, SQLSTATE 23505 ×2");
+        assert_eq!(error_codes(&Measurement::default()), "");
+    }
 
     #[test]
     fn a_log_tail_is_condensed_to_its_last_lines() {

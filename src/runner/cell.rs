@@ -492,6 +492,7 @@ fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement
                 units: merged.units,
                 rows: merged.rows,
                 errors: merged.errors,
+                error_codes: merged.error_codes.clone(),
                 ops_per_sec: rate(merged.events),
                 units_per_sec: rate(merged.units),
                 target_ops_per_sec: target,

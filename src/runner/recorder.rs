@@ -4,7 +4,10 @@
 //! service time (start → end, ns), for paced roles a second one of response time from the
 //! intended start (coordinated omission: a late operation counts from when it was due), a
 //! preallocated array of per-second buckets, and counters (executions, counted units, rows,
-//! errors). Recording an operation is a few arithmetic operations and array writes: no
+//! errors). Each second of a timed step also keeps a fixed-size log-scale histogram
+//! ([`SLOTS`] counters, four per power of two) for its p99: memory is a known number of bytes
+//! per thread × second, allocated once before the step starts, whatever the step's rate.
+//! Recording an operation is a few arithmetic operations and array writes: no
 //! allocation, no lock, no atomic read-modify-write, no formatting. Recorders are merged once,
 //! after the threads stopped. Must not: read the clock (the caller passes the instants it
 //! took) or talk to the database.
@@ -13,8 +16,63 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::ErrorKind;
-use crate::results::{ErrorCounts, Latency};
+use crate::engine::{ErrorCode, ErrorKind};
+use crate::results::{ErrorCodeCount, ErrorCounts, Latency};
+
+/// Distinct error codes a recorder counts one by one; errors with further codes count in
+/// [`ErrorCodes::other`] (a fixed table: recording an error allocates nothing).
+const ERROR_CODES: usize = 8;
+
+/// Errors counted by the engine's own code (SQLSTATE, MySQL errno, SQLite code).
+#[derive(Default)]
+struct ErrorCodes {
+    codes: [Option<(ErrorCode, u64)>; ERROR_CODES],
+    /// Errors without a code (connection, protocol), or past the table's size.
+    other: u64,
+}
+
+impl ErrorCodes {
+    #[inline]
+    fn add(&mut self, code: Option<ErrorCode>, n: u64) {
+        let Some(code) = code else {
+            self.other += n;
+            return;
+        };
+        for slot in &mut self.codes {
+            match slot {
+                Some((c, count)) if *c == code => {
+                    *count += n;
+                    return;
+                }
+                None => {
+                    *slot = Some((code, n));
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+        self.other += n;
+    }
+
+    fn merge(&mut self, from: &ErrorCodes) {
+        for (code, n) in from.codes.iter().flatten() {
+            self.add(Some(*code), *n);
+        }
+        self.other += from.other;
+    }
+
+    /// Counts by code, most frequent first (ties by code), for the results.
+    fn counts(&self) -> Vec<ErrorCodeCount> {
+        let mut v: Vec<(ErrorCode, u64)> = self.codes.iter().flatten().copied().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.into_iter()
+            .map(|(code, count)| ErrorCodeCount {
+                code: code.to_string(),
+                count,
+            })
+            .collect()
+    }
+}
 
 /// Highest latency the histograms resolve: one hour, in ns.
 const MAX_NS: u64 = 3_600 * 1_000_000_000;
@@ -23,14 +81,54 @@ const MAX_NS: u64 = 3_600 * 1_000_000_000;
 /// series covers this many seconds, later operations land in the last bucket.
 pub const OPEN_ENDED_SECONDS: u64 = 6 * 3_600;
 
+/// Counters of one second's latency histogram: slot 0 holds everything below 1024 ns, then
+/// four slots per power of two up to 2^42 ns (73 min, above [`MAX_NS`]): at most 25% apart.
+pub const SLOTS: usize = 1 + 32 * 4;
+
+/// The per-second histogram slot of a latency in ns.
+#[inline]
+fn slot(ns: u64) -> usize {
+    if ns < 1024 {
+        return 0;
+    }
+    let octave = 63 - ns.leading_zeros() as usize;
+    let sub = ((ns >> (octave - 2)) & 3) as usize;
+    (1 + (octave - 10) * 4 + sub).min(SLOTS - 1)
+}
+
+/// The highest latency in ns that lands in `slot`.
+fn slot_upper_ns(slot: usize) -> u64 {
+    if slot == 0 {
+        return 1023;
+    }
+    let octave = 10 + (slot - 1) / 4;
+    let sub = ((slot - 1) % 4) as u64;
+    ((5 + sub) << (octave - 2)) - 1
+}
+
+/// The p99 of one second's slots (`None` when empty), at most the second's maximum.
+fn slots_p99(counts: &[u32], max_ns: u64) -> Option<u64> {
+    let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+    if total == 0 {
+        return None;
+    }
+    let rank = (total * 99).div_ceil(100).max(1);
+    let mut seen = 0;
+    for (i, &c) in counts.iter().enumerate() {
+        seen += u64::from(c);
+        if seen >= rank {
+            return Some(slot_upper_ns(i).min(max_ns));
+        }
+    }
+    Some(max_ns)
+}
+
 /// One second of one thread.
 struct SecondBucket {
     /// Counted units of the operations that ended in this second.
     units: u64,
     max_ns: u64,
     max_response_ns: u64,
-    /// Coarse (1 significant digit) so that a bucket per second stays small.
-    hist: Option<Histogram<u32>>,
 }
 
 /// What one thread measured of one operation type in the measured period.
@@ -41,10 +139,13 @@ pub struct Recorder {
     /// service time).
     response: Option<Histogram<u64>>,
     seconds: Vec<SecondBucket>,
+    /// [`SLOTS`] counters per second of `seconds` (empty for an open-ended step).
+    second_slots: Vec<u32>,
     events: u64,
     units: u64,
     rows: u64,
     errors: ErrorCounts,
+    error_codes: ErrorCodes,
     last_end: Option<Instant>,
 }
 
@@ -72,17 +173,14 @@ impl Recorder {
     pub fn with(measure_start: Instant, measure: Option<Duration>, paced: bool) -> Recorder {
         let secs = measure.map_or(OPEN_ENDED_SECONDS, |m| m.as_secs_f64().ceil() as u64);
         let buckets = secs.clamp(1, OPEN_ENDED_SECONDS) as usize + 1;
-        // An open-ended step keeps only the per-second maximum: a coarse histogram for each
-        // of its hours of buckets would cost megabytes per thread.
+        // An open-ended step keeps only the per-second maximum: a histogram for each of its
+        // hours of buckets would cost megabytes per thread.
         let per_second_hist = measure.is_some();
         let seconds = (0..buckets)
             .map(|_| SecondBucket {
                 units: 0,
                 max_ns: 0,
                 max_response_ns: 0,
-                hist: per_second_hist.then(|| {
-                    Histogram::new_with_bounds(1, MAX_NS, 1).expect("valid histogram bounds")
-                }),
             })
             .collect();
         Recorder {
@@ -90,18 +188,20 @@ impl Recorder {
             hist: histogram(),
             response: paced.then(histogram),
             seconds,
+            second_slots: vec![0; if per_second_hist { buckets * SLOTS } else { 0 }],
             events: 0,
             units: 0,
             rows: 0,
             errors: ErrorCounts::default(),
+            error_codes: ErrorCodes::default(),
             last_end: None,
         }
     }
 
-    fn bucket(&mut self, end: Instant) -> &mut SecondBucket {
+    /// The index of the second `end` falls in (the last one past the measured period).
+    fn second(&self, end: Instant) -> usize {
         let i = end.saturating_duration_since(self.measure_start).as_secs() as usize;
-        let last = self.seconds.len() - 1;
-        &mut self.seconds[i.min(last)]
+        i.min(self.seconds.len() - 1)
     }
 
     /// Record a completed event that ran from `start` to `end`, counting one unit.
@@ -135,18 +235,20 @@ impl Recorder {
         self.units += units;
         self.rows += rows;
         self.last_end = Some(end);
-        let b = self.bucket(end);
+        let i = self.second(end);
+        let b = &mut self.seconds[i];
         b.units += units;
         b.max_ns = b.max_ns.max(ns);
         b.max_response_ns = b.max_response_ns.max(response_ns);
-        if let Some(h) = &mut b.hist {
-            h.saturating_record(ns);
+        if let Some(c) = self.second_slots.get_mut(i * SLOTS + slot(ns)) {
+            *c = c.saturating_add(1);
         }
     }
 
-    /// Record a failed event.
+    /// Record a failed event: its kind and the engine's code for it.
     #[inline]
-    pub fn record_error(&mut self, kind: ErrorKind, end: Instant) {
+    pub fn record_error(&mut self, kind: ErrorKind, code: Option<ErrorCode>, end: Instant) {
+        self.error_codes.add(code, 1);
         match kind {
             ErrorKind::Retryable => self.errors.retryable += 1,
             ErrorKind::Reconnect => self.errors.reconnect += 1,
@@ -180,6 +282,8 @@ pub struct Merged {
     pub units: u64,
     pub rows: u64,
     pub errors: ErrorCounts,
+    /// The errors by the engine's code, most frequent first.
+    pub error_codes: Vec<ErrorCodeCount>,
     /// The latest event end over all threads.
     pub last_end: Option<Instant>,
     /// Service time.
@@ -195,38 +299,40 @@ impl Merged {
         assert!(!recorders.is_empty(), "at least one client");
         let mut m = Merged::empty();
         let mut seconds: Vec<SecondBucket> = Vec::new();
+        let mut slots: Vec<u32> = Vec::new();
+        let mut codes = ErrorCodes::default();
         for r in recorders {
             m.add_counts(r.events, r.units, r.rows, &r.errors, r.last_end);
+            codes.merge(&r.error_codes);
             m.add_histograms(&r.hist, r.response.as_ref());
             if seconds.is_empty() {
-                seconds = r.seconds;
+                (seconds, slots) = (r.seconds, r.second_slots);
                 continue;
             }
             for (into, from) in seconds.iter_mut().zip(r.seconds) {
                 into.units += from.units;
                 into.max_ns = into.max_ns.max(from.max_ns);
                 into.max_response_ns = into.max_response_ns.max(from.max_response_ns);
-                if let (Some(i), Some(f)) = (&mut into.hist, &from.hist) {
-                    i.add(f).expect("same histogram bounds");
-                }
+            }
+            for (into, from) in slots.iter_mut().zip(r.second_slots) {
+                *into = into.saturating_add(from);
             }
         }
         m.seconds = seconds
             .iter()
-            .map(|b| {
+            .enumerate()
+            .map(|(i, b)| {
                 let any = b.max_ns > 0;
+                let counts = slots.get(i * SLOTS..(i + 1) * SLOTS).unwrap_or(&[]);
                 Second {
                     units: b.units,
-                    p99_ns: b
-                        .hist
-                        .as_ref()
-                        .filter(|h| !h.is_empty())
-                        .map(|h| h.value_at_quantile(0.99)),
+                    p99_ns: slots_p99(counts, b.max_ns),
                     max_ns: any.then_some(b.max_ns),
                     max_response_ns: any.then_some(b.max_response_ns),
                 }
             })
             .collect();
+        m.error_codes = codes.counts();
         m
     }
 
@@ -266,6 +372,7 @@ impl Merged {
             units: 0,
             rows: 0,
             errors: ErrorCounts::default(),
+            error_codes: Vec::new(),
             last_end: None,
             hist: histogram(),
             response: None,
@@ -280,6 +387,12 @@ impl Merged {
         for (i, r) in parts.iter().enumerate() {
             m.add_counts(r.events, r.units, r.rows, &r.errors, r.last_end);
             m.add_histograms(&r.hist, r.response.as_ref());
+            for c in &r.error_codes {
+                match m.error_codes.iter_mut().find(|e| e.code == c.code) {
+                    Some(e) => e.count += c.count,
+                    None => m.error_codes.push(c.clone()),
+                }
+            }
             if i == 0 {
                 m.seconds = r.seconds.clone();
                 continue;
@@ -355,13 +468,21 @@ mod tests {
             t0 + Duration::from_millis(1501),
         );
         b.record_event(t0, t0 + Duration::from_micros(30));
-        b.record_error(ErrorKind::Retryable, t0 + Duration::from_micros(40));
+        let dup = Some(ErrorCode::SqlState(*b"23505"));
+        b.record_error(ErrorKind::Retryable, dup, t0 + Duration::from_micros(40));
         // Past the deadline: lands in the last bucket.
         b.record_event(t0 + Duration::from_secs(5), t0 + Duration::from_secs(5));
         let m = Merged::from(vec![a, b]);
         assert_eq!(m.events, 4);
         assert_eq!(m.units, 4);
         assert_eq!(m.errors.retryable, 1);
+        assert_eq!(
+            m.error_codes,
+            vec![ErrorCodeCount {
+                code: "SQLSTATE 23505".into(),
+                count: 1
+            }]
+        );
         assert_eq!(m.seconds.len(), 3);
         assert_eq!(m.seconds[0].units, 2);
         assert_eq!(m.seconds[1].units, 1);
@@ -371,6 +492,98 @@ mod tests {
         assert!(lat.max >= 1000.0 && lat.max < 1002.0, "{lat:?}");
         assert!(m.response_latency().is_none(), "closed loop");
         assert!(!m.serialized_histogram().is_empty());
+    }
+
+    #[test]
+    fn errors_count_by_code_in_a_fixed_table() {
+        let mut c = ErrorCodes::default();
+        for errno in 0..(ERROR_CODES as u16 + 2) {
+            let code = ErrorCode::MySql {
+                errno,
+                sqlstate: *b"HY000",
+            };
+            c.add(Some(code), u64::from(errno) + 1);
+        }
+        c.add(None, 5);
+        c.add(
+            Some(ErrorCode::MySql {
+                errno: 3,
+                sqlstate: *b"HY000",
+            }),
+            10,
+        );
+        let counts = c.counts();
+        assert_eq!(counts.len(), ERROR_CODES);
+        assert_eq!(counts[0].code, "MySQL error 3 (HY000)");
+        assert_eq!(counts[0].count, 14);
+        // Codes 8 and 9 did not fit (9 + 10 errors), plus 5 without a code.
+        assert_eq!(c.other, 24);
+    }
+
+    #[test]
+    fn per_second_slots_cover_every_latency_within_a_quarter() {
+        let mut prev_upper = slot_upper_ns(0);
+        for s in 1..SLOTS {
+            let upper = slot_upper_ns(s);
+            assert_eq!(
+                slot(prev_upper + 1),
+                s,
+                "slot {s} starts after slot {}",
+                s - 1
+            );
+            assert_eq!(slot(upper), s);
+            let lower = prev_upper + 1;
+            assert!(
+                (upper - lower) as f64 <= lower as f64 * 0.25,
+                "slot {s}: {lower}..{upper}"
+            );
+            prev_upper = upper;
+        }
+        assert!(
+            slot_upper_ns(SLOTS - 1) >= MAX_NS,
+            "the last slot reaches the cap"
+        );
+        assert_eq!(slot(1), 0);
+        assert_eq!(slot(u64::MAX), SLOTS - 1);
+    }
+
+    #[test]
+    fn per_second_p99_is_the_slot_of_the_99th_percentile_capped_by_the_maximum() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(t0, Duration::from_secs(1));
+        let mut b = Recorder::new(t0, Duration::from_secs(1));
+        // 198 fast operations (10 µs) and 2 slow ones (5 ms) over two threads: p99 is fast.
+        for i in 0..99u64 {
+            let s = t0 + Duration::from_micros(i * 100);
+            a.record_event(s, s + Duration::from_micros(10));
+            b.record_event(s, s + Duration::from_micros(10));
+        }
+        let s = t0 + Duration::from_millis(100);
+        a.record_event(s, s + Duration::from_millis(5));
+        b.record_event(s, s + Duration::from_millis(5));
+        let m = Merged::from(vec![a, b]);
+        let p99 = m.seconds[0].p99_ns.unwrap();
+        assert!((10_000..12_500).contains(&p99), "{p99}");
+        // 3 slow ones in 100: p99 is slow, and never above the measured maximum.
+        let mut c = Recorder::new(t0, Duration::from_secs(1));
+        for i in 0..100u64 {
+            let s = t0 + Duration::from_micros(i * 100);
+            let took = if i < 3 { 5_000 } else { 10 };
+            c.record_event(s, s + Duration::from_micros(took));
+        }
+        let m = Merged::from(vec![c]);
+        let p99 = m.seconds[0].p99_ns.unwrap();
+        assert!((5_000_000..=5_000_001).contains(&p99), "{p99}");
+    }
+
+    #[test]
+    fn a_timed_recorder_allocates_its_seconds_once_at_a_known_size() {
+        let t0 = Instant::now();
+        let r = Recorder::new(t0, Duration::from_secs(3_600));
+        assert_eq!(r.seconds.len(), 3_601);
+        assert_eq!(r.second_slots.len(), 3_601 * SLOTS);
+        // 3,601 s × 129 u32 counters: under 2 MB per thread and operation type for an hour.
+        assert!(r.second_slots.len() * 4 < 2 << 20);
     }
 
     #[test]

@@ -797,7 +797,7 @@ impl OpLoop<'_> {
             Err(e) => {
                 if measured {
                     // The executor does not say which operation type failed: the role's first.
-                    self.recorders[0].record_error(e.kind, end);
+                    self.recorders[0].record_error(e.kind, e.code, end);
                 }
                 return Err(e);
             }
