@@ -280,8 +280,13 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     }
     if args.dry_run {
         print!("{}", plan.describe());
+        let free = crate::preflight::free_bytes(&plan.workdir).ok();
+        let need = crate::preflight::disk_need(&plan);
+        let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
+        println!("{}", crate::preflight::describe(&need, free));
         return Ok(ExitCode::SUCCESS);
     }
+    let need = crate::preflight::check(&plan)?;
     fetch_builds(&mut plan, progress)?;
     make_builds(&mut plan, progress);
 
@@ -294,6 +299,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         plan.cells().len(),
         plan.estimated().as_secs_f64()
     ));
+    progress.line(&crate::preflight::describe(&need, None));
     let outcome = crate::runner::execute(&plan, &mut store, progress, &interrupt)?;
 
     // Report what exists, then say what failed.

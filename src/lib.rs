@@ -13,6 +13,7 @@ pub mod error;
 pub mod host;
 pub mod lab;
 pub mod plan;
+pub mod preflight;
 pub mod profiler;
 pub mod progress;
 pub mod provision;

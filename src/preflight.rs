@@ -1,0 +1,228 @@
+//! Disk preflight: how much space a run's data directories need, and whether the work
+//! directory's filesystem has it, before anything is loaded.
+//!
+//! The estimate is rows × bytes per row (the suite's table and indexes, measured once per
+//! engine family, see [`row_bytes`]) × tables, plus each engine's fixed files (catalog,
+//! redo/WAL). Cells run one at a time and each suite loads into a fresh data directory that
+//! is removed after it (unless `--keep`), so the run needs the largest one target × suite
+//! needs; with `--keep` every directory stays and the needs add up. A `connect` target keeps its
+//! data on its own server and needs nothing here. Must not: create, write or remove anything
+//! (it reads `statvfs` only), or time anything.
+
+use std::path::{Path, PathBuf};
+
+use crate::engine::EngineKind;
+use crate::error::InputError;
+use crate::plan::{RunPlan, TargetPlan};
+use crate::workload::insert;
+
+/// Bytes one row takes with its indexes, per suite, for PostgreSQL heap + B-trees; other
+/// engines scale it by [`engine_factor`]. From loads measured here: sysbench 500k rows in
+/// PostgreSQL 15 took 139 MB (≈ 279 B/row with the `k` index); the Insert Benchmark's row
+/// carries three secondary indexes; a LinkBench node brings its counts and, on average, 4.1
+/// links (each a row plus two index entries).
+fn row_bytes(suite: Suite) -> u64 {
+    match suite {
+        Suite::Sysbench => 280,
+        Suite::Insert => 260,
+        Suite::Linkbench => 950,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Suite {
+    Sysbench,
+    Insert,
+    Linkbench,
+}
+
+/// How much more (or less) an engine stores per row than PostgreSQL, in percent: InnoDB's
+/// clustered index and page fill, MyRocks' compression, SQLite's compact records.
+fn engine_factor(t: &TargetPlan) -> u64 {
+    match t.engine {
+        EngineKind::Postgres => 100,
+        EngineKind::Mysql if t.tables.rocksdb() => 60,
+        EngineKind::Mysql => 130,
+        EngineKind::Sqlite => 90,
+    }
+}
+
+/// Files an engine writes whatever the data: PostgreSQL's catalog and WAL segments, InnoDB's
+/// system tablespace, redo and undo logs.
+fn fixed_bytes(engine: EngineKind) -> u64 {
+    match engine {
+        EngineKind::Postgres => 100 << 20,
+        EngineKind::Mysql => 300 << 20,
+        EngineKind::Sqlite => 0,
+    }
+}
+
+/// The largest number of rows each suite of the plan holds at once.
+fn suite_rows(plan: &RunPlan) -> Vec<(Suite, u64)> {
+    let mut out = Vec::new();
+    if let Some(s) = &plan.sysbench {
+        let scale = &s.scale;
+        out.push((Suite::Sysbench, u64::from(scale.tables) * scale.rows));
+    }
+    if let Some(s) = &plan.insert {
+        let most = s
+            .steps()
+            .into_iter()
+            .map(|(_, k)| s.rows_after(k))
+            .max()
+            .unwrap_or(0)
+            .max(s.rows_after(insert::Kind::Load(0)));
+        out.push((Suite::Insert, most));
+    }
+    if let Some(s) = &plan.linkbench {
+        out.push((Suite::Linkbench, s.maxid1));
+    }
+    out
+}
+
+/// What the run needs on the work directory's filesystem, in bytes, and the target and suite
+/// that need the most.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskNeed {
+    pub bytes: u64,
+    /// The single largest data directory: `target suite`.
+    pub largest: Option<String>,
+}
+
+/// The estimate for a plan (see the module doc).
+pub fn disk_need(plan: &RunPlan) -> DiskNeed {
+    let suites = suite_rows(plan);
+    let mut total = 0u64;
+    let mut largest: Option<(u64, String)> = None;
+    for t in plan.targets.iter().filter(|t| t.connect.is_none()) {
+        for (suite, rows) in &suites {
+            let data = rows * row_bytes(*suite) * engine_factor(t) / 100;
+            let dir = fixed_bytes(t.engine) + data;
+            let cells = u64::from(plan.repeats) * plan.clients.len() as u64;
+            total += dir * cells;
+            if largest.as_ref().is_none_or(|(b, _)| dir > *b) {
+                largest = Some((dir, format!("{} {suite:?}", t.name).to_lowercase()));
+            }
+        }
+    }
+    let (one, name) = largest.map_or((0, None), |(b, n)| (b, Some(n)));
+    DiskNeed {
+        bytes: if plan.keep { total } else { one },
+        largest: name,
+    }
+}
+
+/// Free bytes for an unprivileged writer on the filesystem that holds `dir`, or would hold it
+/// once created (its nearest existing ancestor), and that ancestor.
+pub fn free_bytes(dir: &Path) -> std::io::Result<(PathBuf, u64)> {
+    let abs = std::path::absolute(dir)?;
+    let existing = abs
+        .ancestors()
+        .find(|p| p.exists())
+        .unwrap_or(Path::new("/"))
+        .to_path_buf();
+    let c = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes())
+        .map_err(std::io::Error::other)?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `st` is written by statvfs before it is read.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: statvfs returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    Ok((existing, st.f_bavail.saturating_mul(st.f_frsize)))
+}
+
+/// Sizes for people: `1.2 GB`, `340 MB`, `12 kB`.
+pub fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1_000_000 => format!("{:.0} kB", b / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.0} MB", b / 1e6),
+        _ => format!("{:.1} GB", b / 1e9),
+    }
+}
+
+/// The estimate as one line for `--dry-run` and the run's start.
+pub fn describe(need: &DiskNeed, free: Option<(&Path, u64)>) -> String {
+    let largest = need
+        .largest
+        .as_deref()
+        .map(|l| format!(", largest data directory: {l}"))
+        .unwrap_or_default();
+    let free = free
+        .map(|(p, b)| format!("; {} free on {}", human(b), p.display()))
+        .unwrap_or_default();
+    format!("disk: about {} needed{largest}{free}", human(need.bytes))
+}
+
+/// Refuse a run whose work directory's filesystem cannot hold the estimate: bad input naming
+/// both numbers and the fixes.
+pub fn check(plan: &RunPlan) -> Result<DiskNeed, InputError> {
+    let need = disk_need(plan);
+    let Ok((dir, free)) = free_bytes(&plan.workdir) else {
+        return Ok(need);
+    };
+    if need.bytes > free {
+        return Err(InputError::new(format!(
+            "--workdir {}: the run needs about {} ({}) but {} has {} free; free some space, \
+             point --workdir at a larger filesystem, or lower the lab's rows",
+            plan.workdir.display(),
+            human(need.bytes),
+            need.largest.as_deref().unwrap_or("data directories"),
+            dir.display(),
+            human(free)
+        )));
+    }
+    Ok(need)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpus::Machine;
+    use crate::plan::{RunOptions, plan_on};
+
+    fn plan(targets: &str, keep: bool) -> RunPlan {
+        let text = format!(
+            "[lab]\nname = \"disk\"\nclients = [1, 4]\nrepeats = 2\n{targets}\n\
+             [suite.sysbench]\ntables = 2\nrows = 1_000_000\n"
+        );
+        let lab = crate::lab::parse(&text, "lab.toml", Path::new(".")).unwrap();
+        let opts = RunOptions {
+            keep,
+            ..RunOptions::default()
+        };
+        plan_on(lab, &opts, Machine::simple(2)).unwrap()
+    }
+
+    #[test]
+    fn one_data_directory_at_a_time_unless_kept() {
+        let targets = "[[target]]\nname = \"pg\"\nengine = \"postgres\"\n\
+                       [[target]]\nname = \"lite\"\nengine = \"sqlite\"\n";
+        let need = disk_need(&plan(targets, false));
+        // PostgreSQL: 2 × 1M rows × 280 B + 100 MiB of fixed files.
+        assert_eq!(need.bytes, 2_000_000 * 280 + (100 << 20));
+        assert_eq!(need.largest.as_deref(), Some("pg sysbench"));
+        // Kept: every cell's directory stays (2 client counts × 2 repeats per target).
+        let kept = disk_need(&plan(targets, true));
+        let sqlite = 2_000_000 * 280 * 90 / 100;
+        assert_eq!(kept.bytes, 4 * need.bytes + 4 * sqlite);
+    }
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(human(12_000), "12 kB");
+        assert_eq!(human(340_000_000), "340 MB");
+        assert_eq!(human(1_234_000_000), "1.2 GB");
+    }
+
+    #[test]
+    fn free_space_is_read_from_the_nearest_existing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (at, free) = free_bytes(&dir.path().join("not/yet")).unwrap();
+        assert_eq!(at, dir.path());
+        assert!(free > 0);
+    }
+}
