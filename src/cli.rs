@@ -111,10 +111,9 @@ pub struct FetchArgs {
     pub what: String,
 }
 
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
-    pub lab: Option<PathBuf>,
+/// The flags that shape a plan (what runs, how often, at which scale).
+#[derive(Debug, Clone, Args)]
+pub struct ShapeArgs {
     /// Tiny scale and sub-second steps (at most 0.1 s warm-up + 0.3 s; Insert Benchmark and
     /// LinkBench steps of about 1 s), for demos and tests.
     #[arg(long)]
@@ -132,6 +131,31 @@ pub struct RunArgs {
     /// Repeats per target (overrides the lab; ≥ 2 enables verdicts).
     #[arg(long, value_name = "N")]
     pub repeats: Option<u32>,
+}
+
+impl ShapeArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            quick: self.quick,
+            only: self.only.clone(),
+            skip: self.skip.clone(),
+            clients: self.clients.clone(),
+            repeats: self.repeats,
+            ..RunOptions::default()
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
+    pub lab: Option<PathBuf>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Run only this cell of the plan, TARGET:CLIENTS:REPEAT (e.g. pg17:4:2): what one
+    /// Kubernetes Job of `dbdelta plan --emit k8s` runs.
+    #[arg(long, value_name = "TARGET:CLIENTS:REPEAT")]
+    pub cell: Option<String>,
     /// Keep data directories after the run.
     #[arg(long)]
     pub keep: bool,
@@ -253,14 +277,11 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         None => crate::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
     };
     let opts = RunOptions {
-        quick: args.quick,
-        only: args.only,
-        skip: args.skip,
-        clients: args.clients,
-        repeats: args.repeats,
         keep: args.keep,
         workdir: args.workdir,
         profile: args.profile,
+        cell: args.cell,
+        ..args.shape.options()
     };
     let mut plan = plan::plan(lab, &opts)?;
     if let Some(dir) = &args.png {
