@@ -118,7 +118,8 @@ fn one_line(text: &str) -> String {
 }
 
 /// One cell's Job: the pod runs `dbdelta run --cell` once (no retry: a failed benchmark is
-/// recorded, not repeated on another node) on a benchmark node no other dbdelta pod occupies.
+/// recorded, not repeated on another node) on a benchmark node no other dbdelta pod, of any
+/// namespace, occupies.
 fn job(plan: &RunPlan, cell: &Cell, cpus: u32, config_map: &str, opts: &Options) -> Value {
     let target = &plan.targets[cell.target].name;
     let mut labels = lab_labels(plan);
@@ -162,6 +163,8 @@ fn job(plan: &RunPlan, cell: &Cell, cpus: u32, config_map: &str, opts: &Options)
         "tolerations": [{"key": node_key, "operator": "Exists", "effect": "NoSchedule"}],
         "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
             "labelSelector": {"matchLabels": Value::Object(pod_labels())},
+            // Every namespace: a benchmark in another namespace takes the node's CPUs too.
+            "namespaceSelector": {},
             "topologyKey": "kubernetes.io/hostname",
         }]}},
         "containers": [container],

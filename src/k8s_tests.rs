@@ -88,6 +88,14 @@ fn manifests_read_back_as_one_config_map_and_a_job_per_cell() {
         assert!(cpus.parse::<u32>().is_ok(), "whole CPUs: {cpus}");
         assert_eq!(pod["volumes"][0]["configMap"]["name"], config_map);
         assert_eq!(pod["nodeSelector"]["dbdelta.io/benchmark-node"], "true");
+        let apart = &pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            [0];
+        assert_eq!(apart["topologyKey"], "kubernetes.io/hostname");
+        assert_eq!(apart["namespaceSelector"], json!({}), "all namespaces");
+        let own = &job["spec"]["template"]["metadata"]["labels"];
+        for (k, v) in apart["labelSelector"]["matchLabels"].as_object().unwrap() {
+            assert_eq!(&own[k], v, "the selector matches its own pod: one per node");
+        }
         assert_eq!(
             job["spec"]["template"]["metadata"]["labels"]["dbdelta.io/repeat"],
             cell.repeat.to_string()
