@@ -44,6 +44,9 @@ pub struct Cli {
 pub enum Command {
     /// Run a lab (without LAB: a built-in demo on embedded SQLite), then print its report.
     Run(RunArgs),
+    /// Print what a run of the lab would do (as `run --dry-run`), or with `--emit k8s` write it
+    /// as Kubernetes Jobs, one per target × clients × repeat.
+    Plan(PlanArgs),
     /// Print the report of a stored run (default: the latest).
     Report(ReportArgs),
     /// Compare the same steps across two stored runs: RUN_B relative to RUN_A.
@@ -111,10 +114,9 @@ pub struct FetchArgs {
     pub what: String,
 }
 
-#[derive(Debug, Args)]
-pub struct RunArgs {
-    /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
-    pub lab: Option<PathBuf>,
+/// The flags that shape a plan, shared by `run` and `plan`.
+#[derive(Debug, Clone, Args)]
+pub struct ShapeArgs {
     /// Tiny scale and sub-second steps (at most 0.1 s warm-up + 0.3 s; Insert Benchmark and
     /// LinkBench steps of about 1 s), for demos and tests.
     #[arg(long)]
@@ -132,6 +134,97 @@ pub struct RunArgs {
     /// Repeats per target (overrides the lab; ≥ 2 enables verdicts).
     #[arg(long, value_name = "N")]
     pub repeats: Option<u32>,
+}
+
+impl ShapeArgs {
+    /// The same flags as `dbdelta run` arguments (what every emitted Job passes on).
+    fn to_flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.quick {
+            out.push("--quick".to_string());
+        }
+        let lists = [("--only", &self.only), ("--skip", &self.skip)];
+        for (flag, values) in lists {
+            for v in values {
+                out.extend([flag.to_string(), v.clone()]);
+            }
+        }
+        if let Some(c) = &self.clients {
+            out.extend(["--clients".to_string(), c.clone()]);
+        }
+        if let Some(r) = self.repeats {
+            out.extend(["--repeats".to_string(), r.to_string()]);
+        }
+        out
+    }
+
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            quick: self.quick,
+            only: self.only.clone(),
+            skip: self.skip.clone(),
+            clients: self.clients.clone(),
+            repeats: self.repeats,
+            ..RunOptions::default()
+        }
+    }
+}
+
+/// What `plan --emit` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// Kubernetes: a ConfigMap with the lab and one Job per target × clients × repeat.
+    K8s,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Lab file (TOML). Without it, the built-in demo lab.
+    pub lab: Option<PathBuf>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Write the plan as manifests instead of describing it: `k8s` writes a ConfigMap holding
+    /// the lab and one Kubernetes Job per cell (each runs `dbdelta run --cell`).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub emit: Option<Emit>,
+    /// With --emit k8s: the container image with dbdelta and the lab's engines (required).
+    #[arg(long, value_name = "IMAGE", requires = "emit")]
+    pub image: Option<String>,
+    /// With --emit k8s: the label of the nodes benchmarks may run on (also tolerated as a
+    /// NoSchedule taint key).
+    #[arg(long, value_name = "KEY=VALUE", requires = "emit")]
+    pub node_label: Option<String>,
+    /// With --emit k8s: the Secret whose key `url` holds the shared results store (`--store`).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "dbdelta-store",
+        requires = "emit"
+    )]
+    pub store_secret: String,
+    /// With --emit k8s: memory each pod requests and is limited to (a Kubernetes quantity).
+    #[arg(
+        long,
+        value_name = "QUANTITY",
+        default_value = "4Gi",
+        requires = "emit"
+    )]
+    pub memory: String,
+    /// Write to FILE instead of standard output (whole or not at all).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
+    pub lab: Option<PathBuf>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Run only this cell of the plan, TARGET:CLIENTS:REPEAT (e.g. pg17:4:2): what one
+    /// Kubernetes Job of `dbdelta plan --emit k8s` runs.
+    #[arg(long, value_name = "TARGET:CLIENTS:REPEAT")]
+    pub cell: Option<String>,
     /// Keep data directories after the run.
     #[arg(long)]
     pub keep: bool,
@@ -233,6 +326,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
     };
     match cli.command {
         Command::Run(args) => run(&cli.store, args, &progress),
+        Command::Plan(args) => plan_cmd(args),
         Command::Report(args) => report_cmd(&cli.store, args),
         Command::Compare(args) => compare_cmd(&cli.store, args),
         Command::List(args) => list(&cli.store, args),
@@ -246,21 +340,94 @@ fn color_wanted() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
-    // Parse and plan: every input error surfaces here, before anything is written.
-    let lab = match &args.lab {
+/// The lab file, or the built-in demo without one.
+fn load_lab(path: Option<&Path>) -> Result<crate::lab::Lab> {
+    Ok(match path {
         Some(path) => crate::lab::load(path)?,
         None => crate::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
+    })
+}
+
+/// `dbdelta plan [LAB]`: the plan in words (what `run --dry-run` prints), or with `--emit k8s`
+/// its Kubernetes manifests; on standard output or, whole, in `-o FILE`.
+fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
+    let lab = load_lab(args.lab.as_deref())?;
+    let text = match args.emit {
+        None => plan_text(&plan::plan(lab, &args.shape.options())?),
+        Some(Emit::K8s) => {
+            // Before planning: CPU lists would otherwise be checked against this host.
+            crate::k8s::check_lab(&lab)?;
+            let plan = plan::plan(lab, &args.shape.options())?;
+            crate::k8s::emit(&plan, &k8s_options(&args)?)?
+        }
     };
+    match &args.output {
+        Some(path) => write_whole(path, text.as_bytes())
+            .with_context(|| format!("-o {}: cannot write the plan", path.display()))?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan in words and its disk estimate against the work directory's free space (what
+/// `run --dry-run` and `plan` print).
+fn plan_text(plan: &plan::RunPlan) -> String {
+    let free = crate::preflight::free_bytes(&plan.workdir).ok();
+    let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
+    let need = crate::preflight::disk_need(plan);
+    format!(
+        "{}{}\n",
+        plan.describe(),
+        crate::preflight::describe(&need, free)
+    )
+}
+
+/// The emitter's options from `plan`'s flags: `--image` is required.
+fn k8s_options(args: &PlanArgs) -> Result<crate::k8s::Options> {
+    let defaults = crate::k8s::Options::default();
+    let Some(image) = args.image.clone() else {
+        return crate::error::input(
+            "--emit k8s needs --image IMAGE: the container image with dbdelta and the lab's engines, e.g. --image registry.example.com/dbdelta:1.0",
+        );
+    };
+    let node_label = match &args.node_label {
+        None => defaults.node_label,
+        Some(text) => match text.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => {
+                return crate::error::input(format!(
+                    "--node-label {text}: expected KEY=VALUE, e.g. dbdelta.io/benchmark-node=true"
+                ));
+            }
+        },
+    };
+    Ok(crate::k8s::Options {
+        image,
+        node_label,
+        store_secret: args.store_secret.clone(),
+        memory: args.memory.clone(),
+        run_flags: args.shape.to_flags(),
+    })
+}
+
+/// Write `bytes` to `path` whole or not at all: a temporary file beside it renamed into place.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp~");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
+    // Parse and plan: every input error surfaces here, before anything is written.
+    let lab = load_lab(args.lab.as_deref())?;
     let opts = RunOptions {
-        quick: args.quick,
-        only: args.only,
-        skip: args.skip,
-        clients: args.clients,
-        repeats: args.repeats,
         keep: args.keep,
         workdir: args.workdir,
         profile: args.profile,
+        cell: args.cell,
+        ..args.shape.options()
     };
     let mut plan = plan::plan(lab, &opts)?;
     if let Some(dir) = &args.png {
@@ -279,11 +446,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         ));
     }
     if args.dry_run {
-        print!("{}", plan.describe());
-        let free = crate::preflight::free_bytes(&plan.workdir).ok();
-        let need = crate::preflight::disk_need(&plan);
-        let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
-        println!("{}", crate::preflight::describe(&need, free));
+        print!("{}", plan_text(&plan));
         return Ok(ExitCode::SUCCESS);
     }
     let need = crate::preflight::check(&plan)?;
@@ -642,10 +805,7 @@ fn write_report(
     match output {
         Some(path) => {
             let text = report::render(model, format, false);
-            let tmp = path.with_extension("tmp~");
-            std::fs::write(&tmp, text)
-                .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
-            std::fs::rename(&tmp, path)
+            write_whole(path, text.as_bytes())
                 .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
         }
         None => {

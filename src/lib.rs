@@ -11,6 +11,7 @@ pub mod cpus;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod k8s;
 pub mod lab;
 pub mod plan;
 pub mod preflight;

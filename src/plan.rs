@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub workdir: PathBuf,
     /// `--profile`: CPU profiles of every measured step (with the lab's `profile_*` settings).
     pub profile: bool,
+    /// `--cell TARGET:CLIENTS:REPEAT` as typed: run only that cell of the plan.
+    pub cell: Option<String>,
 }
 
 /// One target as the runner needs it.
@@ -156,6 +158,8 @@ pub struct RunPlan {
     pub workdir: PathBuf,
     /// CPU profiles of every measured (non-warm) step: the lab's `profile` or `--profile`.
     pub profile: Option<ProfileSettings>,
+    /// `--cell`: the one cell to run (a Kubernetes Job runs one); `None`: every cell.
+    pub only_cell: Option<Cell>,
 }
 
 /// Parse `--clients 1,4,16`.
@@ -173,6 +177,47 @@ pub fn parse_clients(text: &str) -> Result<Vec<u32>, InputError> {
         return Err(bad());
     }
     Ok(list)
+}
+
+/// Parse `--cell TARGET:CLIENTS:REPEAT` against the plan's targets, client counts and repeats
+/// (target names hold no `:`).
+fn parse_cell(
+    text: &str,
+    targets: &[TargetPlan],
+    clients: &[u32],
+    repeats: u32,
+) -> Result<Cell, InputError> {
+    let bad = |why: String| InputError::new(format!("--cell {text}: {why}"));
+    let parts: Vec<&str> = text.split(':').collect();
+    let [name, c, r] = parts[..] else {
+        return Err(bad(
+            "expected TARGET:CLIENTS:REPEAT, e.g. --cell pg17:4:2".into()
+        ));
+    };
+    let target = (targets.iter().position(|t| t.name == name)).ok_or_else(|| {
+        let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+        bad(format!(
+            "the lab has no target {name}; use one of {}",
+            names.join(", ")
+        ))
+    })?;
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let clients = (c.parse::<u32>().ok())
+        .filter(|n| clients.contains(n))
+        .ok_or_else(|| {
+            bad(format!(
+                "{c} is not a planned client count; use one of {} (or change --clients)",
+                list(clients)
+            ))
+        })?;
+    let repeat = (r.parse::<u32>().ok())
+        .filter(|n| (1..=repeats).contains(n))
+        .ok_or_else(|| bad(format!("repeat {r} is not in 1..={repeats}")))?;
+    Ok(Cell {
+        target,
+        clients,
+        repeat,
+    })
 }
 
 /// `--only`/`--skip` values: each may hold a comma-separated list of globs
@@ -633,6 +678,9 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
+    let only_cell = (opts.cell.as_deref())
+        .map(|c| parse_cell(c, &targets, &clients, repeats))
+        .transpose()?;
     Ok(RunPlan {
         order: lab.order,
         targets,
@@ -649,6 +697,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         profile: lab
             .profile
             .or_else(|| opts.profile.then(ProfileSettings::default)),
+        only_cell,
         lab,
     })
 }
@@ -720,9 +769,22 @@ impl RunPlan {
         );
     }
 
+    /// `--cell`'s text for `cell`: `TARGET:CLIENTS:REPEAT`.
+    pub fn cell_arg(&self, cell: &Cell) -> String {
+        let name = &self.targets[cell.target].name;
+        format!("{name}:{}:{}", cell.clients, cell.repeat)
+    }
+
     /// The cells in execution order: per client count, targets interleaved per repeat
-    /// (A B A B) or sequential (A A B B).
+    /// (A B A B) or sequential (A A B B); with `--cell`, only that one.
     pub fn cells(&self) -> Vec<Cell> {
+        let mut cells = self.ordered_cells();
+        cells.retain(|c| self.only_cell.is_none_or(|one| one == *c));
+        cells
+    }
+
+    /// Every cell of the lab in execution order, whatever `--cell` says.
+    fn ordered_cells(&self) -> Vec<Cell> {
         let mut out = Vec::new();
         for &clients in &self.clients {
             match self.order {
@@ -889,6 +951,44 @@ mod tests {
         let p = plan(lab, &RunOptions::default()).unwrap();
         let order: Vec<_> = p.cells().iter().map(|c| (c.target, c.repeat)).collect();
         assert_eq!(order, vec![(0, 1), (0, 2), (1, 1), (1, 2)]);
+    }
+
+    #[test]
+    fn cell_flag_keeps_one_cell_and_names_what_is_wrong() {
+        let mut lab = demo();
+        lab.repeats = 3;
+        let opts = |cell: &str| RunOptions {
+            clients: Some("1,4".into()),
+            cell: Some(cell.into()),
+            ..Default::default()
+        };
+        let p = plan(lab.clone(), &opts("sqlite.sync-normal:4:2")).unwrap();
+        let one = Cell {
+            target: 1,
+            clients: 4,
+            repeat: 2,
+        };
+        assert_eq!(p.cells(), [one]);
+        assert_eq!(p.cell_arg(&one), "sqlite.sync-normal:4:2", "round trip");
+        assert!(p.describe().contains("order: sqlite.sync-normal@c4r2\n"));
+        let all = plan(lab.clone(), &RunOptions::default()).unwrap();
+        assert_eq!(all.cells().len(), 6, "without --cell every cell runs");
+        for (bad, why) in [
+            ("sqlite.sync-normal:4", "expected TARGET:CLIENTS:REPEAT"),
+            (
+                "nope:1:1",
+                "the lab has no target nope; use one of sqlite.sync-full, sqlite.sync-normal",
+            ),
+            (
+                "sqlite.sync-full:2:1",
+                "2 is not a planned client count; use one of 1,4",
+            ),
+            ("sqlite.sync-full:1:0", "repeat 0 is not in 1..=3"),
+            ("sqlite.sync-full:1:4", "repeat 4 is not in 1..=3"),
+        ] {
+            let e = plan(lab.clone(), &opts(bad)).unwrap_err().0;
+            assert!(e.starts_with(&format!("--cell {bad}: {why}")), "{e}");
+        }
     }
 
     #[test]
