@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::error::Error;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use bytes::BytesMut;
 use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
@@ -58,9 +58,11 @@ impl Postgres {
             Address::Unix(dir) => config.host_path(dir),
             Address::Tcp(host) => config.host(host),
         };
+        // The client's error names neither the URL nor the password; its causes (the OS
+        // error, the server's message) are in its source chain, which `{:#}` prints.
         let client = config
             .connect(NoTls)
-            .map_err(|e| anyhow!("{flag} {shown}: cannot connect to the results store: {e}"))?;
+            .with_context(|| format!("{flag} {shown}: cannot connect to the results store"))?;
         let db = Postgres {
             client,
             statements: HashMap::new(),
@@ -281,6 +283,10 @@ mod tests {
         assert!(
             msg.contains("u:***@") && msg.contains("cannot connect") && !msg.contains("secret"),
             "{msg}"
+        );
+        assert!(
+            msg.contains("No such file or directory"),
+            "the cause: {msg}"
         );
         assert!(!msg.contains('\n'), "{msg}");
     }
