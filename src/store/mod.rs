@@ -353,13 +353,21 @@ impl Store {
     /// Copy the run `run_id` (every table's rows of it) into the store `to`, in one
     /// transaction there; a run `to` already holds is bad input. Returns the rows copied.
     pub fn push_run(&self, run_id: &str, to: &Store) -> Result<u64> {
-        if to.has_run(run_id)? {
-            return crate::error::input(format!(
+        let already = || {
+            crate::error::input(format!(
                 "run {run_id} is already in {}; nothing was copied",
                 to.path.display()
-            ));
+            ))
+        };
+        if to.has_run(run_id)? {
+            return already();
         }
-        push::copy_run(&mut **self.db(), &mut **to.db(), run_id)
+        let copied = push::copy_run(&mut **self.db(), &mut **to.db(), run_id);
+        match copied {
+            // Another push of the same run committed first: its key is taken.
+            Err(_) if to.has_run(run_id).unwrap_or(false) => already(),
+            copied => copied,
+        }
     }
 }
 
