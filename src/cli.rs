@@ -27,8 +27,14 @@ use crate::workload::{DurationRule, StepDef, StepKind, Threads, sql, sysbench};
 #[derive(Debug, Parser)]
 #[command(name = "dbdelta", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Results database (SQLite); created by `run` when missing.
-    #[arg(long, global = true, value_name = "PATH", default_value = "dbdelta.db")]
+    /// Results store: an SQLite file (created by `run` when missing), or a PostgreSQL database
+    /// shared by several runs or machines, e.g. postgres://user@host:5432/dbdelta.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH|URL",
+        default_value = "dbdelta.db"
+    )]
     pub store: PathBuf,
     /// Print no progress, only results and errors.
     #[arg(short, long, global = true)]
@@ -62,6 +68,32 @@ pub enum Command {
     /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
     /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
+    /// Copy runs between results stores, e.g. `dbdelta store push latest --to
+    /// postgres://user@host/dbdelta`.
+    Store(StoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub command: StoreCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Copy one run of --store (every row of it, in one transaction) into the store --to;
+    /// a run that is already there is refused.
+    Push(PushArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// Run id, `latest` or `previous`.
+    pub run: String,
+    /// The store the run is copied into: a postgres:// URL or an SQLite file (created and
+    /// migrated when missing).
+    #[arg(long, value_name = "PATH|URL")]
+    pub to: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -136,6 +168,9 @@ pub struct ShapeArgs {
     pub repeats: Option<u32>,
 }
 
+/// Where `run` creates data directories unless `--workdir` says otherwise.
+const DEFAULT_WORKDIR: &str = "dbdelta-work";
+
 impl ShapeArgs {
     /// The same flags as `dbdelta run` arguments (what every emitted Job passes on).
     fn to_flags(&self) -> Vec<String> {
@@ -158,8 +193,11 @@ impl ShapeArgs {
         out
     }
 
+    /// The plan options these flags give, with `run`'s default work directory (where the
+    /// disk estimate is checked).
     fn options(&self) -> RunOptions {
         RunOptions {
+            workdir: PathBuf::from(DEFAULT_WORKDIR),
             quick: self.quick,
             only: self.only.clone(),
             skip: self.skip.clone(),
@@ -236,7 +274,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Where data directories are created.
-    #[arg(long, value_name = "DIR", default_value = "dbdelta-work")]
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
     /// Target the report compares against (default: the lab's first target).
     #[arg(long, value_name = "TARGET")]
@@ -333,6 +371,9 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Fetch(args) => fetch_cmd(&args.what, &progress),
         Command::Build(args) => build_cmd(&args, &progress),
         Command::Profile(args) => profile_cmd(&cli.store, args),
+        Command::Store(StoreArgs {
+            command: StoreCommand::Push(args),
+        }) => push_cmd(&cli.store, &args),
     }
 }
 
@@ -767,6 +808,20 @@ fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
             .with_context(|| format!("-o {}: cannot write {name}", dir.display()))?;
         println!("{}", path.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbdelta store push RUN --to STORE`: one run copied whole into another store.
+fn push_cmd(store_path: &Path, args: &PushArgs) -> Result<ExitCode> {
+    let from = Store::open_existing(store_path)?;
+    let run_id = from.resolve_run(Some(&args.run))?;
+    let to = Store::open_flag(&args.to, "--to")?;
+    let rows = from.push_run(&run_id, &to)?;
+    println!(
+        "pushed run {run_id} ({rows} rows) from {} to {}",
+        from.path().display(),
+        to.path().display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

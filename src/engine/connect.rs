@@ -39,9 +39,14 @@ impl ConnectUrl {
     /// as does an empty host (PostgreSQL: `/var/run/postgresql`; MySQL:
     /// `/run/mysqld/mysqld.sock`).
     pub fn parse(text: &str) -> Result<ConnectUrl, String> {
+        ConnectUrl::parse_as(text, "connect =")
+    }
+
+    /// [`ConnectUrl::parse`], its messages naming the URL as `what` (a lab key or a flag).
+    pub fn parse_as(text: &str, what: &str) -> Result<ConnectUrl, String> {
         let bad = |why: &str| {
             format!(
-                "connect = \"{}\": {why}; expected e.g. \"postgres://user@127.0.0.1:5432/db\", \
+                "{what} \"{}\": {why}; expected e.g. \"postgres://user@127.0.0.1:5432/db\", \
                  \"postgres:///db?host=/run/postgresql\" or \"mysql://root@127.0.0.1:3306/db\"",
                 redact(text)
             )
@@ -61,7 +66,10 @@ impl ConnectUrl {
         };
         let (user, password) = match userinfo {
             Some(u) => match u.split_once(':') {
-                Some((u, p)) => (decode(u)?, Some(decode(p)?)),
+                Some((u, p)) => (
+                    decode(u)?,
+                    Some(decode(p).map_err(|_| bad("the password is not UTF-8 once decoded"))?),
+                ),
                 None => (decode(u)?, None),
             },
             None => (String::new(), None),

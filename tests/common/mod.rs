@@ -2,6 +2,8 @@
 //! measure from sharing the CPUs.
 #![allow(dead_code)] // each test binary uses a subset
 
+pub mod pg;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

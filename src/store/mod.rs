@@ -1,0 +1,789 @@
+//! The results store: every run, in an SQLite file (default `./dbdelta.db`) or a shared
+//! PostgreSQL database (`--store postgres://…`), with one schema and one set of migrations.
+//!
+//! Owns the facade every caller uses ([`Store`]: open, write each result in its own transaction
+//! the moment it exists, read runs back as [`RunData`], copy a run to another store), written
+//! once against the small SQL interface of [`sql`], which [`sqlite`] and [`postgres`]
+//! implement; the schema and its migrations ([`migrations`]); reading rows back ([`read`]);
+//! copying a run ([`push`]). The schema is meant to be read by people too (`sqlite3`, `psql`,
+//! pandas): one row per measurement, plain columns, units in column names. `ARCHITECTURE.md`
+//! documents it. Must not: compute metrics or format reports.
+
+mod migrations;
+mod postgres;
+mod push;
+mod read;
+mod sql;
+mod sqlite;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::error::InputError;
+use crate::results::{
+    Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo, SecondSample, TargetInfo,
+};
+pub use migrations::{MIGRATIONS, schema_version};
+use sql::{Db, Lock, Tx, Value, upsert};
+
+/// A summary line of `dbdelta list runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    pub id: String,
+    pub lab: String,
+    pub started: String,
+    pub complete: bool,
+    pub targets: Vec<String>,
+    pub measurements: u64,
+}
+
+pub struct Store {
+    /// Behind a `RefCell`: reading needs the connection mutably (PostgreSQL's client does),
+    /// while readers hold the store shared.
+    db: RefCell<Box<dyn Db>>,
+    /// The file, or the URL without its password: what messages name.
+    path: PathBuf,
+}
+
+/// The key columns of the tables a step writes (their primary keys).
+const MEASUREMENT_KEY: &[&str] = &["run_id", "target", "suite", "step", "clients", "repeat"];
+const SERIES_KEY: &[&str] = &["run_id", "target", "step", "clients", "repeat", "second"];
+const STEP_OPS_KEY: &[&str] = &[
+    "run_id", "target", "suite", "step", "clients", "repeat", "position",
+];
+const LOAD_KEY: &[&str] = &["run_id", "target", "suite", "clients", "repeat"];
+
+impl Store {
+    /// Open (creating when missing) and migrate the store: a file path, or a `postgres://` /
+    /// `postgresql://` URL of an existing database.
+    pub fn open(path: &Path) -> Result<Store> {
+        Store::open_as(path, "--store", false)
+    }
+
+    /// [`Store::open`] of a store named by another flag than `--store` (e.g. `--to`).
+    pub fn open_flag(path: &Path, flag: &str) -> Result<Store> {
+        Store::open_as(path, flag, false)
+    }
+
+    /// Open an existing store for reading; a missing file, or a database without a store, is
+    /// bad input, not a new store.
+    pub fn open_existing(path: &Path) -> Result<Store> {
+        Store::open_as(path, "--store", true)
+    }
+
+    /// Open the store at `location`, named as `flag` in messages; with `existing`, a store
+    /// that is not there yet is bad input.
+    fn open_as(location: &Path, flag: &str, existing: bool) -> Result<Store> {
+        let text = location.to_string_lossy();
+        let (db, path): (Box<dyn Db>, PathBuf) = if postgres::is_url(&text) {
+            let (mut db, shown) = postgres::Postgres::connect(&text, flag)?;
+            if existing && !db.has_store()? {
+                return crate::error::input(format!(
+                    "{flag} {shown}: the database holds no dbdelta results store yet; run \
+                     `dbdelta run --store URL` or `dbdelta store push` into it first"
+                ));
+            }
+            (Box::new(db), PathBuf::from(shown))
+        } else if text.contains("://") {
+            return crate::error::input(format!(
+                "{flag} {text}: a results store is an SQLite file path or a postgres:// URL"
+            ));
+        } else {
+            if existing && !location.exists() {
+                return crate::error::input(format!(
+                    "no results store at {}; run `dbdelta run` first or pass {flag} PATH",
+                    location.display()
+                ));
+            }
+            let db = sqlite::Sqlite::open(location, flag)?;
+            (Box::new(db), location.to_path_buf())
+        };
+        let store = Store {
+            db: RefCell::new(db),
+            path,
+        };
+        migrations::migrate(
+            &mut **store.db.borrow_mut(),
+            &store.path.display().to_string(),
+        )?;
+        Ok(store)
+    }
+
+    /// The file, or the URL without its password.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
+        self.db.borrow_mut()
+    }
+
+    /// Record a new run (incomplete) and its targets.
+    pub fn begin_run(&mut self, run: &RunInfo, targets: &[TargetInfo]) -> Result<()> {
+        let db = &mut **self.db.get_mut();
+        let mut tx = Tx::begin(db, Lock::Shared)?;
+        tx.execute(
+            "INSERT INTO runs (id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
+                host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
+                host_online_cpus, host_usable_cpus, host_cpu_topology_json, profiling_json)
+             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            &[
+                (&run.id).into(),
+                (&run.lab).into(),
+                (&run.lab_text).into(),
+                (&run.started).into(),
+                run.quick.into(),
+                (&run.host.cpu_model).into(),
+                run.host.cores.into(),
+                run.host.memory_bytes.into(),
+                (&run.host.kernel).into(),
+                (&run.dbdelta_version).into(),
+                run.min_effect.into(),
+                (&run.host.online_cpus).into(),
+                (&run.host.usable_cpus).into(),
+                serde_json::to_string(&run.host.cpu_topology)?.into(),
+                run.profiling.as_ref().map(serde_json::to_string).transpose()?.into(),
+            ],
+        )?;
+        for (i, t) in targets.iter().enumerate() {
+            insert_target(&mut *tx, &run.id, i, t)?;
+        }
+        tx.commit()
+    }
+
+    /// Record why a target's server processes are not measured.
+    pub fn set_target_unobserved(&mut self, run_id: &str, target: &str, why: &str) -> Result<()> {
+        self.update_target(run_id, target, "unobserved = ?3", vec![why.into()])
+    }
+
+    /// Record what a started server said about itself.
+    pub fn set_target_server(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        version: &str,
+        settings: &BTreeMap<String, String>,
+    ) -> Result<()> {
+        let settings = serde_json::to_string(settings)?;
+        self.update_target(
+            run_id,
+            target,
+            "server_version = ?3, settings_json = ?4",
+            vec![version.into(), settings.into()],
+        )
+    }
+
+    /// Record the configuration a started server was given (the engine's own file), in place
+    /// of the target's settings lines recorded when the run began.
+    pub fn set_target_config(&mut self, run_id: &str, target: &str, config: &str) -> Result<()> {
+        self.update_target(run_id, target, "config_text = ?3", vec![config.into()])
+    }
+
+    /// Mark a target failed with a one-line reason and where its log is.
+    pub fn fail_target(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        error: &str,
+        log_path: Option<&str>,
+    ) -> Result<()> {
+        self.update_target(
+            run_id,
+            target,
+            "failed = 1, error = ?3, log_path = ?4",
+            vec![error.into(), log_path.into()],
+        )
+    }
+
+    /// `UPDATE targets SET <set>` of one target; `set` takes its values from `?3` on.
+    fn update_target(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        set: &str,
+        values: Vec<Value>,
+    ) -> Result<()> {
+        let mut params = vec![run_id.into(), target.into()];
+        params.extend(values);
+        self.db.get_mut().execute(
+            &format!("UPDATE targets SET {set} WHERE run_id = ?1 AND name = ?2"),
+            &params,
+        )?;
+        Ok(())
+    }
+
+    pub fn save_load(&mut self, run_id: &str, l: &LoadResult) -> Result<()> {
+        let row = vec![
+            ("run_id", run_id.into()),
+            ("target", (&l.target).into()),
+            ("suite", (&l.suite).into()),
+            ("clients", l.clients.into()),
+            ("repeat", l.repeat.into()),
+            ("tables", l.tables.into()),
+            ("rows_per_table", l.rows_per_table.into()),
+            ("load_secs", l.load_secs.into()),
+            ("rows_per_sec", l.rows_per_sec.into()),
+            ("index_secs", l.index_secs.into()),
+            ("db_size_bytes", l.db_size_bytes.into()),
+        ];
+        upsert(&mut **self.db.get_mut(), "loads", LOAD_KEY, row)
+    }
+
+    /// Persist one step: its measurement, per-second series and histogram, in one transaction.
+    pub fn save_step(
+        &mut self,
+        run_id: &str,
+        m: &Measurement,
+        series: &[SecondSample],
+        histogram: &[u8],
+        op_histograms: &[OpHistograms],
+    ) -> Result<()> {
+        let db = &mut **self.db.get_mut();
+        let mut tx = Tx::begin(db, Lock::Shared)?;
+        upsert(
+            &mut *tx,
+            "measurements",
+            MEASUREMENT_KEY,
+            measurement_row(run_id, m, histogram)?,
+        )?;
+        insert_series(&mut *tx, run_id, series)?;
+        insert_operations(&mut *tx, run_id, m, op_histograms)?;
+        insert_profile(&mut *tx, run_id, m)?;
+        tx.commit()
+    }
+
+    /// Mark a run finished; `complete` is false when it was interrupted.
+    pub fn finish_run(&mut self, run_id: &str, finished: &str, complete: bool) -> Result<()> {
+        self.db.get_mut().execute(
+            "UPDATE runs SET finished = ?2, complete = ?3 WHERE id = ?1",
+            &[run_id.into(), finished.into(), complete.into()],
+        )?;
+        Ok(())
+    }
+
+    /// The id of the run `offset` places before the newest.
+    fn nth_newest(&self, offset: i64) -> Result<Option<String>> {
+        let rows = self.db().query(
+            "SELECT id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET ?1",
+            &[offset.into()],
+        )?;
+        rows.first().map(|r| r.get(0)).transpose()
+    }
+
+    /// The newest run's id.
+    pub fn latest_run(&self) -> Result<Option<String>> {
+        self.nth_newest(0)
+    }
+
+    /// Resolve `RUN` (an id, `latest`/none, or `previous`: the run before the latest) to an
+    /// existing run id.
+    pub fn resolve_run(&self, run: Option<&str>) -> Result<String> {
+        let store = self.path.display();
+        match run {
+            Some("previous") => self.nth_newest(1)?.ok_or_else(|| {
+                InputError::new(format!(
+                    "previous: the store {store} holds fewer than 2 runs; `dbdelta list runs` shows them"
+                ))
+                .into()
+            }),
+            None | Some("latest") => self.latest_run()?.ok_or_else(|| {
+                InputError::new(format!(
+                    "the store {store} holds no run yet; run `dbdelta run` first"
+                ))
+                .into()
+            }),
+            Some(id) => {
+                if self.has_run(id)? {
+                    Ok(id.to_string())
+                } else {
+                    crate::error::input(format!(
+                        "no run {id} in {store}; `dbdelta list runs` shows the runs it holds"
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Whether the store holds the run `id`.
+    fn has_run(&self, id: &str) -> Result<bool> {
+        let rows = self
+            .db()
+            .query("SELECT 1 FROM runs WHERE id = ?1", &[id.into()])?;
+        Ok(!rows.is_empty())
+    }
+
+    pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let mut db = self.db();
+        let mut targets: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in db.query(
+            "SELECT run_id, name FROM targets ORDER BY run_id, position",
+            &[],
+        )? {
+            targets.entry(r.get(0)?).or_default().push(r.get(1)?);
+        }
+        let rows = db.query(
+            "SELECT r.id, r.lab, r.started, r.complete,
+                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id)
+             FROM runs r ORDER BY r.started, r.rowid",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let id: String = r.get(0)?;
+                Ok(RunSummary {
+                    targets: targets.remove(&id).unwrap_or_default(),
+                    id,
+                    lab: r.get(1)?,
+                    started: r.get(2)?,
+                    complete: r.get(3)?,
+                    measurements: r.get(4)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Everything stored about one run.
+    pub fn load_run(&self, run_id: &str) -> Result<RunData> {
+        read::run(&mut **self.db(), run_id)
+    }
+
+    /// Copy the run `run_id` (every table's rows of it) into the store `to`, in one
+    /// transaction there; a run `to` already holds is bad input. Returns the rows copied.
+    pub fn push_run(&self, run_id: &str, to: &Store) -> Result<u64> {
+        let already = || {
+            crate::error::input(format!(
+                "run {run_id} is already in {}; nothing was copied",
+                to.path.display()
+            ))
+        };
+        if to.has_run(run_id)? {
+            return already();
+        }
+        let copied = push::copy_run(&mut **self.db(), &mut **to.db(), run_id);
+        match copied {
+            // Another push of the same run committed first: its key is taken.
+            Err(_) if to.has_run(run_id).unwrap_or(false) => already(),
+            copied => copied,
+        }
+    }
+}
+
+/// One `targets` row, at its position in the lab.
+fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo) -> Result<()> {
+    db.execute(
+        "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
+            config_text, env_json, settings_json, failed, error, log_path, placement,
+            server_cpus, client_cpus, build_json, connect)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        &[
+            run_id.into(),
+            (position as i64).into(),
+            (&t.name).into(),
+            (&t.engine).into(),
+            t.server_version.as_deref().into(),
+            t.config_name.as_deref().into(),
+            (&t.config_text).into(),
+            serde_json::to_string(&t.env)?.into(),
+            serde_json::to_string(&t.settings)?.into(),
+            t.failed.into(),
+            t.error.as_deref().into(),
+            t.log_path.as_deref().into(),
+            (&t.placement).into(),
+            t.server_cpus.as_deref().into(),
+            t.client_cpus.as_deref().into(),
+            t.build
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?
+                .into(),
+            t.connect.as_deref().into(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// The time a row is recorded, as SQLite's `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')` wrote it.
+fn recorded_at() -> String {
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+/// The columns that identify a step's rows: the run and the measurement's key.
+fn step_columns(run_id: &str, m: &Measurement) -> Vec<(&'static str, Value)> {
+    vec![
+        ("run_id", run_id.into()),
+        ("target", (&m.target).into()),
+        ("suite", (&m.suite).into()),
+        ("step", (&m.step).into()),
+        ("clients", m.clients.into()),
+        ("repeat", m.repeat.into()),
+    ]
+}
+
+/// The `measurements` row of one step, as (column, value) pairs.
+fn measurement_row(
+    run_id: &str,
+    m: &Measurement,
+    histogram: &[u8],
+) -> Result<Vec<(&'static str, Value)>> {
+    let lat = |f: fn(&Latency) -> f64| Value::from(m.latency_us.as_ref().map(f));
+    let mut row = step_columns(run_id, m);
+    row.extend([
+        ("step_index", m.step_index.into()),
+        ("grp", (&m.group).into()),
+        ("statements_per_event", m.statements_per_event.into()),
+        ("tables", m.tables.into()),
+        ("rows_per_table", m.rows_per_table.into()),
+        ("seconds", m.seconds.into()),
+        ("ops", m.ops.into()),
+        ("events", m.events.into()),
+        ("errors_retryable", m.errors.retryable.into()),
+        ("errors_reconnect", m.errors.reconnect.into()),
+        ("errors_fatal", m.errors.fatal.into()),
+        ("qps", m.qps.into()),
+        ("tps", m.tps.into()),
+        ("lat_min_us", lat(|x| x.min)),
+        ("lat_p50_us", lat(|x| x.p50)),
+        ("lat_p90_us", lat(|x| x.p90)),
+        ("lat_p95_us", lat(|x| x.p95)),
+        ("lat_p99_us", lat(|x| x.p99)),
+        ("lat_p999_us", lat(|x| x.p999)),
+        ("lat_max_us", lat(|x| x.max)),
+        ("lat_mean_us", lat(|x| x.mean)),
+        ("histogram", blob(histogram)),
+    ]);
+    row.extend(measurement_costs(m)?);
+    Ok(row)
+}
+
+/// The rest of a `measurements` row: costs per operation, memory and size, placement evidence,
+/// step length and when it was recorded.
+fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
+    let s = |v: &Option<String>| Value::from(v.as_deref());
+    Ok(vec![
+        ("server_cpu_us_per_op", m.server_cpu_us_per_op.into()),
+        ("client_cpu_us_per_op", m.client_cpu_us_per_op.into()),
+        ("host_cpu_us_per_op", m.host_cpu_us_per_op.into()),
+        ("cs_per_op", m.cs_per_op.into()),
+        ("host_cs_per_op", m.host_cs_per_op.into()),
+        ("reads_per_op", m.reads_per_op.into()),
+        ("read_kb_per_op", m.read_kb_per_op.into()),
+        ("writes_per_op", m.writes_per_op.into()),
+        ("write_kb_per_op", m.write_kb_per_op.into()),
+        ("proc_read_kb_per_op", m.proc_read_kb_per_op.into()),
+        ("proc_write_kb_per_op", m.proc_write_kb_per_op.into()),
+        ("peak_rss_bytes", m.peak_rss_bytes.into()),
+        ("peak_vsz_bytes", m.peak_vsz_bytes.into()),
+        ("peak_pss_bytes", m.peak_pss_bytes.into()),
+        ("db_size_bytes", m.db_size_bytes.into()),
+        ("client_bound", m.client_bound.into()),
+        ("failed", m.failed.into()),
+        ("error", s(&m.error)),
+        ("warm", m.warm.into()),
+        ("rows_per_event", m.rows_per_event.into()),
+        (
+            "rows_per_statement",
+            m.rows_per_statement
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?
+                .into(),
+        ),
+        ("scan_krows_per_sec", m.scan_krows_per_sec.into()),
+        ("server_cpus_seen", s(&m.server_cpus_seen)),
+        ("server_cpus_allowed", s(&m.server_cpus_allowed)),
+        ("client_cpus_seen", s(&m.client_cpus_seen)),
+        ("client_cpus_allowed", s(&m.client_cpus_allowed)),
+        ("wakeup_bound", m.wakeup_bound.into()),
+        (
+            "duration_rule",
+            if m.duration_rule.is_empty() {
+                "fixed"
+            } else {
+                m.duration_rule.as_str()
+            }
+            .into(),
+        ),
+        ("precision_target", m.precision_target.into()),
+        ("precision_achieved", m.precision_achieved.into()),
+        ("stop_reason", s(&m.stop_reason)),
+        ("recorded_at", recorded_at().into()),
+    ])
+}
+
+/// A histogram's bytes, or null when there are none.
+fn blob(b: &[u8]) -> Value {
+    if b.is_empty() {
+        Value::Null
+    } else {
+        Value::Blob(b.to_vec())
+    }
+}
+
+/// The per-second `series` rows of one step.
+fn insert_series(db: &mut dyn Db, run_id: &str, series: &[SecondSample]) -> Result<()> {
+    for s in series {
+        let row = vec![
+            ("run_id", run_id.into()),
+            ("target", (&s.target).into()),
+            ("step", (&s.step).into()),
+            ("clients", s.clients.into()),
+            ("repeat", s.repeat.into()),
+            ("second", s.second.into()),
+            ("ops", s.ops.into()),
+            ("p99_us", s.p99_us.into()),
+            ("max_us", s.max_us.into()),
+        ];
+        upsert(db, "series", SERIES_KEY, row)?;
+    }
+    Ok(())
+}
+
+/// The `step_ops` rows of one step: each role × operation type as JSON (measurement v2), with
+/// its histograms when given (`op_histograms` in the same order).
+fn insert_operations(
+    db: &mut dyn Db,
+    run_id: &str,
+    m: &Measurement,
+    op_histograms: &[OpHistograms],
+) -> Result<()> {
+    for (i, o) in m.operations.iter().enumerate() {
+        let h = op_histograms.get(i);
+        let mut row = step_columns(run_id, m);
+        row.extend([
+            ("position", (i as i64).into()),
+            ("op_json", serde_json::to_string(o)?.into()),
+            ("histogram", h.map_or(Value::Null, |h| blob(&h.service))),
+            (
+                "response_histogram",
+                h.map_or(Value::Null, |h| blob(&h.response)),
+            ),
+        ]);
+        upsert(db, "step_ops", STEP_OPS_KEY, row)?;
+    }
+    Ok(())
+}
+
+/// A profiled step's folded profile (or why it has none).
+fn insert_profile(db: &mut dyn Db, run_id: &str, m: &Measurement) -> Result<()> {
+    let Some(p) = &m.profile else {
+        return Ok(());
+    };
+    let mut row = step_columns(run_id, m);
+    row.extend([
+        ("samples", p.samples.into()),
+        ("unresolved_samples", p.unresolved.into()),
+        (
+            "unresolved_modules_json",
+            serde_json::to_string(&p.unresolved_modules)?.into(),
+        ),
+        ("folded", (&p.folded).into()),
+        ("error", p.error.as_deref().into()),
+    ]);
+    upsert(db, "profiles", MEASUREMENT_KEY, row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::HostInfo;
+
+    fn run() -> RunInfo {
+        RunInfo {
+            id: "r1".into(),
+            lab: "lab".into(),
+            lab_text: "[lab]".into(),
+            started: "2026-11-22T00:00:00Z".into(),
+            finished: None,
+            complete: false,
+            host: HostInfo {
+                cpu_model: "cpu".into(),
+                cores: 2,
+                memory_bytes: 1,
+                kernel: "k".into(),
+                online_cpus: "0-1".into(),
+                usable_cpus: "1".into(),
+                cpu_topology: vec![crate::results::CpuTopology {
+                    cpu: 1,
+                    core: 1,
+                    package: 0,
+                    siblings: "1".into(),
+                }],
+            },
+            dbdelta_version: "0.1.0".into(),
+            quick: true,
+            min_effect: Some(0.03),
+            profiling: None,
+        }
+    }
+
+    #[test]
+    fn two_openers_of_a_new_store_both_succeed() {
+        for _ in 0..20 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.db");
+            let barrier = std::sync::Barrier::new(2);
+            std::thread::scope(|s| {
+                let open = || {
+                    barrier.wait();
+                    Store::open(&path).map(|_| ()).map_err(|e| format!("{e:#}"))
+                };
+                let a = s.spawn(open);
+                let b = s.spawn(open);
+                assert_eq!(a.join().unwrap(), Ok(()));
+                assert_eq!(b.join().unwrap(), Ok(()));
+            });
+        }
+    }
+
+    #[test]
+    fn a_run_pushed_to_another_store_loads_the_same_and_only_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Store::open(&dir.path().join("a.db")).unwrap();
+        let t = TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            ..Default::default()
+        };
+        a.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
+        let m = Measurement {
+            target: "a".into(),
+            step: "point-query".into(),
+            ops: 10,
+            ..Default::default()
+        };
+        let series = [1, 0].map(|second| SecondSample {
+            target: "a".into(),
+            step: "point-query".into(),
+            clients: 1,
+            repeat: 0,
+            second,
+            ops: 5,
+            p99_us: Some(2.5),
+            max_us: None,
+        });
+        a.save_step("r1", &m, &series, &[1, 2, 3], &[]).unwrap();
+        let b = Store::open(&dir.path().join("b.db")).unwrap();
+        assert_eq!(a.push_run("r1", &b).unwrap(), 1 + 1 + 1 + 2);
+        let (loaded, pushed) = (a.load_run("r1").unwrap(), b.load_run("r1").unwrap());
+        assert_eq!(loaded, pushed);
+        assert_eq!(pushed.series[0].second, 1, "insertion order kept");
+        let e = a.push_run("r1", &b).unwrap_err();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert_eq!(b.list_runs().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_directory_or_a_foreign_file_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Store::open(dir.path()).err().unwrap();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(format!("{e}").contains("is a directory"), "{e}");
+        let junk = dir.path().join("notes.txt");
+        std::fs::write(
+            &junk,
+            "not a database, just some text long enough to be a header....",
+        )
+        .unwrap();
+        let e = Store::open(&junk).err().unwrap();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(
+            format!("{e}").contains("is not a dbdelta results store"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn round_trips_a_run_and_stays_incomplete_until_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut s = Store::open(&path).unwrap();
+        let t = TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            placement: "shared".into(),
+            client_cpus: Some("1".into()),
+            ..Default::default()
+        };
+        s.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
+        let m = Measurement {
+            target: "a".into(),
+            step: "point-query".into(),
+            ops: 10,
+            events: 10,
+            qps: Some(5.0),
+            latency_us: Some(Latency {
+                p50: 1.5,
+                ..Default::default()
+            }),
+            peak_rss_bytes: Some(1 << 40),
+            rows_per_event: Some(41.5),
+            rows_per_statement: Some(vec![0.0, 1.0, 10.0]),
+            scan_krows_per_sec: Some(1234.5),
+            server_cpus_seen: Some("0".into()),
+            server_cpus_allowed: Some("0-1".into()),
+            client_cpus_seen: Some("1".into()),
+            client_cpus_allowed: Some("1".into()),
+            wakeup_bound: true,
+            duration_rule: "adaptive".into(),
+            precision_target: Some(0.01),
+            precision_achieved: Some(0.0093),
+            stop_reason: Some("precision".into()),
+            operations: vec![
+                crate::results::OpMeasurement {
+                    role: "querier".into(),
+                    op: "range".into(),
+                    pacer: "closed".into(),
+                    counted: true,
+                    operations: 10,
+                    units: 10,
+                    series: vec![5, 5],
+                    ..Default::default()
+                },
+                crate::results::OpMeasurement {
+                    role: "inserter".into(),
+                    op: "insert".into(),
+                    pacer: "rate".into(),
+                    target_ops_per_sec: Some(2.0),
+                    ops_per_sec: Some(1.9),
+                    response_us: Some(Latency {
+                        max: 2.5e6,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        s.save_step("r1", &m, &[], &[], &[]).unwrap();
+        let warm = Measurement {
+            step: "scan.warm".into(),
+            warm: true,
+            ..m.clone()
+        };
+        s.save_step("r1", &warm, &[], &[], &[]).unwrap();
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        let data = s.load_run("r1").unwrap();
+        assert!(!data.run.complete);
+        assert_eq!(
+            data.run.min_effect,
+            Some(0.03),
+            "the lab's min_effect is kept"
+        );
+        assert_eq!(data.measurements, vec![m, warm]);
+        assert_eq!(data.targets, vec![t]);
+        assert_eq!(data.run.host, run().host);
+        assert_eq!(s.resolve_run(None).unwrap(), "r1");
+        assert!(s.resolve_run(Some("nope")).is_err());
+        assert!(
+            s.resolve_run(Some("previous")).is_err(),
+            "one run has no previous"
+        );
+        assert_eq!(s.db().schema_version().unwrap(), schema_version());
+    }
+}

@@ -1,0 +1,252 @@
+//! The shared PostgreSQL results store (`--store postgres://…`), on a PostgreSQL server of the
+//! test's own (Debian's, as `nobody`, on a unix socket in a scratch directory): two runs
+//! writing into one store at once both succeed and `list`, `report` and `compare` read them
+//! from it; a run made into a local SQLite store and copied by `dbdelta store push` reports
+//! exactly as it does from SQLite, and a second push is refused. Bad and unreachable URLs are
+//! one line without the password. The runs are SQLite targets at tiny scale (cheap); needs root
+//! and Debian's PostgreSQL, otherwise it says why and passes, except under CI.
+
+mod common;
+use common::pg::*;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+
+/// Two SQLite targets, two short steps of 2,000 rows.
+fn lab(dir: &Path) -> PathBuf {
+    let path = dir.join("lab.toml");
+    std::fs::write(
+        &path,
+        "[lab]\nname = \"pg store lab\"\n\n\
+         [[target]]\nname = \"full\"\nengine = \"sqlite\"\nsettings = [\"synchronous = FULL\"]\n\n\
+         [[target]]\nname = \"off\"\nengine = \"sqlite\"\nsettings = [\"synchronous = OFF\"]\n\n\
+         [suite.sysbench]\nrows = 2000\nwarmup_secs = 0.1\nread_secs = 0.3\nwrite_secs = 0.3\n",
+    )
+    .unwrap();
+    path
+}
+
+/// `dbdelta --store STORE run LAB` of two steps, quietly.
+fn run_args<'a>(store: &'a str, lab: &'a Path) -> Vec<&'a str> {
+    vec![
+        "--store",
+        store,
+        "run",
+        lab.to_str().unwrap(),
+        "-q",
+        "--only",
+        "point-query,update-one",
+    ]
+}
+
+/// A child `dbdelta`, killed and waited for if the test ends before it does.
+struct Running(Option<Child>);
+
+impl Running {
+    fn start(dir: &Path, args: &[&str]) -> Running {
+        let child = dbdelta(dir)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start dbdelta");
+        Running(Some(child))
+    }
+
+    fn output(mut self) -> Output {
+        self.0.take().unwrap().wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// The run ids `list runs` shows, oldest first.
+fn run_ids(dir: &Path, store: &str) -> Vec<String> {
+    let out = ok(&run(dir, &["--store", store, "list", "runs"]));
+    out.lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+/// A server of our own, with its scratch directory (removed after the server stops).
+fn server() -> Option<(OwnServer, tempfile::TempDir)> {
+    if !postgres_installed() || !is_root() {
+        return None;
+    }
+    let dir = scratch();
+    let server_dir = dir.path().join("pg");
+    std::fs::create_dir(&server_dir).unwrap();
+    Some((OwnServer::start(&server_dir, port(), false), dir))
+}
+
+#[test]
+fn two_runs_at_once_into_one_postgres_store_then_compare_from_it() {
+    let Some((server, dir)) = server() else {
+        return;
+    };
+    let url = server.url();
+    let lab = lab(dir.path());
+    let (a, b) = {
+        let _lock = measuring();
+        let a = Running::start(dir.path(), &run_args(&url, &lab));
+        let b = Running::start(dir.path(), &run_args(&url, &lab));
+        (a.output(), b.output())
+    };
+    let (report_a, report_b) = (ok(&a), ok(&b));
+    for r in [&report_a, &report_b] {
+        assert!(r.contains("point-query") && r.contains("update-one"), "{r}");
+    }
+
+    let out = ok(&run(dir.path(), &["--store", &url, "list", "runs"]));
+    assert_eq!(out.lines().count(), 2, "{out}");
+    for line in out.lines() {
+        assert!(
+            line.contains("complete") && line.contains("4 step(s)") && line.contains("[full, off]"),
+            "{line}"
+        );
+    }
+    let ids = run_ids(dir.path(), &url);
+    let mut spans = Vec::new();
+    for id in &ids {
+        let report = ok(&run(dir.path(), &["--store", &url, "report", id]));
+        assert!(report == report_a || report == report_b, "{report}");
+        let json = ok(&run(
+            dir.path(),
+            &["--store", &url, "report", id, "--format", "json"],
+        ));
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let run = &json["run"];
+        let at = |k: &str| chrono::DateTime::parse_from_rfc3339(run[k].as_str().unwrap()).unwrap();
+        spans.push((at("started"), at("finished")));
+    }
+    assert!(
+        spans[0].0 < spans[1].1 && spans[1].0 < spans[0].1,
+        "the two runs overlapped in time: {spans:?}"
+    );
+
+    let out = ok(&run(
+        dir.path(),
+        &["--store", &url, "compare", &ids[0], &ids[1]],
+    ));
+    assert!(out.starts_with("dbdelta compare: pg store lab"), "{out}");
+    for t in ["full@A", "full@B", "off@A", "off@B"] {
+        assert!(out.contains(t), "{t} in {out}");
+    }
+    println!("{out}");
+    drop(server);
+}
+
+#[test]
+fn a_sqlite_run_pushed_to_postgres_reports_the_same() {
+    let Some((server, dir)) = server() else {
+        return;
+    };
+    let url = server.url();
+    let lab = lab(dir.path());
+    let out = run(dir.path(), &["--store", &url, "report"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("holds no dbdelta results store yet"),
+        "{}",
+        text(&out.stderr)
+    );
+    {
+        let _lock = measuring();
+        ok(&run(dir.path(), &run_args("local.db", &lab)));
+    }
+    let out = ok(&run(
+        dir.path(),
+        &[
+            "--store", "local.db", "store", "push", "latest", "--to", &url,
+        ],
+    ));
+    let id = run_ids(dir.path(), "local.db").pop().unwrap();
+    assert!(out.starts_with(&format!("pushed run {id} (")), "{out}");
+    assert_eq!(run_ids(dir.path(), &url), vec![id.clone()]);
+    for format in ["text", "json", "csv"] {
+        let report = |store: &str| {
+            ok(&run(
+                dir.path(),
+                &["--store", store, "report", &id, "--format", format],
+            ))
+        };
+        assert_eq!(report("local.db"), report(&url), "{format}");
+    }
+
+    // Pushed once: a second push is refused, and nothing changes.
+    let out = run(
+        dir.path(),
+        &["--store", "local.db", "store", "push", &id, "--to", &url],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("is already in"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(run_ids(dir.path(), &url).len(), 1);
+    // And back: PostgreSQL to a new SQLite file reports the same too.
+    ok(&run(
+        dir.path(),
+        &["--store", &url, "store", "push", &id, "--to", "copy.db"],
+    ));
+    let report = |store: &str| ok(&run(dir.path(), &["--store", store, "report", &id]));
+    assert_eq!(report("copy.db"), report("local.db"));
+    drop(server);
+}
+
+#[test]
+fn bad_and_unreachable_urls_are_one_line_without_the_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        dir.path(),
+        &["--store", "postgres://u:hunter2@h:port/db", "list", "runs"],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--store \"postgres://u:***@h:port/db\""),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+
+    // No server listens on this socket directory.
+    let url = format!(
+        "postgresql://u:hunter2@:5432/db?host={}",
+        dir.path().display()
+    );
+    let out = run(dir.path(), &["--store", &url, "report"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("u:***@") && err.contains("cannot connect"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+
+    let out = run(
+        dir.path(),
+        &["--store", "mysql://root@h/db", "list", "runs"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
