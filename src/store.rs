@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, Row, named_params, params};
 
+mod resume;
+pub use resume::CellKey;
+
 use crate::error::InputError;
 use crate::results::{
     ErrorCounts, HostInfo, Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo,
@@ -196,6 +199,39 @@ CREATE TABLE profiles (
     r#"
 ALTER TABLE targets ADD COLUMN connect TEXT;
 ALTER TABLE targets ADD COLUMN unobserved TEXT;
+"#,
+    // v11: resumable runs: the options that shaped the plan, each `dbdelta run` that worked
+    // on a run (the first and every --resume), and each finished cell (target × suite ×
+    // clients × repeat) with the invocation that ran it. Runs stored before keep their
+    // finished cells (those of complete runs whose target did not fail) as invocation 1.
+    r#"
+ALTER TABLE runs ADD COLUMN options_json TEXT;
+CREATE TABLE invocations (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    number INTEGER NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT,
+    pid INTEGER,
+    PRIMARY KEY (run_id, number)
+);
+INSERT INTO invocations (run_id, number, started, finished)
+    SELECT id, 1, started, finished FROM runs;
+CREATE TABLE cells (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    invocation INTEGER NOT NULL,
+    finished TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, clients, repeat)
+);
+INSERT INTO cells (run_id, target, suite, clients, repeat, invocation, finished)
+    SELECT DISTINCT m.run_id, m.target, m.suite, m.clients, m.repeat, 1,
+        COALESCE(r.finished, r.started)
+    FROM measurements m JOIN runs r ON r.id = m.run_id
+    WHERE r.complete = 1 AND NOT EXISTS (SELECT 1 FROM targets t
+        WHERE t.run_id = m.run_id AND t.name = m.target AND t.failed = 1);
 "#,
 ];
 
@@ -611,13 +647,15 @@ impl Store {
 
     /// Everything stored about one run.
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
-        Ok(RunData {
+        let mut data = RunData {
             run: self.run_info(run_id)?,
             targets: self.targets_of(run_id)?,
             loads: self.loads_of(run_id)?,
             measurements: self.measurements_of(run_id)?,
             series: self.series_of(run_id)?,
-        })
+        };
+        self.attach_invocations(&mut data)?;
+        Ok(data)
     }
 
     /// The run's own record.
@@ -652,6 +690,7 @@ impl Store {
                     profiling: r
                         .get::<_, Option<String>>(16)?
                         .and_then(|j| serde_json::from_str(&j).ok()),
+                    invocations: Vec::new(),
                 })
             },
         )?;
@@ -992,6 +1031,7 @@ fn measurement_from_row(r: &Row<'_>) -> rusqlite::Result<Measurement> {
         stop_reason: r.get("stop_reason")?,
         operations: Vec::new(),
         profile: None,
+        invocation: 0,
     })
 }
 
@@ -1025,6 +1065,7 @@ mod tests {
             quick: true,
             min_effect: Some(0.03),
             profiling: None,
+            invocations: Vec::new(),
         }
     }
 
