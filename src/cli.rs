@@ -173,8 +173,14 @@ pub struct RunArgs {
     pub png: Option<PathBuf>,
     /// Continue an interrupted run (default: the latest incomplete one) from its first cell
     /// that did not finish, with its stored lab and options; finished cells are kept.
-    #[arg(long, value_name = "RUN", num_args = 0..=1,
-        conflicts_with_all = ["quick", "only", "skip", "clients", "repeats", "profile", "dry_run"])]
+    #[arg(
+        long,
+        value_name = "RUN",
+        num_args = 0..=1,
+        conflicts_with_all = [
+            "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir"
+        ]
+    )]
     pub resume: Option<Option<String>>,
 }
 

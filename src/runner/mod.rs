@@ -12,6 +12,7 @@ mod cell;
 pub mod pacer;
 pub mod recorder;
 pub mod step;
+mod watchdog;
 pub mod workdir;
 
 use std::collections::BTreeMap;
@@ -268,10 +269,15 @@ fn run_cells(
                 log: &log_path_for(&data_dir),
                 profile: work.perf.zip(plan.profile),
             };
+            let failures_before = ctx.failures.len();
             match ctx.run_and_record()? {
                 cell::CellEnd::Done => {
                     recorded_server[cell.target] = true;
-                    store.finish_cell(run_id, &key, work.invocation)?;
+                    // A cell with a failed step (a full disk, a lost connection) ran to its
+                    // end but is not finished: --resume runs it again.
+                    if outcome.failures.len() == failures_before {
+                        store.finish_cell(run_id, &key, work.invocation)?;
+                    }
                 }
                 cell::CellEnd::Failed => {}
                 cell::CellEnd::Interrupted => {
