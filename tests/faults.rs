@@ -147,6 +147,7 @@ fn case(fault: Fault, engine: &str) -> String {
     let stderr = text(&out.stderr);
     let why = (stderr.lines())
         .find(|l| l.starts_with("  "))
+        .or_else(|| stderr.lines().last())
         .map(|l| l.trim().chars().take(110).collect::<String>())
         .unwrap_or_default();
     // The orphaned server of a SIGKILLed dbdelta stays (checked below): no need to wait.

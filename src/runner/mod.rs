@@ -294,13 +294,14 @@ fn run_cells(
     Ok(outcome)
 }
 
-/// Remove the run directory (and a work directory this run created) when empty, unless
-/// `--keep`: whatever is left in them is kept for inspection.
+/// Unmark the run directory (what `--keep` keeps is not stale), then remove it (and a work
+/// directory this run created) when empty, unless `--keep`: whatever is left in them is kept
+/// for inspection.
 fn leave_run_dir(plan: &RunPlan, work: &Work<'_>) {
+    workdir::unmark(work.run_dir);
     if plan.keep {
         return;
     }
-    workdir::unmark(work.run_dir);
     let _ = std::fs::remove_dir(work.run_dir);
     if work.created_workdir {
         let _ = std::fs::remove_dir(&plan.workdir);
