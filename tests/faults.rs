@@ -123,6 +123,24 @@ fn inject(fault: Fault, engine: &str, dir: &Path, child: &mut Child, mount: Opti
     }
 }
 
+/// dbdelta's output once it ends; a run still going 60 s after the fault hangs (a stopped
+/// server that is never killed would): it is killed and the case fails.
+fn wait_bounded(mut child: Child, fault: Fault, engine: &str, dir: &Path) -> std::process::Output {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() >= deadline {
+            signal(child.id(), libc::SIGKILL);
+            let _ = child.wait();
+            servers_under(dir)
+                .into_iter()
+                .for_each(|p| signal(p, libc::SIGKILL));
+            panic!("{fault:?} {engine}: dbdelta still ran 60 s after the fault");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
 /// Run `engine`'s two-target lab with `fault` injected in its second target; check what is
 /// left, resume and check the run is whole. Returns the matrix row.
 fn case(fault: Fault, engine: &str) -> String {
@@ -141,7 +159,7 @@ fn case(fault: Fault, engine: &str) -> String {
     let db = dir.path().join(store);
     let mut child = start(dir.path(), &lab, store);
     inject(fault, engine, dir.path(), &mut child, mount.as_ref());
-    let out = child.wait_with_output().unwrap();
+    let out = wait_bounded(child, fault, engine, dir.path());
     let code = out.status.code();
     // The first failure dbdelta named (its summary on standard error), for the matrix.
     let stderr = text(&out.stderr);
