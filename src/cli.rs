@@ -68,6 +68,9 @@ pub enum Command {
     /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
     /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
+    /// Remove the data directories interrupted runs left in the work directory (only run
+    /// directories dbdelta marked as its own, of runs no dbdelta works on any more).
+    Clean(CleanArgs),
     /// Copy runs between results stores, e.g. `dbdelta store push latest --to
     /// postgres://user@host/dbdelta`.
     Store(StoreArgs),
@@ -94,6 +97,20 @@ pub struct PushArgs {
     /// migrated when missing).
     #[arg(long, value_name = "PATH|URL")]
     pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// The work directory to clean.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+    /// Only list what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also stop a server an interrupted run left running there (else such a directory is
+    /// kept and named).
+    #[arg(long)]
+    pub stop: bool,
 }
 
 #[derive(Debug, Args)]
@@ -285,6 +302,18 @@ pub struct RunArgs {
     /// Also write the report's charts as PNG files into DIR (created when missing).
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
+    /// Continue an interrupted run (default: the latest incomplete one) from its first cell
+    /// that did not finish, with its stored lab and options; finished cells are kept.
+    #[arg(
+        long,
+        value_name = "RUN",
+        num_args = 0..=1,
+        conflicts_with_all = [
+            "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir",
+            "cell"
+        ]
+    )]
+    pub resume: Option<Option<String>>,
 }
 
 #[derive(Debug, Args)]
@@ -374,6 +403,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Store(StoreArgs {
             command: StoreCommand::Push(args),
         }) => push_cmd(&cli.store, &args),
+        Command::Clean(args) => clean_cmd(&args),
     }
 }
 
@@ -461,16 +491,91 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
+    if let Some(run) = &args.resume {
+        return resume(store_path, run.as_deref(), &args, progress);
+    }
     // Parse and plan: every input error surfaces here, before anything is written.
     let lab = load_lab(args.lab.as_deref())?;
     let opts = RunOptions {
         keep: args.keep,
-        workdir: args.workdir,
+        workdir: args.workdir.clone(),
         profile: args.profile,
-        cell: args.cell,
+        cell: args.cell.clone(),
         ..args.shape.options()
     };
+    let stored = crate::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let mut plan = plan::plan(lab, &opts)?;
+    check_report_args(&plan, &args)?;
+    if args.dry_run {
+        print!("{}", plan_text(&plan));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let need = crate::preflight::check(&plan)?;
+    fetch_builds(&mut plan, progress)?;
+    make_builds(&mut plan, progress);
+
+    // Run: results reach the store after every step.
+    let interrupt = interrupt_flag();
+    let mut store = Store::open(store_path)?;
+    announce_plan(&plan, progress, &need);
+    let outcome =
+        crate::runner::execute(&plan, &mut store, progress, &interrupt, &stored.to_json())?;
+    report_outcome(&outcome, &store, &args)
+}
+
+/// `run --resume [RUN]`: the run's plan rebuilt from what it stored (refused when the lab
+/// file changed it), then every cell that did not finish.
+fn resume(
+    store_path: &Path,
+    run: Option<&str>,
+    args: &RunArgs,
+    progress: &Progress,
+) -> Result<ExitCode> {
+    let mut store = Store::open_existing(store_path)?;
+    let run_id = match run {
+        None | Some("latest") => store.latest_incomplete_run()?.ok_or_else(|| {
+            InputError::new(format!(
+                "--resume: every run in {} is complete; name one (--resume RUN) to rerun its failed cells",
+                store_path.display()
+            ))
+        })?,
+        Some(id) => store.resolve_run(Some(id))?,
+    };
+    let stored: crate::resume::StoredOptions = match store.run_options(&run_id)? {
+        Some(json) => serde_json::from_str(&json).context("the run's stored options")?,
+        None => {
+            return crate::error::input(format!(
+                "--resume {run_id}: the run was stored by a dbdelta without --resume (no stored options); start a new run"
+            ));
+        }
+    };
+    let data = store.load_run(&run_id)?;
+    let mut plan = crate::resume::rebuild_plan(
+        &run_id,
+        &data.run.lab_text,
+        &stored,
+        args.lab.as_deref(),
+        args.keep,
+    )?;
+    check_report_args(&plan, args)?;
+    let finished = store.finished_cells(&run_id)?;
+    let keys = crate::runner::plan_keys(&plan);
+    if data.run.complete && keys.iter().all(|k| finished.contains_key(k)) {
+        return crate::error::input(format!(
+            "--resume {run_id}: the run is complete, every cell finished; nothing to resume"
+        ));
+    }
+    let need = crate::preflight::check(&plan)?;
+    fetch_builds(&mut plan, progress)?;
+    make_builds(&mut plan, progress);
+    let interrupt = interrupt_flag();
+    announce_plan(&plan, progress, &need);
+    let outcome = crate::runner::resume(&plan, &mut store, progress, &interrupt, &run_id)?;
+    report_outcome(&outcome, &store, args)
+}
+
+/// `--png` and `--base` checked against the plan, before anything is written.
+fn check_report_args(plan: &plan::RunPlan, args: &RunArgs) -> Result<()> {
     if let Some(dir) = &args.png {
         check_png_dir(dir)?;
     }
@@ -486,31 +591,58 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
                 .join(", ")
         ));
     }
-    if args.dry_run {
-        print!("{}", plan_text(&plan));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let need = crate::preflight::check(&plan)?;
-    fetch_builds(&mut plan, progress)?;
-    make_builds(&mut plan, progress);
+    Ok(())
+}
 
-    // Run: results reach the store after every step.
-    let interrupt = interrupt_flag();
-    let mut store = Store::open(store_path)?;
+/// The plan's size, time and disk estimate, as the run starts.
+fn announce_plan(plan: &plan::RunPlan, progress: &Progress, need: &crate::preflight::DiskNeed) {
     progress.line(&format!(
         "plan: {} step(s) × {} cell(s), at least {:.0} s",
         plan.steps().count(),
         plan.cells().len(),
         plan.estimated().as_secs_f64()
     ));
-    progress.line(&crate::preflight::describe(&need, None));
-    let outcome = crate::runner::execute(&plan, &mut store, progress, &interrupt)?;
+    progress.line(&crate::preflight::describe(need, None));
+}
 
-    // Report what exists, then say what failed.
+/// Report what exists, then say what failed.
+fn report_outcome(
+    outcome: &crate::runner::Outcome,
+    store: &Store,
+    args: &RunArgs,
+) -> Result<ExitCode> {
     let data = store.load_run(&outcome.run_id)?;
     let model = report::build(&data, args.base.as_deref())?;
     write_report(&model, args.format, None, args.png.as_deref())?;
-    Ok(exit_status(&outcome, &store))
+    Ok(exit_status(outcome, store))
+}
+
+/// `dbdelta clean`: name and remove the run directories interrupted runs left.
+fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
+    use crate::runner::workdir;
+    let stale = workdir::stale_runs(&args.workdir)?;
+    if stale.is_empty() {
+        println!(
+            "{}: nothing left by interrupted runs",
+            args.workdir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut code = ExitCode::SUCCESS;
+    for s in &stale {
+        if args.dry_run {
+            println!("would remove {}", s.describe());
+            continue;
+        }
+        match workdir::remove(s, args.stop) {
+            Ok(()) => println!("removed {}", s.describe()),
+            Err(e) => {
+                eprintln!("kept {e:#}");
+                code = ExitCode::from(EXIT_FAILED);
+            }
+        }
+    }
+    Ok(code)
 }
 
 /// Binaries by version: in the cache before anything is written (a version that does not

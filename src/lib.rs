@@ -20,6 +20,7 @@ pub mod progress;
 pub mod provision;
 pub mod report;
 pub mod results;
+pub mod resume;
 pub mod runner;
 pub mod sampler;
 pub mod stats;

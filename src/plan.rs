@@ -43,8 +43,10 @@ write_secs = 2
 warmup_secs = 0.5
 "#;
 
-/// Command-line choices that shape a run.
-#[derive(Debug, Clone, Default)]
+/// Command-line choices that shape a run (stored with it as JSON, so `--resume` plans again
+/// with the same ones).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RunOptions {
     pub quick: bool,
     pub only: Vec<String>,

@@ -64,6 +64,21 @@ pub struct RunInfo {
     /// A profiled run's `perf` settings and status; `None` when profiles were not asked for.
     #[serde(default)]
     pub profiling: Option<Profiling>,
+    /// Each `dbdelta run` that worked on the run: the first, then every `--resume`, in order
+    /// (empty for runs stored before schema v11 was read back).
+    #[serde(default)]
+    pub invocations: Vec<Invocation>,
+}
+
+/// One `dbdelta run` (or `run --resume`) working on a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Invocation {
+    /// 1 for the run that started it, 2 for its first `--resume`, …
+    pub number: u32,
+    /// RFC 3339.
+    pub started: String,
+    /// RFC 3339; `None` while running or when this invocation was cut off.
+    pub finished: Option<String>,
 }
 
 /// How a target's binaries were compiled by `dbdelta build` (absent for fetched, Debian's and
@@ -304,6 +319,10 @@ pub struct Measurement {
     /// profiled).
     #[serde(default)]
     pub profile: Option<StepProfile>,
+    /// Which invocation of `dbdelta run` measured it (1: the first; more: a `--resume`; 0:
+    /// not known).
+    #[serde(default)]
+    pub invocation: u32,
 }
 
 /// What a profiled run asked of `perf`, and whether it could be used.

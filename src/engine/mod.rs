@@ -272,6 +272,11 @@ pub trait Server {
     fn check_alive(&self) -> anyhow::Result<()> {
         Ok(())
     }
+    /// The PID of the server process dbdelta started, which leads its own process group;
+    /// `None` for in-process engines and for running servers dbdelta only connects to.
+    fn started_pid(&self) -> Option<u32> {
+        None
+    }
     /// Drop the suite's `tables` if they exist: a running server (`connect`) keeps no
     /// tables of dbdelta's between cells. Servers dbdelta starts need nothing (their data
     /// directory goes).

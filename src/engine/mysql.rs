@@ -925,6 +925,10 @@ impl Server for MysqlServer {
         Observed::Tree(lock(&self.process).pid())
     }
 
+    fn started_pid(&self) -> Option<u32> {
+        Some(lock(&self.process).pid())
+    }
+
     fn data_dir(&self) -> &Path {
         &self.data_dir
     }

@@ -536,6 +536,10 @@ impl Server for PgServer {
         Observed::Tree(self.process.lock().expect("process lock").pid())
     }
 
+    fn started_pid(&self) -> Option<u32> {
+        Some(self.process.lock().expect("process lock").pid())
+    }
+
     fn data_dir(&self) -> &Path {
         &self.data_dir
     }

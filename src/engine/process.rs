@@ -4,9 +4,10 @@
 //! port, spawning with the target's environment and a log file, waiting until the server
 //! accepts connections (or showing the end of its log when it died), and stopping it by its PID
 //! (a polite signal, then SIGKILL after a timeout). A `ServerProcess` that is dropped while
-//! running is killed, so no server outlives dbdelta's own cleanup. A server with a placement
-//! starts pinned: its CPU mask is set between fork and exec, so every process and thread it
-//! ever creates inherits it. Helper tools (`run_tool`: initdb, install-db) are not pinned:
+//! running is killed, so no server outlives dbdelta's own cleanup. Whether a server is stopped
+//! (`is_stopped`) and killing its whole process group (`kill_group`) serve the runner's
+//! watchdog. A server with a placement starts pinned: its CPU mask is set between fork and
+//! exec, so every process and thread it ever creates inherits it. Helper tools (`run_tool`: initdb, install-db) are not pinned:
 //! they are not measured, and the server is a new process started afterwards.
 //! Must not: know any engine's SQL or files (the engines do), or measure cost (the sampler does).
 
@@ -180,6 +181,25 @@ pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &
         );
     }
     Ok(())
+}
+
+/// Whether process `pid` is stopped (state `T`: SIGSTOP, or a terminal stop).
+pub fn is_stopped(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses and may hold spaces.
+    stat.rsplit(')')
+        .next()
+        .and_then(|rest| rest.split_whitespace().next())
+        == Some("T")
+}
+
+/// SIGKILL every process of the process group a server dbdelta started leads (its PID is
+/// the group's: servers are spawned with `process_group(0)`), a stopped one too.
+pub fn kill_group(pid: u32) {
+    // SAFETY: signalling the process group of a server we spawned as its leader.
+    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
 }
 
 /// A running server.

@@ -110,7 +110,10 @@ pub(super) fn build_with(
 
     let mut model = ReportModel {
         schema_version: SCHEMA_VERSION,
-        run: run_summary(&data.run),
+        run: RunSummary {
+            invocations: invocations(data),
+            ..run_summary(&data.run)
+        },
         base: base.clone(),
         targets: target_summaries(data, pairs, runs, &bases),
         clients,
@@ -216,7 +219,33 @@ pub(super) fn run_summary(run: &crate::results::RunInfo) -> RunSummary {
         quick: run.quick,
         host: run.host.clone(),
         dbdelta_version: run.dbdelta_version.clone(),
+        invocations: Vec::new(),
     }
+}
+
+/// The run's invocations, each with the cells whose measurements it made (in execution order).
+fn invocations(data: &RunData) -> Vec<InvocationSummary> {
+    (data.run.invocations.iter())
+        .map(|i| {
+            let mut cells: Vec<String> = Vec::new();
+            for m in data
+                .measurements
+                .iter()
+                .filter(|m| m.invocation == i.number)
+            {
+                let cell = format!("{} c={} r={}", m.target, m.clients, m.repeat);
+                if !cells.contains(&cell) {
+                    cells.push(cell);
+                }
+            }
+            InvocationSummary {
+                number: i.number,
+                started: i.started.clone(),
+                finished: i.finished.clone(),
+                cells,
+            }
+        })
+        .collect()
 }
 
 /// Groups in [`GROUP_ORDER`] (unknown ids after, by first appearance in step order); steps in
@@ -302,6 +331,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         precision_achieved: m.precision_achieved,
         stop_reason: m.stop_reason.clone(),
         operations: m.operations.clone(),
+        invocation: m.invocation,
     }
 }
 

@@ -385,6 +385,7 @@ fn combined_run(a: &RunInfo, b: &RunInfo) -> RunInfo {
         quick: a.quick || b.quick,
         min_effect: b.min_effect.or(a.min_effect),
         profiling: b.profiling.clone().or_else(|| a.profiling.clone()),
+        invocations: Vec::new(),
     }
 }
 

@@ -113,6 +113,7 @@ pub const COLUMNS: &[&str] = &[
     "sla",
     "profile_top_functions",
     "profile_note",
+    "invocations",
 ];
 
 /// Columns that hold text; `BOOLEAN_COLUMNS` hold `true`/`false`; every other column is a number
@@ -147,6 +148,7 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "sla",
     "profile_top_functions",
     "profile_note",
+    "invocations",
 ];
 
 pub const BOOLEAN_COLUMNS: &[&str] = &[
@@ -268,7 +270,23 @@ fn row(
     out.extend(concurrency(m, name, r.group, clients));
     out.extend(insert(m, name, step, clients));
     out.extend(profile(m, name, step, clients));
+    out.push(invocations(m, name, step, clients));
     out
+}
+
+/// Which invocations of `dbdelta run` measured this target × step × clients (`1`; `1 2` when a
+/// `--resume` ran some of its repeats); empty when not known.
+fn invocations(m: &ReportModel, name: &str, step: &str, clients: u32) -> String {
+    let mut seen: Vec<u32> = (m.measurements.iter())
+        .filter(|r| r.target == name && r.step == step && r.clients == clients)
+        .map(|r| r.invocation)
+        .filter(|&i| i > 0)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.iter().map(u32::to_string))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A profiled run's cells: the target's top functions on this step (`function=self µs/op`,

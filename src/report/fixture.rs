@@ -143,6 +143,7 @@ fn measurement(
         stop_reason: Some("deadline".into()),
         operations: Vec::new(),
         profile: None,
+        invocation: 0,
     }
 }
 
@@ -205,6 +206,7 @@ pub fn run_two_clients() -> RunData {
             quick: false,
             min_effect: None,
             profiling: None,
+            invocations: Vec::new(),
         },
         targets: two_clients_targets(),
         loads,
@@ -390,6 +392,7 @@ pub fn run_three_repeats() -> RunData {
             quick: true,
             min_effect: None,
             profiling: None,
+            invocations: Vec::new(),
         },
         targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
         loads: (1..=3)
@@ -450,6 +453,7 @@ pub fn run_pre_post() -> RunData {
             quick: false,
             min_effect: None,
             profiling: None,
+            invocations: Vec::new(),
         },
         targets: vec![postgres("pg16", "16.4", &[]), postgres("pg17", "17.2", &[])],
         loads: vec![
@@ -545,6 +549,7 @@ pub fn run_sweep() -> RunData {
             quick: false,
             min_effect: None,
             profiling: None,
+            invocations: Vec::new(),
         },
         targets: vec![
             mysql("mysql56", "5.6.24", &[]),

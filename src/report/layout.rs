@@ -340,7 +340,34 @@ fn run_facts(m: &ReportModel) -> Vec<String> {
     if m.max_repeats > 1 {
         facts.push(format!("repeats: up to {}", m.max_repeats));
     }
+    facts.extend(invocation_facts(m));
     facts
+}
+
+/// A resumed run: one line per invocation of `dbdelta run` saying which cells it ran (none for
+/// a run that ran in one go).
+fn invocation_facts(m: &ReportModel) -> Vec<String> {
+    let inv = &m.run.invocations;
+    if inv.len() < 2 {
+        return Vec::new();
+    }
+    inv.iter()
+        .map(|i| {
+            let how = if i.number == 1 { "run" } else { "run --resume" };
+            let end = match &i.finished {
+                Some(f) => format!("finished {f}"),
+                None => "cut off".to_string(),
+            };
+            let cells = match i.cells.as_slice() {
+                [] => "no cell".to_string(),
+                c => format!("cells {}", c.join(", ")),
+            };
+            format!(
+                "invocation {} ({how}), started {}, {end}: {cells}",
+                i.number, i.started
+            )
+        })
+        .collect()
 }
 
 /// Each target's engine, server version (cut at 40 characters), config and status.

@@ -431,6 +431,21 @@ pub struct RunSummary {
     pub quick: bool,
     pub host: HostInfo,
     pub dbdelta_version: String,
+    /// Each `dbdelta run` that worked on the run (the first, then every `--resume`) and the
+    /// cells it ran; empty for a compare's merged run and for runs stored before schema v11.
+    pub invocations: Vec<InvocationSummary>,
+}
+
+/// One invocation of `dbdelta run` on a run, and which cells' measurements it made.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InvocationSummary {
+    /// 1: the run's first invocation; more: a `--resume`.
+    pub number: u32,
+    pub started: String,
+    /// `None`: still running, or cut off (kill -9, power loss).
+    pub finished: Option<String>,
+    /// Its cells as `target c=CLIENTS r=REPEAT`, in execution order.
+    pub cells: Vec<String>,
 }
 
 /// A key whose value differs between the base and a target (`None`: not set on that side).
@@ -554,6 +569,9 @@ pub struct MeasurementRow {
     pub stop_reason: Option<String>,
     /// Every role × operation type of the step (v2): rates, latencies, per-unit costs.
     pub operations: Vec<OpMeasurement>,
+    /// The invocation of `dbdelta run` that measured it (1: the first; more: a `--resume`; 0:
+    /// not known).
+    pub invocation: u32,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean

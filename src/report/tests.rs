@@ -1127,3 +1127,77 @@ fn every_format_says_why_a_profiled_run_has_no_profiles() {
         );
     }
 }
+
+/// `run_three_repeats` as if its third repeat ran in a `--resume` after the first invocation
+/// was killed.
+fn run_resumed() -> crate::results::RunData {
+    let mut data = run_three_repeats();
+    data.run.invocations = vec![
+        crate::results::Invocation {
+            number: 1,
+            started: "2026-11-22T03:01:07Z".into(),
+            finished: None,
+        },
+        crate::results::Invocation {
+            number: 2,
+            started: "2026-11-22T04:00:00Z".into(),
+            finished: Some("2026-11-22T04:10:00Z".into()),
+        },
+    ];
+    for m in &mut data.measurements {
+        m.invocation = if m.repeat == 3 { 2 } else { 1 };
+    }
+    data
+}
+
+#[test]
+fn a_resumed_run_says_which_invocation_ran_which_cell_in_every_format() {
+    let data = run_resumed();
+    let model = build(&data, None).unwrap();
+    let inv = &model.run.invocations;
+    assert_eq!(inv.len(), 2);
+    assert!(inv[0].cells.iter().all(|c| !c.ends_with("r=3")), "{inv:?}");
+    assert!(
+        !inv[1].cells.is_empty() && inv[1].cells.iter().all(|c| c.ends_with("r=3")),
+        "{inv:?}"
+    );
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&model, format, false);
+        // Text wraps long lines: check each line's start.
+        assert!(
+            out.contains("invocation 1 (run), started 2026-11-22T03:01:07Z, cut off: cells pg16"),
+            "{format:?}:\n{out}"
+        );
+        assert!(
+            out.contains("invocation 2 (run --resume), started 2026-11-22T04:00:00Z, finished"),
+            "{format:?}:\n{out}"
+        );
+    }
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    assert_eq!(json["run"]["invocations"][1]["number"], 2);
+    let by_repeat = |r: u64| {
+        (json["measurements"].as_array().unwrap().iter())
+            .filter(|m| m["repeat"] == r)
+            .map(|m| m["invocation"].as_u64().unwrap())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert_eq!(by_repeat(1), [1].into());
+    assert_eq!(by_repeat(3), [2].into());
+    let csv = render(&model, Format::Csv, false);
+    let mut reader = ::csv::Reader::from_reader(csv.as_bytes());
+    let col = (reader.headers().unwrap().iter())
+        .position(|h| h == "invocations")
+        .unwrap();
+    let cells: std::collections::BTreeSet<String> = (reader.records())
+        .map(|r| r.unwrap()[col].to_string())
+        .collect();
+    assert!(cells.contains("1 2"), "{cells:?}");
+    // A run that ran in one go adds no line.
+    let once = render(
+        &build(&run_three_repeats(), None).unwrap(),
+        Format::Text,
+        false,
+    );
+    assert!(!once.contains("invocation"), "{once}");
+}

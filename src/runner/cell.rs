@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result};
 
 use super::step::{self, StepRun};
+use super::watchdog::Watchdog;
 use super::{DataDir, client_bound, timed_load};
 use crate::engine::{self, Server};
 use crate::plan::{Cell, RunPlan, TargetPlan};
@@ -132,9 +133,23 @@ impl CellRun<'_> {
             server.version(),
             path.display()
         ));
+        let watchdog = self.watchdog(server.as_ref());
         let end = self.load_and_steps(server.as_ref());
+        drop(watchdog);
         server.stop()?;
         end
+    }
+
+    /// Kills the cell's server if it stays stopped (SIGSTOP) long enough to block its
+    /// clients for ever, saying so on the terminal.
+    fn watchdog(&self, server: &dyn Server) -> Watchdog {
+        let progress = *self.progress;
+        let label = self.label();
+        Watchdog::start(
+            server.started_pid(),
+            self.data_dir.to_path_buf(),
+            move |what| progress.line(&format!("{label}: {what}")),
+        )
     }
 
     fn load_and_steps(&mut self, server: &dyn Server) -> Result<CellEnd> {

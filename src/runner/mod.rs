@@ -12,7 +12,10 @@ mod cell;
 pub mod pacer;
 pub mod recorder;
 pub mod step;
+mod watchdog;
+pub mod workdir;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -21,11 +24,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::engine::{self, Dialect, Session, TableDdl};
-use crate::plan::RunPlan;
+use crate::plan::{Cell, RunPlan};
 use crate::profiler::{self, Perf, ProfileSettings};
 use crate::progress::Progress;
 use crate::results::{Profiling, RunInfo, TargetInfo};
-use crate::store::Store;
+use crate::store::{CellKey, Store};
 use crate::workload::Suite;
 
 /// How a run ended.
@@ -83,45 +86,169 @@ impl Drop for DataDir {
     }
 }
 
-/// Execute `plan`, writing into `store`. Returns how it ended; errors are only for failures
-/// that stop the whole run (the store or the work directory).
+/// Execute `plan` as a new run, writing into `store`; `options` is the JSON of the
+/// command-line options that shaped the plan (kept for `--resume`). Returns how it ended;
+/// errors are only for failures that stop the whole run (the store or the work directory).
 pub fn execute(
     plan: &RunPlan,
     store: &mut Store,
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
+    options: &str,
 ) -> Result<Outcome> {
+    name_stale(plan, progress)?;
     let run_id = new_run_id();
     let (run_dir, created_workdir) = make_run_dir(plan, &run_id)?;
     let mut info = run_info(plan, &run_id);
     let perf = check_perf(plan, &mut info, progress);
     store.begin_run(&info, &target_infos(plan))?;
+    store.set_run_options(&run_id, options)?;
+    let invocation = store.begin_invocation(&run_id, &info.started)?;
     progress.line(&format!(
         "run {run_id}: {} — {} target(s), results in {}",
         plan.lab.name,
         plan.targets.len(),
         store.path().display()
     ));
+    let work = Work {
+        run_id: &run_id,
+        run_dir: &run_dir,
+        created_workdir,
+        invocation,
+        perf: perf.as_ref(),
+        finished: BTreeMap::new(),
+    };
+    run_cells(plan, store, progress, interrupt, &work)
+}
 
+/// Continue the stored, interrupted run `run_id` with `plan` (rebuilt from what the run
+/// stored): stale run directories are removed (their servers stopped), what the unfinished
+/// cells stored is deleted, and every cell that did not finish runs whole, recorded as this
+/// invocation's.
+pub fn resume(
+    plan: &RunPlan,
+    store: &mut Store,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+    run_id: &str,
+) -> Result<Outcome> {
+    for stale in workdir::stale_runs(&plan.workdir)? {
+        progress.line(&format!("removing stale {}", stale.describe()));
+        workdir::remove(&stale, true)?;
+    }
+    let finished = store.finished_cells(run_id)?;
+    for key in plan_keys(plan) {
+        if !finished.contains_key(&key) {
+            let steps = store.discard_cell(run_id, &key)?;
+            if steps > 0 {
+                progress.line(&format!(
+                    "{} c={} r={} {}: cut off after {steps} step(s); it runs again whole",
+                    key.target, key.clients, key.repeat, key.suite
+                ));
+            }
+        }
+    }
+    store.reopen_run(run_id)?;
+    let started = chrono::Utc::now().to_rfc3339();
+    let invocation = store.begin_invocation(run_id, &started)?;
+    let (run_dir, created_workdir) = make_run_dir(plan, run_id)?;
+    let mut info = run_info(plan, run_id);
+    let perf = check_perf(plan, &mut info, progress);
+    progress.line(&format!(
+        "run {run_id}: resumed (invocation {invocation}): {} of {} cell(s) finished before, results in {}",
+        finished.len(),
+        plan_keys(plan).len(),
+        store.path().display()
+    ));
+    let work = Work {
+        run_id,
+        run_dir: &run_dir,
+        created_workdir,
+        invocation,
+        perf: perf.as_ref(),
+        finished,
+    };
+    run_cells(plan, store, progress, interrupt, &work)
+}
+
+/// Every cell × suite of the plan, as the store names it.
+pub fn plan_keys(plan: &RunPlan) -> Vec<CellKey> {
+    let mut out = Vec::new();
+    for cell in plan.cells() {
+        for suite in &plan.suites {
+            out.push(cell_key(plan, cell, suite.id()));
+        }
+    }
+    out
+}
+
+fn cell_key(plan: &RunPlan, cell: Cell, suite: &str) -> CellKey {
+    CellKey {
+        target: plan.targets[cell.target].name.clone(),
+        suite: suite.into(),
+        clients: cell.clients,
+        repeat: cell.repeat,
+    }
+}
+
+/// Say which stale run directories earlier interrupted runs left in the work directory.
+fn name_stale(plan: &RunPlan, progress: &Progress) -> Result<()> {
+    let stale = workdir::stale_runs(&plan.workdir)?;
+    for s in &stale {
+        progress.line(&format!("stale {}", s.describe()));
+    }
+    if !stale.is_empty() {
+        progress.line(
+            "  left by interrupted runs: `dbdelta run --resume RUN` or `dbdelta clean` removes them",
+        );
+    }
+    Ok(())
+}
+
+/// One invocation's place to work: its run, directory and number, and the cells finished
+/// before it (skipped).
+struct Work<'a> {
+    run_id: &'a str,
+    run_dir: &'a Path,
+    created_workdir: bool,
+    invocation: u32,
+    perf: Option<&'a Perf>,
+    finished: BTreeMap<CellKey, u32>,
+}
+
+/// Run every cell × suite of the plan that did not finish before, each recorded finished as it
+/// ends; then leave the work directory and mark the run (and this invocation) finished.
+fn run_cells(
+    plan: &RunPlan,
+    store: &mut Store,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+    work: &Work<'_>,
+) -> Result<Outcome> {
+    let run_id = work.run_id;
     let mut outcome = Outcome {
-        run_id: run_id.clone(),
+        run_id: run_id.to_string(),
         failures: Vec::new(),
         interrupted: false,
     };
     let mut recorded_server = vec![false; plan.targets.len()];
-    record_broken(plan, &run_id, store, &mut outcome.failures)?;
+    record_broken(plan, run_id, store, &mut outcome.failures)?;
     'cells: for cell in plan.cells() {
         if plan.targets[cell.target].broken.is_some() {
             continue;
         }
         for (index, suite) in plan.suites.iter().enumerate() {
+            let key = cell_key(plan, cell, suite.id());
+            if work.finished.contains_key(&key) {
+                continue;
+            }
             if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                 outcome.interrupted = true;
                 break 'cells;
             }
             let target = &plan.targets[cell.target];
             let data_dir = data_dir_for(
-                &run_dir,
+                work.run_dir,
                 &target.name,
                 cell.clients,
                 cell.repeat,
@@ -132,7 +259,7 @@ pub fn execute(
                 suite,
                 cell,
                 target,
-                run_id: &run_id,
+                run_id,
                 data_dir: &data_dir,
                 store,
                 progress,
@@ -140,10 +267,18 @@ pub fn execute(
                 record_server: !recorded_server[cell.target],
                 failures: &mut outcome.failures,
                 log: &log_path_for(&data_dir),
-                profile: perf.as_ref().zip(plan.profile),
+                profile: work.perf.zip(plan.profile),
             };
+            let failures_before = ctx.failures.len();
             match ctx.run_and_record()? {
-                cell::CellEnd::Done => recorded_server[cell.target] = true,
+                cell::CellEnd::Done => {
+                    recorded_server[cell.target] = true;
+                    // A cell with a failed step (a full disk, a lost connection) ran to its
+                    // end but is not finished: --resume runs it again.
+                    if outcome.failures.len() == failures_before {
+                        store.finish_cell(run_id, &key, work.invocation)?;
+                    }
+                }
                 cell::CellEnd::Failed => {}
                 cell::CellEnd::Interrupted => {
                     outcome.interrupted = true;
@@ -152,20 +287,30 @@ pub fn execute(
             }
         }
     }
-    if !plan.keep {
-        // Only empty directories go: whatever is left in them is kept for inspection.
-        let _ = std::fs::remove_dir(&run_dir);
-        if created_workdir {
-            let _ = std::fs::remove_dir(&plan.workdir);
-        }
-    }
-    let complete = !outcome.interrupted;
-    store.finish_run(&run_id, &chrono::Utc::now().to_rfc3339(), complete)?;
+    leave_run_dir(plan, work);
+    let now = chrono::Utc::now().to_rfc3339();
+    store.finish_run(run_id, &now, !outcome.interrupted)?;
+    store.finish_invocation(run_id, work.invocation, &now)?;
     Ok(outcome)
 }
 
-/// The run's own directory under the work directory; `true` when the work directory itself
-/// was created here (and so is removed again when the run leaves it empty).
+/// Unmark the run directory (what `--keep` keeps is not stale), then remove it (and a work
+/// directory this run created) when empty, unless `--keep`: whatever is left in them is kept
+/// for inspection.
+fn leave_run_dir(plan: &RunPlan, work: &Work<'_>) {
+    workdir::unmark(work.run_dir);
+    if plan.keep {
+        return;
+    }
+    let _ = std::fs::remove_dir(work.run_dir);
+    if work.created_workdir {
+        let _ = std::fs::remove_dir(&plan.workdir);
+    }
+}
+
+/// The run's own directory under the work directory, marked as this process's (a resumed
+/// run's may exist already); `true` when the work directory itself was created here (and so
+/// is removed again when the run leaves it empty).
 fn make_run_dir(plan: &RunPlan, run_id: &str) -> Result<(std::path::PathBuf, bool)> {
     let created_workdir = !plan.workdir.exists();
     std::fs::create_dir_all(&plan.workdir).with_context(|| {
@@ -175,8 +320,9 @@ fn make_run_dir(plan: &RunPlan, run_id: &str) -> Result<(std::path::PathBuf, boo
         )
     })?;
     let run_dir = plan.workdir.join(run_id);
-    std::fs::create_dir(&run_dir)
+    std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
+    workdir::mark(&run_dir, run_id)?;
     Ok((run_dir, created_workdir))
 }
 
@@ -212,6 +358,7 @@ fn run_info(plan: &RunPlan, run_id: &str) -> RunInfo {
         quick: plan.quick,
         min_effect: Some(plan.lab.min_effect),
         profiling: None,
+        invocations: Vec::new(),
     }
 }
 

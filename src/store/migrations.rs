@@ -190,6 +190,39 @@ CREATE TABLE profiles (
 ALTER TABLE targets ADD COLUMN connect TEXT;
 ALTER TABLE targets ADD COLUMN unobserved TEXT;
 "#,
+    // v11: resumable runs: the options that shaped the plan, each `dbdelta run` that worked
+    // on a run (the first and every --resume), and each finished cell (target × suite ×
+    // clients × repeat) with the invocation that ran it. Runs stored before keep their
+    // finished cells (those of complete runs whose target did not fail) as invocation 1.
+    r#"
+ALTER TABLE runs ADD COLUMN options_json TEXT;
+CREATE TABLE invocations (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    number INTEGER NOT NULL,
+    started TEXT NOT NULL,
+    finished TEXT,
+    pid INTEGER,
+    PRIMARY KEY (run_id, number)
+);
+INSERT INTO invocations (run_id, number, started, finished)
+    SELECT id, 1, started, finished FROM runs;
+CREATE TABLE cells (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    invocation INTEGER NOT NULL,
+    finished TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, clients, repeat)
+);
+INSERT INTO cells (run_id, target, suite, clients, repeat, invocation, finished)
+    SELECT DISTINCT m.run_id, m.target, m.suite, m.clients, m.repeat, 1,
+        COALESCE(r.finished, r.started)
+    FROM measurements m JOIN runs r ON r.id = m.run_id
+    WHERE r.complete = 1 AND NOT EXISTS (SELECT 1 FROM targets t
+        WHERE t.run_id = m.run_id AND t.name = m.target AND t.failed = 1);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -13,6 +13,7 @@ mod migrations;
 mod postgres;
 mod push;
 mod read;
+mod resume;
 mod sql;
 mod sqlite;
 
@@ -27,6 +28,7 @@ use crate::results::{
     Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo, SecondSample, TargetInfo,
 };
 pub use migrations::{MIGRATIONS, schema_version};
+pub use resume::CellKey;
 use sql::{Db, Lock, Tx, Value, upsert};
 
 /// A summary line of `dbdelta list runs`.
@@ -347,7 +349,9 @@ impl Store {
 
     /// Everything stored about one run.
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
-        read::run(&mut **self.db(), run_id)
+        let mut data = read::run(&mut **self.db(), run_id)?;
+        self.attach_invocations(&mut data)?;
+        Ok(data)
     }
 
     /// Copy the run `run_id` (every table's rows of it) into the store `to`, in one
@@ -618,6 +622,7 @@ mod tests {
             quick: true,
             min_effect: Some(0.03),
             profiling: None,
+            invocations: Vec::new(),
         }
     }
 

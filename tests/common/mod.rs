@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+pub mod faults;
+
 static MEASURING: Mutex<()> = Mutex::new(());
 
 /// Held by every test that measures, so two measurements never run at once in a test binary.

@@ -1,0 +1,227 @@
+//! Resuming a run: the command-line options a run keeps so its plan can be rebuilt exactly,
+//! and whether a lab file (given again, or found where the run read it) still gives that plan.
+//!
+//! A run stores its lab text and these options; `dbdelta run --resume` plans again from them.
+//! A lab file that changed in a way that alters the plan (targets, their settings, binaries or
+//! placement, clients, repeats, order, the suites' settings or steps, profiling) is bad input
+//! naming the first difference; one that changed only in comments or report settings is not.
+//! Must not: open the store, start anything or touch the work directory.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::plan::{self, RunOptions, RunPlan, TargetPlan};
+
+/// The options that shaped a run's plan, as stored with the run (`runs.options_json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct StoredOptions {
+    /// The lab file, absolute (`None`: the built-in demo).
+    pub lab_path: Option<PathBuf>,
+    /// The command line's options; `workdir` absolute (where an interrupted run left its data
+    /// directories).
+    #[serde(flatten)]
+    pub options: RunOptions,
+}
+
+impl StoredOptions {
+    /// What a new run keeps of its options; paths made absolute against the current
+    /// directory, so a resume from elsewhere finds them.
+    pub fn new(opts: &RunOptions, lab: Option<&Path>) -> StoredOptions {
+        let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        StoredOptions {
+            lab_path: lab.map(abs),
+            options: RunOptions {
+                workdir: abs(&opts.workdir),
+                ..opts.clone()
+            },
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("options serialize")
+    }
+
+    /// The run's options again; `keep` as this invocation asks.
+    pub fn run_options(&self, keep: bool) -> RunOptions {
+        RunOptions {
+            keep,
+            ..self.options.clone()
+        }
+    }
+}
+
+/// The plan of a stored run: from its stored lab text and options. `lab_file` is the lab file
+/// given now (else the stored path, when it still exists): when its text differs from the
+/// stored one in a way that changes the plan, that is bad input naming the difference.
+pub fn rebuild_plan(
+    run_id: &str,
+    lab_text: &str,
+    stored: &StoredOptions,
+    lab_file: Option<&Path>,
+    keep: bool,
+) -> Result<RunPlan, InputError> {
+    let opts = stored.run_options(keep);
+    let (origin, base) = match &stored.lab_path {
+        Some(p) => (
+            p.display().to_string(),
+            p.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        ),
+        None => ("<built-in demo>".to_string(), PathBuf::from(".")),
+    };
+    let lab = crate::lab::parse(lab_text, &origin, &base)
+        .map_err(|e| InputError::new(format!("run {run_id}'s stored lab: {e}")))?;
+    let stored_plan = plan::plan(lab, &opts)?;
+    let file = lab_file
+        .map(Path::to_path_buf)
+        .or_else(|| stored.lab_path.clone().filter(|p| p.is_file()));
+    let Some(file) = file else {
+        return Ok(stored_plan);
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| InputError::new(format!("cannot read lab file {}: {e}", file.display())))?;
+    if text == lab_text {
+        return Ok(stored_plan);
+    }
+    let now = plan::plan(crate::lab::load(&file)?, &opts)?;
+    match plan_difference(&stored_plan, &now) {
+        None => Ok(stored_plan),
+        Some(what) => Err(InputError::new(format!(
+            "--resume {run_id}: lab file {} changed since the run started ({what}); restore it, \
+             or start a new run",
+            file.display()
+        ))),
+    }
+}
+
+/// The first way `now` differs from `before` that changes what runs, in words; `None` when
+/// they run the same cells and steps the same way.
+pub fn plan_difference(before: &RunPlan, now: &RunPlan) -> Option<String> {
+    let names = |p: &RunPlan| p.targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    if names(before) != names(now) {
+        return Some(format!(
+            "targets {:?} are now {:?}",
+            names(before),
+            names(now)
+        ));
+    }
+    for (a, b) in before.targets.iter().zip(&now.targets) {
+        for ((field, x), (_, y)) in target_fields(a).into_iter().zip(target_fields(b)) {
+            if x != y {
+                return Some(format!("target {}: {field} {x} is now {y}", a.name));
+            }
+        }
+    }
+    for ((what, x), (_, y)) in run_fields(before).into_iter().zip(run_fields(now)) {
+        if x != y {
+            return Some(format!("{what} {x} is now {y}"));
+        }
+    }
+    None
+}
+
+/// What of a target shapes its cells, each as text to compare and show.
+fn target_fields(t: &TargetPlan) -> Vec<(&'static str, String)> {
+    vec![
+        ("engine", t.engine.name().to_string()),
+        ("settings", format!("{:?}", t.settings)),
+        ("bin", format!("{:?}", t.bin)),
+        ("version", format!("{:?}", t.version)),
+        ("env", format!("{:?}", t.env)),
+        ("args", format!("{:?}", t.args)),
+        ("port", format!("{:?}", t.port)),
+        ("table options", format!("{:?}", t.tables)),
+        ("placement", format!("{:?}", t.placement)),
+        ("build", format!("{:?}", t.build)),
+        ("library", format!("{:?}", t.library)),
+        (
+            "connect",
+            format!("{:?}", t.connect.as_ref().map(|c| c.shown())),
+        ),
+    ]
+}
+
+/// What of the run as a whole shapes its cells and steps.
+fn run_fields(p: &RunPlan) -> Vec<(&'static str, String)> {
+    let steps = |p: &RunPlan| {
+        (p.suites.iter())
+            .map(|s| {
+                let labels: Vec<&str> = s.steps.iter().map(|st| st.label.as_str()).collect();
+                format!("{}: {}", s.id(), labels.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    vec![
+        ("clients", format!("{:?}", p.clients)),
+        ("repeats", p.repeats.to_string()),
+        ("order", format!("{:?}", p.order)),
+        ("steps", steps(p)),
+        ("[suite.sysbench]", format!("{:?}", p.sysbench)),
+        ("[suite.insert]", format!("{:?}", p.insert)),
+        ("[suite.linkbench]", format!("{:?}", p.linkbench)),
+        ("profile", format!("{:?}", p.profile)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LAB: &str = "[lab]\nname = \"l\"\n\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+        settings = [\"synchronous = FULL\"]\n\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n\n\
+        [suite.sysbench]\nrows = 1000\n";
+
+    fn stored(dir: &Path) -> StoredOptions {
+        StoredOptions {
+            lab_path: Some(dir.join("lab.toml")),
+            options: RunOptions {
+                quick: true,
+                workdir: dir.join("work"),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn the_same_plan_or_a_comment_resumes_and_a_changed_setting_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = stored(dir.path());
+        let file = dir.path().join("lab.toml");
+        std::fs::write(&file, LAB).unwrap();
+        let p = rebuild_plan("r", LAB, &opts, None, false).unwrap();
+        assert_eq!(p.targets.len(), 2);
+        assert!(p.quick);
+
+        std::fs::write(&file, format!("# a comment\n{LAB}")).unwrap();
+        rebuild_plan("r", LAB, &opts, None, false).expect("a comment changes no plan");
+
+        std::fs::write(&file, LAB.replace("FULL", "OFF")).unwrap();
+        let e = rebuild_plan("r", LAB, &opts, None, false).unwrap_err().0;
+        assert!(
+            e.contains("target a: settings") && e.contains("OFF") && e.contains("lab.toml"),
+            "{e}"
+        );
+
+        std::fs::write(&file, LAB.replace("rows = 1000", "rows = 2000")).unwrap();
+        let e = rebuild_plan("r", LAB, &opts, Some(&file), false)
+            .unwrap_err()
+            .0;
+        assert!(e.contains("[suite.sysbench]"), "{e}");
+
+        std::fs::remove_file(&file).unwrap();
+        rebuild_plan("r", LAB, &opts, None, false).expect("the stored text when the file is gone");
+    }
+
+    #[test]
+    fn stored_options_round_trip_through_json() {
+        let mut opts = stored(Path::new("/tmp"));
+        opts.options.only = vec!["point-*".into()];
+        opts.options.clients = Some("1,2".into());
+        opts.options.repeats = Some(3);
+        let back: StoredOptions = serde_json::from_str(&opts.to_json()).unwrap();
+        assert_eq!(back, opts);
+    }
+}
