@@ -47,12 +47,13 @@ fn engine_factor(t: &TargetPlan) -> u64 {
     }
 }
 
-/// Files an engine writes whatever the data: PostgreSQL's catalog and WAL segments, InnoDB's
-/// system tablespace, redo and undo logs.
+/// Files an engine writes whatever the data: PostgreSQL's catalog and first WAL segments (a
+/// fresh PostgreSQL 15 cluster is 39 MB), InnoDB's system tablespace, redo and undo logs
+/// (MariaDB 10.11's redo log alone is 96 MiB).
 fn fixed_bytes(engine: EngineKind) -> u64 {
     match engine {
-        EngineKind::Postgres => 100 << 20,
-        EngineKind::Mysql => 300 << 20,
+        EngineKind::Postgres => 48 << 20,
+        EngineKind::Mysql => 200 << 20,
         EngineKind::Sqlite => 0,
     }
 }
@@ -202,8 +203,8 @@ mod tests {
         let targets = "[[target]]\nname = \"pg\"\nengine = \"postgres\"\n\
                        [[target]]\nname = \"lite\"\nengine = \"sqlite\"\n";
         let need = disk_need(&plan(targets, false));
-        // PostgreSQL: 2 × 1M rows × 280 B + 100 MiB of fixed files.
-        assert_eq!(need.bytes, 2_000_000 * 280 + (100 << 20));
+        // PostgreSQL: 2 × 1M rows × 280 B + 48 MiB of fixed files.
+        assert_eq!(need.bytes, 2_000_000 * 280 + (48 << 20));
         assert_eq!(need.largest.as_deref(), Some("pg sysbench"));
         // Kept: every cell's directory stays (2 client counts × 2 repeats per target).
         let kept = disk_need(&plan(targets, true));

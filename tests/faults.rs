@@ -146,7 +146,9 @@ fn wait_bounded(mut child: Child, fault: Fault, engine: &str, dir: &Path) -> std
 fn case(fault: Fault, engine: &str) -> String {
     let dir = scratch();
     let lab = two_target_lab(dir.path(), engine);
-    let size = if engine == "sqlite" { "32m" } else { "96m" };
+    // Room for dbdelta's disk preflight (which refuses a work directory too small for the
+    // plan up front); the fault fills the rest once the second target runs.
+    let size = if engine == "sqlite" { "64m" } else { "256m" };
     let mount = match fault {
         Fault::WorkdirFull => Some(Tmpfs::mount(&dir.path().join("dbdelta-work"), size)),
         Fault::StoreFull => Some(Tmpfs::mount(&dir.path().join("store"), "4m")),
