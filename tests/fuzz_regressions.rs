@@ -24,3 +24,30 @@ fn lab_insert_write_rows_too_large_is_bad_input() {
         );
     }
 }
+
+/// `store_read`: a measurement whose `server_cpu_us_per_op` was overwritten with 5.5e74 scaled
+/// its profile's stacks to counts of `u64::MAX` each, and inferno's flame graph overflowed
+/// adding them up (`dbdelta profile` and the HTML report draw it).
+#[test]
+fn profile_with_a_huge_cpu_per_op_draws_without_overflow() {
+    use dbdelta::report::model::TargetProfile;
+    use dbdelta::report::profile::{diff_svg, flame_svg, folded_per_op};
+    let p = TargetProfile {
+        target: "a".into(),
+        repeats: 1,
+        samples: 2,
+        cpu_us_per_op: Some(5.5e74),
+        unresolved_share: 0.0,
+        unresolved_modules: Vec::new(),
+        top: Vec::new(),
+        errors: Vec::new(),
+        stacks: vec![("main;f".into(), 5.5e74), ("main;g".into(), 5.5e74)],
+    };
+    assert_eq!(
+        folded_per_op(&p.stacks).lines().count(),
+        1,
+        "the overflowing stack is left out"
+    );
+    assert!(flame_svg(&p, "point-query").is_ok());
+    assert!(diff_svg(&p, &p, "point-query", false).is_ok());
+}
