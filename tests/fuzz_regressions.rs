@@ -51,3 +51,40 @@ fn profile_with_a_huge_cpu_per_op_draws_without_overflow() {
     assert!(flame_svg(&p, "point-query").is_ok());
     assert!(diff_svg(&p, &p, "point-query", false).is_ok());
 }
+
+/// `store_read`: two repeats of a profiled step whose stored `samples` were negative (read back
+/// as counts near `u64::MAX`) overflowed the report's sum of samples over repeats.
+#[test]
+fn profiled_repeats_with_huge_sample_counts_make_a_report() {
+    use dbdelta::results::{Measurement, RunData, StepProfile, TargetInfo};
+    let repeat = |repeat| Measurement {
+        target: "a".into(),
+        step: "point-query".into(),
+        clients: 1,
+        repeat,
+        ops: 10,
+        qps: Some(10.0),
+        server_cpu_us_per_op: Some(1.0),
+        profile: Some(StepProfile {
+            samples: u64::MAX / 2 + 1,
+            unresolved: u64::MAX / 2 + 1,
+            folded: "main;f 3\n".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let data = RunData {
+        targets: vec![TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            ..Default::default()
+        }],
+        measurements: vec![repeat(1), repeat(2)],
+        ..Default::default()
+    };
+    let model = dbdelta::report::build(&data, None).unwrap();
+    assert_eq!(
+        model.profiles.unwrap().steps[0].targets[0].samples,
+        u64::MAX
+    );
+}

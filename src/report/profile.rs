@@ -126,8 +126,9 @@ fn target_profile(
             *stacks.entry(stack).or_default() += n as f64 * per_sample;
         }
         used += 1;
-        samples += p.samples;
-        unresolved += p.unresolved;
+        // A damaged store's counts can be near u64::MAX (a negative one read back).
+        samples = samples.saturating_add(p.samples);
+        unresolved = unresolved.saturating_add(p.unresolved);
         cpu += us;
         for module in &p.unresolved_modules {
             if !modules.contains(module) {
