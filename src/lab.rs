@@ -1147,6 +1147,9 @@ fn sysbench(
     })
 }
 
+/// The most rows `[suite.insert]`'s `rows` and `write_rows` may ask for, per table.
+const MAX_INSERT_ROWS: u64 = 1_000_000_000_000;
+
 /// The `[suite.insert]` section.
 fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, InputError> {
     let span = raw.span();
@@ -1168,6 +1171,13 @@ fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, Inp
         ));
     }
     let write_rows = s.write_rows.unwrap_or(s.rows);
+    // Far beyond any table that can be loaded, and small enough that `write_rows * 4` (here and
+    // in `insert::Settings`) cannot overflow.
+    if s.rows > MAX_INSERT_ROWS || write_rows > MAX_INSERT_ROWS {
+        return Err(bad(
+            "rows and write_rows must be at most 1000000000000 (10^12) per table",
+        ));
+    }
     if write_rows * 4 / 5 < u64::from(commit[1]) || write_rows / 5 < u64::from(commit[2]) {
         return Err(bad(
             "write_rows is too small: l.i1 inserts 4/5 of it (at least rows_per_commit_l_i1) and l.i2 1/5 (at least rows_per_commit_l_i2)",

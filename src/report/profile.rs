@@ -126,8 +126,9 @@ fn target_profile(
             *stacks.entry(stack).or_default() += n as f64 * per_sample;
         }
         used += 1;
-        samples += p.samples;
-        unresolved += p.unresolved;
+        // A damaged store's counts can be near u64::MAX (a negative one read back).
+        samples = samples.saturating_add(p.samples);
+        unresolved = unresolved.saturating_add(p.unresolved);
         cpu += us;
         for module in &p.unresolved_modules {
             if !modules.contains(module) {
@@ -218,10 +219,17 @@ fn diff(a: &TargetProfile, b: &TargetProfile) -> ProfileDiff {
 /// Stacks as folded text with integer counts in [`COUNT_NAME`] units.
 pub fn folded_per_op(stacks: &[(String, f64)]) -> String {
     let mut out = String::new();
+    let mut total: u64 = 0;
     for (s, us) in stacks {
         let n = (us * PS_PER_US).round() as u64;
-        if n > 0 {
-            out.push_str(&format!("{s} {n}\n"));
+        // inferno adds the counts up in a usize: a stack that would overflow the sum (only a
+        // damaged store's CPU per operation comes near) is left out, not drawn as a panic.
+        match total.checked_add(n).filter(|t| usize::try_from(*t).is_ok()) {
+            Some(t) if n > 0 => {
+                total = t;
+                out.push_str(&format!("{s} {n}\n"));
+            }
+            _ => {}
         }
     }
     out

@@ -1,0 +1,90 @@
+//! Regression tests for the crashes the fuzzers in `fuzz/` found (README "Fuzzing"): each
+//! feeds the crashing input, or the smallest input with the same cause, to the library and
+//! checks that it is now an error and not a panic.
+
+use std::path::Path;
+
+/// `lab_parse`: `write_rows` near `i64::MAX` overflowed `write_rows * 4` in the insert suite's
+/// check (a panic with overflow checks, a wrong answer without).
+#[test]
+fn lab_insert_write_rows_too_large_is_bad_input() {
+    for (key, value) in [
+        ("write_rows", "9223372036854775807"),
+        ("rows", "4611686018427387904"),
+    ] {
+        let text = format!(
+            "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+             [suite.insert]\n{key} = {value}\n"
+        );
+        let e = dbdelta::lab::parse(&text, "lab.toml", Path::new(".")).unwrap_err();
+        assert!(
+            e.0.contains("must be at most 1000000000000"),
+            "{key}: {}",
+            e.0
+        );
+    }
+}
+
+/// `store_read`: a measurement whose `server_cpu_us_per_op` was overwritten with 5.5e74 scaled
+/// its profile's stacks to counts of `u64::MAX` each, and inferno's flame graph overflowed
+/// adding them up (`dbdelta profile` and the HTML report draw it).
+#[test]
+fn profile_with_a_huge_cpu_per_op_draws_without_overflow() {
+    use dbdelta::report::model::TargetProfile;
+    use dbdelta::report::profile::{diff_svg, flame_svg, folded_per_op};
+    let p = TargetProfile {
+        target: "a".into(),
+        repeats: 1,
+        samples: 2,
+        cpu_us_per_op: Some(5.5e74),
+        unresolved_share: 0.0,
+        unresolved_modules: Vec::new(),
+        top: Vec::new(),
+        errors: Vec::new(),
+        stacks: vec![("main;f".into(), 5.5e74), ("main;g".into(), 5.5e74)],
+    };
+    assert_eq!(
+        folded_per_op(&p.stacks).lines().count(),
+        1,
+        "the overflowing stack is left out"
+    );
+    assert!(flame_svg(&p, "point-query").is_ok());
+    assert!(diff_svg(&p, &p, "point-query", false).is_ok());
+}
+
+/// `store_read`: two repeats of a profiled step whose stored `samples` were negative (read back
+/// as counts near `u64::MAX`) overflowed the report's sum of samples over repeats.
+#[test]
+fn profiled_repeats_with_huge_sample_counts_make_a_report() {
+    use dbdelta::results::{Measurement, RunData, StepProfile, TargetInfo};
+    let repeat = |repeat| Measurement {
+        target: "a".into(),
+        step: "point-query".into(),
+        clients: 1,
+        repeat,
+        ops: 10,
+        qps: Some(10.0),
+        server_cpu_us_per_op: Some(1.0),
+        profile: Some(StepProfile {
+            samples: u64::MAX / 2 + 1,
+            unresolved: u64::MAX / 2 + 1,
+            folded: "main;f 3\n".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let data = RunData {
+        targets: vec![TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            ..Default::default()
+        }],
+        measurements: vec![repeat(1), repeat(2)],
+        ..Default::default()
+    };
+    let model = dbdelta::report::build(&data, None).unwrap();
+    assert_eq!(
+        model.profiles.unwrap().steps[0].targets[0].samples,
+        u64::MAX
+    );
+}
