@@ -88,3 +88,29 @@ fn profiled_repeats_with_huge_sample_counts_make_a_report() {
         u64::MAX
     );
 }
+
+/// `store_read` (after the store moved behind its SQL interface): a damaged schema whose column
+/// name is not UTF-8 made rusqlite's `column_names` panic in every query of that table; now
+/// reading the store is an error.
+#[test]
+fn a_column_name_that_is_not_utf8_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    drop(dbdelta::store::Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "PRAGMA writable_schema = ON;
+         UPDATE sqlite_master
+            SET sql = replace(sql, ' lab TEXT NOT NULL', ' ' || CAST(X'6C61FF' AS TEXT) || ' TEXT NOT NULL')
+          WHERE name = 'runs';",
+    )
+    .unwrap();
+    drop(conn);
+    // Reading `SELECT * FROM runs` (as `load_run` does) would meet the damaged name: opening
+    // the store already says it is damaged.
+    let e = match dbdelta::store::Store::open_existing(&path) {
+        Ok(store) => store.load_run("any").unwrap_err(),
+        Err(e) => e,
+    };
+    assert!(format!("{e:#}").contains("damaged"), "{e:#}");
+}

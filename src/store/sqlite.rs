@@ -37,8 +37,28 @@ impl Sqlite {
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         wal(&conn).map_err(|e| not_a_store(&shown, e))?;
         conn.execute_batch("PRAGMA synchronous = FULL")?;
+        schema_is_text(&conn, &shown)?;
         Ok(Sqlite { conn, shown })
     }
+}
+
+/// A damaged store whose schema text is not UTF-8 is an error here: rusqlite panics on a
+/// column name that is not UTF-8 (found by the `store_read` fuzzer), and column names come
+/// from this text.
+fn schema_is_text(conn: &Connection, shown: &str) -> Result<()> {
+    let mut stmt = conn.prepare("SELECT CAST(sql AS BLOB) FROM sqlite_master")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        if let Some(bytes) = r.get_ref(0)?.as_blob_or_null()?
+            && std::str::from_utf8(bytes).is_err()
+        {
+            anyhow::bail!(
+                "{shown}: the results store is damaged (its schema is not UTF-8 text); \
+                 restore it from a copy or name another file"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Switch to WAL. SQLite answers a journal-mode change that races another connection's with
