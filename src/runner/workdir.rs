@@ -77,9 +77,22 @@ fn parse_marker(text: &str) -> Option<(String, u32)> {
     Some((run?, pid?))
 }
 
-/// Whether `pid` is a running dbdelta (not a reused PID of something else).
+/// Whether `pid` is a running dbdelta (not a reused PID of something else, nor a killed one
+/// its parent has not reaped yet: a zombie keeps its name in `/proc` until then).
 fn dbdelta_alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "dbdelta")
+    let named =
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "dbdelta");
+    named && !zombie(pid)
+}
+
+/// Whether `pid` has exited and waits to be reaped (state `Z`, or `X` while it goes).
+fn zombie(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The state is the first field after the command name, which ends with the last ')'.
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next());
+    matches!(state, Some("Z" | "X") | None)
 }
 
 /// The run directories under `workdir` left by runs whose dbdelta is gone (this process's own
@@ -193,6 +206,28 @@ pub fn remove(stale: &StaleRun, stop: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_killed_process_not_yet_reaped_is_not_alive() {
+        let mut running = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert!(!zombie(running.id()), "a sleeping process is alive");
+        running.kill().unwrap();
+        // Killed and not waited for: a zombie until we reap it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !zombie(running.id()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never became a zombie"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pid = running.id();
+        running.wait().unwrap();
+        assert!(zombie(pid), "a reaped process is gone");
+    }
 
     #[test]
     fn a_marker_names_its_run_and_process() {
