@@ -74,6 +74,10 @@ pub enum Command {
     /// Copy runs between results stores, e.g. `dbdelta store push latest --to
     /// postgres://user@host/dbdelta`.
     Store(StoreArgs),
+    /// The side of a remote target (`host = "ssh://…"`) that runs on its host: started there
+    /// by dbdelta over SSH, it answers JSON requests on stdin. Not for people.
+    #[command(hide = true)]
+    Agent,
 }
 
 #[derive(Debug, Args)]
@@ -404,6 +408,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
             command: StoreCommand::Push(args),
         }) => push_cmd(&cli.store, &args),
         Command::Clean(args) => clean_cmd(&args),
+        Command::Agent => crate::agent::serve().map(|()| ExitCode::SUCCESS),
     }
 }
 

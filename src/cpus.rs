@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 /// A set of CPU numbers.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CpuSet(BTreeSet<usize>);
 
 /// CPUs beyond this do not fit the kernel's `cpu_set_t` that dbdelta hands to

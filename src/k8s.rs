@@ -221,7 +221,8 @@ pub fn pod_cpus(plan: &RunPlan, cell: &Cell) -> (u32, String) {
         .as_ref()
         .unwrap_or(&plan.lab.placement);
     let shared = matches!(spec.shorthand, Some((Shorthand::Shared, _)));
-    let server_here = !target.engine.embedded() && target.connect.is_none();
+    let server_here =
+        !target.engine.embedded() && target.connect.is_none() && target.remote.is_none();
     let extra = "+ 1 for dbdelta's coordinator and sampler";
     match (shared, server_here) {
         (true, _) => (
@@ -241,7 +242,7 @@ pub fn pod_cpus(plan: &RunPlan, cell: &Cell) -> (u32, String) {
             format!(
                 "{} CPUs = {connections} client thread(s) ({}) {extra}",
                 connections + 1,
-                if target.connect.is_some() {
+                if target.connect.is_some() || target.remote.is_some() {
                     "the server runs elsewhere"
                 } else {
                     "the engine runs in them"

@@ -116,6 +116,12 @@ struct RawTarget {
     library: Option<Spanned<String>>,
     #[serde(default)]
     connect: Option<Spanned<String>>,
+    #[serde(default)]
+    host: Option<Spanned<String>>,
+    #[serde(default)]
+    client: Option<Spanned<String>>,
+    #[serde(default)]
+    ssh_config: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -345,6 +351,8 @@ pub struct LabTarget {
     pub library: Option<PathBuf>,
     /// An already running server to connect to: dbdelta starts and stops nothing.
     pub connect: Option<ConnectUrl>,
+    /// The host the server runs on (`host = "ssh://…"`), when it is not this one.
+    pub remote: Option<crate::engine::remote::RemoteHost>,
 }
 
 /// How long a measured step runs.
@@ -761,10 +769,15 @@ fn target(
     })?;
     let embedded = engine.embedded();
     let connect = connect(src, &t, engine)?;
+    let remote = remote(src, &t, engine, base_dir)?;
     let (mut settings, config_name) = config_settings(src, t.config.as_ref(), base_dir)?;
     settings.extend(t.settings.iter().cloned());
     one_statement_each(src, &name, engine, &settings)?;
-    let bin = bin_dir(src, t.bin.as_ref(), embedded, base_dir)?;
+    let bin = match &remote {
+        // A directory on the target's host: its agent looks for the binaries there.
+        Some(_) => t.bin.as_ref().map(|b| PathBuf::from(b.get_ref())),
+        None => bin_dir(src, t.bin.as_ref(), embedded, base_dir)?,
+    };
     let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
     let tables = table_ddl(src, &t, engine, oracle)?;
     let (version, product) = version(src, &t, embedded, bin.is_some())?;
@@ -805,6 +818,7 @@ fn target(
         build,
         library,
         connect,
+        remote,
         name,
         engine,
         settings,
@@ -896,6 +910,77 @@ fn connect(
         ));
     }
     Ok(Some(url))
+}
+
+/// `host = "ssh://user@host[:port]"`: the server runs on that host, started there by dbdelta's
+/// agent over SSH (`ssh_config` names an ssh config file for it); `client = "local"` is where
+/// the load runs. `bin` is then a directory on that host; what fetches or builds here does not
+/// apply there.
+fn remote(
+    src: &Source<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+    base_dir: &Path,
+) -> Result<Option<crate::engine::remote::RemoteHost>, InputError> {
+    let Some(h) = &t.host else {
+        for (key, v) in [("client", &t.client), ("ssh_config", &t.ssh_config)] {
+            if let Some(v) = v {
+                return Err(src.error_at(
+                    v.span(),
+                    format!("{key} is for a target on another host; add host = \"ssh://user@host\" or remove {key}"),
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    let host = crate::ssh::SshHost::parse(h.get_ref()).map_err(|e| src.error_at(h.span(), e))?;
+    if engine.embedded() {
+        return Err(src.error_at(
+            h.span(),
+            "host: SQLite runs inside dbdelta's own process; a remote host needs a server engine (postgres, mysql, mariadb)",
+        ));
+    }
+    if let Some(c) = &t.client
+        && c.get_ref() != "local"
+    {
+        let why = match c.get_ref().as_str() {
+            "remote" => "client = \"remote\" (the load generator on the server's host) is not built in this version; use client = \"local\"".to_string(),
+            other => format!("client = \"{other}\": expected \"local\""),
+        };
+        return Err(src.error_at(c.span(), why));
+    }
+    let here_only: [(&str, bool); 4] = [
+        ("connect", t.connect.is_some()),
+        ("version", t.version.is_some()),
+        ("build", t.build.is_some()),
+        ("server_cpus", t.server_cpus.is_some()),
+    ];
+    if let Some((key, _)) = here_only.iter().find(|(_, set)| *set) {
+        return Err(src.error_at(
+            h.span(),
+            format!(
+                "host runs the server on another host, where {key} does not apply in this version; remove {key} (bin names a directory on that host)"
+            ),
+        ));
+    }
+    let ssh_config = match &t.ssh_config {
+        None => None,
+        Some(c) => {
+            let path = base_dir.join(c.get_ref());
+            if !path.is_file() {
+                return Err(src.error_at(
+                    c.span(),
+                    format!(
+                        "ssh_config \"{}\" ({}) is not a file",
+                        c.get_ref(),
+                        path.display()
+                    ),
+                ));
+            }
+            Some(path)
+        }
+    };
+    Ok(Some(crate::engine::remote::RemoteHost { host, ssh_config }))
 }
 
 /// The lines of a target's `config` file (relative paths start at the lab's folder) and the
@@ -1769,6 +1854,51 @@ requesters = [1, 4]
         let e = target("engine = \"mysql\"\ntable_options = \"x; DROP TABLE y\"").unwrap_err();
         assert!(e.contains("without ';'"), "{e}");
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn remote_targets_take_an_ssh_host_and_nothing_that_only_works_here() {
+        let pg = |extra: &str| {
+            OK.replace(
+                "engine = \"sqlite\"\nsettings = [\"synchronous = NORMAL\"]",
+                &format!("engine = \"postgres\"\nhost = \"ssh://bench@db1:2222\"{extra}"),
+            )
+        };
+        let lab = parse(
+            &pg("\nbin = \"/opt/pg/bin\"\nclient = \"local\""),
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        let r = lab.targets[0].remote.as_ref().unwrap();
+        assert_eq!(r.host.to_string(), "ssh://bench@db1:2222");
+        // bin names a directory on that host: not looked for here.
+        assert_eq!(
+            lab.targets[0].bin.as_deref(),
+            Some(Path::new("/opt/pg/bin"))
+        );
+        assert_eq!(
+            err(&pg("\nversion = \"17\"")),
+            "lab.toml:8: [[target]] host: host runs the server on another host, where version does not apply in this version; remove version (bin names a directory on that host)"
+        );
+        let e = err(&pg("\nclient = \"remote\""));
+        assert!(
+            e.contains(
+                "client = \"remote\" (the load generator on the server's host) is not built"
+            ),
+            "{e}"
+        );
+        let e = err(&pg("\nssh_config = \"missing\""));
+        assert!(e.contains("ssh_config \"missing\""), "{e}");
+        let e = err(&pg("").replace("ssh://bench@db1:2222", "ssh://u:secret@db1"));
+        assert!(e.contains("a password does not belong in the lab"), "{e}");
+        let e = err(&OK.replace("settings = [", "host = \"ssh://h\"\nsettings = ["));
+        assert!(
+            e.contains("SQLite runs inside dbdelta's own process"),
+            "{e}"
+        );
+        let e = err(&OK.replace("settings = [", "client = \"local\"\nsettings = ["));
+        assert!(e.contains("client is for a target on another host"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! [`store`] (after every step) → [`report`] (pure renderers).
 //! See `ARCHITECTURE.md` for the code map and the invariants.
 
+pub mod agent;
 pub mod cli;
 pub mod cpus;
 pub mod engine;
@@ -23,6 +24,7 @@ pub mod results;
 pub mod resume;
 pub mod runner;
 pub mod sampler;
+pub mod ssh;
 pub mod stats;
 pub mod store;
 pub mod workload;

@@ -97,6 +97,8 @@ pub struct TargetPlan {
     pub broken: Option<BrokenTarget>,
     /// An already running server (`connect`): nothing to start, pin or stop.
     pub connect: Option<crate::engine::connect::ConnectUrl>,
+    /// The host the server runs on (`host = "ssh://…"`), when it is not this one.
+    pub remote: Option<crate::engine::remote::RemoteHost>,
 }
 
 /// A target that failed before its first cell.
@@ -123,6 +125,8 @@ impl TargetPlan {
             tables: self.tables.clone(),
             library: self.library.clone(),
             connect: self.connect.clone(),
+            remote: self.remote.clone(),
+            listen: None,
         }
     }
 }
@@ -610,8 +614,9 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
     let spec = t.placement.as_ref().unwrap_or(&lab.placement);
     let mut placement =
         cpus::resolve(spec, machine, t.engine.embedded()).map_err(InputError::new)?;
-    if t.connect.is_some() {
-        // A running server is not ours to pin; the client threads still are.
+    if t.connect.is_some() || t.remote.is_some() {
+        // A running server is not ours to pin, and a remote one runs on CPUs this machine
+        // does not have; the client threads here still are.
         placement.server = None;
     }
     Ok(TargetPlan {
@@ -632,6 +637,7 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
         built: None,
         broken: None,
         connect: t.connect.clone(),
+        remote: t.remote.clone(),
     })
 }
 

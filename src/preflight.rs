@@ -6,7 +6,7 @@
 //! redo/WAL). Cells run one at a time and each suite loads into a fresh data directory that
 //! is removed after it (unless `--keep`), so the run needs the largest one target × suite
 //! needs; with `--keep` every directory stays and the needs add up. A `connect` target keeps its
-//! data on its own server and needs nothing here. Must not: create, write or remove anything
+//! data on its own server, a remote one (`host`) on its host: they need nothing here. Must not: create, write or remove anything
 //! (it reads `statvfs` only), or time anything.
 
 use std::path::{Path, PathBuf};
@@ -95,7 +95,8 @@ pub fn disk_need(plan: &RunPlan) -> DiskNeed {
     let suites = suite_rows(plan);
     let mut total = 0u64;
     let mut largest: Option<(u64, String)> = None;
-    for t in plan.targets.iter().filter(|t| t.connect.is_none()) {
+    // A running server's data is not ours, and a remote target's is on its own host.
+    for t in (plan.targets.iter()).filter(|t| t.connect.is_none() && t.remote.is_none()) {
         for (suite, rows) in &suites {
             let data = rows * row_bytes(*suite) * engine_factor(t) / 100;
             let dir = fixed_bytes(t.engine) + data;

@@ -22,9 +22,10 @@ use procfs::process::Process;
 
 use crate::cpus::CpuSet;
 use crate::engine::Observed;
+use crate::engine::remote::ProbeWhat;
 
 /// Counters of one engine process at one instant.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProcCounters {
     pub pid: u32,
     /// Context switches (voluntary + involuntary) summed over the process's threads.
@@ -34,7 +35,7 @@ pub struct ProcCounters {
 }
 
 /// Counters at one instant.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     /// Engine CPU time (user + system), µs: for a server tree, every live process's time plus
     /// the time of the children it reaped (`cutime + cstime`), so exited backends still count.
@@ -53,7 +54,7 @@ pub struct Snapshot {
     pub proc_observed: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct DiskCounters {
     pub reads: u64,
     pub sectors_read: u64,
@@ -87,7 +88,9 @@ pub fn timeval_us(tv: libc::timeval) -> f64 {
 
 impl Probe {
     pub fn new(observed: Observed, data_dir: &Path) -> Probe {
-        let device = std::fs::metadata(data_dir).ok().map(|m| {
+        // A remote server's data directory is on its own host (its agent reads the device).
+        let here = !matches!(observed, Observed::Remote(_));
+        let device = (here.then(|| std::fs::metadata(data_dir).ok()).flatten()).map(|m| {
             let dev = m.dev();
             (libc::major(dev) as i32, libc::minor(dev) as i32)
         });
@@ -98,14 +101,25 @@ impl Probe {
         }
     }
 
-    /// Read every counter now.
+    /// Read every counter now. For a remote server the agent on its host reads all but the
+    /// client's CPU (a link that fails leaves the server's side unobserved).
     pub fn snapshot(&self) -> Snapshot {
-        let mut s = Snapshot::default();
         let ru = rusage(libc::RUSAGE_SELF);
-        s.client_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
-        s.proc_observed = !matches!(self.observed, Observed::Unobserved(_));
+        let client_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
+        if let Observed::Remote(r) = &self.observed {
+            let mut s = (r.probe(ProbeWhat::Snapshot).ok())
+                .and_then(|v| serde_json::from_value::<Snapshot>(v).ok())
+                .unwrap_or_default();
+            s.client_cpu_us = client_cpu_us;
+            return s;
+        }
+        let mut s = Snapshot {
+            client_cpu_us,
+            proc_observed: !matches!(self.observed, Observed::Unobserved(_)),
+            ..Default::default()
+        };
         match self.observed {
-            Observed::Unobserved(_) => {}
+            Observed::Unobserved(_) | Observed::Remote(_) => {}
             Observed::SelfProcess => {
                 s.proc_cpu_us = s.client_cpu_us;
                 let mut me = ProcCounters {
@@ -178,10 +192,14 @@ impl Probe {
     /// with 1 GB of shared buffers touched: milliseconds per process), and that CPU is
     /// dbdelta's, so it lands in client CPU and competes with the server.
     pub fn memory_with(&self, pss: bool) -> Option<Memory> {
-        let procs = match self.observed {
+        let procs = match &self.observed {
             Observed::SelfProcess => vec![Process::myself().ok()?],
-            Observed::Tree(root) => tree(root),
+            Observed::Tree(root) => tree(*root),
             Observed::Unobserved(_) => return None,
+            Observed::Remote(r) => {
+                let v = r.probe(ProbeWhat::Memory { pss }).ok()?;
+                return serde_json::from_value(v).ok().flatten();
+            }
         };
         let page = procfs::page_size();
         let mut m = Memory::default();
@@ -207,7 +225,7 @@ impl Probe {
 }
 
 /// Where threads ran and were allowed to run: unions over every sample of a step.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CpuUse {
     /// CPUs a server thread was last seen on (`processor` of `/proc/PID/task/TID/stat`).
     pub server_seen: CpuSet,
@@ -251,7 +269,8 @@ impl Probe {
     pub fn attach(&self) -> crate::profiler::Attach {
         use crate::profiler::Attach;
         match self.observed {
-            Observed::Unobserved(_) => Attach::Processes(Vec::new()),
+            // A remote server's processes are not on this host: nothing to profile here.
+            Observed::Unobserved(_) | Observed::Remote(_) => Attach::Processes(Vec::new()),
             Observed::Tree(root) => {
                 Attach::Processes(tree(root).iter().map(|p| p.pid as u32).collect())
             }
@@ -278,6 +297,13 @@ impl Probe {
     /// threads.
     pub fn cpus(&self) -> CpuUse {
         let mut u = CpuUse::default();
+        if let Observed::Remote(r) = &self.observed
+            && let Some(remote) = (r.probe(ProbeWhat::Cpus).ok())
+                .and_then(|v| serde_json::from_value::<CpuUse>(v).ok())
+        {
+            u.server_seen = remote.server_seen;
+            u.server_allowed = remote.server_allowed;
+        }
         if let Observed::Tree(root) = self.observed {
             for p in tree(root) {
                 for t in p.tasks().into_iter().flatten().flatten() {
@@ -300,7 +326,7 @@ impl Probe {
 }
 
 /// Memory of the engine at one instant, bytes.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Memory {
     pub rss: u64,
     pub vsz: u64,

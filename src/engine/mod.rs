@@ -19,6 +19,7 @@ pub mod pgwire;
 pub mod postgres;
 pub mod postgres_existing;
 pub mod process;
+pub mod remote;
 pub mod sqlite;
 pub mod sqlite_api;
 pub mod wire;
@@ -28,10 +29,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
+
 use crate::cpus::CpuSet;
 
 /// The kinds of DBMS dbdelta can drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub enum EngineKind {
     #[default]
     Sqlite,
@@ -85,7 +88,7 @@ pub enum Dialect {
 
 /// What a target adds to the suite's `CREATE TABLE` and `CREATE INDEX` statements (MySQL and
 /// MariaDB; the other dialects take none).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TableDdl {
     /// `ENGINE=` of every table (`InnoDB`, `ROCKSDB`); `None`: the server's default.
     pub engine: Option<String>,
@@ -239,6 +242,8 @@ pub enum Observed {
     /// A running server (`connect`) whose processes are not to be found on this host: why.
     /// Its CPU, context switches, process IO and memory are not measured.
     Unobserved(String),
+    /// A server on another host: the agent there samples its processes.
+    Remote(remote::RemoteProbe),
 }
 
 /// A started DBMS instance for one target.
@@ -283,13 +288,27 @@ pub trait Server {
     fn release(&self, _tables: &[String]) -> anyhow::Result<()> {
         Ok(())
     }
+    /// How a client on another host reaches this server over TCP, when it listens for one
+    /// ([`TargetSpec::listen`]).
+    fn tcp_endpoint(&self) -> Option<remote::TcpEndpoint> {
+        None
+    }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }
 
+/// A server that also listens on `address` for one client host, `client`, which it trusts
+/// (a remote target's agent asks for this: `address` is where the SSH connection arrived).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listen {
+    pub address: String,
+    pub client: String,
+}
+
 /// Everything an engine needs to start one target: its own settings, not the plan's (`plan`
-/// builds it; the engine never looks at the plan).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// builds it; the engine never looks at the plan). It crosses to a remote target's agent as
+/// JSON, less the fields that only mean something here.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TargetSpec {
     /// The target's name, for messages.
     pub name: String,
@@ -315,12 +334,21 @@ pub struct TargetSpec {
     /// SQLite: the shared library to open instead of the bundled one.
     pub library: Option<PathBuf>,
     /// An already running server to connect to instead of starting one.
+    #[serde(skip)]
     pub connect: Option<connect::ConnectUrl>,
+    /// The host the server runs on, when it is not this one.
+    #[serde(skip)]
+    pub remote: Option<remote::RemoteHost>,
+    /// Where the server listens for a client on another host, besides loopback.
+    pub listen: Option<Listen>,
 }
 
 /// Create, initialise and start the server of `target` in the fresh directory `data_dir`;
 /// a server engine writes its log to `log`.
 pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
+    if target.remote.is_some() {
+        return remote::RemoteServer::start(target, log);
+    }
     if let Some(url) = &target.connect {
         return match target.engine {
             EngineKind::Postgres => postgres_existing::PgExisting::attach(target, url),

@@ -471,6 +471,35 @@ pub struct MysqlServer {
     storage: Storage,
     /// `dbdelta.cnf` as recorded with the run (`<basedir>` for the build's directory).
     config: String,
+    /// How a remote target's client logs in, when the target listens for one.
+    tcp: Option<super::remote::TcpEndpoint>,
+}
+
+/// A remote target's client host may log in as `root` without a password (like the socket's
+/// `root`: the address exists only on the link between the two hosts).
+fn let_client_in(admin: &mut MyConn, client: &str) -> anyhow::Result<()> {
+    admin
+        .query(&format!("CREATE USER '{USER}'@'{client}'"))
+        .with_context(|| format!("creating {USER}@{client} for the remote client"))?;
+    admin
+        .query(&format!(
+            "GRANT ALL PRIVILEGES ON *.* TO '{USER}'@'{client}'"
+        ))
+        .with_context(|| format!("granting {USER}@{client} its privileges"))?;
+    Ok(())
+}
+
+/// A driver for a server reached over TCP by `url` (a remote target's).
+pub(super) fn tcp_driver(
+    url: super::connect::ConnectUrl,
+    prepared: bool,
+    backslash_escapes: bool,
+) -> Arc<dyn Driver> {
+    Arc::new(MysqlDriver::new(
+        MyEndpoint::Url(url),
+        prepared,
+        backslash_escapes,
+    ))
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -514,12 +543,16 @@ impl MysqlServer {
             mut admin,
             socket,
             outside_socket,
+            port,
         } = launched;
 
         admin
             .query(&format!("CREATE DATABASE {DB_NAME}"))
             .context("creating the dbdelta database")?;
         admin.query(&format!("USE {DB_NAME}"))?;
+        if let Some(l) = &target.listen {
+            let_client_in(&mut admin, &l.client)?;
+        }
         // The admin connection idles through whole steps: do not let the server drop it.
         let _ = admin.query("SET SESSION wait_timeout = 31536000");
         let version = admin
@@ -563,6 +596,12 @@ impl MysqlServer {
             outside_socket,
             storage,
             config: recorded,
+            tcp: target.listen.as_ref().map(|_| super::remote::TcpEndpoint {
+                port,
+                user: USER.into(),
+                database: DB_NAME.into(),
+                backslash_escapes: !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+            }),
         })
     }
 
@@ -708,6 +747,7 @@ struct Launched {
     socket: PathBuf,
     /// A socket outside the data directory (long paths), removed at stop.
     outside_socket: Option<PathBuf>,
+    port: u16,
 }
 
 /// Start the server on a unix socket and a loopback port and wait until it accepts `root`.
@@ -739,7 +779,11 @@ fn launch(
         .arg(format!("--datadir={}", data_dir.display()))
         .arg(format!("--socket={}", socket.display()))
         .arg(format!("--port={port}"))
-        .arg("--bind-address=127.0.0.1")
+        .arg(match &target.listen {
+            // One address: MySQL before 8.0.13 and MariaDB before 10.11 take no list.
+            Some(l) => format!("--bind-address={}", l.address),
+            None => "--bind-address=127.0.0.1".into(),
+        })
         .args(&target.args)
         .current_dir(data_dir)
         .envs(env);
@@ -765,6 +809,7 @@ fn launch(
         admin: first.expect("connected when ready"),
         socket,
         outside_socket,
+        port,
     })
 }
 
@@ -911,6 +956,10 @@ fn effective_settings(
 impl Server for MysqlServer {
     fn driver(&self) -> Arc<dyn Driver> {
         self.driver.clone()
+    }
+
+    fn tcp_endpoint(&self) -> Option<super::remote::TcpEndpoint> {
+        self.tcp.clone()
     }
 
     fn version(&self) -> String {

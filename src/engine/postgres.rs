@@ -107,15 +107,37 @@ const PER_CELL_SETTINGS: &[&str] = &[
 ];
 
 /// Settings dbdelta appends to `postgresql.conf` before the target's own lines.
-fn base_config(socket_dir: &Path, port: u16) -> String {
+fn base_config(socket_dir: &Path, port: u16, listen: Option<&super::Listen>) -> String {
+    let (what, addresses) = match listen {
+        None => ("loopback", "127.0.0.1".to_string()),
+        Some(l) => (
+            "loopback, the remote client's link",
+            format!("127.0.0.1,{}", l.address),
+        ),
+    };
     format!(
-        "# dbdelta: listen on loopback and a unix socket in the data directory only\n\
-         listen_addresses = '127.0.0.1'\n\
+        "# dbdelta: listen on {what} and a unix socket in the data directory only\n\
+         listen_addresses = '{addresses}'\n\
          port = {port}\n\
          unix_socket_directories = '{}'\n\
          max_connections = 200\n",
         socket_dir.display()
     )
+}
+
+/// The `pg_hba.conf` line that lets a remote target's client host in (trust, like initdb's
+/// loopback lines: the address exists only on the link between the two hosts).
+fn hba_line(listen: &super::Listen) -> String {
+    let bits = if listen.client.contains(':') { 128 } else { 32 };
+    format!(
+        "# dbdelta: the remote client\nhost all all {}/{bits} trust\n",
+        listen.client
+    )
+}
+
+/// A driver for a server reached over TCP by `url` (a remote target's).
+pub(super) fn tcp_driver(url: super::connect::ConnectUrl, prepared: bool) -> Arc<dyn Driver> {
+    Arc::new(PgDriver::new(Connect::Url(url), prepared))
 }
 
 /// Longest socket path the server can bind (`sun_path` holds 108 bytes with the NUL).
@@ -352,6 +374,8 @@ pub struct PgServer {
     admin: Mutex<PgConn>,
     version: String,
     settings: BTreeMap<String, String>,
+    /// The port a remote client reaches, when the target listens for one.
+    tcp_port: Option<u16>,
 }
 
 impl PgServer {
@@ -419,6 +443,7 @@ impl PgServer {
             admin: Mutex::new(admin),
             version,
             settings,
+            tcp_port: target.listen.as_ref().map(|_| port),
         })
     }
 }
@@ -454,7 +479,11 @@ fn write_config(
 ) -> Result<()> {
     let conf = data_dir.join("postgresql.conf");
     let mut text = std::fs::read_to_string(&conf).context("reading postgresql.conf")?;
-    text.push_str(&base_config(&endpoint.socket_dir, endpoint.port));
+    text.push_str(&base_config(
+        &endpoint.socket_dir,
+        endpoint.port,
+        target.listen.as_ref(),
+    ));
     text.push_str("# target settings\n");
     for line in &target.settings {
         text.push_str(line);
@@ -463,6 +492,12 @@ fn write_config(
     std::fs::write(&conf, text).context("writing postgresql.conf")?;
     if let Some(u) = user {
         process::chown_tree(&conf, u)?;
+    }
+    if let Some(l) = &target.listen {
+        let hba = data_dir.join("pg_hba.conf");
+        let mut text = std::fs::read_to_string(&hba).context("reading pg_hba.conf")?;
+        text.push_str(&hba_line(l));
+        std::fs::write(&hba, text).context("writing pg_hba.conf")?;
     }
     Ok(())
 }
@@ -522,6 +557,15 @@ pub(super) fn postwrite(
 impl Server for PgServer {
     fn driver(&self) -> Arc<dyn Driver> {
         self.driver.clone()
+    }
+
+    fn tcp_endpoint(&self) -> Option<super::remote::TcpEndpoint> {
+        Some(super::remote::TcpEndpoint {
+            port: self.tcp_port?,
+            user: "postgres".into(),
+            database: "postgres".into(),
+            backslash_escapes: false,
+        })
     }
 
     fn version(&self) -> String {

@@ -136,8 +136,11 @@ impl CellRun<'_> {
         let watchdog = self.watchdog(server.as_ref());
         let end = self.load_and_steps(server.as_ref());
         drop(watchdog);
-        server.stop()?;
-        end
+        let stopped = server.stop();
+        // What failed first is the news (a stop that fails after it is its echo).
+        let end = end?;
+        stopped?;
+        Ok(end)
     }
 
     /// Kills the cell's server if it stays stopped (SIGSTOP) long enough to block its

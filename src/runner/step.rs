@@ -697,6 +697,11 @@ fn client_thread(
         }
     };
     let ran = run_ops(t, shared, interrupt, &mut session, &mut exec, &open);
+    if ran.fatal.is_some() {
+        // A fatal error fails the step: the other threads stop now rather than run out the
+        // clock (a dead or unreachable server would otherwise hold the run for the whole step).
+        shared.stop.store(true, Ordering::Relaxed);
+    }
     passage.stop(ran.quota_met);
     passage.pass(DONE);
     // Keep the connection open until the closing snapshot is taken, so a server

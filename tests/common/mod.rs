@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub mod faults;
+pub mod netns;
 
 static MEASURING: Mutex<()> = Mutex::new(());
 

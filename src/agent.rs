@@ -1,0 +1,256 @@
+//! `dbdelta agent`: dbdelta on a remote target's host, started over SSH by
+//! [`crate::engine::remote`]. It runs the target's server there and samples its processes.
+//!
+//! Owns the agent's side of the protocol: a hello line, then one answer per request line
+//! (start the server with [`engine::start`], the sampler's snapshots, memory and CPUs, size,
+//! postwrite, release, liveness, stop), and its work directory
+//! (`$TMPDIR/dbdelta-agent.PID`, removed at exit). The server listens where the SSH connection
+//! arrived and trusts only the address it came from (`SSH_CONNECTION`). When its stdin closes
+//! (the run ended, or the SSH connection was lost) it stops the server and removes the work
+//! directory; if that takes over a minute it kills the server's process group and exits.
+//! Must not: time database work (it runs no client), or write anything outside its work
+//! directory but what the engine writes.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::engine::remote::{Hello, ProbeWhat, Reply, Request, Started};
+use crate::engine::{self, Listen, Server};
+use crate::sampler::Probe;
+
+/// The started server's PID, for the last-resort kill after stdin closed.
+static SERVER_PID: AtomicI32 = AtomicI32::new(0);
+
+/// How long the agent may take to finish what it does and stop the server once its stdin
+/// closed (a postwrite may be waiting out its budget): then the server's process group is
+/// killed (its data directory is thrown away anyway).
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Serve requests on stdin until it closes or a `stop` request comes.
+pub fn serve() -> Result<()> {
+    let workdir = make_workdir()?;
+    let mut out = std::io::stdout().lock();
+    let hello = Hello {
+        agent: env!("CARGO_PKG_VERSION").into(),
+        pid: std::process::id(),
+        workdir: workdir.clone(),
+    };
+    send(&mut out, Reply::Ok(serde_json::to_value(hello)?));
+    let lines = read_lines(workdir.clone());
+    let mut agent = Agent {
+        workdir,
+        server: None,
+        probe: None,
+        probes: 0,
+    };
+    while let Ok(Some(line)) = lines.recv() {
+        let request = serde_json::from_str::<Request>(&line);
+        let stop = matches!(request, Ok(Request::Stop));
+        let reply = match request {
+            Ok(r) => agent.handle(r),
+            Err(e) => Err(anyhow::anyhow!("the agent cannot read {line:?}: {e}")),
+        };
+        let reply = match reply {
+            Ok(v) => Reply::Ok(v),
+            Err(e) => Reply::Err(format!("{e:#}")),
+        };
+        if !send(&mut out, reply) || stop {
+            break;
+        }
+    }
+    agent.finish();
+    Ok(())
+}
+
+/// Write one answer line; false when nobody reads any more.
+fn send(out: &mut impl Write, reply: Reply) -> bool {
+    let Ok(mut line) = serde_json::to_string(&reply) else {
+        return false;
+    };
+    line.push('\n');
+    out.write_all(line.as_bytes())
+        .and_then(|_| out.flush())
+        .is_ok()
+}
+
+/// Request lines from stdin; `None` when it closes. From then on the agent has
+/// [`STOP_GRACE`] to clean up before this thread kills the server and exits.
+fn read_lines(workdir: PathBuf) -> mpsc::Receiver<Option<String>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(l) = line else { break };
+            if tx.send(Some(l)).is_err() {
+                break;
+            }
+        }
+        let _ = tx.send(None);
+        std::thread::sleep(STOP_GRACE);
+        let pid = SERVER_PID.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: signalling the process group of the server this agent started.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        let _ = std::fs::remove_dir_all(&workdir);
+        note(format_args!(
+            "dbdelta agent: still busy {STOP_GRACE:?} after the connection closed; killed the server"
+        ));
+        std::process::exit(1);
+    });
+    rx
+}
+
+/// `$TMPDIR/dbdelta-agent.PID`, readable by the server account.
+fn make_workdir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("dbdelta-agent.{}", std::process::id()));
+    std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+    Ok(dir)
+}
+
+/// Where the server listens: the address the SSH connection arrived on, for the address it
+/// came from (`SSH_CONNECTION` = "client-ip client-port server-ip server-port").
+fn listen() -> Result<Listen> {
+    let conn = std::env::var("SSH_CONNECTION")
+        .context("the agent runs under ssh, which sets SSH_CONNECTION; it is not set")?;
+    let parts: Vec<&str> = conn.split_whitespace().collect();
+    match parts[..] {
+        [client, _, address, _] => Ok(Listen {
+            address: address.to_string(),
+            client: client.to_string(),
+        }),
+        _ => bail!("SSH_CONNECTION = {conn:?} is not \"client port server port\""),
+    }
+}
+
+struct Agent {
+    workdir: PathBuf,
+    server: Option<Box<dyn Server>>,
+    probe: Option<Probe>,
+    /// Sampler requests answered (reported at exit, in the target's log there).
+    probes: u64,
+}
+
+impl Agent {
+    fn handle(&mut self, request: Request) -> Result<serde_json::Value> {
+        if let Request::Start { spec } = request {
+            return json(self.start(*spec)?);
+        }
+        if let Request::Stop = request {
+            return match self.finish() {
+                None => json(()),
+                Some(e) => bail!("{e}"),
+            };
+        }
+        let server = self.server.as_deref().context("the agent has no server")?;
+        match request {
+            Request::Probe { what } => {
+                let probe = self.probe.as_ref().context("the agent has no server")?;
+                self.probes += 1;
+                match what {
+                    ProbeWhat::Snapshot => json(probe.snapshot()),
+                    ProbeWhat::Memory { pss } => json(probe.memory_with(pss)),
+                    ProbeWhat::Cpus => json(probe.cpus()),
+                }
+            }
+            Request::DbSize => json(server.db_size()),
+            Request::Postwrite { tables, budget_ms } => {
+                server.postwrite(&tables, Duration::from_millis(budget_ms))?;
+                json(())
+            }
+            Request::Release { tables } => {
+                server.release(&tables)?;
+                json(())
+            }
+            Request::CheckAlive => {
+                server.check_alive()?;
+                json(())
+            }
+            Request::Start { .. } | Request::Stop => unreachable!("handled above"),
+        }
+    }
+
+    fn start(&mut self, mut spec: engine::TargetSpec) -> Result<Started> {
+        if self.server.is_some() {
+            bail!("the agent already runs a server");
+        }
+        let listen = listen()?;
+        spec.listen = Some(listen.clone());
+        let name: String = (spec.name.chars())
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let data_dir = self.workdir.join(&name);
+        std::fs::create_dir(&data_dir)
+            .with_context(|| format!("creating {}", data_dir.display()))?;
+        let log = self.workdir.join(format!("{name}.log"));
+        let server = engine::start(&spec, &data_dir, &log).inspect_err(|_| tail(&log))?;
+        SERVER_PID.store(server.started_pid().unwrap_or(0) as i32, Ordering::SeqCst);
+        let tcp = server
+            .tcp_endpoint()
+            .context("the server does not listen for a remote client")?;
+        let started = Started {
+            version: server.version(),
+            settings: server.settings(),
+            config_text: server.config_text(),
+            data_dir: server.data_dir().to_path_buf(),
+            address: listen.address,
+            tcp,
+        };
+        self.probe = Some(Probe::new(server.observed(), server.data_dir()));
+        self.server = Some(server);
+        Ok(started)
+    }
+
+    /// Stop the server (its log's end to stderr when that fails) and remove the work
+    /// directory. Idempotent.
+    fn finish(&mut self) -> Option<String> {
+        self.probe = None;
+        let mut failed = None;
+        if let Some(server) = self.server.take() {
+            let log = server.log_path();
+            if let Err(e) = server.stop() {
+                note(format_args!("dbdelta agent: stopping the server: {e:#}"));
+                if let Some(l) = log {
+                    tail(&l);
+                }
+                failed = Some(format!("{e:#}"));
+            }
+            SERVER_PID.store(0, Ordering::SeqCst);
+        }
+        let _ = std::fs::remove_dir_all(&self.workdir);
+        note(format_args!(
+            "dbdelta agent (pid {}): answered {} sampler request(s); server stopped, {} removed",
+            std::process::id(),
+            self.probes,
+            self.workdir.display()
+        ));
+        failed
+    }
+}
+
+fn json(v: impl serde::Serialize) -> Result<serde_json::Value> {
+    Ok(serde_json::to_value(v)?)
+}
+
+/// One line to stderr (the SSH session's, kept in the target's log here); nothing when
+/// nobody reads it any more (`eprintln!` would panic).
+fn note(args: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{args}");
+}
+
+/// The end of the server's log to stderr (which the local side keeps in the target's log).
+fn tail(log: &Path) {
+    let text = engine::process::log_tail(log, 20);
+    if !text.is_empty() {
+        note(format_args!(
+            "dbdelta agent: last lines of the server log:\n{text}"
+        ));
+    }
+}

@@ -1,0 +1,437 @@
+//! A server on another host (`host = "ssh://…"`): its whole lifecycle runs there, in dbdelta
+//! itself started over SSH as an agent (`dbdelta agent`, [`crate::agent`]), and the clients
+//! here connect to it over TCP.
+//!
+//! Owns the agent protocol (one JSON request per line on the agent's stdin, one JSON answer
+//! per line on its stdout), putting dbdelta's own binary on the host (cached there by a name
+//! that changes with the binary), the [`Link`] to a running agent (requests are serialised; a
+//! closed pipe marks the link lost and every later request fails at once, naming the host),
+//! and [`RemoteServer`], a [`Server`] whose every call is a request. Dropping a
+//! `RemoteServer` ends the SSH session; the agent sees its stdin close, stops the server and
+//! removes its work directory, so a lost connection leaves nothing running there.
+//! Must not: time anything, or read `/proc` of the remote host (the agent's sampler does; the
+//! sampler here asks through [`RemoteProbe`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::{Deserialize, Serialize};
+
+use super::connect::{Address, ConnectUrl};
+use super::{Driver, EngineKind, Observed, Server, TargetSpec};
+use crate::ssh::{Master, SshHost};
+
+/// Where a target's server runs when it is not this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteHost {
+    pub host: SshHost,
+    /// An ssh config file (`ssh -F`) from the lab; `None`: the user's own.
+    pub ssh_config: Option<PathBuf>,
+}
+
+/// What the local side asks of the agent.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Start the target's server (its data directory in the agent's work directory).
+    Start {
+        spec: Box<TargetSpec>,
+    },
+    /// The sampler's counters of the server's processes and host.
+    Probe {
+        what: ProbeWhat,
+    },
+    DbSize,
+    Postwrite {
+        tables: Vec<String>,
+        budget_ms: u64,
+    },
+    Release {
+        tables: Vec<String>,
+    },
+    CheckAlive,
+    /// Stop the server, remove the work directory, exit.
+    Stop,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeWhat {
+    Snapshot,
+    Memory { pss: bool },
+    Cpus,
+}
+
+/// One answer line: `{"ok": value}` or `{"err": "message"}`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reply {
+    Ok(serde_json::Value),
+    Err(String),
+}
+
+/// Where the clients connect and what the server said about itself, after `Start`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Started {
+    pub version: String,
+    pub settings: BTreeMap<String, String>,
+    pub config_text: Option<String>,
+    /// The data directory on the remote host.
+    pub data_dir: PathBuf,
+    /// The address the server listens on for this client, and how to log in.
+    pub address: String,
+    pub tcp: TcpEndpoint,
+}
+
+/// How a client reaches a started server over TCP (the server trusts the client's address).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpEndpoint {
+    pub port: u16,
+    pub user: String,
+    pub database: String,
+    /// MySQL/MariaDB: the server reads backslashes in literals as escapes.
+    pub backslash_escapes: bool,
+}
+
+/// The agent's first line: who answers.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Hello {
+    pub agent: String,
+    pub pid: u32,
+    pub workdir: PathBuf,
+}
+
+/// A running agent: its SSH session and the pipes to it.
+pub struct Link {
+    host: String,
+    io: Mutex<Io>,
+    agent: Mutex<Child>,
+    master: Mutex<Option<Master>>,
+}
+
+struct Io {
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    /// Why the link is gone, once it is.
+    lost: Option<String>,
+}
+
+impl Link {
+    /// Send one request and wait for its answer.
+    pub fn request(&self, req: &Request) -> Result<serde_json::Value> {
+        let mut io = self.io.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(why) = &io.lost {
+            bail!("{why}");
+        }
+        let mut line = serde_json::to_string(req)?;
+        line.push('\n');
+        let mut answer = String::new();
+        let sent = io
+            .stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| io.stdin.flush());
+        let read = sent.and_then(|_| io.stdout.read_line(&mut answer));
+        match read {
+            Ok(n) if n > 0 => {}
+            other => {
+                let why = match other {
+                    Err(e) => format!("lost the SSH connection to {} ({e})", self.host),
+                    Ok(_) => format!("lost the SSH connection to {}", self.host),
+                };
+                io.lost = Some(why.clone());
+                bail!("{why}");
+            }
+        }
+        match serde_json::from_str::<Reply>(&answer) {
+            Ok(Reply::Ok(v)) => Ok(v),
+            Ok(Reply::Err(e)) => Err(anyhow!("{e}")),
+            Err(e) => bail!("the agent on {} answered {answer:?}: {e}", self.host),
+        }
+    }
+
+    /// The local `ssh -M` process's PID (what a test kills to cut the connection).
+    pub fn master_pid(&self) -> Option<u32> {
+        let m = self.master.lock().unwrap_or_else(|e| e.into_inner());
+        m.as_ref().map(Master::pid)
+    }
+
+    /// End the session: the agent's stdin closes (it stops what it started), then the master.
+    fn close(&self) {
+        let mut agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(agent.try_wait(), Ok(None)) {
+            let _ = agent.kill();
+        }
+        let _ = agent.wait();
+        self.master.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The sampler's handle on a remote server's processes: compared by identity.
+#[derive(Clone)]
+pub struct RemoteProbe(Arc<Link>);
+
+impl RemoteProbe {
+    /// Ask the agent's sampler for `what`.
+    pub fn probe(&self, what: ProbeWhat) -> Result<serde_json::Value> {
+        self.0.request(&Request::Probe { what })
+    }
+}
+
+impl PartialEq for RemoteProbe {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for RemoteProbe {}
+
+impl fmt::Debug for RemoteProbe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RemoteProbe({})", self.0.host)
+    }
+}
+
+/// A server that an agent started on another host.
+pub struct RemoteServer {
+    link: Arc<Link>,
+    started: Started,
+    host: SshHost,
+    driver: Arc<dyn Driver>,
+}
+
+impl RemoteServer {
+    /// Connect to the target's host, put the agent there, start the server through it.
+    /// ssh's and the agent's messages (with the end of the server's log when it fails) go to
+    /// `log`.
+    pub fn start(target: &TargetSpec, log: &Path) -> Result<Box<dyn Server>> {
+        let remote = target.remote.as_ref().context("not a remote target")?;
+        let what = format!("target {} on {}", target.name, remote.host);
+        let link = Arc::new(open_link(remote, log).with_context(|| what.clone())?);
+        let mut spec = target.clone();
+        spec.remote = None;
+        let started: Started = serde_json::from_value(
+            link.request(&Request::Start {
+                spec: Box::new(spec),
+            })
+            .with_context(|| format!("{what}: the server did not start"))?,
+        )?;
+        let url = ConnectUrl {
+            engine: target.engine,
+            user: started.tcp.user.clone(),
+            password: None,
+            address: Address::Tcp(started.address.clone()),
+            port: started.tcp.port,
+            database: started.tcp.database.clone(),
+        };
+        let driver: Arc<dyn Driver> = match target.engine {
+            EngineKind::Postgres => super::postgres::tcp_driver(url, target.prepared),
+            EngineKind::Mysql => {
+                super::mysql::tcp_driver(url, target.prepared, started.tcp.backslash_escapes)
+            }
+            EngineKind::Sqlite => bail!("{what}: SQLite has no server to run remotely"),
+        };
+        Ok(Box::new(RemoteServer {
+            link,
+            started,
+            host: remote.host.clone(),
+            driver,
+        }))
+    }
+
+    /// The local `ssh -M` process's PID.
+    pub fn master_pid(&self) -> Option<u32> {
+        self.link.master_pid()
+    }
+}
+
+impl Server for RemoteServer {
+    fn driver(&self) -> Arc<dyn Driver> {
+        self.driver.clone()
+    }
+    fn version(&self) -> String {
+        self.started.version.clone()
+    }
+    fn settings(&self) -> BTreeMap<String, String> {
+        let mut s = self.started.settings.clone();
+        s.insert("dbdelta.host".into(), self.host.to_string());
+        s
+    }
+    fn observed(&self) -> Observed {
+        Observed::Remote(RemoteProbe(self.link.clone()))
+    }
+    fn data_dir(&self) -> &Path {
+        &self.started.data_dir
+    }
+    fn db_size(&self) -> Option<u64> {
+        let v = self.link.request(&Request::DbSize).ok()?;
+        serde_json::from_value(v).ok().flatten()
+    }
+    fn postwrite(&self, tables: &[String], budget: std::time::Duration) -> Result<()> {
+        self.link.request(&Request::Postwrite {
+            tables: tables.to_vec(),
+            budget_ms: budget.as_millis() as u64,
+        })?;
+        Ok(())
+    }
+    fn config_text(&self) -> Option<String> {
+        self.started.config_text.clone()
+    }
+    fn check_alive(&self) -> Result<()> {
+        self.link.request(&Request::CheckAlive).map(|_| ())
+    }
+    fn release(&self, tables: &[String]) -> Result<()> {
+        self.link.request(&Request::Release {
+            tables: tables.to_vec(),
+        })?;
+        Ok(())
+    }
+    fn stop(self: Box<Self>) -> Result<()> {
+        let stopped = self.link.request(&Request::Stop).map(|_| ());
+        self.link.close();
+        stopped.with_context(|| format!("stopping the server on {}", self.host))
+    }
+}
+
+/// Log in, put the agent on the host, start it and read its hello.
+fn open_link(remote: &RemoteHost, log: &Path) -> Result<Link> {
+    let master = Master::connect(&remote.host, remote.ssh_config.as_deref(), log)?;
+    let agent_path = deploy(&master)?;
+    let stderr = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(log)?;
+    let mut child = master
+        .command(&format!("exec {agent_path} agent"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .context("running ssh for the agent")?;
+    let stdin = child.stdin.take().context("agent stdin")?;
+    let mut stdout = BufReader::new(child.stdout.take().context("agent stdout")?);
+    let mut hello = String::new();
+    stdout.read_line(&mut hello)?;
+    let hello: Hello = match serde_json::from_str::<Reply>(&hello) {
+        Ok(Reply::Ok(v)) => serde_json::from_value(v)?,
+        _ => {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "the agent did not start on {}: {}",
+                remote.host,
+                super::process::log_tail(log, 3).replace('\n', " / ")
+            );
+        }
+    };
+    if hello.agent != env!("CARGO_PKG_VERSION") {
+        bail!(
+            "the agent on {} is dbdelta {}, this is {}",
+            remote.host,
+            hello.agent,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    Ok(Link {
+        host: remote.host.to_string(),
+        io: Mutex::new(Io {
+            stdin,
+            stdout,
+            lost: None,
+        }),
+        agent: Mutex::new(child),
+        master: Mutex::new(Some(master)),
+    })
+}
+
+/// Put this very binary on the host, unless it is there already, and return its path
+/// there (under `~/.cache/dbdelta/agent/`, named by version, size and modification time;
+/// copying a new one removes the others there).
+/// The host must run the same architecture.
+fn deploy(master: &Master) -> Result<String> {
+    let exe = std::env::current_exe().context("finding dbdelta's own binary")?;
+    let meta = std::fs::metadata(&exe)?;
+    let mtime = meta
+        .modified()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let name = format!(
+        "dbdelta-{}-{:x}-{:x}",
+        env!("CARGO_PKG_VERSION"),
+        meta.len(),
+        mtime.as_nanos()
+    );
+    let path = format!("\"$HOME/.cache/dbdelta/agent/{name}\"");
+    let probe = master.output(&format!(
+        "uname -m; if test -x {path}; then echo present; else echo missing; fi; echo {path}"
+    ))?;
+    let mut lines = probe.lines();
+    let arch = lines.next().unwrap_or("").trim();
+    if arch != std::env::consts::ARCH {
+        bail!(
+            "{} runs {arch}, this dbdelta is built for {}; the agent cannot run there",
+            master.host(),
+            std::env::consts::ARCH
+        );
+    }
+    let present = lines.next() == Some("present");
+    let resolved = lines.next().unwrap_or("").trim().to_string();
+    if !present {
+        let file = std::fs::File::open(&exe)?;
+        let status = master
+            .command(&format!(
+                "set -e; d=\"$HOME/.cache/dbdelta/agent\"; mkdir -p \"$d\"; t={path}.$$; \
+                 cat > \"$t\"; chmod 755 \"$t\"; mv \"$t\" {path}; \
+                 find \"$d\" -maxdepth 1 -name 'dbdelta-*' ! -name '{name}' -delete"
+            ))
+            .stdin(file)
+            .stdout(Stdio::null())
+            .status()
+            .context("copying dbdelta to the host")?;
+        if !status.success() {
+            bail!("copying dbdelta to {} failed ({status})", master.host());
+        }
+    }
+    Ok(shell_quote(&resolved))
+}
+
+/// `text` as one word for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_replies_are_one_json_line_each() {
+        let r = serde_json::to_string(&Request::Postwrite {
+            tables: vec!["sbtest1".into()],
+            budget_ms: 500,
+        })
+        .unwrap();
+        assert_eq!(
+            r,
+            r#"{"op":"postwrite","tables":["sbtest1"],"budget_ms":500}"#
+        );
+        let p = serde_json::to_string(&Request::Probe {
+            what: ProbeWhat::Memory { pss: true },
+        })
+        .unwrap();
+        assert_eq!(p, r#"{"op":"probe","what":{"memory":{"pss":true}}}"#);
+        let back: Reply = serde_json::from_str(r#"{"err":"no server"}"#).unwrap();
+        assert!(matches!(back, Reply::Err(e) if e == "no server"));
+        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    }
+}
