@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::remote::{Hello, ProbeWhat, Reply, Request, Started};
+use crate::engine::remote::{BuildDir, Hello, ProbeWhat, Reply, Request, SHIPPED, Started};
 use crate::engine::{self, Listen, Server};
 use crate::sampler::Probe;
 
@@ -143,6 +143,9 @@ impl Agent {
         if let Request::Start { spec } = request {
             return json(self.start(*spec)?);
         }
+        if let Request::BuildDir { entry } = &request {
+            return json(build_dir(entry)?);
+        }
         if let Request::Stop = request {
             return match self.finish() {
                 None => json(()),
@@ -173,6 +176,7 @@ impl Agent {
                 server.check_alive()?;
                 json(())
             }
+            Request::BuildDir { .. } => unreachable!("handled above"),
             Request::Start { .. } | Request::Stop => unreachable!("handled above"),
         }
     }
@@ -233,6 +237,24 @@ impl Agent {
         ));
         failed
     }
+}
+
+/// Where a build shipped from the other side's cache goes in this host's cache (apart from
+/// builds fetched here), and whether it is complete there.
+fn build_dir(entry: &str) -> Result<BuildDir> {
+    let rel = Path::new(entry);
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || !entry.starts_with("builds/") {
+        bail!("{entry:?} is not a cache entry");
+    }
+    let dir = crate::provision::cache_dir()
+        .join("remote")
+        .join(rel)
+        .join("tree");
+    let present = dir.join(SHIPPED).is_file();
+    Ok(BuildDir { dir, present })
 }
 
 fn json(v: impl serde::Serialize) -> Result<serde_json::Value> {

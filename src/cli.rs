@@ -658,6 +658,12 @@ fn fetch_builds(plan: &mut plan::RunPlan, progress: &Progress) -> Result<()> {
             let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
                 .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
             progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
+            if let Some(remote) = t.remote.as_mut() {
+                // The host gets a copy of the cached tree when the target starts.
+                let (entry, tree, bin) = crate::provision::tree_of(&fetched.bin)
+                    .context("a fetched build outside the cache")?;
+                remote.ship = Some(crate::engine::remote::Shipment { entry, tree, bin });
+            }
             t.bin = Some(fetched.bin);
         }
     }

@@ -914,8 +914,8 @@ fn connect(
 
 /// `host = "ssh://user@host[:port]"`: the server runs on that host, started there by dbdelta's
 /// agent over SSH (`ssh_config` names an ssh config file for it); `client = "local"` is where
-/// the load runs. `bin` is then a directory on that host; what fetches or builds here does not
-/// apply there.
+/// the load runs. `bin` is then a directory on that host; a `version` is fetched here and its
+/// build copied there; what compiles here (`build`) does not apply.
 fn remote(
     src: &Source<'_>,
     t: &RawTarget,
@@ -949,9 +949,8 @@ fn remote(
         };
         return Err(src.error_at(c.span(), why));
     }
-    let here_only: [(&str, bool); 4] = [
+    let here_only: [(&str, bool); 3] = [
         ("connect", t.connect.is_some()),
-        ("version", t.version.is_some()),
         ("build", t.build.is_some()),
         ("server_cpus", t.server_cpus.is_some()),
     ];
@@ -980,7 +979,11 @@ fn remote(
             Some(path)
         }
     };
-    Ok(Some(crate::engine::remote::RemoteHost { host, ssh_config }))
+    Ok(Some(crate::engine::remote::RemoteHost {
+        host,
+        ssh_config,
+        ship: None,
+    }))
 }
 
 /// The lines of a target's `config` file (relative paths start at the lab's folder) and the
@@ -1878,8 +1881,10 @@ requesters = [1, 4]
             Some(Path::new("/opt/pg/bin"))
         );
         assert_eq!(
-            err(&pg("\nversion = \"17\"")),
-            "lab.toml:8: [[target]] host: host runs the server on another host, where version does not apply in this version; remove version (bin names a directory on that host)"
+            err(&pg(
+                "\nbuild = { source = \"postgresql-15\", variant = \"o2\" }"
+            )),
+            "lab.toml:8: [[target]] host: host runs the server on another host, where build does not apply in this version; remove build (bin names a directory on that host)"
         );
         let e = err(&pg("\nclient = \"remote\""));
         assert!(

@@ -126,6 +126,47 @@ fn a_remote_target_runs_point_query_with_its_server_cpu_sampled_there() {
 }
 
 #[test]
+fn a_fetched_build_is_copied_to_the_host_once_and_runs_there() {
+    if !can_make_hosts() || !mariadb_installed() {
+        return;
+    }
+    let host = Host::start();
+    let dir = scratch();
+    let target = remote_target("maria102", "mariadb", &host) + "version = \"10.2\"\n";
+    let lab = lab(dir.path(), &target, "");
+    let _lock = measuring();
+    let shipped = || -> Option<std::time::SystemTime> {
+        // The agent runs as root there: its cache is /var/cache/dbdelta (apart from builds
+        // fetched on that host, under remote/).
+        let builds = Path::new("/var/cache/dbdelta/remote/builds/mariadb");
+        let version = std::fs::read_dir(builds).ok()?.flatten().next()?;
+        let marker = version.path().join("tree/.dbdelta-shipped");
+        std::fs::metadata(marker).ok()?.modified().ok()
+    };
+    let mut stamps = Vec::new();
+    for _ in 0..2 {
+        let mut cmd = dbdelta(dir.path());
+        cmd.env("DBDELTA_CACHE", fetch_cache()).args([
+            "run",
+            lab.to_str().unwrap(),
+            "--quick",
+            "--only",
+            "point-query",
+        ]);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        stamps.push(shipped().expect("the build's copy on the host"));
+    }
+    assert_eq!(stamps[0], stamps[1], "the second run reused the copy");
+    let json: Value =
+        serde_json::from_slice(&run(dir.path(), &["report", "--format", "json"]).stdout).unwrap();
+    let version = json["targets"][0]["server_version"].as_str().unwrap();
+    assert!(version.starts_with("10.2."), "{version}");
+    assert!(measurement(&json, "maria102")["server_cpu_us_per_op"].is_number());
+    assert!(host.wait_empty(Duration::from_secs(10)).is_empty());
+}
+
+#[test]
 fn killing_the_ssh_connection_mid_step_fails_the_target_and_leaves_nothing() {
     if !can_make_hosts() || !postgres_installed() {
         return;

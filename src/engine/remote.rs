@@ -32,6 +32,20 @@ pub struct RemoteHost {
     pub host: SshHost,
     /// An ssh config file (`ssh -F`) from the lab; `None`: the user's own.
     pub ssh_config: Option<PathBuf>,
+    /// A build from the local cache to copy to the host (a target's `version`), once fetched.
+    pub ship: Option<Shipment>,
+}
+
+/// A cached build's tree to put on the remote host: copied once per host into the agent's
+/// cache there (`remote/<entry>/tree`), `bin` then resolved inside the copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shipment {
+    /// `builds/<product>/<version>`.
+    pub entry: String,
+    /// The tree here.
+    pub tree: PathBuf,
+    /// The binaries' directory, relative to the tree.
+    pub bin: PathBuf,
 }
 
 /// What the local side asks of the agent.
@@ -55,9 +69,23 @@ pub enum Request {
         tables: Vec<String>,
     },
     CheckAlive,
+    /// Where a shipped build goes on the host, and whether it is there.
+    BuildDir {
+        entry: String,
+    },
     /// Stop the server, remove the work directory, exit.
     Stop,
 }
+
+/// The answer to `BuildDir`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct BuildDir {
+    pub dir: PathBuf,
+    pub present: bool,
+}
+
+/// The file written last into a shipped tree on the host: a tree without it is unfinished.
+pub const SHIPPED: &str = ".dbdelta-shipped";
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,6 +248,12 @@ impl RemoteServer {
         let link = Arc::new(open_link(remote, log).with_context(|| what.clone())?);
         let mut spec = target.clone();
         spec.remote = None;
+        if let Some(ship) = &remote.ship {
+            spec.bin = Some(
+                ship_build(&link, ship)
+                    .with_context(|| format!("{what}: copying {} to the host", ship.entry))?,
+            );
+        }
         let started: Started = serde_json::from_value(
             link.request(&Request::Start {
                 spec: Box::new(spec),
@@ -301,6 +335,48 @@ impl Server for RemoteServer {
         self.link.close();
         stopped.with_context(|| format!("stopping the server on {}", self.host))
     }
+}
+
+/// Copy `ship`'s tree to the host unless it is there (a `tar` stream over the SSH master,
+/// unpacked beside its place and renamed into it with its marker written last); the
+/// binaries' directory there.
+fn ship_build(link: &Link, ship: &Shipment) -> Result<PathBuf> {
+    let at: BuildDir = serde_json::from_value(link.request(&Request::BuildDir {
+        entry: ship.entry.clone(),
+    })?)?;
+    if !at.present {
+        let d = shell_quote(&at.dir.to_string_lossy());
+        let mut tar = std::process::Command::new("tar")
+            .arg("-C")
+            .arg(&ship.tree)
+            .args(["-cf", "-", "."])
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("running tar")?;
+        let stream = tar.stdout.take().context("tar's output")?;
+        let unpack = {
+            let master = link.master.lock().unwrap_or_else(|e| e.into_inner());
+            let master = master.as_ref().context("the SSH connection is closed")?;
+            master
+                .command(&format!(
+                    "set -e; rm -rf {d}.part; mkdir -p {d}.part; tar -C {d}.part -xf -; \
+                     touch {d}.part/{SHIPPED}; rm -rf {d}; mv {d}.part {d}"
+                ))
+                .stdin(stream)
+                .stdout(Stdio::null())
+                .output()?
+        };
+        let packed = tar.wait()?;
+        if !packed.success() || !unpack.status.success() {
+            bail!(
+                "tar ({packed}) into {} ({}): {}",
+                at.dir.display(),
+                unpack.status,
+                String::from_utf8_lossy(&unpack.stderr).trim()
+            );
+        }
+    }
+    Ok(at.dir.join(&ship.bin))
 }
 
 /// Log in, put the agent on the host, start it and read its hello.

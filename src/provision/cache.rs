@@ -52,6 +52,21 @@ fn product_dir(product: Product) -> PathBuf {
     cache_dir().join("builds").join(product.id())
 }
 
+/// For a `bin` inside a cached build's tree: the entry (`builds/<product>/<version>`, relative
+/// to the cache), its tree, and `bin` relative to the tree (what a remote target's host gets a
+/// copy of).
+pub fn tree_of(bin: &Path) -> Option<(String, PathBuf, PathBuf)> {
+    let rel = bin.strip_prefix(cache_dir()).ok()?;
+    let parts: Vec<_> = rel.components().collect();
+    if parts.len() < 4 || parts[0].as_os_str() != "builds" || parts[3].as_os_str() != TREE {
+        return None;
+    }
+    let entry = PathBuf::from_iter(&parts[..3]);
+    let tree = cache_dir().join(&entry).join(TREE);
+    let inside = PathBuf::from_iter(&parts[4..]);
+    Some((entry.to_string_lossy().into_owned(), tree, inside))
+}
+
 /// A registry's checksum of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checksum {

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::error::InputError;
-pub use cache::{Cached, cache_dir, cached};
+pub use cache::{Cached, cache_dir, cached, tree_of};
 use version::{matches, parse_version};
 
 /// A DBMS whose builds dbdelta can fetch by version.
