@@ -3,13 +3,15 @@
 //!
 //! Owns the agent's side of the protocol: a hello line, then one answer per request line
 //! (start the server with [`engine::start`], the sampler's snapshots, memory and CPUs, size,
-//! postwrite, release, liveness, stop), and its work directory
+//! postwrite, release, liveness, stop; with `client = "remote"` the plan of the lab it is sent
+//! and its load and steps, run by the runner's own `timed_load` and `step::run`), and its work
+//! directory
 //! (`$TMPDIR/dbdelta-agent.PID`, removed at exit). The server listens where the SSH connection
 //! arrived and trusts only the address it came from (`SSH_CONNECTION`). When its stdin closes
 //! (the run ended, or the SSH connection was lost) it stops the server and removes the work
 //! directory; if that takes over a minute it kills the server's process group and exits.
-//! Must not: time database work (it runs no client), or write anything outside its work
-//! directory but what the engine writes.
+//! Must not: time database work itself (the runner's code does, here as on the other side),
+//! or write anything outside its work directory but what the engine writes.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -47,6 +49,8 @@ pub fn serve() -> Result<()> {
         server: None,
         probe: None,
         probes: 0,
+        plan: None,
+        steps: 0,
     };
     while let Ok(Some(line)) = lines.recv() {
         let request = serde_json::from_str::<Request>(&line);
@@ -136,6 +140,10 @@ struct Agent {
     probe: Option<Probe>,
     /// Sampler requests answered (reported at exit, in the target's log there).
     probes: u64,
+    /// `client = "remote"`: the suites' steps.
+    plan: Option<crate::plan::RunPlan>,
+    /// Steps whose clients ran here (reported at exit).
+    steps: u64,
 }
 
 impl Agent {
@@ -151,6 +159,25 @@ impl Agent {
                 None => json(()),
                 Some(e) => bail!("{e}"),
             };
+        }
+        match request {
+            Request::Plan { lab, quick } => return json(self.plan(&lab, quick)?),
+            Request::Load {
+                suite,
+                clients,
+                ddl,
+            } => return json(self.load(&suite, clients, &ddl)?),
+            Request::Step {
+                suite,
+                step,
+                clients,
+                repeat,
+                ddl,
+            } => {
+                self.steps += 1;
+                return json(self.step(&suite, &step, clients, repeat, &ddl)?);
+            }
+            _ => {}
         }
         let server = self.server.as_deref().context("the agent has no server")?;
         match request {
@@ -176,9 +203,72 @@ impl Agent {
                 server.check_alive()?;
                 json(())
             }
-            Request::BuildDir { .. } => unreachable!("handled above"),
-            Request::Start { .. } | Request::Stop => unreachable!("handled above"),
+            _ => unreachable!("handled above"),
         }
+    }
+
+    /// `client = "remote"`: the suites' steps, planned from the lab the other side sent.
+    fn plan(&mut self, lab: &str, quick: bool) -> Result<()> {
+        let lab = crate::lab::parse(lab, "the lab sent to the agent", &self.workdir)?;
+        let opts = crate::plan::RunOptions {
+            quick,
+            ..Default::default()
+        };
+        self.plan = Some(crate::plan::plan(lab, &opts)?);
+        Ok(())
+    }
+
+    fn suite(&self, id: &str) -> Result<&crate::workload::SuitePlan> {
+        let plan = self.plan.as_ref().context("the agent has no plan")?;
+        (plan.suites.iter())
+            .find(|s| s.suite.id() == id)
+            .with_context(|| format!("the agent's plan has no suite {id}"))
+    }
+
+    /// Create and fill the suite's tables from here, timed by the runner's own load.
+    fn load(&self, suite: &str, clients: u32, ddl: &engine::TableDdl) -> Result<(f64, f64)> {
+        let server = self.server.as_deref().context("the agent has no server")?;
+        let suite = self.suite(suite)?;
+        let driver = server.driver();
+        let mut session = driver.connect().context("connecting for the load")?;
+        crate::runner::timed_load(
+            suite.suite.as_ref(),
+            session.as_mut(),
+            driver.dialect(),
+            ddl,
+            clients,
+        )
+    }
+
+    /// Run one step with its clients here, through the runner's own `step::run`.
+    fn step(
+        &self,
+        suite: &str,
+        label: &str,
+        clients: u32,
+        repeat: u32,
+        ddl: &engine::TableDdl,
+    ) -> Result<crate::runner::step::StepRun> {
+        let server = self.server.as_deref().context("the agent has no server")?;
+        let probe = self.probe.as_ref().context("the agent has no server")?;
+        let step = (self.suite(suite)?.steps.iter())
+            .find(|s| s.label == label)
+            .with_context(|| format!("the agent's plan has no step {label}"))?;
+        let spec = crate::runner::step::StepSpec {
+            step,
+            clients: step.clients_at(clients),
+            seed: crate::workload::step_seed(step.index, repeat),
+            client_cpus: None,
+            ddl,
+            profile: None,
+        };
+        let quiet = crate::progress::Progress {
+            mode: crate::progress::Mode::Quiet,
+            verbose: false,
+        };
+        let bar = quiet.step(label, step.warmup + step.expected);
+        let never = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        crate::runner::step::run(&spec, &server.driver(), probe, &bar, &never)
     }
 
     fn start(&mut self, mut spec: engine::TargetSpec) -> Result<Started> {
@@ -230,9 +320,11 @@ impl Agent {
         }
         let _ = std::fs::remove_dir_all(&self.workdir);
         note(format_args!(
-            "dbdelta agent (pid {}): answered {} sampler request(s); server stopped, {} removed",
+            "dbdelta agent (pid {}): answered {} sampler request(s), ran {} step(s) with their \
+             clients here; server stopped, {} removed",
             std::process::id(),
             self.probes,
+            self.steps,
             self.workdir.display()
         ));
         failed

@@ -914,7 +914,8 @@ fn connect(
 
 /// `host = "ssh://user@host[:port]"`: the server runs on that host, started there by dbdelta's
 /// agent over SSH (`ssh_config` names an ssh config file for it); `client = "local"` is where
-/// the load runs. `bin` is then a directory on that host; a `version` is fetched here and its
+/// the load runs (`"remote"`: dbdelta's agent there runs the load and the steps' clients too).
+/// `bin` is then a directory on that host; a `version` is fetched here and its
 /// build copied there; what compiles here (`build`) does not apply.
 fn remote(
     src: &Source<'_>,
@@ -940,15 +941,16 @@ fn remote(
             "host: SQLite runs inside dbdelta's own process; a remote host needs a server engine (postgres, mysql, mariadb)",
         ));
     }
-    if let Some(c) = &t.client
-        && c.get_ref() != "local"
-    {
-        let why = match c.get_ref().as_str() {
-            "remote" => "client = \"remote\" (the load generator on the server's host) is not built in this version; use client = \"local\"".to_string(),
-            other => format!("client = \"{other}\": expected \"local\""),
-        };
-        return Err(src.error_at(c.span(), why));
-    }
+    let client_remote = match t.client.as_ref().map(|c| (c, c.get_ref().as_str())) {
+        None | Some((_, "local")) => false,
+        Some((_, "remote")) => true,
+        Some((c, other)) => {
+            return Err(src.error_at(
+                c.span(),
+                format!("client = \"{other}\": expected \"local\" (this host) or \"remote\" (the server's host)"),
+            ));
+        }
+    };
     let here_only: [(&str, bool); 3] = [
         ("connect", t.connect.is_some()),
         ("build", t.build.is_some()),
@@ -983,7 +985,33 @@ fn remote(
         host,
         ssh_config,
         ship: None,
+        client_remote,
     }))
+}
+
+/// The lab a remote target's agent plans its steps from (`client = "remote"`): this lab's
+/// `[lab]` (less what places or profiles, which is this host's business) and its suites, with
+/// `target` alone as a plain target of its engine (the agent starts the server from the
+/// target's own spec; the lab only yields the suites' steps).
+pub fn for_agent(text: &str, target: &str, engine: EngineKind) -> Result<String, String> {
+    let mut doc: toml::Table = text.parse().map_err(|e| format!("{e}"))?;
+    if let Some(toml::Value::Table(lab)) = doc.get_mut("lab") {
+        for key in [
+            "placement",
+            "server_cpus",
+            "client_cpus",
+            "profile",
+            "profile_hz",
+            "profile_call_graph",
+        ] {
+            lab.remove(key);
+        }
+    }
+    let mut t = toml::Table::new();
+    t.insert("name".into(), target.into());
+    t.insert("engine".into(), engine.name().into());
+    doc.insert("target".into(), toml::Value::Array(vec![t.into()]));
+    toml::to_string(&doc).map_err(|e| format!("{e}"))
 }
 
 /// The lines of a target's `config` file (relative paths start at the lab's folder) and the
@@ -1886,13 +1914,17 @@ requesters = [1, 4]
             )),
             "lab.toml:8: [[target]] host: host runs the server on another host, where build does not apply in this version; remove build (bin names a directory on that host)"
         );
-        let e = err(&pg("\nclient = \"remote\""));
-        assert!(
-            e.contains(
-                "client = \"remote\" (the load generator on the server's host) is not built"
-            ),
-            "{e}"
-        );
+        let lab = parse(&pg("\nclient = \"remote\""), "lab.toml", Path::new(".")).unwrap();
+        assert!(lab.targets[0].remote.as_ref().unwrap().client_remote);
+        let e = err(&pg("\nclient = \"there\""));
+        assert!(e.contains("client = \"there\": expected \"local\""), "{e}");
+        // The agent's lab: the suites, this target alone, nothing that places or profiles.
+        let text = pg("\nclient = \"remote\"").replace("[lab]\n", "[lab]\nplacement = \"split\"\n");
+        let agent = for_agent(&text, "a", EngineKind::Postgres).unwrap();
+        let lab = parse(&agent, "agent", Path::new(".")).unwrap();
+        assert_eq!(lab.targets.len(), 1);
+        assert!(lab.targets[0].remote.is_none() && lab.placement.shorthand.is_none());
+        assert_eq!(lab.sysbench.unwrap().rows, 1000);
         let e = err(&pg("\nssh_config = \"missing\""));
         assert!(e.contains("ssh_config \"missing\""), "{e}");
         let e = err(&pg("").replace("ssh://bench@db1:2222", "ssh://u:secret@db1"));

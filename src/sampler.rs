@@ -368,7 +368,7 @@ fn tree(root: u32) -> Vec<Process> {
 }
 
 /// Differences between two snapshots, ready to be divided by ops.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Costs {
     pub a: Snapshot,
     pub b: Snapshot,
@@ -437,7 +437,7 @@ impl Costs {
 }
 
 /// Peak memory seen by the sampler, and where threads ran meanwhile.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Peaks {
     pub rss: Option<u64>,
     pub vsz: Option<u64>,

@@ -79,7 +79,9 @@ fn a_remote_target_runs_point_query_with_its_server_cpu_sampled_there() {
     let host = Host::start();
     let dir = scratch();
     let targets = remote_target("pg-remote", "postgres", &host)
-        + &remote_target("maria-remote", "mariadb", &host);
+        + &remote_target("maria-remote", "mariadb", &host)
+        + &remote_target("pg-client-there", "postgres", &host)
+        + "client = \"remote\"\n";
     let lab = lab(dir.path(), &targets, "");
     let out = {
         let _lock = measuring();
@@ -95,7 +97,10 @@ fn a_remote_target_runs_point_query_with_its_server_cpu_sampled_there() {
             .into_iter()
             .map(|(s,)| serde_json::from_str(&s).unwrap())
             .collect();
-    for (i, name) in ["pg-remote", "maria-remote"].iter().enumerate() {
+    for (i, name) in ["pg-remote", "maria-remote", "pg-client-there"]
+        .iter()
+        .enumerate()
+    {
         let m = measurement(&json, name);
         assert!(m["qps"].as_f64().unwrap() > 0.0, "{name}: {m}");
         assert!(
@@ -116,7 +121,22 @@ fn a_remote_target_runs_point_query_with_its_server_cpu_sampled_there() {
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{name}: no agent report in its log: {log}"));
-        assert!(answered >= 2, "{name}: {log}");
+        let here = name.ends_with("-there");
+        // Samples come from the agent either way; with client = "remote" it also ran the step
+        // (and its clients' cost is the agent's own).
+        assert!(answered >= 2 || here, "{name}: {log}");
+        let steps = if here {
+            "ran 1 step(s)"
+        } else {
+            "ran 0 step(s)"
+        };
+        assert!(log.contains(steps), "{name}: {log}");
+        assert!(
+            measurement(&json, name)["client_cpu_us_per_op"]
+                .as_f64()
+                .is_some_and(|c| c > 0.0),
+            "{name}: client cost measured"
+        );
     }
     // PostgreSQL listened on the namespace's address, for the clients here.
     let listen = &settings[0]["listen_addresses"];

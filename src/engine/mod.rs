@@ -293,6 +293,10 @@ pub trait Server {
     fn tcp_endpoint(&self) -> Option<remote::TcpEndpoint> {
         None
     }
+    /// A server on another host (its clients may run there too).
+    fn remote(&self) -> Option<&remote::RemoteServer> {
+        None
+    }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }

@@ -34,6 +34,8 @@ pub struct RemoteHost {
     pub ssh_config: Option<PathBuf>,
     /// A build from the local cache to copy to the host (a target's `version`), once fetched.
     pub ship: Option<Shipment>,
+    /// `client = "remote"`: the load and the steps' clients run on the host too.
+    pub client_remote: bool,
 }
 
 /// A cached build's tree to put on the remote host: copied once per host into the agent's
@@ -72,6 +74,25 @@ pub enum Request {
     /// Where a shipped build goes on the host, and whether it is there.
     BuildDir {
         entry: String,
+    },
+    /// `client = "remote"`: plan the suites from this lab (see `lab::for_agent`).
+    Plan {
+        lab: String,
+        quick: bool,
+    },
+    /// Load `suite`'s tables from the host; answers `[load_secs, index_secs]`.
+    Load {
+        suite: String,
+        clients: u32,
+        ddl: super::TableDdl,
+    },
+    /// Run one step with its clients on the host; answers the runner's `StepRun`.
+    Step {
+        suite: String,
+        step: String,
+        clients: u32,
+        repeat: u32,
+        ddl: super::TableDdl,
     },
     /// Stop the server, remove the work directory, exit.
     Stop,
@@ -236,6 +257,7 @@ pub struct RemoteServer {
     started: Started,
     host: SshHost,
     driver: Arc<dyn Driver>,
+    client_remote: bool,
 }
 
 impl RemoteServer {
@@ -280,7 +302,18 @@ impl RemoteServer {
             started,
             host: remote.host.clone(),
             driver,
+            client_remote: remote.client_remote,
         }))
+    }
+
+    /// True when the load and the steps' clients run on the host (`client = "remote"`).
+    pub fn client_remote(&self) -> bool {
+        self.client_remote
+    }
+
+    /// Send a request the runner makes of a remote client (`Plan`, `Load`, `Step`).
+    pub fn call(&self, request: &Request) -> Result<serde_json::Value> {
+        self.link.request(request)
     }
 
     /// The local `ssh -M` process's PID.
@@ -329,6 +362,9 @@ impl Server for RemoteServer {
             tables: tables.to_vec(),
         })?;
         Ok(())
+    }
+    fn remote(&self) -> Option<&RemoteServer> {
+        Some(self)
     }
     fn stop(self: Box<Self>) -> Result<()> {
         let stopped = self.link.request(&Request::Stop).map(|_| ());
@@ -435,8 +471,9 @@ fn open_link(remote: &RemoteHost, log: &Path) -> Result<Link> {
 /// copying a new one removes the others there).
 /// The host must run the same architecture.
 fn deploy(master: &Master) -> Result<String> {
-    let exe = std::env::current_exe().context("finding dbdelta's own binary")?;
-    let meta = std::fs::metadata(&exe)?;
+    // The running binary itself, even when a rebuild or an upgrade replaced its file.
+    let exe = std::fs::File::open("/proc/self/exe").context("opening dbdelta's own binary")?;
+    let meta = exe.metadata()?;
     let mtime = meta
         .modified()?
         .duration_since(std::time::UNIX_EPOCH)
@@ -463,14 +500,13 @@ fn deploy(master: &Master) -> Result<String> {
     let present = lines.next() == Some("present");
     let resolved = lines.next().unwrap_or("").trim().to_string();
     if !present {
-        let file = std::fs::File::open(&exe)?;
         let status = master
             .command(&format!(
                 "set -e; d=\"$HOME/.cache/dbdelta/agent\"; mkdir -p \"$d\"; t={path}.$$; \
                  cat > \"$t\"; chmod 755 \"$t\"; mv \"$t\" {path}; \
                  find \"$d\" -maxdepth 1 -name 'dbdelta-*' ! -name '{name}' -delete"
             ))
-            .stdin(file)
+            .stdin(exe)
             .stdout(Stdio::null())
             .status()
             .context("copying dbdelta to the host")?;

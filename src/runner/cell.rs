@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use super::step::{self, StepRun};
 use super::watchdog::Watchdog;
 use super::{DataDir, client_bound, timed_load};
+use crate::engine::remote::{RemoteServer, Request};
 use crate::engine::{self, Server};
 use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::profiler::{self, Perf, ProfileSettings, Recorded};
@@ -25,6 +26,11 @@ use crate::sampler::Probe;
 use crate::stats;
 use crate::store::Store;
 use crate::workload::{self, Pacer, StepPlan, SuitePlan};
+
+/// The server's host, when the target's clients run there (`client = "remote"`).
+fn remote_client(server: &dyn Server) -> Option<&RemoteServer> {
+    server.remote().filter(|r| r.client_remote())
+}
 
 pub(super) enum CellEnd {
     Done,
@@ -157,6 +163,17 @@ impl CellRun<'_> {
 
     fn load_and_steps(&mut self, server: &dyn Server) -> Result<CellEnd> {
         let tables = self.suite.suite.tables(self.cell.clients);
+        if let Some(r) = remote_client(server) {
+            // The agent plans the same suites from the lab, to run their load and steps there.
+            let lab =
+                crate::lab::for_agent(&self.plan.lab.text, &self.target.name, self.target.engine)
+                    .map_err(|e| anyhow::anyhow!("the lab for the agent: {e}"))?;
+            r.call(&Request::Plan {
+                lab,
+                quick: self.plan.quick,
+            })
+            .context("planning the steps on the target's host")?;
+        }
         // A running server (`connect`) may hold the tables of an earlier cell or run.
         server
             .release(&tables)
@@ -193,30 +210,14 @@ impl CellRun<'_> {
     fn load(&mut self, server: &dyn Server) -> Result<()> {
         let suite = self.suite.suite.as_ref();
         let clients = self.cell.clients;
-        let driver = server.driver();
-        // The load's client is a client too: it runs on a thread placed like the step clients.
-        let client_cpus = self.target.placement.client.as_ref();
-        let (load_secs, index_secs) = std::thread::scope(|s| {
-            std::thread::Builder::new()
-                .name("dbdelta-load".into())
-                .spawn_scoped(s, || -> Result<(f64, f64)> {
-                    if let Some(c) = client_cpus {
-                        crate::cpus::pin_current_thread(c)
-                            .with_context(|| format!("pinning the load's client to CPUs {c}"))?;
-                    }
-                    let mut session = driver.connect().context("connecting for the load")?;
-                    timed_load(
-                        suite,
-                        session.as_mut(),
-                        driver.dialect(),
-                        &self.target.tables,
-                        clients,
-                    )
-                })
-                .context("starting the load thread")?
-                .join()
-                .map_err(|_| anyhow::anyhow!("the load thread panicked"))?
-        })?;
+        let (load_secs, index_secs) = match remote_client(server) {
+            Some(r) => serde_json::from_value(r.call(&Request::Load {
+                suite: suite.id().into(),
+                clients,
+                ddl: self.target.tables.clone(),
+            })?)?,
+            None => self.load_here(server)?,
+        };
         if !suite.records_load() {
             return Ok(());
         }
@@ -245,6 +246,37 @@ impl CellRun<'_> {
             index_secs
         ));
         Ok(())
+    }
+
+    /// Create and fill the suite's tables from here, on a thread placed like the step clients;
+    /// the load's and the index build's seconds.
+    fn load_here(&self, server: &dyn Server) -> Result<(f64, f64)> {
+        let suite = self.suite.suite.as_ref();
+        let clients = self.cell.clients;
+        let driver = server.driver();
+        // The load's client is a client too: it runs on a thread placed like the step clients.
+        let client_cpus = self.target.placement.client.as_ref();
+        std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("dbdelta-load".into())
+                .spawn_scoped(s, || -> Result<(f64, f64)> {
+                    if let Some(c) = client_cpus {
+                        crate::cpus::pin_current_thread(c)
+                            .with_context(|| format!("pinning the load's client to CPUs {c}"))?;
+                    }
+                    let mut session = driver.connect().context("connecting for the load")?;
+                    timed_load(
+                        suite,
+                        session.as_mut(),
+                        driver.dialect(),
+                        &self.target.tables,
+                        clients,
+                    )
+                })
+                .context("starting the load thread")?
+                .join()
+                .map_err(|_| anyhow::anyhow!("the load thread panicked"))?
+        })
     }
 
     /// The step's record before it runs: where it belongs and at what scale.
@@ -278,8 +310,18 @@ impl CellRun<'_> {
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, step.warmup + step.expected);
-        let driver = server.driver();
-        let result = step::run(&spec, &driver, probe, &bar, self.interrupt);
+        let result = match remote_client(server) {
+            Some(r) => r
+                .call(&Request::Step {
+                    suite: self.suite.suite.id().into(),
+                    step: step.label.clone(),
+                    clients: self.cell.clients,
+                    repeat: self.cell.repeat,
+                    ddl: self.target.tables.clone(),
+                })
+                .and_then(|v| Ok(serde_json::from_value::<StepRun>(v)?)),
+            None => step::run(&spec, &server.driver(), probe, &bar, self.interrupt),
+        };
         let mut m = self.measurement(step);
         let profile_data = spec.profile.as_ref().map(|p| p.data.clone());
         let result = result.map(|mut run| {

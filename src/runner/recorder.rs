@@ -263,7 +263,7 @@ impl Recorder {
 }
 
 /// One second of a merged series.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Second {
     /// Counted units of the operations that ended in it.
     pub units: u64,
@@ -275,7 +275,9 @@ pub struct Second {
     pub max_response_ns: Option<u64>,
 }
 
-/// All threads' recorders of one operation type, merged.
+/// All threads' recorders of one operation type, merged. It crosses from a remote target's
+/// agent as JSON (histograms in HdrHistogram's V2 deflate format, base64).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct Merged {
     pub events: u64,
     /// Counted units (statements for sysbench, rows for inserts and deletes, queries).
@@ -284,13 +286,64 @@ pub struct Merged {
     pub errors: ErrorCounts,
     /// The errors by the engine's code, most frequent first.
     pub error_codes: Vec<ErrorCodeCount>,
-    /// The latest event end over all threads.
+    /// The latest event end over all threads (an instant of this process: not sent).
+    #[serde(skip)]
     pub last_end: Option<Instant>,
     /// Service time.
+    #[serde(with = "hist_base64")]
     pub hist: Histogram<u64>,
     /// Response time from the intended start (paced roles).
+    #[serde(with = "opt_hist_base64")]
     pub response: Option<Histogram<u64>>,
     pub seconds: Vec<Second>,
+}
+
+/// A histogram as base64 of its V2 deflate serialization.
+mod hist_base64 {
+    use base64::Engine;
+    use hdrhistogram::Histogram;
+    use hdrhistogram::serialization::Deserializer;
+    use serde::{Deserialize, Serializer};
+
+    pub fn serialize<S: Serializer>(h: &Histogram<u64>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(super::serialized(h)))
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Histogram<u64>, D::Error> {
+        let text = String::deserialize(d)?;
+        decode(&text).map_err(serde::de::Error::custom)
+    }
+
+    pub fn decode(text: &str) -> Result<Histogram<u64>, String> {
+        let bytes =
+            (base64::engine::general_purpose::STANDARD.decode(text)).map_err(|e| e.to_string())?;
+        Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("{e:?}"))
+    }
+}
+
+mod opt_hist_base64 {
+    use hdrhistogram::Histogram;
+    use serde::{Deserialize, Serializer};
+
+    pub fn serialize<S: Serializer>(h: &Option<Histogram<u64>>, s: S) -> Result<S::Ok, S::Error> {
+        match h {
+            Some(h) => super::hist_base64::serialize(h, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Histogram<u64>>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            Some(t) => super::hist_base64::decode(&t)
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            None => Ok(None),
+        }
+    }
 }
 
 impl Merged {
@@ -456,6 +509,47 @@ fn serialized(h: &Histogram<u64>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_crosses_as_json_with_its_histograms() {
+        let mut m = Merged::empty();
+        m.events = 3;
+        for ns in [1_000, 50_000, 2_000_000] {
+            m.hist.record(ns).unwrap();
+        }
+        let mut response = histogram();
+        response.record(7_000).unwrap();
+        m.response = Some(response);
+        m.seconds.push(Second {
+            units: 3,
+            p99_ns: Some(2_000_000),
+            max_ns: Some(2_000_000),
+            max_response_ns: None,
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        let back: Merged = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.events, 3);
+        assert_eq!(back.hist.len(), 3);
+        assert_eq!(back.hist.max(), m.hist.max());
+        assert_eq!(
+            back.hist.value_at_quantile(0.5),
+            m.hist.value_at_quantile(0.5)
+        );
+        assert_eq!(back.response.as_ref().map(|h| h.len()), Some(1));
+        assert_eq!(back.seconds, m.seconds);
+        let none: Merged = serde_json::from_str(&text.replace(
+            &format!(
+                "\"response\":{}",
+                serde_json::to_string(&serde_json::to_value(&m).unwrap()["response"]).unwrap()
+            ),
+            "\"response\":null",
+        ))
+        .unwrap();
+        assert!(none.response.is_none());
+        assert!(
+            serde_json::from_str::<Merged>(&text.replace("\"hist\":\"", "\"hist\":\"!")).is_err()
+        );
+    }
 
     #[test]
     fn merges_threads_and_seconds() {

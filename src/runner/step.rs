@@ -53,6 +53,7 @@ pub struct ProfileSpec<'a> {
 }
 
 /// What one operation type of one role measured, merged over its threads.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct OpRun {
     pub role: usize,
     pub op: usize,
@@ -63,7 +64,9 @@ pub struct OpRun {
     pub role_seconds: f64,
 }
 
-/// What a step measured.
+/// What a step measured. It crosses from a remote target's agent (`client = "remote"`) as
+/// JSON, without a profile.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct StepRun {
     /// Every operation type of every role, in role then operation order.
     pub ops: Vec<OpRun>,
@@ -93,11 +96,12 @@ pub struct StepRun {
     /// Every role with a quota met it (the step ended on its quotas).
     pub quota_met: bool,
     /// The measured period's CPU profile, when asked for: its recording or why there is none.
+    #[serde(skip)]
     pub profile: Option<Result<Recorded, String>>,
 }
 
 /// How an adaptive step ended, by the coordinator's own per-second counts.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AdaptiveEnd {
     /// The target relative half-width.
     pub target: f64,
