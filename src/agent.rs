@@ -262,13 +262,7 @@ impl Agent {
             ddl,
             profile: None,
         };
-        let quiet = crate::progress::Progress {
-            mode: crate::progress::Mode::Quiet,
-            verbose: false,
-        };
-        let bar = quiet.step(label, step.warmup + step.expected);
-        let never = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        crate::runner::step::run(&spec, &server.driver(), probe, &bar, &never)
+        crate::runner::step::run_unattended(&spec, &server.driver(), probe)
     }
 
     fn start(&mut self, mut spec: engine::TargetSpec) -> Result<Started> {

@@ -851,6 +851,14 @@ impl RunPlan {
             if let Some(b) = &t.build {
                 let _ = writeln!(s, "target {}: {}", t.name, describe_build(b));
             }
+            if let Some(r) = &t.remote {
+                let clients = if r.client_remote { "there" } else { "here" };
+                let _ = writeln!(
+                    s,
+                    "target {}: server on {}, clients {clients}",
+                    t.name, r.host
+                );
+            }
             let _ = writeln!(
                 s,
                 "target {}: {}, CPU placement {}, settings [{}]",

@@ -328,3 +328,22 @@ fn children(pid: u32) -> Vec<(u32, String)> {
     }
     out
 }
+
+#[test]
+fn the_example_lab_plans_its_targets_on_their_host() {
+    let dir = scratch();
+    let lab = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/remote-host.toml");
+    let out = run(dir.path(), &["plan", lab]);
+    let printed = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for t in ["mysql57", "mysql80"] {
+        assert!(
+            printed.contains(&format!(
+                "target {t}: server on ssh://bench@bench1.example, clients there"
+            )),
+            "{printed}"
+        );
+    }
+    // Nothing of the remote servers' data lands here.
+    assert!(printed.contains("disk: about 0 kB needed"), "{printed}");
+}

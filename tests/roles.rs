@@ -6,11 +6,9 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use dbdelta::engine::{self, DbError, EngineKind, Param, Session, StmtId, TargetSpec};
-use dbdelta::progress::{Mode, Progress};
 use dbdelta::runner::step::{self, StepSpec};
 use dbdelta::sampler::Probe;
 use dbdelta::workload::{Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, StepPlan};
@@ -139,15 +137,27 @@ fn sqlite(dir: &Path) -> Box<dyn engine::Server> {
     engine::start(&spec, dir, &dir.join("log")).unwrap()
 }
 
-#[test]
-fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_type() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = sqlite(dir.path());
+/// The SQLite server of a test, its driver and an admin session, with the empty table `q`.
+fn with_queue(
+    dir: &Path,
+) -> (
+    Box<dyn engine::Server>,
+    Arc<dyn engine::Driver>,
+    Box<dyn engine::Session>,
+) {
+    let server = sqlite(dir);
     let driver = server.driver();
     let mut admin = driver.connect().unwrap();
     admin
         .execute_sql("CREATE TABLE q (id INTEGER PRIMARY KEY, v INT)")
         .unwrap();
+    (server, driver, admin)
+}
+
+#[test]
+fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, driver, mut admin) = with_queue(dir.path());
     // Empty before the step: a delete that ran before its insert would find no row.
     let plan = plan();
     let spec = StepSpec {
@@ -159,13 +169,7 @@ fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_ty
         profile: None,
     };
     let probe = Probe::new(server.observed(), dir.path());
-    let quiet = Progress {
-        mode: Mode::Quiet,
-        verbose: false,
-    };
-    let bar = quiet.step("paced", plan.expected);
-    let interrupt = Arc::new(AtomicBool::new(false));
-    let run = step::run(&spec, &driver, &probe, &bar, &interrupt).unwrap();
+    let run = step::run_unattended(&spec, &driver, &probe).unwrap();
 
     assert!(run.fatal.is_none(), "{:?}", run.fatal);
     assert!(run.quota_met, "both quotas were met");
@@ -215,12 +219,7 @@ fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_ty
 #[test]
 fn a_client_thread_that_panics_fails_the_step_and_nothing_hangs() {
     let dir = tempfile::tempdir().unwrap();
-    let server = sqlite(dir.path());
-    let driver = server.driver();
-    let mut admin = driver.connect().unwrap();
-    admin
-        .execute_sql("CREATE TABLE q (id INTEGER PRIMARY KEY, v INT)")
-        .unwrap();
+    let (server, driver, _admin) = with_queue(dir.path());
     let mut plan = plan();
     plan.roles = vec![
         role(
@@ -243,13 +242,7 @@ fn a_client_thread_that_panics_fails_the_step_and_nothing_hangs() {
                 ddl: &Default::default(),
                 profile: None,
             };
-            let quiet = Progress {
-                mode: Mode::Quiet,
-                verbose: false,
-            };
-            let bar = quiet.step("panic", plan.expected);
-            let interrupt = Arc::new(AtomicBool::new(false));
-            let result = step::run(&spec, &driver, &probe, &bar, &interrupt);
+            let result = step::run_unattended(&spec, &driver, &probe);
             tx.send(result.err().map(|e| format!("{e:#}"))).unwrap();
         });
         let err = rx

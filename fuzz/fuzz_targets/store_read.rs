@@ -25,16 +25,12 @@ use rusqlite::types::Value as SqlValue;
 /// The seed store, built into the target so every input starts from the same bytes.
 const SEED: &[u8] = include_bytes!("../seeds/store.db");
 
-/// The store's tables, in the order an input's `table` byte picks them.
-const TABLES: [&str; 7] = [
-    "runs",
-    "targets",
-    "loads",
-    "measurements",
-    "series",
-    "step_ops",
-    "profiles",
-];
+/// The store's tables, in the order an input's `table` byte picks them: every table the
+/// migrations create (the seed is a store of the current schema).
+fn tables() -> &'static [&'static str] {
+    static TABLES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    TABLES.get_or_init(dbdelta::store::tables)
+}
 
 #[derive(Arbitrary, Debug)]
 struct Input {
@@ -131,7 +127,7 @@ fn damage(path: &Path, input: &Input) -> rusqlite::Result<()> {
 
 /// One edit through SQL.
 fn apply(conn: &Connection, edit: &Edit) -> rusqlite::Result<()> {
-    let table = |t: &u8| TABLES[*t as usize % TABLES.len()];
+    let table = |t: &u8| tables()[*t as usize % tables().len()];
     match edit {
         Edit::Set {
             table: t,

@@ -343,6 +343,20 @@ pub fn check_roles(step: &StepPlan) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// [`run`] with no progress shown and no interrupt: a remote target's agent, and tests.
+pub fn run_unattended(
+    spec: &StepSpec,
+    driver: &Arc<dyn Driver>,
+    probe: &Probe,
+) -> anyhow::Result<StepRun> {
+    let quiet = crate::progress::Progress {
+        mode: crate::progress::Mode::Quiet,
+        verbose: false,
+    };
+    let bar = quiet.step(&spec.step.label, spec.step.warmup + spec.step.expected);
+    run(spec, driver, probe, &bar, &Arc::new(AtomicBool::new(false)))
+}
+
 /// Run one step to its end: its deadline (or an adaptive step's precision), its quotas, or
 /// `interrupt`.
 pub fn run(

@@ -27,7 +27,7 @@ use crate::error::InputError;
 use crate::results::{
     Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo, SecondSample, TargetInfo,
 };
-pub use migrations::{MIGRATIONS, schema_version};
+pub use migrations::{MIGRATIONS, schema_version, tables};
 pub use resume::CellKey;
 use sql::{Db, Lock, Tx, Value, upsert};
 
@@ -702,20 +702,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn round_trips_a_run_and_stays_incomplete_until_finished() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        let mut s = Store::open(&path).unwrap();
-        let t = TargetInfo {
-            name: "a".into(),
-            engine: "sqlite".into(),
-            placement: "shared".into(),
-            client_cpus: Some("1".into()),
-            ..Default::default()
-        };
-        s.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
-        let m = Measurement {
+    /// A measured step with every kind of field set: what a round trip must keep.
+    fn full_measurement() -> Measurement {
+        Measurement {
             target: "a".into(),
             step: "point-query".into(),
             ops: 10,
@@ -763,7 +752,23 @@ mod tests {
                 },
             ],
             ..Default::default()
+        }
+    }
+
+    #[test]
+    fn round_trips_a_run_and_stays_incomplete_until_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut s = Store::open(&path).unwrap();
+        let t = TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            placement: "shared".into(),
+            client_cpus: Some("1".into()),
+            ..Default::default()
         };
+        s.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
+        let m = full_measurement();
         s.save_step("r1", &m, &[], &[], &[]).unwrap();
         let warm = Measurement {
             step: "scan.warm".into(),
