@@ -271,6 +271,12 @@ pub fn check_lab(lab: &Lab) -> Result<(), InputError> {
             t.config_name.as_deref().unwrap_or_default()
         )));
     }
+    if let Some(t) = lab.targets.iter().find(|t| t.remote.is_some()) {
+        return Err(InputError::new(format!(
+            "--emit k8s: target {} runs its server on another host over SSH, and a Job's pod has no SSH keys; run it with dbdelta run, or drop host so the Job's node runs the server",
+            t.name
+        )));
+    }
     Ok(())
 }
 

@@ -219,4 +219,14 @@ fn bad_options_and_host_bound_labs_are_refused() {
         e.starts_with("--emit k8s: lab.toml:3: [lab] server_cpus names CPUs of one host"),
         "{e}"
     );
+    let remote = SQLITE_LAB.replace(
+        "engine = \"postgres\"\n",
+        "engine = \"postgres\"\nhost = \"ssh://bench@db1\"\n",
+    );
+    let p = lab_plan(&remote, &RunOptions::default()).unwrap();
+    let e = emit(&p, &options()).unwrap_err().0;
+    assert!(
+        e.starts_with("--emit k8s: target b runs its server on another host over SSH"),
+        "{e}"
+    );
 }
