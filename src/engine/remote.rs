@@ -374,8 +374,8 @@ impl Server for RemoteServer {
 }
 
 /// Copy `ship`'s tree to the host unless it is there (a `tar` stream over the SSH master,
-/// unpacked beside its place and renamed into it with its marker written last); the
-/// binaries' directory there.
+/// unpacked beside its place, marker written last, and renamed into it; a copy another run
+/// finished meanwhile is kept and this one dropped); the binaries' directory there.
 fn ship_build(link: &Link, ship: &Shipment) -> Result<PathBuf> {
     let at: BuildDir = serde_json::from_value(link.request(&Request::BuildDir {
         entry: ship.entry.clone(),
@@ -395,8 +395,11 @@ fn ship_build(link: &Link, ship: &Shipment) -> Result<PathBuf> {
             let master = master.as_ref().context("the SSH connection is closed")?;
             master
                 .command(&format!(
-                    "set -e; rm -rf {d}.part; mkdir -p {d}.part; tar -C {d}.part -xf -; \
-                     touch {d}.part/{SHIPPED}; rm -rf {d}; mv {d}.part {d}"
+                    "set -e; p={d}.part.$$; mkdir -p \"$p\"; tar -C \"$p\" -xf -; \
+                     touch \"$p/{SHIPPED}\"; \
+                     if mv -T \"$p\" {d} 2>/dev/null; then :; \
+                     elif [ -e {d}/{SHIPPED} ]; then rm -rf \"$p\"; \
+                     else rm -rf {d}; mv -T \"$p\" {d}; fi"
                 ))
                 .stdin(stream)
                 .stdout(Stdio::null())
@@ -468,7 +471,8 @@ fn open_link(remote: &RemoteHost, log: &Path) -> Result<Link> {
 
 /// Put this very binary on the host, unless it is there already, and return its path
 /// there (under `~/.cache/dbdelta/agent/`, named by version, size and modification time;
-/// copying a new one removes the others there).
+/// copied under a hidden name and renamed, so runs deploying at once never see half a file;
+/// copying a new one removes the other versions there).
 /// The host must run the same architecture.
 fn deploy(master: &Master) -> Result<String> {
     // The running binary itself, even when a rebuild or an upgrade replaced its file.
@@ -502,8 +506,8 @@ fn deploy(master: &Master) -> Result<String> {
     if !present {
         let status = master
             .command(&format!(
-                "set -e; d=\"$HOME/.cache/dbdelta/agent\"; mkdir -p \"$d\"; t={path}.$$; \
-                 cat > \"$t\"; chmod 755 \"$t\"; mv \"$t\" {path}; \
+                "set -e; d=\"$HOME/.cache/dbdelta/agent\"; mkdir -p \"$d\"; \
+                 t=\"$d/.{name}.$$\"; cat > \"$t\"; chmod 755 \"$t\"; mv \"$t\" {path}; \
                  find \"$d\" -maxdepth 1 -name 'dbdelta-*' ! -name '{name}' -delete"
             ))
             .stdin(exe)
