@@ -298,6 +298,18 @@ impl CellRun<'_> {
         }
     }
 
+    /// `client = "remote"`: the step runs with its clients on the server's host, in the agent.
+    fn step_there(&self, r: &RemoteServer, step: &StepPlan) -> Result<StepRun> {
+        let v = r.call(&Request::Step {
+            suite: self.suite.suite.id().into(),
+            step: step.label.clone(),
+            clients: self.cell.clients,
+            repeat: self.cell.repeat,
+            ddl: self.target.tables.clone(),
+        })?;
+        Ok(serde_json::from_value(v)?)
+    }
+
     /// Run and store one step. Returns true when interrupted (nothing stored for it).
     fn step(&mut self, server: &dyn Server, probe: &Probe, step: &StepPlan) -> Result<bool> {
         let spec = step::StepSpec {
@@ -311,15 +323,7 @@ impl CellRun<'_> {
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, step.warmup + step.expected);
         let result = match remote_client(server) {
-            Some(r) => r
-                .call(&Request::Step {
-                    suite: self.suite.suite.id().into(),
-                    step: step.label.clone(),
-                    clients: self.cell.clients,
-                    repeat: self.cell.repeat,
-                    ddl: self.target.tables.clone(),
-                })
-                .and_then(|v| Ok(serde_json::from_value::<StepRun>(v)?)),
+            Some(r) => self.step_there(r, step),
             None => step::run(&spec, &server.driver(), probe, &bar, self.interrupt),
         };
         let mut m = self.measurement(step);
