@@ -452,7 +452,17 @@ fn profiled_report_renders_its_flame_graph_in_chromium() {
     let at = dom
         .stdout
         .find("<figure class=\"flame\"><svg")
-        .expect("the flame graph is an SVG element in the DOM");
+        .unwrap_or_else(|| {
+            // Say why: the text report's CPU profile section (perf's error, no samples, …).
+            let report = text(&run(dir.path(), &["report"]).stdout);
+            let section = report
+                .split_once("CPU profiles")
+                .map_or("(no CPU profiles section)", |(_, rest)| rest);
+            panic!(
+                "the flame graph is an SVG element in the DOM; the report's profiles:{}",
+                section.chars().take(3000).collect::<String>()
+            )
+        });
     let figure = &dom.stdout[at..at + dom.stdout[at..].find("</figure>").unwrap()];
     assert!(figure.contains("normal against full"), "its title");
     assert!(figure.matches("<rect").count() > 3, "frames drawn");
