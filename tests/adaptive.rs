@@ -35,8 +35,9 @@ fn stored(dir: &std::path::Path) -> Vec<Row> {
 fn a_loose_target_stops_once_met_and_an_unreachable_one_runs_to_max_secs() {
     let _lock = measuring();
     let dir = scratch();
-    // ±50%: met as soon as 3 whole seconds are in.
-    lab(dir.path(), 0.5, 8);
+    // ±50%: met as soon as 3 whole seconds are in. The maximum leaves room for a host that
+    // stalls for seconds (a fresh-clone CI run once saw hot-points miss ±50% within 8 s).
+    lab(dir.path(), 0.5, 14);
     let out = run(
         dir.path(),
         &["run", "lab.toml", "--only", "point-query,hot-points"],
@@ -55,7 +56,7 @@ fn a_loose_target_stops_once_met_and_an_unreachable_one_runs_to_max_secs() {
         // At min_secs when the first 3 seconds already agree; a busy host can make the first
         // seconds drift (strong autocorrelation: fewer than 2 effective samples), so allow a few
         // more whole seconds, but never the maximum.
-        assert!((3.0..7.2).contains(&seconds), "{step}: {seconds} s");
+        assert!((3.0..13.0).contains(&seconds), "{step}: {seconds} s");
         assert_eq!(
             series,
             (seconds + 1e-3).floor() as i64,
