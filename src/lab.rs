@@ -773,11 +773,7 @@ fn target(
     let (mut settings, config_name) = config_settings(src, t.config.as_ref(), base_dir)?;
     settings.extend(t.settings.iter().cloned());
     one_statement_each(src, &name, engine, &settings)?;
-    let bin = match &remote {
-        // A directory on the target's host: its agent looks for the binaries there.
-        Some(_) => t.bin.as_ref().map(|b| PathBuf::from(b.get_ref())),
-        None => bin_dir(src, t.bin.as_ref(), embedded, base_dir)?,
-    };
+    let bin = bin_dir(src, t.bin.as_ref(), embedded, remote.is_some(), base_dir)?;
     let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
     let tables = table_ddl(src, &t, engine, oracle)?;
     let (version, product) = version(src, &t, embedded, bin.is_some())?;
@@ -1052,6 +1048,7 @@ fn bin_dir(
     src: &Source<'_>,
     bin: Option<&Spanned<String>>,
     embedded: bool,
+    remote: bool,
     base_dir: &Path,
 ) -> Result<Option<PathBuf>, InputError> {
     let Some(b) = bin else { return Ok(None) };
@@ -1060,6 +1057,10 @@ fn bin_dir(
             b.span(),
             "bin is for server engines; SQLite is the library built into dbdelta",
         ));
+    }
+    if remote {
+        // A directory on the target's host: its agent looks for the binaries there.
+        return Ok(Some(PathBuf::from(b.get_ref())));
     }
     let rel = PathBuf::from(b.get_ref());
     let path = if rel.is_absolute() {

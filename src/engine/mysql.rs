@@ -475,6 +475,46 @@ pub struct MysqlServer {
     tcp: Option<super::remote::TcpEndpoint>,
 }
 
+/// On the first connection: the `dbdelta` database (and a remote client's login), then what
+/// the server says of itself: its version, whether backslashes escape in literals, and its
+/// effective settings.
+fn prepare_admin(
+    admin: &mut MyConn,
+    target: &TargetSpec,
+    data_dir: &Path,
+    socket: &Path,
+    build: &Build,
+) -> anyhow::Result<(String, bool, BTreeMap<String, String>)> {
+    admin
+        .query(&format!("CREATE DATABASE {DB_NAME}"))
+        .context("creating the dbdelta database")?;
+    admin.query(&format!("USE {DB_NAME}"))?;
+    if let Some(l) = &target.listen {
+        let_client_in(admin, &l.client)?;
+    }
+    // The admin connection idles through whole steps: do not let the server drop it.
+    let _ = admin.query("SET SESSION wait_timeout = 31536000");
+    let version = admin
+        .first("SELECT VERSION()")?
+        .context("SELECT VERSION() returned no row")?;
+    let version = version_label(version);
+    let sql_mode = admin.first("SELECT @@GLOBAL.sql_mode")?.unwrap_or_default();
+    let vars: Vec<(String, Option<String>)> = admin
+        .rows("SHOW GLOBAL VARIABLES")?
+        .into_iter()
+        .filter_map(|r| {
+            let mut cols = r.into_iter();
+            Some((cols.next()??, cols.next().flatten()))
+        })
+        .collect();
+    let settings = effective_settings(vars, data_dir, socket, build.bins.basedir.as_deref());
+    Ok((
+        version,
+        !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+        settings,
+    ))
+}
+
 /// A remote target's client host may log in as `root` without a password (like the socket's
 /// `root`: the address exists only on the link between the two hosts).
 fn let_client_in(admin: &mut MyConn, client: &str) -> anyhow::Result<()> {
@@ -546,34 +586,12 @@ impl MysqlServer {
             port,
         } = launched;
 
-        admin
-            .query(&format!("CREATE DATABASE {DB_NAME}"))
-            .context("creating the dbdelta database")?;
-        admin.query(&format!("USE {DB_NAME}"))?;
-        if let Some(l) = &target.listen {
-            let_client_in(&mut admin, &l.client)?;
-        }
-        // The admin connection idles through whole steps: do not let the server drop it.
-        let _ = admin.query("SET SESSION wait_timeout = 31536000");
-        let version = admin
-            .first("SELECT VERSION()")?
-            .context("SELECT VERSION() returned no row")?;
-        let version = version_label(version);
-        let sql_mode = admin.first("SELECT @@GLOBAL.sql_mode")?.unwrap_or_default();
-        let vars: Vec<(String, Option<String>)> = admin
-            .rows("SHOW GLOBAL VARIABLES")?
-            .into_iter()
-            .filter_map(|r| {
-                let mut cols = r.into_iter();
-                Some((cols.next()??, cols.next().flatten()))
-            })
-            .collect();
-        let settings = effective_settings(vars, &data_dir, &socket, build.bins.basedir.as_deref());
-
+        let (version, backslash_escapes, settings) =
+            prepare_admin(&mut admin, target, &data_dir, &socket, &build)?;
         let driver = Arc::new(MysqlDriver::new(
             MyEndpoint::Own(socket.clone()),
             target.prepared,
-            !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+            backslash_escapes,
         ));
         let mut recorded = render_config(
             &build,
@@ -600,7 +618,7 @@ impl MysqlServer {
                 port,
                 user: USER.into(),
                 database: DB_NAME.into(),
-                backslash_escapes: !sql_mode.contains("NO_BACKSLASH_ESCAPES"),
+                backslash_escapes,
             }),
         })
     }
