@@ -1,6 +1,5 @@
 //! Verdicts on real measurements, through the binary and embedded SQLite, at `--quick` scale
-//! (0.3 s steps, 1 table × 10,000 rows; the A/B's write steps 0.6 s), whole catalog, 5
-//! interleaved repeats:
+//! (0.3 s steps, 1 table × 10,000 rows), whole catalog, 5 interleaved repeats:
 //!
 //! - **A/A**: the same target listed twice under two names. Nothing changed, so no step may
 //!   get `regression` or `improvement`, on QPS or on server CPU/op.
@@ -27,17 +26,12 @@ use serde_json::Value;
 const REPEATS: u64 = 5;
 
 fn lab(name: &str, a: (&str, &str), b: (&str, &str), pre: bool) -> String {
-    lab_with(name, a, b, pre, "")
-}
-
-/// [`lab`] with more `[suite.sysbench]` lines.
-fn lab_with(name: &str, a: (&str, &str), b: (&str, &str), pre: bool, more: &str) -> String {
     let target = |(name, settings): (&str, &str)| {
         format!("[[target]]\nname = \"{name}\"\nengine = \"sqlite\"\nsettings = [{settings}]\n\n")
     };
     format!(
         "[lab]\nname = \"{name}\"\nrepeats = {REPEATS}\norder = \"interleaved\"\n\n{}{}\
-         [suite.sysbench]\ntables = 1\nrows = 10000\npre = {pre}\n{more}",
+         [suite.sysbench]\ntables = 1\nrows = 10000\npre = {pre}\n",
         target(a),
         target(b)
     )
@@ -46,19 +40,11 @@ fn lab_with(name: &str, a: (&str, &str), b: (&str, &str), pre: bool, more: &str)
 /// Runs `lab` at `--quick` and returns its JSON report. The text report is kept as a CI
 /// artifact, `<target dir>/verdicts/<name>.txt`, pass or fail.
 fn quick_run(dir: &Path, name: &str, lab: &str, only: &[&str]) -> Value {
-    run_lab(dir, name, lab, only, true)
-}
-
-/// [`quick_run`], or at the lab's own scale and step lengths when not `quick`.
-fn run_lab(dir: &Path, name: &str, lab: &str, only: &[&str], quick: bool) -> Value {
     let path = dir.join("lab.toml");
     std::fs::write(&path, lab).unwrap();
     {
         let _lock = measuring();
-        let mut args = vec!["-q", "run", path.to_str().unwrap()];
-        if quick {
-            args.push("--quick");
-        }
+        let mut args = vec!["-q", "run", path.to_str().unwrap(), "--quick"];
         for step in only {
             args.extend(["--only", step]);
         }
@@ -163,21 +149,16 @@ fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
         "delete",
         "insert",
     ];
-    // --quick's scale with 0.6 s write steps instead of 0.3 s: read-write_range=100 spends
-    // most of its time in range reads, so its gain (about 1.7x) is the smallest, and with
-    // 0.3 s steps on a loaded 2-core machine one run in many called it within noise (q 0.063).
-    let report = run_lab(
+    let report = quick_run(
         dir.path(),
         "a-b",
-        &lab_with(
+        &lab(
             "A/B synchronous",
             ("full", "\"synchronous = FULL\""),
             ("off", "\"synchronous = OFF\""),
             true,
-            "warmup_secs = 0.1\nread_secs = 0.3\nwrite_secs = 0.6\npostwrite_secs = 0.5\n",
         ),
         &only,
-        false,
     );
     let rows = tested_rows(&report, 25);
     assert!(
