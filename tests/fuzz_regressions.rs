@@ -56,7 +56,7 @@ fn profile_with_a_huge_cpu_per_op_draws_without_overflow() {
 /// as counts near `u64::MAX`) overflowed the report's sum of samples over repeats.
 #[test]
 fn profiled_repeats_with_huge_sample_counts_make_a_report() {
-    use dbdelta::results::{Measurement, RunData, StepProfile, TargetInfo};
+    use dbdelta::results::{Measurement, Metric, RunData, StepProfile, TargetInfo, Values};
     let repeat = |repeat| Measurement {
         target: "a".into(),
         step: "point-query".into(),
@@ -64,7 +64,7 @@ fn profiled_repeats_with_huge_sample_counts_make_a_report() {
         repeat,
         ops: 10,
         qps: Some(10.0),
-        server_cpu_us_per_op: Some(1.0),
+        values: Values::default().with(&[(Metric::ServerCpu, 1.0)]),
         profile: Some(StepProfile {
             samples: u64::MAX / 2 + 1,
             unresolved: u64::MAX / 2 + 1,

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
 use super::{Options, ReportError, crossover, verdict};
-use crate::results::{Latency, Measurement, RunData, TargetInfo};
+use crate::results::metrics::{Agg, METRICS, Picked};
+use crate::results::{Latency, Measurement, Metric, RunData, TargetInfo, Values};
 use crate::stats::{self, mean_known, ratio};
 
 /// Builds the model; `opts.base` defaults to the first target, and every other target is
@@ -299,23 +300,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         qps: m.qps,
         tps: m.tps,
         latency_us: m.latency_us,
-        server_cpu_us_per_op: m.server_cpu_us_per_op,
-        client_cpu_us_per_op: m.client_cpu_us_per_op,
-        host_cpu_us_per_op: m.host_cpu_us_per_op,
-        cs_per_op: m.cs_per_op,
-        host_cs_per_op: m.host_cs_per_op,
-        reads_per_op: m.reads_per_op,
-        read_kb_per_op: m.read_kb_per_op,
-        writes_per_op: m.writes_per_op,
-        write_kb_per_op: m.write_kb_per_op,
-        proc_read_kb_per_op: m.proc_read_kb_per_op,
-        proc_write_kb_per_op: m.proc_write_kb_per_op,
-        peak_rss_bytes: m.peak_rss_bytes,
-        peak_vsz_bytes: m.peak_vsz_bytes,
-        peak_pss_bytes: m.peak_pss_bytes,
-        db_size_bytes: m.db_size_bytes,
-        rows_per_event: m.rows_per_event,
-        scan_krows_per_sec: m.scan_krows_per_sec,
+        values: m.values,
         client_bound: m.client_bound,
         failed: m.failed,
         error: m.error.clone(),
@@ -429,17 +414,14 @@ fn aggregate(
         .collect();
     let ok: Vec<&Measurement> = all.iter().copied().filter(|m| !m.failed).collect();
     let mean = |get: fn(&Measurement) -> Option<f64>| mean_known(ok.iter().map(|m| get(m)));
-    let max_u64 = |get: fn(&Measurement) -> Option<u64>| ok.iter().filter_map(|m| get(m)).max();
     let lats: Vec<&Latency> = ok.iter().filter_map(|m| m.latency_us.as_ref()).collect();
     let per_second: Vec<&[f64]> = ok
         .iter()
         .map(|m| resolution::series_of(series, m))
         .collect();
-    let (read_kb, write_kb) = (mean(|m| m.read_kb_per_op), mean(|m| m.write_kb_per_op));
-    let (proc_read, proc_write) = (
-        mean(|m| m.proc_read_kb_per_op),
-        mean(|m| m.proc_write_kb_per_op),
-    );
+    let values = aggregate_values(&ok);
+    let confirmed =
+        |device: Metric, own: Metric| resolution::confirmed(values.get(device), values.get(own));
     Aggregate {
         target: target.to_string(),
         step: step.to_string(),
@@ -449,23 +431,12 @@ fn aggregate(
         qps: mean(|m| m.qps),
         tps: mean(|m| m.tps),
         latency_us: mean_latency(&lats),
-        server_cpu_us_per_op: mean(|m| m.server_cpu_us_per_op),
-        client_cpu_us_per_op: mean(|m| m.client_cpu_us_per_op),
-        host_cpu_us_per_op: mean(|m| m.host_cpu_us_per_op),
-        cs_per_op: mean(|m| m.cs_per_op),
-        reads_per_op: mean(|m| m.reads_per_op),
-        read_kb_per_op: read_kb,
-        writes_per_op: mean(|m| m.writes_per_op),
-        write_kb_per_op: write_kb,
-        peak_rss_bytes: max_u64(|m| m.peak_rss_bytes),
-        db_size_bytes: max_u64(|m| m.db_size_bytes),
-        scan_krows_per_sec: mean(|m| m.scan_krows_per_sec),
+        values: Picked(values),
         client_bound: ok.iter().any(|m| m.client_bound),
         errors: ok.iter().map(|m| m.errors.total()).sum(),
-        proc_read_kb_per_op: proc_read,
-        proc_write_kb_per_op: proc_write,
-        device_reads_confirmed: resolution::confirmed(read_kb, proc_read),
-        device_writes_confirmed: resolution::confirmed(write_kb, proc_write),
+        own_io: Picked(values),
+        device_reads_confirmed: confirmed(Metric::ReadKb, Metric::ProcReadKb),
+        device_writes_confirmed: confirmed(Metric::WriteKb, Metric::ProcWriteKb),
         within_step: resolution::within_step_over(&per_second, min_effect),
         server_cpus_seen: cpu_union(&ok, |m| m.server_cpus_seen.as_ref()),
         client_cpus_seen: cpu_union(&ok, |m| m.client_cpus_seen.as_ref()),
@@ -482,6 +453,21 @@ fn aggregate(
             .filter(|m| m.stop_reason.as_deref() == Some("max"))
             .count() as u32,
     }
+}
+
+/// Each metric the table aggregates, over the repeats `ok` as its row says.
+fn aggregate_values(ok: &[&Measurement]) -> Values {
+    let mut out = Values::default();
+    for d in METRICS {
+        let known = ok.iter().map(|m| m.values.get(d.metric));
+        let v = match d.over_repeats {
+            None => None,
+            Some(Agg::Mean) => mean_known(known),
+            Some(Agg::Max) => known.flatten().reduce(f64::max),
+        };
+        out.set(d.metric, v);
+    }
+    out
 }
 
 /// The non-failed repeats of one target × step × clients.
@@ -520,12 +506,16 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                             .map_or("", |t| t.engine.as_str()),
                     };
                     let coarse = resolution::below_resolution(&side(target), &side(base));
-                    let rel = |field: &str, get: fn(&Aggregate) -> Option<f64>| {
-                        if coarse.iter().any(|c| c == field) {
-                            return None;
-                        }
-                        ratio(t.and_then(get), b.and_then(get))
-                    };
+                    let mut ratios = Values::default();
+                    for d in METRICS.iter().filter(|d| d.relative) {
+                        let get = |a: &Aggregate| a.get(d.metric);
+                        let ratio = ratio(t.and_then(get), b.and_then(get));
+                        ratios.set(
+                            d.metric,
+                            ratio.filter(|_| !coarse.iter().any(|c| c == d.id)),
+                        );
+                    }
+                    let qps = ratio(t.and_then(|a| a.qps), b.and_then(|a| a.qps));
                     let both = |get: fn(&Aggregate) -> Option<bool>| {
                         t.and_then(get) == Some(true) && b.and_then(get) == Some(true)
                     };
@@ -535,17 +525,8 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                         step: step.clone(),
                         group: group.id.clone(),
                         clients,
-                        qps: rel("qps", |a| a.qps),
-                        server_cpu_us_per_op: rel("server_cpu_us_per_op", |a| {
-                            a.server_cpu_us_per_op
-                        }),
-                        client_cpu_us_per_op: rel("client_cpu_us_per_op", |a| {
-                            a.client_cpu_us_per_op
-                        }),
-                        cs_per_op: rel("cs_per_op", |a| a.cs_per_op),
-                        reads_per_op: rel("reads_per_op", |a| a.reads_per_op),
-                        read_kb_per_op: rel("read_kb_per_op", |a| a.read_kb_per_op),
-                        write_kb_per_op: rel("write_kb_per_op", |a| a.write_kb_per_op),
+                        qps,
+                        ratios: Picked(ratios),
                         paired_repeats: 0,
                         geo_mean: None,
                         ci95: None,
@@ -554,7 +535,7 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                         client_bound: t.is_some_and(|a| a.client_bound)
                             || b.is_some_and(|a| a.client_bound),
                         qps_test: None,
-                        server_cpu_test: None,
+                        tests: CostTests::default(),
                         below_resolution: coarse,
                         device_reads_confirmed: both(|a| a.device_reads_confirmed),
                         device_writes_confirmed: both(|a| a.device_writes_confirmed),
@@ -580,7 +561,10 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                     continue;
                 }
                 let qps: Vec<f64> = rows.iter().filter_map(|r| r.qps).collect();
-                let cpu: Vec<f64> = rows.iter().filter_map(|r| r.server_cpu_us_per_op).collect();
+                let cpu: Vec<f64> = rows
+                    .iter()
+                    .filter_map(|r| r.ratio(Metric::ServerCpu))
+                    .collect();
                 let s = stats::summary(&qps);
                 let largest = rows
                     .iter()
@@ -596,7 +580,9 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                 };
                 let cpu_count = |v: &str| {
                     rows.iter()
-                        .filter(|r| r.server_cpu_test.as_ref().is_some_and(|t| t.verdict == v))
+                        .filter(|r| {
+                            (r.tests.get(Metric::ServerCpu)).is_some_and(|t| t.verdict == v)
+                        })
                         .count()
                 };
                 out.push(GroupSummary {
@@ -939,6 +925,10 @@ fn wakeup_warning(place: &str, m: &Measurement) -> String {
     let pct = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0));
     let us = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1} µs"));
     let seen = |v: &Option<String>| v.clone().unwrap_or_else(|| "n/a".into());
+    let (client, server) = (
+        m.values.get(Metric::ClientCpu),
+        m.values.get(Metric::ServerCpu),
+    );
     format!(
         "wake-up-bound: {place}: each query is a short round trip (the client was on CPU {} and the \
          server {} of its wall time: client {} + server {} CPU per query at {} QPS) between threads \
@@ -946,10 +936,10 @@ fn wakeup_warning(place: &str, m: &Measurement) -> String {
          cross-CPU wake-ups (on a VM, the hypervisor's) and where the scheduler put the two more than \
          the engine; to measure the engine, run both on one CPU with placement = \"shared\" (or set \
          server_cpus and client_cpus)",
-        pct(busy(m.client_cpu_us_per_op)),
-        pct(busy(m.server_cpu_us_per_op)),
-        us(m.client_cpu_us_per_op),
-        us(m.server_cpu_us_per_op),
+        pct(busy(client)),
+        pct(busy(server)),
+        us(client),
+        us(server),
         m.qps.map_or("n/a".into(), |q| format!("{q:.0}")),
         seen(&m.server_cpus_seen),
         seen(&m.client_cpus_seen),
@@ -976,7 +966,7 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     if data
         .measurements
         .iter()
-        .any(|m| m.scan_krows_per_sec.is_some())
+        .any(|m| m.values.get(Metric::ScanKrows).is_some())
     {
         out.push(
             "scan: one full-table scan per event that returns no row; besides QPS it reports thousands of rows \
@@ -1117,7 +1107,11 @@ fn resolution_notes(model: &ReportModel) -> Vec<String> {
             m.clock_tick_us / 1000.0
         ));
     }
-    if model.aggregates.iter().any(|a| a.read_kb_per_op.is_some()) {
+    if model
+        .aggregates
+        .iter()
+        .any(|a| a.get(Metric::ReadKb).is_some())
+    {
         out.push(
             "Device IO (reads/op, KB read/op, KB written/op) is the data directory's whole device (/proc/diskstats): \
              every process on that disk, not only the engine. A relative device value is a finding about the \

@@ -394,6 +394,7 @@ mod tests {
     use super::super::fixture::run_two_clients;
     use super::super::{Format, compare, render};
     use super::*;
+    use crate::results::Metric;
 
     /// Run A = the two-client fixture; run B = the same lab a day later: pg17 10% faster and
     /// 5% cheaper everywhere, `sqlite.wal` replaced by `sqlite.delete`, `update-one` not run.
@@ -409,7 +410,8 @@ mod tests {
             }
             if m.target == "pg17" {
                 m.qps = m.qps.map(|q| q * 1.1);
-                m.server_cpu_us_per_op = m.server_cpu_us_per_op.map(|c| c * 0.95);
+                let cpu = m.values.get(Metric::ServerCpu);
+                m.values.set(Metric::ServerCpu, cpu.map(|c| c * 0.95));
             }
         }
         b.measurements.retain(|m| m.step != "update-one");
@@ -429,7 +431,7 @@ mod tests {
         assert_eq!(m.shown_targets(), ["pg16@A", "pg16@B", "pg17@A", "pg17@B"]);
         let r = m.relative_of("pg17@B", "point-query", 4).unwrap();
         assert!((r.qps.unwrap() - 1.1).abs() < 1e-9, "{r:?}");
-        assert!((r.server_cpu_us_per_op.unwrap() - 0.95).abs() < 1e-9);
+        assert!((r.ratio(Metric::ServerCpu).unwrap() - 0.95).abs() < 1e-9);
         assert_eq!(r.base, "pg17@A");
         let r = m.relative_of("pg16@B", "point-query", 1).unwrap();
         assert!((r.qps.unwrap() - 1.0).abs() < 1e-12);

@@ -6,11 +6,13 @@
 //! value that was not measured or cannot be computed, booleans as `true`/`false`, quoting by
 //! the `csv` crate (RFC 4180). It must not compute numbers (that is `build`'s job) or do I/O.
 
-use super::model::{Aggregate, MeasurementRow, Relative, ReportModel, TargetSummary};
+use super::model::{Aggregate, MeasurementRow, MetricTest, Relative, ReportModel, TargetSummary};
+use crate::results::metrics::{METRICS, Part};
 
 /// The header, in column order. Units: `_us` µs, `_bytes` bytes, `_kb` KB, `qps` per second;
 /// `relative_*` = target / its base (the `base` column).
-pub const COLUMNS: &[&str] = &[
+/// The columns before the metrics: the run, target and step, QPS and its verdict, latency.
+const HEAD: &[&str] = &[
     "run_id",
     "lab",
     "host_online_cpus",
@@ -54,37 +56,19 @@ pub const COLUMNS: &[&str] = &[
     "latency_p999_us",
     "latency_max_us",
     "latency_mean_us",
-    "server_cpu_us_per_op",
-    "relative_server_cpu_us_per_op",
-    "server_cpu_verdict",
-    "server_cpu_unstable",
-    "relative_server_cpu_p",
-    "relative_server_cpu_q",
-    "relative_server_cpu_ci_low",
-    "relative_server_cpu_ci_high",
-    "relative_server_cpu_ci_level",
-    "relative_server_cpu_ci95_low",
-    "relative_server_cpu_ci95_high",
-    "client_cpu_us_per_op",
-    "relative_client_cpu_us_per_op",
-    "host_cpu_us_per_op",
-    "cs_per_op",
-    "relative_cs_per_op",
-    "reads_per_op",
-    "relative_reads_per_op",
-    "read_kb_per_op",
-    "relative_read_kb_per_op",
-    "writes_per_op",
-    "write_kb_per_op",
-    "relative_write_kb_per_op",
-    "proc_read_kb_per_op",
-    "proc_write_kb_per_op",
+];
+
+/// Between the costs per op (with the engine's own IO) and the step's own values: whether the
+/// device IO is the engine's, and which ratios are too coarse.
+const BETWEEN: &[&str] = &[
     "device_reads_confirmed",
     "device_writes_confirmed",
     "below_resolution",
-    "peak_rss_bytes",
-    "db_size_bytes",
-    "scan_krows_per_sec",
+];
+
+/// The columns after the metrics: within-step noise, flags, failures, the client sweep, the
+/// Insert Benchmark, profiles and invocations.
+const TAIL: &[&str] = &[
     "step_seconds",
     "qps_cv",
     "qps_precision",
@@ -116,9 +100,53 @@ pub const COLUMNS: &[&str] = &[
     "invocations",
 ];
 
-/// Columns that hold text; `BOOLEAN_COLUMNS` hold `true`/`false`; every other column is a number
-/// or empty.
-pub const TEXT_COLUMNS: &[&str] = &[
+/// A verdict's columns after its metric's ratio, from its short name `s`: `s_verdict`,
+/// `s_unstable`, then `relative_s_` + each of these.
+const VERDICT_STATS: [&str; 7] = [
+    "p",
+    "q",
+    "ci_low",
+    "ci_high",
+    "ci_level",
+    "ci95_low",
+    "ci95_high",
+];
+
+/// The columns of the metrics of `parts` that the table aggregates, in table order: the value,
+/// its ratio (`relative_<id>`) and its verdict's columns.
+fn metric_columns(parts: &[Part]) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in METRICS
+        .iter()
+        .filter(|d| d.over_repeats.is_some() && parts.contains(&d.part))
+    {
+        out.push(d.id.to_string());
+        if d.relative {
+            out.push(format!("relative_{}", d.id));
+        }
+        if let Some(s) = d.verdict {
+            out.extend([format!("{s}_verdict"), format!("{s}_unstable")]);
+            out.extend(VERDICT_STATS.iter().map(|x| format!("relative_{s}_{x}")));
+        }
+    }
+    out
+}
+
+/// The header, in column order. Units: `_us` µs, `_bytes` bytes, `_kb` KB, `qps` per second;
+/// `relative_*` = target / its base (the `base` column).
+pub fn columns() -> Vec<String> {
+    let names = |c: &[&str]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    let mut out = names(HEAD);
+    out.extend(metric_columns(&[Part::Cost, Part::OwnIo]));
+    out.extend(names(BETWEEN));
+    out.extend(metric_columns(&[Part::Step]));
+    out.extend(names(TAIL));
+    out
+}
+
+/// Columns that hold text (and every verdict's `<short>_verdict`); `BOOLEAN_COLUMNS` (and every
+/// `<short>_unstable`) hold `true`/`false`; every other column is a number or empty.
+const TEXT_COLUMNS: &[&str] = &[
     "run_id",
     "lab",
     "host_online_cpus",
@@ -137,7 +165,6 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "step",
     "duration_rule",
     "verdict",
-    "server_cpu_verdict",
     "below_resolution",
     "error",
     "log_path",
@@ -151,10 +178,9 @@ pub const TEXT_COLUMNS: &[&str] = &[
     "invocations",
 ];
 
-pub const BOOLEAN_COLUMNS: &[&str] = &[
+const BOOLEAN_COLUMNS: &[&str] = &[
     "is_base",
     "unstable",
-    "server_cpu_unstable",
     "device_reads_confirmed",
     "device_writes_confirmed",
     "too_short",
@@ -164,6 +190,23 @@ pub const BOOLEAN_COLUMNS: &[&str] = &[
     "failed",
     "target_failed",
 ];
+
+/// The verdict columns `<short>_<suffix>` of the table's metrics with a verdict.
+fn verdict_columns(suffix: &str) -> impl Iterator<Item = String> + '_ {
+    METRICS
+        .iter()
+        .filter_map(move |d| d.verdict.map(|s| format!("{s}_{suffix}")))
+}
+
+/// Whether `column` holds text (any other is a number, empty, or `true`/`false`).
+pub fn is_text(column: &str) -> bool {
+    TEXT_COLUMNS.contains(&column) || verdict_columns("verdict").any(|c| c == column)
+}
+
+/// Whether `column` holds `true`/`false`.
+pub fn is_boolean(column: &str) -> bool {
+    BOOLEAN_COLUMNS.contains(&column) || verdict_columns("unstable").any(|c| c == column)
+}
 
 fn num(v: Option<f64>) -> String {
     match v {
@@ -259,13 +302,14 @@ fn row(
             .map(|g| g.id.as_str()),
         rel: m.relative_of(name, step, clients),
     };
-    let mut out = Vec::with_capacity(COLUMNS.len());
+    let mut out = Vec::with_capacity(HEAD.len() + TAIL.len() + METRICS.len() * 3);
     out.extend(identity(&r));
     out.extend(step_facts(&r));
     out.extend(throughput(&r));
     out.extend(latency(&r));
-    out.extend(server_cpu(&r));
-    out.extend(costs(&r));
+    out.extend(metric_cells(&r, &[Part::Cost, Part::OwnIo]));
+    out.extend(between(&r));
+    out.extend(metric_cells(&r, &[Part::Step]));
     out.extend(outcome(&r));
     out.extend(concurrency(m, name, r.group, clients));
     out.extend(insert(m, name, step, clients));
@@ -387,52 +431,49 @@ fn latency(r: &Row) -> [String; 8] {
     ]
 }
 
-/// `server_cpu_us_per_op` to `relative_server_cpu_ci95_high`: server CPU per op, its ratio to
-/// the base and the ratio's verdict.
-fn server_cpu(r: &Row) -> [String; 11] {
-    let ct = r.rel.and_then(|r| r.server_cpu_test.as_ref());
-    [
-        r.v(|a| a.server_cpu_us_per_op),
-        r.r(|r| r.server_cpu_us_per_op),
-        text(ct.map(|t| t.verdict.as_str())),
-        flag(ct.is_some_and(|t| t.unstable)),
-        num(ct.map(|t| t.p)),
-        num(ct.map(|t| t.q)),
-        num(ct.map(|t| t.ci[0])),
-        num(ct.map(|t| t.ci[1])),
-        num(ct.map(|t| t.ci_level)),
-        num(ct.map(|t| t.ci95[0])),
-        num(ct.map(|t| t.ci95[1])),
-    ]
+/// The cells of [`metric_columns`]`(parts)`: each aggregated value, its ratio and its verdict.
+fn metric_cells(r: &Row, parts: &[Part]) -> Vec<String> {
+    let mut out = Vec::new();
+    for d in METRICS
+        .iter()
+        .filter(|d| d.over_repeats.is_some() && parts.contains(&d.part))
+    {
+        let v = r.a.and_then(|a| a.get(d.metric));
+        out.push(if d.integer() {
+            int(v.map(|v| v as u64))
+        } else {
+            num(v)
+        });
+        if d.relative {
+            out.push(num(r.rel.and_then(|x| x.ratio(d.metric))));
+        }
+        if d.verdict.is_some() {
+            let t = r.rel.and_then(|x| x.tests.get(d.metric));
+            out.extend([
+                text(t.map(|t| t.verdict.as_str())),
+                flag(t.is_some_and(|t| t.unstable)),
+            ]);
+            out.extend(verdict_stats(t).map(num));
+        }
+    }
+    out
 }
 
-/// `client_cpu_us_per_op` to `scan_krows_per_sec`: the other per-op costs and their ratios,
-/// which ratios are too coarse, memory, size and scan rate.
-fn costs(r: &Row) -> [String; 20] {
+/// The values of [`VERDICT_STATS`], in order.
+fn verdict_stats(t: Option<&MetricTest>) -> [Option<f64>; 7] {
+    let Some(t) = t else { return [None; 7] };
+    [t.p, t.q, t.ci[0], t.ci[1], t.ci_level, t.ci95[0], t.ci95[1]].map(Some)
+}
+
+/// [`BETWEEN`]: whether the device IO is the engine's, and which ratios are too coarse.
+fn between(r: &Row) -> [String; 3] {
     let a = r.a;
     [
-        r.v(|a| a.client_cpu_us_per_op),
-        r.r(|r| r.client_cpu_us_per_op),
-        r.v(|a| a.host_cpu_us_per_op),
-        r.v(|a| a.cs_per_op),
-        r.r(|r| r.cs_per_op),
-        r.v(|a| a.reads_per_op),
-        r.r(|r| r.reads_per_op),
-        r.v(|a| a.read_kb_per_op),
-        r.r(|r| r.read_kb_per_op),
-        r.v(|a| a.writes_per_op),
-        r.v(|a| a.write_kb_per_op),
-        r.r(|r| r.write_kb_per_op),
-        r.v(|a| a.proc_read_kb_per_op),
-        r.v(|a| a.proc_write_kb_per_op),
         flag(a.and_then(|a| a.device_reads_confirmed) == Some(true)),
         flag(a.and_then(|a| a.device_writes_confirmed) == Some(true)),
         r.rel
             .map(|r| r.below_resolution.join(" "))
             .unwrap_or_default(),
-        int(a.and_then(|a| a.peak_rss_bytes)),
-        int(a.and_then(|a| a.db_size_bytes)),
-        r.v(|a| a.scan_krows_per_sec),
     ]
 }
 
@@ -518,13 +559,14 @@ pub fn render(m: &ReportModel) -> String {
         .iter()
         .flat_map(|g| g.steps.iter().map(String::as_str))
         .collect();
+    let header = columns();
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut write = |record: Vec<String>| {
-        debug_assert_eq!(record.len(), COLUMNS.len());
+        debug_assert_eq!(record.len(), header.len());
         w.write_record(&record)
             .expect("writing CSV to memory cannot fail");
     };
-    write(COLUMNS.iter().map(|c| c.to_string()).collect());
+    write(header.clone());
     for name in names {
         let t = m.targets.iter().find(|t| t.name == name);
         let failed = t.is_some_and(|t| t.failed);
@@ -540,7 +582,7 @@ pub fn render(m: &ReportModel) -> String {
         }
         if failed && !wrote {
             let mut r = row(m, name, t, 0, "", None);
-            let clients = COLUMNS.iter().position(|c| *c == "clients").unwrap();
+            let clients = HEAD.iter().position(|c| *c == "clients").unwrap();
             r[clients] = String::new();
             write(r);
         }
@@ -559,12 +601,12 @@ mod tests {
     fn records(out: &str) -> Vec<::csv::StringRecord> {
         let mut r = ::csv::Reader::from_reader(out.as_bytes());
         let header: Vec<&str> = r.headers().unwrap().iter().collect();
-        assert_eq!(header, COLUMNS);
+        assert_eq!(header, columns());
         r.records().map(|r| r.unwrap()).collect()
     }
 
     fn cell<'a>(r: &'a ::csv::StringRecord, column: &str) -> &'a str {
-        &r[COLUMNS.iter().position(|c| *c == column).unwrap()]
+        &r[columns().iter().position(|c| c == column).unwrap()]
     }
 
     /// The row of `target`, `step` and `clients`.
@@ -603,11 +645,11 @@ mod tests {
             let rows = records(&out);
             assert!(!rows.is_empty());
             for row in &rows {
-                assert_eq!(row.len(), COLUMNS.len());
-                for (column, value) in COLUMNS.iter().zip(row.iter()) {
-                    if BOOLEAN_COLUMNS.contains(column) {
+                assert_eq!(row.len(), columns().len());
+                for (column, value) in columns().iter().zip(row.iter()) {
+                    if is_boolean(column) {
                         assert!(value == "true" || value == "false", "{column}: {value:?}");
-                    } else if !TEXT_COLUMNS.contains(column) {
+                    } else if !is_text(column) {
                         assert!(
                             value.is_empty() || value.parse::<f64>().is_ok_and(f64::is_finite),
                             "{column}: {value:?} is neither a number nor empty"

@@ -83,7 +83,8 @@ fn measurement(
     let ops = (qps * seconds).round() as u64;
     let events = ops / spe as u64;
     let lat = 1e6 * clients as f64 / (qps / spe as f64);
-    Measurement {
+    let scan = (step == "scan").then(|| 100_000.0 / 1000.0 / (lat / 1e6));
+    let mut m = Measurement {
         target: target.into(),
         suite: "sysbench".into(),
         step: step.into(),
@@ -110,25 +111,33 @@ fn measurement(
             max: lat * 40.0,
             mean: lat,
         }),
-        server_cpu_us_per_op: Some(cpu_us),
-        client_cpu_us_per_op: Some(cpu_us / 4.0),
-        host_cpu_us_per_op: Some(cpu_us * 1.3),
-        cs_per_op: Some(if group == "writes" { 2.5 } else { 0.4 }),
-        host_cs_per_op: Some(if group == "writes" { 3.1 } else { 0.6 }),
-        reads_per_op: Some(0.0),
-        read_kb_per_op: Some(0.0),
-        writes_per_op: Some(if group == "writes" { 1.2 } else { 0.0 }),
-        write_kb_per_op: Some(if group == "writes" { 9.6 } else { 0.0 }),
-        proc_read_kb_per_op: Some(0.0),
-        proc_write_kb_per_op: Some(if group == "writes" { 8.0 } else { 0.0 }),
-        peak_rss_bytes: Some(180_000_000 + 1_000_000 * step_index as u64),
-        peak_vsz_bytes: Some(1_200_000_000),
-        peak_pss_bytes: None,
-        db_size_bytes: Some(25_000_000 + 100_000 * step_index as u64),
+        values: Values::default().with(&[
+            (Metric::ServerCpu, cpu_us),
+            (Metric::ClientCpu, cpu_us / 4.0),
+            (Metric::HostCpu, cpu_us * 1.3),
+            (Metric::Cs, if group == "writes" { 2.5 } else { 0.4 }),
+            (Metric::HostCs, if group == "writes" { 3.1 } else { 0.6 }),
+            (Metric::Reads, 0.0),
+            (Metric::ReadKb, 0.0),
+            (Metric::Writes, if group == "writes" { 1.2 } else { 0.0 }),
+            (Metric::WriteKb, if group == "writes" { 9.6 } else { 0.0 }),
+            (Metric::ProcReadKb, 0.0),
+            (
+                Metric::ProcWriteKb,
+                if group == "writes" { 8.0 } else { 0.0 },
+            ),
+            (
+                Metric::PeakRss,
+                (180_000_000 + 1_000_000 * step_index as u64) as f64,
+            ),
+            (Metric::PeakVsz, 1_200_000_000.0),
+            (
+                Metric::DbSize,
+                (25_000_000 + 100_000 * step_index as u64) as f64,
+            ),
+        ]),
         warm: false,
-        rows_per_event: None,
         rows_per_statement: None,
-        scan_krows_per_sec: (step == "scan").then(|| 100_000.0 / 1000.0 / (lat / 1e6)),
         client_bound: false,
         failed: false,
         error: None,
@@ -144,7 +153,9 @@ fn measurement(
         operations: Vec::new(),
         profile: None,
         invocation: 0,
-    }
+    };
+    m.values.set(Metric::ScanKrows, scan);
+    m
 }
 
 fn load(target: &str, clients: u32, repeat: u32, rows_per_sec: f64, index_secs: f64) -> LoadResult {
@@ -293,20 +304,24 @@ fn two_clients_measurements() -> Vec<Measurement> {
                 base_qps * fqlite / if clients == 4 { 2.5 } else { 1.0 },
                 cpu * fclite,
             );
-            ml.client_cpu_us_per_op = None;
-            ml.cs_per_op = Some(0.0);
-            ml.reads_per_op = None;
-            ml.read_kb_per_op = None;
-            ml.write_kb_per_op = ml.write_kb_per_op.map(|w| w * 0.5);
+            let v = &mut ml.values;
+            v.set(Metric::ClientCpu, None);
+            v.set(Metric::Cs, Some(0.0));
+            v.set(Metric::Reads, None);
+            v.set(Metric::ReadKb, None);
+            v.set(Metric::WriteKb, v.get(Metric::WriteKb).map(|w| w * 0.5));
             // Its own writes are an eighth of what the device saw: another process wrote too.
-            ml.proc_write_kb_per_op = ml.proc_write_kb_per_op.map(|w| w / 8.0);
+            v.set(
+                Metric::ProcWriteKb,
+                v.get(Metric::ProcWriteKb).map(|w| w / 8.0),
+            );
             if *step == "point-query" && clients == 4 {
                 // A server engine's step (SQLite steps are never flagged: client CPU is not
                 // separable in-process).
                 m17.client_bound = true;
             }
             if *step == "update-one" && clients == 1 {
-                m17.cs_per_op = None;
+                m17.values.set(Metric::Cs, None);
             }
             if *step == "update-one" && clients == 4 {
                 m17.errors = ErrorCounts {
@@ -486,8 +501,8 @@ pub fn run_adaptive() -> RunData {
         if m.target == "pg16" && m.step == "point-query" && m.repeat == 1 {
             m.wakeup_bound = true;
             m.qps = Some(13_500.0);
-            m.client_cpu_us_per_op = Some(26.0);
-            m.server_cpu_us_per_op = Some(33.0);
+            m.values.set(Metric::ClientCpu, Some(26.0));
+            m.values.set(Metric::ServerCpu, Some(33.0));
         }
     }
     data
@@ -724,7 +739,8 @@ pub fn run_linkbench() -> RunData {
             for (i, (step, group, rate)) in steps.into_iter().enumerate() {
                 let mut m = measurement(t, step, i as u32, group, 1, repeat, rate * speed, 20.0);
                 m.suite = "linkbench".into();
-                m.db_size_bytes = Some(1_000_000_000 + 100_000_000 * i as u64);
+                let size = 1_000_000_000 + 100_000_000 * i as u64;
+                m.values.set(Metric::DbSize, Some(size as f64));
                 if i == 0 {
                     let rows = [1_000_000u64, 4_200_000, 560_000];
                     m.operations = (["nodes", "links", "counts"].iter().zip(rows))

@@ -7,7 +7,8 @@
 
 use super::build::{percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
-use crate::results::HostInfo;
+use crate::results::metrics::{CostTable, Device, METRICS, MetricDef};
+use crate::results::{HostInfo, Metric};
 
 /// One piece of a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -856,8 +857,8 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     let memory = |a: Option<&Aggregate>| {
         format!(
             "{} / {}",
-            mb(a.and_then(|a| a.peak_rss_bytes)),
-            mb(a.and_then(|a| a.db_size_bytes))
+            mb(a.and_then(|a| a.whole(Metric::PeakRss))),
+            mb(a.and_then(|a| a.whole(Metric::DbSize)))
         )
     };
     doc.push(Block::Table(aggregate_table(
@@ -896,7 +897,7 @@ fn scan_table(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block
         .filter(|s| {
             shown.iter().any(|t| {
                 m.aggregate(t, s, clients)
-                    .is_some_and(|a| a.scan_krows_per_sec.is_some())
+                    .is_some_and(|a| a.get(Metric::ScanKrows).is_some())
             })
         })
         .collect();
@@ -906,124 +907,49 @@ fn scan_table(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block
     doc.push(Block::SubHeading(
         "Scan: thousands of rows scanned per second per client".into(),
     ));
-    let scan = |a: Option<&Aggregate>| rate(a.and_then(|a| a.scan_krows_per_sec));
+    let scan = |a: Option<&Aggregate>| rate(a.and_then(|a| a.get(Metric::ScanKrows)));
     doc.push(Block::Table(aggregate_table(
         m, clients, &scans, true, scan,
     )));
 }
 
-type Get = fn(&Aggregate) -> Option<f64>;
-type GetRel = fn(&Relative) -> Option<f64>;
-type Confirmed = fn(&Relative) -> bool;
-
-/// A cost table: title, field name (for `below_resolution`), absolute and relative values,
-/// shown even when nothing is known, and for device IO whether a ratio is the engine's.
-struct Cost {
-    title: &'static str,
-    field: &'static str,
-    get: Get,
-    get_rel: GetRel,
-    always: bool,
-    device: Option<Confirmed>,
-}
-
-const COSTS: [Cost; 6] = [
-    Cost::new(
-        "Server CPU µs/op",
-        "server_cpu_us_per_op",
-        |a| a.server_cpu_us_per_op,
-        |r| r.server_cpu_us_per_op,
-    )
-    .always(),
-    Cost::new(
-        "Context switches/op",
-        "cs_per_op",
-        |a| a.cs_per_op,
-        |r| r.cs_per_op,
-    )
-    .always(),
-    Cost::new(
-        "Client (dbdelta) CPU µs/op",
-        "client_cpu_us_per_op",
-        |a| a.client_cpu_us_per_op,
-        |r| r.client_cpu_us_per_op,
-    ),
-    Cost::new(
-        "Device reads/op (whole disk)",
-        "reads_per_op",
-        |a| a.reads_per_op,
-        |r| r.reads_per_op,
-    )
-    .device(|r| r.device_reads_confirmed),
-    Cost::new(
-        "Device KB read/op (whole disk)",
-        "read_kb_per_op",
-        |a| a.read_kb_per_op,
-        |r| r.read_kb_per_op,
-    )
-    .device(|r| r.device_reads_confirmed),
-    Cost::new(
-        "Device KB written/op (whole disk)",
-        "write_kb_per_op",
-        |a| a.write_kb_per_op,
-        |r| r.write_kb_per_op,
-    )
-    .device(|r| r.device_writes_confirmed),
-];
-
-impl Cost {
-    const fn new(title: &'static str, field: &'static str, get: Get, get_rel: GetRel) -> Cost {
-        Cost {
-            title,
-            field,
-            get,
-            get_rel,
-            always: false,
-            device: None,
-        }
-    }
-
-    /// Shown even when no target has the value.
-    const fn always(self) -> Cost {
-        Cost {
-            always: true,
-            ..self
-        }
-    }
-
-    /// Device IO: a ratio is the engine's only when `confirmed`.
-    const fn device(self, confirmed: Confirmed) -> Cost {
-        Cost {
-            device: Some(confirmed),
-            ..self
-        }
-    }
+/// The metrics with a cost table, in the tables' order.
+fn costs() -> Vec<(&'static MetricDef, CostTable)> {
+    let mut out: Vec<_> = (METRICS.iter())
+        .filter_map(|d| Some((d, d.cost_table?)))
+        .collect();
+    out.sort_by_key(|(_, t)| t.rank);
+    out
 }
 
 /// A relative cost cell: `~` below resolution, `(0.65)` for device IO the engine's own IO does
 /// not confirm (a fact about the device, not a finding), else [`rel_cell`].
-fn cost_cell(r: Option<&Relative>, cost: &Cost) -> Cell {
+fn cost_cell(r: Option<&Relative>, d: &MetricDef, table: CostTable) -> Cell {
     let Some(r) = r else {
         return Cell::plain(NA);
     };
-    if r.below_resolution.iter().any(|f| f == cost.field) {
+    if r.below_resolution.iter().any(|f| f == d.id) {
         return Cell::plain(COARSE);
     }
-    match (cost.get_rel)(r) {
-        Some(v) if cost.device.is_some_and(|confirmed| !confirmed(r)) => {
-            Cell::plain(format!("({})", two(v)))
-        }
+    let confirmed = match table.device {
+        None => true,
+        Some(Device::Reads) => r.device_reads_confirmed,
+        Some(Device::Writes) => r.device_writes_confirmed,
+    };
+    match r.ratio(d.metric) {
+        Some(v) if !confirmed => Cell::plain(format!("({})", two(v))),
         v => rel_cell(v, true),
     }
 }
 
 fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
     let shown = m.shown_targets();
-    for cost in &COSTS {
+    for (d, cost) in costs() {
+        let get = |a: &Aggregate| a.get(d.metric);
         let known = steps.iter().any(|s| {
             shown
                 .iter()
-                .any(|t| m.aggregate(t, s, clients).and_then(cost.get).is_some())
+                .any(|t| m.aggregate(t, s, clients).and_then(get).is_some())
         });
         if !known && !cost.always {
             continue;
@@ -1043,11 +969,11 @@ fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Bloc
             let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
             for t in &shown {
                 row.push(Cell::plain(metric(
-                    m.aggregate(t, step, clients).and_then(cost.get),
+                    m.aggregate(t, step, clients).and_then(get),
                 )));
             }
             for t in &m.compared {
-                row.push(cost_cell(m.relative_of(t, step, clients), cost));
+                row.push(cost_cell(m.relative_of(t, step, clients), d, cost));
             }
             grid.rows.push(row);
         }
@@ -1223,7 +1149,7 @@ fn levels(rows: &[&Relative]) -> String {
     if let Some(l) = level(|r| r.qps_test.as_ref()) {
         parts.push(format!("QPS {l}"));
     }
-    if let Some(l) = level(|r| r.server_cpu_test.as_ref()) {
+    if let Some(l) = level(|r| r.tests.get(Metric::ServerCpu)) {
         parts.push(format!("CPU/op {l}"));
     }
     parts.join(", ")
@@ -1232,8 +1158,12 @@ fn levels(rows: &[&Relative]) -> String {
 /// The `QPS` or `CPU/op` row of a step in a verdict table (the step named on the QPS row).
 fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
     let (test, cost, step) = match metric {
-        "QPS" => (&r.qps_test, false, step_label(&r.step, r.client_bound)),
-        _ => (&r.server_cpu_test, true, Cell::plain("")),
+        "QPS" => (
+            r.qps_test.as_ref(),
+            false,
+            step_label(&r.step, r.client_bound),
+        ),
+        _ => (r.tests.get(Metric::ServerCpu), true, Cell::plain("")),
     };
     let mut row = vec![step, Cell::plain(metric)];
     match test {

@@ -9,7 +9,7 @@
 
 use super::layout::{Block, Cell, Grid, Tone, rate, rel_cell};
 use super::model::{LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel};
-use crate::results::OpMeasurement;
+use crate::results::{Metric, OpMeasurement};
 use crate::stats::mean_known;
 use crate::workload::linkbench::{OPS, REQUEST_GROUP, SUITE};
 
@@ -96,10 +96,10 @@ fn load(m: &ReportModel, target: &str, clients: u32) -> Option<LinkbenchLoad> {
             .filter(|(_, b)| *b > 0.0)
             .map(|(r, b)| r / b),
         load_secs: a.seconds,
-        server_cpu_us_per_row: a.server_cpu_us_per_op,
+        server_cpu_us_per_row: a.get(Metric::ServerCpu),
         index_secs: index.and_then(|i| i.seconds),
-        size_after_load: a.db_size_bytes,
-        size_after_index: index.and_then(|i| i.db_size_bytes),
+        size_after_load: a.whole(Metric::DbSize),
+        size_after_index: index.and_then(|i| i.whole(Metric::DbSize)),
     })
 }
 
@@ -118,10 +118,10 @@ fn request(m: &ReportModel, target: &str, step: &str, clients: u32) -> Option<Li
             .zip(base)
             .filter(|(_, b)| *b > 0.0)
             .map(|(r, b)| r / b),
-        server_cpu_us_per_request: a.server_cpu_us_per_op,
-        cs_per_request: a.cs_per_op,
-        write_kb_per_request: a.write_kb_per_op,
-        size_after: a.db_size_bytes,
+        server_cpu_us_per_request: a.get(Metric::ServerCpu),
+        cs_per_request: a.get(Metric::Cs),
+        write_kb_per_request: a.get(Metric::WriteKb),
+        size_after: a.whole(Metric::DbSize),
         p99_us: (OPS.iter())
             .map(|op| op_mean(&reps, op, |o| o.latency_us.map(|l| l.p99)))
             .collect(),

@@ -6,9 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
-use crate::results::{ErrorCounts, HostInfo, Latency, OpMeasurement};
+use crate::results::metrics::{METRICS, Picked, pick};
+use crate::results::{ErrorCounts, HostInfo, Latency, Metric, OpMeasurement, Values};
 
 /// Version of the JSON contract (`schema/report-v3.schema.json`). v2 kept every v1 field and
 /// its meaning, and added `measurements[].operations` and `insert`; v3 keeps every v2 field
@@ -526,25 +528,9 @@ pub struct MeasurementRow {
     pub qps: Option<f64>,
     pub tps: Option<f64>,
     pub latency_us: Option<Latency>,
-    pub server_cpu_us_per_op: Option<f64>,
-    pub client_cpu_us_per_op: Option<f64>,
-    pub host_cpu_us_per_op: Option<f64>,
-    pub cs_per_op: Option<f64>,
-    pub host_cs_per_op: Option<f64>,
-    pub reads_per_op: Option<f64>,
-    pub read_kb_per_op: Option<f64>,
-    pub writes_per_op: Option<f64>,
-    pub write_kb_per_op: Option<f64>,
-    pub proc_read_kb_per_op: Option<f64>,
-    pub proc_write_kb_per_op: Option<f64>,
-    pub peak_rss_bytes: Option<u64>,
-    pub peak_vsz_bytes: Option<u64>,
-    pub peak_pss_bytes: Option<u64>,
-    pub db_size_bytes: Option<u64>,
-    /// Rows returned or changed per event (known only for runs with `warmup_secs = 0`).
-    pub rows_per_event: Option<f64>,
-    /// `scan` only: thousands of rows scanned per second per client.
-    pub scan_krows_per_sec: Option<f64>,
+    /// Every metric of the table ([`crate::results::metrics::METRICS`]), under its id.
+    #[serde(flatten)]
+    pub values: Values,
     pub client_bound: bool,
     pub failed: bool,
     pub error: Option<String>,
@@ -587,25 +573,17 @@ pub struct Aggregate {
     pub qps: Option<f64>,
     pub tps: Option<f64>,
     pub latency_us: Option<Latency>,
-    pub server_cpu_us_per_op: Option<f64>,
-    pub client_cpu_us_per_op: Option<f64>,
-    pub host_cpu_us_per_op: Option<f64>,
-    pub cs_per_op: Option<f64>,
-    pub reads_per_op: Option<f64>,
-    pub read_kb_per_op: Option<f64>,
-    pub writes_per_op: Option<f64>,
-    pub write_kb_per_op: Option<f64>,
-    pub peak_rss_bytes: Option<u64>,
-    pub db_size_bytes: Option<u64>,
-    /// `scan` only: thousands of rows scanned per second per client.
-    pub scan_krows_per_sec: Option<f64>,
+    /// The aggregated metrics of the table (each over its repeats as its row says: the mean, or
+    /// the largest for peaks and sizes); the engine's own IO is listed after `errors`.
+    #[serde(flatten)]
+    pub values: Picked<{ pick::AGGREGATE }>,
     /// Any repeat was flagged client-bound.
     pub client_bound: bool,
     /// Errors summed over the non-failed repeats.
     pub errors: u64,
-    /// The engine's own IO (`/proc/PID/io`), KB per op.
-    pub proc_read_kb_per_op: Option<f64>,
-    pub proc_write_kb_per_op: Option<f64>,
+    /// The engine's own IO (`/proc/PID/io`), KB per op: the same values, listed here.
+    #[serde(flatten)]
+    pub own_io: Picked<{ pick::AGGREGATE_OWN_IO }>,
     /// The engine's own KB read (written) per op is within a factor of 2 of the device's: the
     /// device IO is the engine's. `None` when either is unknown.
     pub device_reads_confirmed: Option<bool>,
@@ -636,13 +614,9 @@ pub struct Relative {
     pub clients: u32,
     /// QPS(target) / QPS(base); > 1 is faster.
     pub qps: Option<f64>,
-    /// Cost ratios: target / base; < 1 is cheaper.
-    pub server_cpu_us_per_op: Option<f64>,
-    pub client_cpu_us_per_op: Option<f64>,
-    pub cs_per_op: Option<f64>,
-    pub reads_per_op: Option<f64>,
-    pub read_kb_per_op: Option<f64>,
-    pub write_kb_per_op: Option<f64>,
+    /// Cost ratios: target / base; < 1 is cheaper (the table's metrics with a ratio).
+    #[serde(flatten)]
+    pub ratios: Picked<{ pick::RELATIVE }>,
     /// Repeats present (and usable) in both target and base, paired by repeat number.
     pub paired_repeats: u32,
     /// Geometric mean of the per-repeat QPS ratios (with ≥ 2 paired repeats).
@@ -658,9 +632,11 @@ pub struct Relative {
     pub client_bound: bool,
     /// The QPS verdict in full.
     pub qps_test: Option<MetricTest>,
-    /// The server CPU/op verdict (lower is better); `None` also when the CPU time is too
-    /// coarse for a ratio (`below_resolution`).
-    pub server_cpu_test: Option<MetricTest>,
+    /// The verdicts on costs (lower is better), `<short>_test` for each metric of the table with
+    /// a verdict (`server_cpu_test`); `None` also when the cost is too coarse for a ratio
+    /// (`below_resolution`).
+    #[serde(flatten)]
+    pub tests: CostTests,
     /// Cost ratios left out (`null` above, `~` in tables) because both sides' totals are below
     /// the resolution of their counters: field names such as `cs_per_op`.
     pub below_resolution: Vec<String>,
@@ -749,6 +725,55 @@ pub struct SeriesSummary {
     /// table holds the same numbers).
     #[serde(skip)]
     pub ops_per_sec: Vec<(u32, f64)>,
+}
+
+impl Aggregate {
+    /// The aggregate of `metric` (`None` for metrics the table does not aggregate).
+    pub fn get(&self, metric: Metric) -> Option<f64> {
+        self.values.0.get(metric)
+    }
+
+    /// The aggregate of a whole-number metric (bytes).
+    pub fn whole(&self, metric: Metric) -> Option<u64> {
+        self.values.0.whole(metric)
+    }
+}
+
+impl Relative {
+    /// The ratio target / base of `metric`.
+    pub fn ratio(&self, metric: Metric) -> Option<f64> {
+        self.ratios.0.get(metric)
+    }
+}
+
+/// The verdicts on the costs of one relative row, by metric (those of the table with a verdict).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CostTests(BTreeMap<Metric, MetricTest>);
+
+impl CostTests {
+    pub fn get(&self, metric: Metric) -> Option<&MetricTest> {
+        self.0.get(&metric)
+    }
+
+    pub fn set(&mut self, metric: Metric, test: Option<MetricTest>) {
+        match test {
+            Some(t) => self.0.insert(metric, t),
+            None => self.0.remove(&metric),
+        };
+    }
+}
+
+/// `<short>_test` for every metric with a verdict, in table order (`null` without one).
+impl Serialize for CostTests {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for d in METRICS {
+            if let Some(short) = d.verdict {
+                map.serialize_entry(&format!("{short}_test"), &self.get(d.metric))?;
+            }
+        }
+        map.end()
+    }
 }
 
 impl ReportModel {

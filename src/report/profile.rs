@@ -15,7 +15,7 @@ use super::model::{
     TargetProfile, TargetSummary,
 };
 use crate::profiler::{self, Folded};
-use crate::results::{Measurement, Profiling, RunData};
+use crate::results::{Measurement, Metric, Profiling, RunData};
 
 /// Functions listed per target and per comparison.
 pub const TOP: usize = 5;
@@ -118,7 +118,7 @@ fn target_profile(
             errors.push(format!("repeat {}: {e}", m.repeat));
             continue;
         }
-        let (Some(us), true) = (m.server_cpu_us_per_op, p.samples > 0 && !m.failed) else {
+        let (Some(us), true) = (m.values.get(Metric::ServerCpu), p.samples > 0 && !m.failed) else {
             continue;
         };
         let per_sample = us / p.samples as f64;
@@ -565,7 +565,7 @@ fn file_name(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::StepProfile;
+    use crate::results::{StepProfile, Values};
 
     fn m(target: &str, repeat: u32, cpu: f64, folded: &str) -> Measurement {
         let f = Folded::parse(folded);
@@ -574,7 +574,7 @@ mod tests {
             step: "point-query".into(),
             clients: 1,
             repeat,
-            server_cpu_us_per_op: Some(cpu),
+            values: Values::default().with(&[(Metric::ServerCpu, cpu)]),
             profile: Some(StepProfile {
                 samples: f.samples(),
                 folded: folded.into(),

@@ -7,7 +7,8 @@
 use std::collections::BTreeMap;
 
 use super::model::WithinStep;
-use crate::results::{Measurement, SecondSample};
+use crate::results::metrics::{METRICS, Resolution};
+use crate::results::{Measurement, Metric, SecondSample};
 use crate::stats::{self, CLOCK_TICK_US, MIN_STEP_SECONDS, RESOLUTION_UNITS};
 
 /// (target, step, clients, repeat) of a stored series.
@@ -85,45 +86,34 @@ pub(super) fn within_step_over(repeats: &[&[f64]], min_effect: f64) -> Option<Wi
     ))
 }
 
-type PerOp = fn(&Measurement) -> Option<f64>;
-/// The size of one unit of a counter (µs, or 1 for counts), given the target's engine.
-type Unit = fn(&str) -> f64;
-
-/// A server's CPU comes from `/proc/PID/stat` in clock ticks; SQLite's (dbdelta's own process)
-/// from `getrusage`, in µs.
-fn server_cpu_unit(engine: &str) -> f64 {
-    if engine == "sqlite" {
-        1.0
-    } else {
-        CLOCK_TICK_US
+/// The size of one unit of the counter behind `rule`'s metric (µs, or 1 for counts), given the
+/// target's engine: a server's CPU comes from `/proc/PID/stat` in clock ticks, SQLite's (dbdelta's
+/// own process) from `getrusage`, in µs.
+fn unit_of(rule: Resolution, engine: &str) -> f64 {
+    match rule {
+        Resolution::Cpu { ticks: true } if engine != "sqlite" => CLOCK_TICK_US,
+        _ => 1.0,
     }
 }
 
-/// The cost ratios that can fall below resolution: (field, per-op value whose total counts the
-/// resolution's units, the size of a unit). KB read/written are judged by the number of device
-/// reads/writes behind them; dbdelta's own CPU comes from `getrusage`, in µs.
-const RESOLVED: [(&str, PerOp, Unit); 6] = [
-    (
-        "server_cpu_us_per_op",
-        |m| m.server_cpu_us_per_op,
-        server_cpu_unit,
-    ),
-    ("client_cpu_us_per_op", |m| m.client_cpu_us_per_op, |_| 1.0),
-    ("cs_per_op", |m| m.cs_per_op, |_| 1.0),
-    ("reads_per_op", |m| m.reads_per_op, |_| 1.0),
-    ("read_kb_per_op", |m| m.reads_per_op, |_| 1.0),
-    ("write_kb_per_op", |m| m.writes_per_op, |_| 1.0),
-];
+/// The metric whose total counts `metric`'s resolution units (KB read/written are judged by the
+/// number of device reads/writes behind them).
+fn counter_of(metric: Metric, rule: Resolution) -> Metric {
+    match rule {
+        Resolution::CountOf(other) => other,
+        _ => metric,
+    }
+}
 
 /// Mean over `ms` of the total behind a per-op value (per-op × ops), in units; `None` when any
 /// repeat lacks it or there is no repeat.
-fn total_units(ms: &[&Measurement], per_op: PerOp, unit: f64) -> Option<f64> {
+fn total_units(ms: &[&Measurement], per_op: Metric, unit: f64) -> Option<f64> {
     if ms.is_empty() {
         return None;
     }
     let mut sum = 0.0;
     for m in ms {
-        sum += per_op(m)? * m.ops as f64 / unit;
+        sum += m.values.get(per_op)? * m.ops as f64 / unit;
     }
     Some(sum / ms.len() as f64)
 }
@@ -134,19 +124,21 @@ pub(super) struct Side<'a> {
     pub engine: &'a str,
 }
 
-/// Fields of [`RESOLVED`] whose totals are below [`RESOLUTION_UNITS`] on both sides: their
+/// Metrics with a resolution rule whose totals are below [`RESOLUTION_UNITS`] on both sides: their
 /// ratio is counting noise.
 pub(super) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
-    RESOLVED
+    METRICS
         .iter()
-        .filter(|(_, per_op, unit)| {
+        .filter_map(|d| Some((d, d.resolution?)))
+        .filter(|&(d, rule)| {
             let coarse = |side: &Side| {
-                total_units(&side.repeats, *per_op, unit(side.engine))
+                let counter = counter_of(d.metric, rule);
+                total_units(&side.repeats, counter, unit_of(rule, side.engine))
                     .is_some_and(|t| t < RESOLUTION_UNITS)
             };
             coarse(target) && coarse(base)
         })
-        .map(|(field, _, _)| field.to_string())
+        .map(|(d, _)| d.id.to_string())
         .collect()
 }
 
@@ -164,6 +156,7 @@ pub(super) fn confirmed(device_kb: Option<f64>, engine_kb: Option<f64>) -> Optio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Values;
 
     #[test]
     fn within_step_flags() {
@@ -206,11 +199,12 @@ mod tests {
     fn m(ops: u64, cpu: f64, cs: f64, reads: f64) -> Measurement {
         Measurement {
             ops,
-            server_cpu_us_per_op: Some(cpu),
-            cs_per_op: Some(cs),
-            reads_per_op: Some(reads),
-            read_kb_per_op: Some(reads * 4.0),
-            writes_per_op: None,
+            values: Values::default().with(&[
+                (Metric::ServerCpu, cpu),
+                (Metric::Cs, cs),
+                (Metric::Reads, reads),
+                (Metric::ReadKb, reads * 4.0),
+            ]),
             ..Default::default()
         }
     }
@@ -246,7 +240,7 @@ mod tests {
         assert!(below_resolution(&side(&[&r1, &r2]), &side(&[&r1, &r2])).is_empty());
         // Unknown on a side (SQLite has no client CPU) is not "below".
         let mut u = m(10_000, 1.0, 0.0, 0.0);
-        u.server_cpu_us_per_op = None;
+        u.values.set(Metric::ServerCpu, None);
         let coarse = below_resolution(&side(&[&u]), &side(&[&u]));
         assert!(!coarse.contains(&"server_cpu_us_per_op".into()));
         // SQLite's CPU is dbdelta's getrusage, in µs: 9 ms is 9,000 units, not 0.9 ticks.

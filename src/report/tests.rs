@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::results::Metric;
+
 use super::fixture::{
     run_adaptive, run_insert, run_linkbench, run_pre_post, run_sweep, run_three_repeats,
     run_two_clients,
@@ -151,7 +153,7 @@ fn pre_gives_five_groups_and_pre_post_ratios_without_warm_steps() {
         "{w}"
     );
     let scan = m.aggregate("pg17", "scan", 1).unwrap();
-    assert!(scan.scan_krows_per_sec.unwrap() > 0.0);
+    assert!(scan.get(Metric::ScanKrows).unwrap() > 0.0);
     let text = render(&m, Format::Text, false);
     assert!(text.contains("Pre/post: QPS after the writes"), "{text}");
     assert!(text.contains("Scan: thousands of rows scanned per second per client"));
@@ -195,6 +197,37 @@ fn json_validates_against_schema() {
         !schema_errors(&broken).is_empty(),
         "compare.a must be a run object"
     );
+}
+
+/// The JSON contract's metric fields are the metric table's: every metric in `measurements`,
+/// every aggregated one in `aggregates`, every ratio and verdict in `relative`, with
+/// `integer_or_null` for whole numbers.
+#[test]
+fn schema_names_every_metric_of_the_table() {
+    use crate::results::metrics::METRICS;
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let props = |list: &str| schema["properties"][list]["items"]["properties"].clone();
+    let (measured, aggregated, relative) = (
+        props("measurements"),
+        props("aggregates"),
+        props("relative"),
+    );
+    for d in METRICS {
+        let kind = if d.integer() { "integer" } else { "number" };
+        let want = Value::from(format!("#/$defs/{kind}_or_null"));
+        assert_eq!(measured[d.id]["$ref"], want, "measurements.{}", d.id);
+        if d.over_repeats.is_some() {
+            assert_eq!(aggregated[d.id]["$ref"], want, "aggregates.{}", d.id);
+        }
+        if d.relative {
+            let want = Value::from("#/$defs/number_or_null");
+            assert_eq!(relative[d.id]["$ref"], want, "relative.{}", d.id);
+        }
+        if let Some(short) = d.verdict {
+            let test = &relative[format!("{short}_test")]["oneOf"][1]["$ref"];
+            assert_eq!(test, "#/$defs/metric_test", "relative.{short}_test");
+        }
+    }
 }
 
 #[test]
@@ -282,13 +315,17 @@ fn relative_and_group_numbers() {
     let m = build(&run_two_clients(), None).unwrap();
     let r = m.relative_of("pg17", "update-one", 1).unwrap();
     assert!((r.qps.unwrap() - 0.91).abs() < 1e-9);
-    assert_eq!(r.cs_per_op, None, "missing on one side is n/a");
+    assert_eq!(r.ratio(Metric::Cs), None, "missing on one side is n/a");
     assert_eq!(r.ci95, None);
     assert_eq!(r.verdict, None);
     // pg16 and pg17 both read 0 per op: 0 reads are below resolution, so no ratio (not 0/0 = 1);
     // sqlite.wal has no reads metric: n/a.
     let r = m.relative_of("pg17", "point-query", 1).unwrap();
-    assert_eq!(r.reads_per_op, None, "0 reads vs 0 reads is not a finding");
+    assert_eq!(
+        r.ratio(Metric::Reads),
+        None,
+        "0 reads vs 0 reads is not a finding"
+    );
     assert_eq!(
         r.below_resolution,
         ["reads_per_op", "read_kb_per_op", "write_kb_per_op"]
@@ -296,14 +333,14 @@ fn relative_and_group_numbers() {
     assert_eq!(
         m.relative_of("sqlite.wal", "point-query", 1)
             .unwrap()
-            .reads_per_op,
+            .ratio(Metric::Reads),
         None
     );
     // sqlite.wal has 0 context switches/op against the base's 0.4: 0/x = 0, not n/a.
     assert_eq!(
         m.relative_of("sqlite.wal", "point-query", 1)
             .unwrap()
-            .cs_per_op,
+            .ratio(Metric::Cs),
         Some(0.0)
     );
     // pg17 update-index at 4 clients failed: left out, so n/a.
@@ -382,7 +419,7 @@ fn verdicts_on_qps_and_server_cpu_match_scipy() {
     let test = |step: &str, cpu: bool| {
         let r = m.relative_of("pg17", step, 1).unwrap();
         if cpu {
-            r.server_cpu_test.clone().unwrap()
+            r.tests.get(Metric::ServerCpu).cloned().unwrap()
         } else {
             r.qps_test.clone().unwrap()
         }

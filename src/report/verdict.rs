@@ -8,25 +8,49 @@
 use std::collections::BTreeMap;
 
 use super::model::{MetricTest, Relative, ReportModel};
-use crate::results::Measurement;
+use crate::results::metrics::METRICS;
+use crate::results::{Measurement, Metric};
 use crate::stats::{self, FamilyRule};
 
-type Get = fn(&Measurement) -> Option<f64>;
+/// What a verdict is on: QPS (higher is better) or a metric of the table with a verdict (a cost:
+/// lower is better).
+#[derive(Clone, Copy)]
+enum Tested {
+    Qps,
+    Cost(Metric),
+}
 
-/// The metrics that get verdicts: (field name, per-repeat value, higher is better).
-const METRICS: [(&str, Get, bool); 2] = [
-    ("qps", |m| m.qps, true),
-    ("server_cpu_us_per_op", |m| m.server_cpu_us_per_op, false),
-];
+impl Tested {
+    /// QPS, then the table's metrics with a verdict, in table order.
+    fn all() -> impl Iterator<Item = Tested> {
+        let costs = METRICS.iter().filter(|d| d.verdict.is_some());
+        std::iter::once(Tested::Qps).chain(costs.map(|d| Tested::Cost(d.metric)))
+    }
+
+    /// The field name (`qps`, the metric's id).
+    fn name(self) -> &'static str {
+        match self {
+            Tested::Qps => "qps",
+            Tested::Cost(m) => m.id(),
+        }
+    }
+
+    fn get(self, m: &Measurement) -> Option<f64> {
+        match self {
+            Tested::Qps => m.qps,
+            Tested::Cost(metric) => m.values.get(metric),
+        }
+    }
+}
 
 /// Per-repeat ratios target / base of `get` for one step, paired by repeat number, over the
 /// non-failed repeats of both.
-fn paired_ratios(ms: &[Measurement], r: &Relative, get: Get) -> Vec<f64> {
+fn paired_ratios(ms: &[Measurement], r: &Relative, tested: Tested) -> Vec<f64> {
     let values = |target: &str| -> BTreeMap<u32, f64> {
         ms.iter()
             .filter(|m| m.target == target && m.step == r.step && m.clients == r.clients)
             .filter(|m| !m.failed)
-            .filter_map(|m| get(m).map(|v| (m.repeat, v)))
+            .filter_map(|m| tested.get(m).map(|v| (m.repeat, v)))
             .collect()
     };
     let base = values(&r.base);
@@ -61,7 +85,7 @@ pub(super) fn metric_test(
     }
 }
 
-/// Fills `qps_test`, `server_cpu_test` and the QPS summary fields (`paired_repeats`,
+/// Fills `qps_test`, the cost verdicts (`tests`: `server_cpu_test`) and the QPS summary fields (`paired_repeats`,
 /// `geo_mean`, `ci95`, `verdict`, `unstable`) of every relative row. A step whose server CPU
 /// is below resolution on both sides is left out of the CPU family.
 pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
@@ -73,7 +97,8 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
             .push(i);
     }
     for rows in families.values() {
-        for (metric, get, higher) in METRICS {
+        for tested in Tested::all() {
+            let (metric, higher) = (tested.name(), matches!(tested, Tested::Qps));
             let sets: Vec<Vec<f64>> = rows
                 .iter()
                 .map(|&i| {
@@ -81,7 +106,7 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
                     if r.below_resolution.iter().any(|f| f == metric) {
                         Vec::new()
                     } else {
-                        paired_ratios(ms, r, get)
+                        paired_ratios(ms, r, tested)
                     }
                 })
                 .collect();
@@ -94,15 +119,16 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
             for ((&i, set), v) in rows.iter().zip(&sets).zip(verdicts) {
                 let test = v.map(|v| metric_test(metric, higher, set.len(), &v));
                 let r = &mut model.relative[i];
-                if metric == "qps" {
-                    r.paired_repeats = set.len() as u32;
-                    r.geo_mean = test.as_ref().map(|t| t.geo_mean);
-                    r.ci95 = test.as_ref().map(|t| t.ci95);
-                    r.verdict = test.as_ref().map(|t| t.verdict.clone());
-                    r.unstable = test.as_ref().is_some_and(|t| t.unstable);
-                    r.qps_test = test;
-                } else {
-                    r.server_cpu_test = test;
+                match tested {
+                    Tested::Cost(cost) => r.tests.set(cost, test),
+                    Tested::Qps => {
+                        r.paired_repeats = set.len() as u32;
+                        r.geo_mean = test.as_ref().map(|t| t.geo_mean);
+                        r.ci95 = test.as_ref().map(|t| t.ci95);
+                        r.verdict = test.as_ref().map(|t| t.verdict.clone());
+                        r.unstable = test.as_ref().is_some_and(|t| t.unstable);
+                        r.qps_test = test;
+                    }
                 }
             }
         }

@@ -20,7 +20,7 @@ use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::profiler::{self, Perf, ProfileSettings, Recorded};
 use crate::progress::{Progress, thousands};
 use crate::results::{
-    LoadResult, Measurement, OpHistograms, OpMeasurement, SecondSample, StepProfile,
+    LoadResult, Measurement, Metric, OpHistograms, OpMeasurement, SecondSample, StepProfile,
 };
 use crate::sampler::Probe;
 use crate::stats;
@@ -360,7 +360,7 @@ impl CellRun<'_> {
             return Ok(true);
         }
         self.fill(&mut m, step, &run, spec.clients);
-        m.db_size_bytes = server.db_size();
+        (m.values).set(Metric::DbSize, server.db_size().map(|b| b as f64));
         let dead = self.fatal(&mut m, &run, server, &prefix);
         let series = series_of(&m, &run);
         fill_length(&mut m, &run, &series);
@@ -435,27 +435,30 @@ impl CellRun<'_> {
         fill_counts(m, step, run);
         m.operations = operations(step, run, threads);
         let per = run.costs.per_op(m.ops);
-        m.server_cpu_us_per_op = per.proc_cpu_us;
-        m.cs_per_op = per.proc_cs;
-        m.proc_read_kb_per_op = per.proc_read_kb;
-        m.proc_write_kb_per_op = per.proc_write_kb;
-        if self.target.engine.embedded() {
-            // In-process engines share our CPU: client cost is not separable from engine cost.
-            m.client_cpu_us_per_op = None;
-            m.client_bound = false;
-        } else {
-            m.client_cpu_us_per_op = per.client_cpu_us;
-            m.client_bound = client_bound(per.client_cpu_us, per.proc_cpu_us, run.max_client_busy);
+        let embedded = self.target.engine.embedded();
+        // In-process engines share our CPU: client cost is not separable from engine cost.
+        let client_cpu = (!embedded).then_some(per.client_cpu_us).flatten();
+        m.client_bound =
+            !embedded && client_bound(per.client_cpu_us, per.proc_cpu_us, run.max_client_busy);
+        let peak = |b: Option<u64>| b.map(|b| b as f64);
+        for (metric, value) in [
+            (Metric::ServerCpu, per.proc_cpu_us),
+            (Metric::ClientCpu, client_cpu),
+            (Metric::HostCpu, per.host_cpu_us),
+            (Metric::Cs, per.proc_cs),
+            (Metric::HostCs, per.host_cs),
+            (Metric::Reads, per.reads),
+            (Metric::ReadKb, per.read_kb),
+            (Metric::Writes, per.writes),
+            (Metric::WriteKb, per.write_kb),
+            (Metric::ProcReadKb, per.proc_read_kb),
+            (Metric::ProcWriteKb, per.proc_write_kb),
+            (Metric::PeakRss, peak(run.peaks.rss)),
+            (Metric::PeakVsz, peak(run.peaks.vsz)),
+            (Metric::PeakPss, peak(run.peaks.pss)),
+        ] {
+            m.values.set(metric, value);
         }
-        m.host_cpu_us_per_op = per.host_cpu_us;
-        m.host_cs_per_op = per.host_cs;
-        m.reads_per_op = per.reads;
-        m.read_kb_per_op = per.read_kb;
-        m.writes_per_op = per.writes;
-        m.write_kb_per_op = per.write_kb;
-        m.peak_rss_bytes = run.peaks.rss;
-        m.peak_vsz_bytes = run.peaks.vsz;
-        m.peak_pss_bytes = run.peaks.pss;
         let cpus = &run.cpus;
         m.server_cpus_seen = cpus.server_seen.to_option();
         m.server_cpus_allowed = cpus.server_allowed.to_option();
@@ -463,14 +466,14 @@ impl CellRun<'_> {
         m.client_cpus_allowed = cpus.client_allowed.to_option();
         let placement = &self.target.placement;
         m.wakeup_bound = crate::cpus::wakeup_bound(&crate::cpus::WakeupInputs {
-            embedded: self.target.engine.embedded(),
+            embedded,
             // Connections, not clients: a step of several roles runs one per role per client.
             clients: threads * step.roles.len() as u32,
             usable_cpus: self.plan.machine.usable.len(),
             one_shared_cpu: placement.one_shared_cpu(),
             server_io_kb_per_op: per.proc_read_kb.zip(per.proc_write_kb).map(|(r, w)| r + w),
-            client_cpu_us_per_op: m.client_cpu_us_per_op,
-            server_cpu_us_per_op: m.server_cpu_us_per_op,
+            client_cpu_us_per_op: client_cpu,
+            server_cpu_us_per_op: per.proc_cpu_us,
             qps: m.qps,
         });
     }
@@ -509,10 +512,10 @@ fn fill_counts(m: &mut Measurement, step: &StepPlan, run: &StepRun) {
     m.tps = rate(m.events);
     m.latency_us = merged.latency();
     if let Some(rows) = step.scan_rows {
-        m.scan_krows_per_sec = m
-            .latency_us
+        let krows = (m.latency_us)
             .filter(|l| l.mean > 0.0)
             .map(|l| rows as f64 / 1000.0 / (l.mean / 1e6));
+        m.values.set(Metric::ScanKrows, krows);
     }
     // Rows touched by the measured events (failed ones included: they ran statements too).
     let executions = merged.events + m.errors.total();
@@ -523,12 +526,13 @@ fn fill_counts(m: &mut Measurement, step: &StepPlan, run: &StepRun) {
             .map(|(n, rows)| *rows as f64 / (executions * u64::from(*n)) as f64)
             .collect()
     });
-    m.rows_per_event = m.rows_per_statement.as_ref().map(|per| {
+    let per_event = m.rows_per_statement.as_ref().map(|per| {
         per.iter()
             .zip(&step.event_shape)
             .map(|(r, n)| r * f64::from(*n))
             .sum()
     });
+    m.values.set(Metric::RowsPerEvent, per_event);
 }
 
 /// Every role × operation type the step ran, with its own rates, latencies, per-unit costs
@@ -627,7 +631,7 @@ fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
         "{prefix}: {} {unit}, p99 {:.1} µs, {:.1} µs CPU/op",
         thousands(*qps),
         lat.p99,
-        m.server_cpu_us_per_op.unwrap_or(f64::NAN),
+        m.values.get(Metric::ServerCpu).unwrap_or(f64::NAN),
     );
     // Paced roles: how close they kept to their schedule.
     for o in m.operations.iter().filter(|o| o.pacer == "rate") {

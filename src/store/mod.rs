@@ -26,6 +26,7 @@ use anyhow::Result;
 use crate::error::InputError;
 use crate::results::{
     Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo, SecondSample, TargetInfo,
+    Values, metrics::METRICS,
 };
 pub use migrations::{MIGRATIONS, schema_version, tables};
 pub use resume::CellKey;
@@ -468,27 +469,12 @@ fn measurement_row(
 /// step length and when it was recorded.
 fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
     let s = |v: &Option<String>| Value::from(v.as_deref());
-    Ok(vec![
-        ("server_cpu_us_per_op", m.server_cpu_us_per_op.into()),
-        ("client_cpu_us_per_op", m.client_cpu_us_per_op.into()),
-        ("host_cpu_us_per_op", m.host_cpu_us_per_op.into()),
-        ("cs_per_op", m.cs_per_op.into()),
-        ("host_cs_per_op", m.host_cs_per_op.into()),
-        ("reads_per_op", m.reads_per_op.into()),
-        ("read_kb_per_op", m.read_kb_per_op.into()),
-        ("writes_per_op", m.writes_per_op.into()),
-        ("write_kb_per_op", m.write_kb_per_op.into()),
-        ("proc_read_kb_per_op", m.proc_read_kb_per_op.into()),
-        ("proc_write_kb_per_op", m.proc_write_kb_per_op.into()),
-        ("peak_rss_bytes", m.peak_rss_bytes.into()),
-        ("peak_vsz_bytes", m.peak_vsz_bytes.into()),
-        ("peak_pss_bytes", m.peak_pss_bytes.into()),
-        ("db_size_bytes", m.db_size_bytes.into()),
+    let mut row = metric_columns(&m.values);
+    row.extend([
         ("client_bound", m.client_bound.into()),
         ("failed", m.failed.into()),
         ("error", s(&m.error)),
         ("warm", m.warm.into()),
-        ("rows_per_event", m.rows_per_event.into()),
         (
             "rows_per_statement",
             m.rows_per_statement
@@ -497,7 +483,6 @@ fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
                 .transpose()?
                 .into(),
         ),
-        ("scan_krows_per_sec", m.scan_krows_per_sec.into()),
         ("server_cpus_seen", s(&m.server_cpus_seen)),
         ("server_cpus_allowed", s(&m.server_cpus_allowed)),
         ("client_cpus_seen", s(&m.client_cpus_seen)),
@@ -516,7 +501,24 @@ fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
         ("precision_achieved", m.precision_achieved.into()),
         ("stop_reason", s(&m.stop_reason)),
         ("recorded_at", recorded_at().into()),
-    ])
+    ]);
+    Ok(row)
+}
+
+/// A column per metric of the table, named by its id: whole numbers as integers.
+fn metric_columns(values: &Values) -> Vec<(&'static str, Value)> {
+    METRICS
+        .iter()
+        .map(|d| {
+            let v = values.get(d.metric);
+            let v = if d.integer() {
+                Value::from(v.map(|v| v as u64))
+            } else {
+                Value::from(v)
+            };
+            (d.id, v)
+        })
+        .collect()
 }
 
 /// A histogram's bytes, or null when there are none.
@@ -594,7 +596,7 @@ fn insert_profile(db: &mut dyn Db, run_id: &str, m: &Measurement) -> Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::HostInfo;
+    use crate::results::{HostInfo, Metric};
 
     fn run() -> RunInfo {
         RunInfo {
@@ -714,10 +716,12 @@ mod tests {
                 p50: 1.5,
                 ..Default::default()
             }),
-            peak_rss_bytes: Some(1 << 40),
-            rows_per_event: Some(41.5),
+            values: Values::default().with(&[
+                (Metric::PeakRss, (1u64 << 40) as f64),
+                (Metric::RowsPerEvent, 41.5),
+                (Metric::ScanKrows, 1234.5),
+            ]),
             rows_per_statement: Some(vec![0.0, 1.0, 10.0]),
-            scan_krows_per_sec: Some(1234.5),
             server_cpus_seen: Some("0".into()),
             server_cpus_allowed: Some("0-1".into()),
             client_cpus_seen: Some("1".into()),
@@ -752,6 +756,18 @@ mod tests {
                 },
             ],
             ..Default::default()
+        }
+    }
+
+    /// Every metric of the table has its column in `measurements`, of its kind: a new metric
+    /// needs a migration that adds it.
+    #[test]
+    fn every_metric_has_a_column_of_its_kind() {
+        let ddl = MIGRATIONS.concat();
+        for d in crate::results::metrics::METRICS {
+            let kind = if d.integer() { "INTEGER" } else { "REAL" };
+            let column = format!("{} {kind}", d.id);
+            assert!(ddl.contains(&column), "no migration creates `{column}`");
         }
     }
 

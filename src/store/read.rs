@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use super::sql::{Db, Row};
 use crate::results::{
     ErrorCounts, HostInfo, Latency, LoadResult, Measurement, RunData, RunInfo, SecondSample,
-    StepProfile, TargetInfo,
+    StepProfile, TargetInfo, Values, metrics::METRICS,
 };
 
 /// Everything stored about one run.
@@ -187,28 +187,12 @@ fn measurement(r: &Row) -> Result<Measurement> {
 /// A measurement's costs, placement evidence and step-length fields (the rest of its row).
 fn costs(r: &Row) -> Result<Measurement> {
     Ok(Measurement {
-        server_cpu_us_per_op: r.col("server_cpu_us_per_op")?,
-        client_cpu_us_per_op: r.col("client_cpu_us_per_op")?,
-        host_cpu_us_per_op: r.col("host_cpu_us_per_op")?,
-        cs_per_op: r.col("cs_per_op")?,
-        host_cs_per_op: r.col("host_cs_per_op")?,
-        reads_per_op: r.col("reads_per_op")?,
-        read_kb_per_op: r.col("read_kb_per_op")?,
-        writes_per_op: r.col("writes_per_op")?,
-        write_kb_per_op: r.col("write_kb_per_op")?,
-        proc_read_kb_per_op: r.col("proc_read_kb_per_op")?,
-        proc_write_kb_per_op: r.col("proc_write_kb_per_op")?,
-        peak_rss_bytes: r.col("peak_rss_bytes")?,
-        peak_vsz_bytes: r.col("peak_vsz_bytes")?,
-        peak_pss_bytes: r.col("peak_pss_bytes")?,
-        db_size_bytes: r.col("db_size_bytes")?,
+        values: metric_values(r)?,
         client_bound: r.col("client_bound")?,
         failed: r.col("failed")?,
         error: r.col("error")?,
         warm: r.col("warm")?,
-        rows_per_event: r.col("rows_per_event")?,
         rows_per_statement: json::<Option<Vec<f64>>>(r, "rows_per_statement")?,
-        scan_krows_per_sec: r.col("scan_krows_per_sec")?,
         server_cpus_seen: r.col("server_cpus_seen")?,
         server_cpus_allowed: r.col("server_cpus_allowed")?,
         client_cpus_seen: r.col("client_cpus_seen")?,
@@ -220,6 +204,20 @@ fn costs(r: &Row) -> Result<Measurement> {
         stop_reason: r.col("stop_reason")?,
         ..Default::default()
     })
+}
+
+/// A measurement's metrics, each from the column named by its id (whole numbers as integers).
+fn metric_values(r: &Row) -> Result<Values> {
+    let mut out = Values::default();
+    for d in METRICS {
+        let v = if d.integer() {
+            r.col::<Option<u64>>(d.id)?.map(|v| v as f64)
+        } else {
+            r.col::<Option<f64>>(d.id)?
+        };
+        out.set(d.metric, v);
+    }
+    Ok(out)
 }
 
 /// (target, suite, step, clients, repeat): what identifies a measurement within a run.

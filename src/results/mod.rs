@@ -9,6 +9,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod metrics;
+
+pub use metrics::{Metric, Values};
+
 /// The machine a run executed on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct HostInfo {
@@ -238,49 +242,16 @@ pub struct Measurement {
     pub tps: Option<f64>,
     /// Event latency; `None` when no event completed.
     pub latency_us: Option<Latency>,
-    /// CPU of the database engine per op: the server process tree, or for SQLite the dbdelta
-    /// process itself (engine and client are not separable in-process).
-    pub server_cpu_us_per_op: Option<f64>,
-    /// dbdelta's own CPU per op; `None` when it cannot be separated from the engine (SQLite).
-    pub client_cpu_us_per_op: Option<f64>,
-    /// Host-wide busy CPU per op (`/proc/stat`, what vmstat shows).
-    pub host_cpu_us_per_op: Option<f64>,
-    /// Context switches of the engine's threads per op.
-    pub cs_per_op: Option<f64>,
-    /// Host-wide context switches per op (`/proc/stat ctxt`).
-    pub host_cs_per_op: Option<f64>,
-    /// Device reads per op (`/proc/diskstats` of the device holding the data).
-    pub reads_per_op: Option<f64>,
-    /// Device KB read per op.
-    pub read_kb_per_op: Option<f64>,
-    /// Device writes per op.
-    pub writes_per_op: Option<f64>,
-    /// Device KB written per op.
-    pub write_kb_per_op: Option<f64>,
-    /// Engine process KB read per op (`/proc/PID/io read_bytes`).
-    pub proc_read_kb_per_op: Option<f64>,
-    /// Engine process KB written per op (`/proc/PID/io write_bytes`).
-    pub proc_write_kb_per_op: Option<f64>,
-    /// Peak RSS of the largest engine process during the step.
-    pub peak_rss_bytes: Option<u64>,
-    /// Peak VSZ of the largest engine process during the step.
-    pub peak_vsz_bytes: Option<u64>,
-    /// Peak PSS summed over the engine's processes (shared memory counted once).
-    pub peak_pss_bytes: Option<u64>,
-    /// Logical database size after the step.
-    pub db_size_bytes: Option<u64>,
+    /// Costs per operation, peaks, size, rows per event and scan rate: one value per row of the
+    /// metric table ([`metrics::METRICS`]), under its id.
+    #[serde(flatten)]
+    pub values: Values,
     /// A warm-up step (`point-query.warm`, `scan.warm`, ...): stored so the executed order is
     /// visible, never reported.
     pub warm: bool,
-    /// Rows returned or changed per event, summed over the event's statements. Only known when
-    /// every event that ran was measured (`warmup_secs = 0`); `None` otherwise.
-    pub rows_per_event: Option<f64>,
     /// Rows returned or changed per execution of each statement of the event, in event order
-    /// (same condition as `rows_per_event`).
+    /// (known under the same condition as the `rows_per_event` metric).
     pub rows_per_statement: Option<Vec<f64>>,
-    /// `scan` only: thousands of rows scanned per second per client,
-    /// rows_per_table / 1000 ÷ mean event latency in seconds (methodology §2.3).
-    pub scan_krows_per_sec: Option<f64>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
     pub client_bound: bool,
     /// CPUs the server's threads were seen running on (`/proc/PID/task/TID/stat` field
