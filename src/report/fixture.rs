@@ -132,6 +132,10 @@ fn measurement(
             ),
             (Metric::PeakVsz, 1_200_000_000.0),
             (
+                Metric::PeakPss,
+                (150_000_000 + 2_000_000 * repeat as u64) as f64,
+            ),
+            (
                 Metric::DbSize,
                 (25_000_000 + 100_000 * step_index as u64) as f64,
             ),

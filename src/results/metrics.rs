@@ -194,7 +194,10 @@ metric_table! {
         ..row(Cs, "cs_per_op", Count, Per::Op, Cost)
     },
     /// Host-wide context switches per op (`/proc/stat ctxt`).
-    HostCs => row(HostCs, "host_cs_per_op", Count, Per::Op, Cost),
+    HostCs => MetricDef {
+        over_repeats: Some(Agg::Mean),
+        ..row(HostCs, "host_cs_per_op", Count, Per::Op, Cost)
+    },
     /// Device reads per op (`/proc/diskstats` of the device holding the data).
     Reads => MetricDef {
         over_repeats: Some(Agg::Mean),
@@ -251,7 +254,10 @@ metric_table! {
     /// Peak VSZ of the largest engine process during the step.
     PeakVsz => row(PeakVsz, "peak_vsz_bytes", Bytes, Per::Step, Step),
     /// Peak PSS summed over the engine's processes (shared memory counted once).
-    PeakPss => row(PeakPss, "peak_pss_bytes", Bytes, Per::Step, Step),
+    PeakPss => MetricDef {
+        over_repeats: Some(Agg::Max),
+        ..row(PeakPss, "peak_pss_bytes", Bytes, Per::Step, Step)
+    },
     /// Logical database size after the step.
     DbSize => MetricDef {
         over_repeats: Some(Agg::Max),
