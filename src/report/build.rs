@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::fmt::{percent, plural, signed_percent, two};
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
 use super::{Options, ReportError, crossover, verdict};
@@ -653,21 +654,6 @@ fn pre_post(model: &ReportModel) -> Vec<PrePost> {
     out
 }
 
-/// `0.97`: the two-decimal form every relative number is printed with.
-pub fn two(v: f64) -> String {
-    format!("{v:.2}")
-}
-
-/// A cost ratio as a signed percent change: `1.04` → `+4%`, `0.97` → `-3%`.
-pub fn signed_percent(ratio: f64) -> String {
-    let p = ((ratio - 1.0) * 100.0).round();
-    if p == 0.0 {
-        "+0%".to_string()
-    } else {
-        format!("{p:+.0}%")
-    }
-}
-
 fn tldr(model: &ReportModel) -> Vec<String> {
     let several_clients = model.clients.len() > 1;
     let mut out = Vec::new();
@@ -719,14 +705,6 @@ fn tldr(model: &ReportModel) -> Vec<String> {
         }
     }
     out
-}
-
-pub(super) fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }
 
 /// A target's error as one warning line: without a repeated `target NAME: ` prefix, and when
@@ -1014,13 +992,6 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
         ));
     }
     out
-}
-
-/// `2%`, `0.5%`: a fraction as a percent with as few decimals as it needs.
-pub fn percent(fraction: f64) -> String {
-    let p = format!("{:.2}", fraction * 100.0);
-    let p = p.trim_end_matches('0').trim_end_matches('.');
-    format!("{p}%")
 }
 
 /// How verdicts are made, with this report's parameters (README "How verdicts are made").

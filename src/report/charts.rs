@@ -17,7 +17,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::layout::ChartRef;
+use super::doc::ChartRef;
 use super::model::ReportModel;
 
 /// DejaVu Sans (Bitstream Vera licence, `assets/fonts/LICENSE-DejaVu.txt`).
@@ -760,7 +760,7 @@ fn draw_lines<DB: DrawingBackend>(
         .x_label_area_size(px(34.0, k))
         .y_label_area_size(px(62.0, k))
         .build_cartesian_2d(0f64..l.seconds as f64, 0f64..l.y_max)?;
-    let whole = |v: &f64| super::layout::thousands(*v);
+    let whole = |v: &f64| super::doc::thousands(*v);
     let secs = |v: &f64| format!("{v:.0}");
     let mut mesh = chart.configure_mesh();
     mesh.x_labels(l.seconds.clamp(2, 10) as usize)
@@ -833,7 +833,7 @@ fn draw_scaling<DB: DrawingBackend>(
         .x_label_area_size(px(40.0, k))
         .y_label_area_size(px(66.0, k))
         .build_cartesian_2d(x_lo..x_hi, 0f64..c.y_max)?;
-    let whole = |v: &f64| super::layout::thousands(*v);
+    let whole = |v: &f64| super::doc::thousands(*v);
     let y_desc = "group QPS (geometric mean of its steps)";
     y_mesh(&mut chart, 6, &whole, y_desc, 10.0, k)?;
 

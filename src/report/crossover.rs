@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::build::{plural, two};
+use super::fmt::{plural, two};
 use super::model::{
     Crossover, CrossoverPoint, GroupQps, MetricTest, ReportModel, StepGroup, group_title,
 };

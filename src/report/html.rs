@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::charts;
-use super::layout::{self, Block, ChartRef, Grid, Tone};
+use super::doc::{Block, ChartRef, Grid, Tone};
+use super::layout;
 use super::model::ReportModel;
 
 /// Inline stylesheet. Colours: Okabe–Ito bluish green and vermillion, lightened for cell

@@ -5,7 +5,7 @@
 //! Owns computing [`InsertSummary`] from the model's aggregates and measurement rows, and
 //! laying it out as blocks. Must not: read the store or files, or format for one output.
 
-use super::layout::{Block, Cell, ChartRef, Grid, Tone, rate, rel_cell};
+use super::doc::{Block, Cell, ChartRef, Grid, Tone, rate, rel_cell};
 use super::model::{Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel};
 use crate::results::OpMeasurement;
 

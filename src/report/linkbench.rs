@@ -7,7 +7,7 @@
 //! Owns computing [`LinkbenchSummary`] from the model's aggregates and measurement rows, and
 //! laying it out as blocks. Must not: read the store or files, or format for one output.
 
-use super::layout::{Block, Cell, Grid, Tone, rate, rel_cell};
+use super::doc::{Block, Cell, Grid, Tone, rate, rel_cell};
 use super::model::{LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel};
 use crate::results::{Metric, OpMeasurement};
 use crate::stats::mean_known;

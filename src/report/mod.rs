@@ -11,6 +11,8 @@ mod charts;
 mod compare;
 mod crossover;
 pub mod csv;
+mod doc;
+mod fmt;
 mod html;
 mod insert;
 mod json;
@@ -136,7 +138,7 @@ pub fn render(model: &ReportModel, format: Format, color: bool) -> String {
 pub fn png_charts(model: &ReportModel) -> Result<Vec<(String, Vec<u8>)>, ReportError> {
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for block in layout::document(model) {
-        let layout::Block::Figures { charts: refs, .. } = block else {
+        let doc::Block::Figures { charts: refs, .. } = block else {
             continue;
         };
         for chart in refs {

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::layout::{Block, Cell, ChartRef, Grid, Tone};
+use super::doc::{Block, Cell, ChartRef, Grid, Tone};
 use super::model::{
     FunctionChange, FunctionCost, ProfileDiff, ProfileReport, ReportModel, StepProfiles,
     TargetProfile, TargetSummary,

@@ -1,0 +1,36 @@
+//! Number and word formatting shared by the report's modules: ratios with two decimals, percents,
+//! plurals.
+//!
+//! A leaf: it imports nothing of the report (so the model builder and the renderers can both use
+//! it without importing each other). It must not read the model or decide anything.
+
+/// `0.97`: the two-decimal form every relative number is printed with.
+pub fn two(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+/// A cost ratio as a signed percent change: `1.04` → `+4%`, `0.97` → `-3%`.
+pub fn signed_percent(ratio: f64) -> String {
+    let p = ((ratio - 1.0) * 100.0).round();
+    if p == 0.0 {
+        "+0%".to_string()
+    } else {
+        format!("{p:+.0}%")
+    }
+}
+
+/// `1 step`, `2 steps`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+/// `2%`, `0.5%`: a fraction as a percent with as few decimals as it needs.
+pub fn percent(fraction: f64) -> String {
+    let p = format!("{:.2}", fraction * 100.0);
+    let p = p.trim_end_matches('0').trim_end_matches('.');
+    format!("{p}%")
+}
