@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::remote::{BuildDir, Hello, ProbeWhat, Reply, Request, SHIPPED, Started};
+use crate::engine::remote::{BuildDir, Hello, Reply, Request, SHIPPED, Started};
 use crate::engine::{self, Listen, Server};
 use crate::sampler::Probe;
 
@@ -184,11 +184,7 @@ impl Agent {
             Request::Probe { what } => {
                 let probe = self.probe.as_ref().context("the agent has no server")?;
                 self.probes += 1;
-                match what {
-                    ProbeWhat::Snapshot => json(probe.snapshot()),
-                    ProbeWhat::Memory { pss } => json(probe.memory_with(pss)),
-                    ProbeWhat::Cpus => json(probe.cpus()),
-                }
+                json(probe.answer(what))
             }
             Request::DbSize => json(server.db_size()),
             Request::Postwrite { tables, budget_ms } => {
@@ -355,7 +351,7 @@ fn note(args: std::fmt::Arguments<'_>) {
 
 /// The end of the server's log to stderr (which the local side keeps in the target's log).
 fn tail(log: &Path) {
-    let text = engine::process::log_tail(log, 20);
+    let text = crate::sys::log_tail(log, 20);
     if !text.is_empty() {
         note(format_args!(
             "dbdelta agent: last lines of the server log:\n{text}"

@@ -174,7 +174,7 @@ impl Master {
                 bail!(
                     "ssh to {} failed ({status}): {}",
                     self.host,
-                    crate::engine::process::log_tail(&self.log, 3).replace('\n', " / ")
+                    crate::sys::log_tail(&self.log, 3).replace('\n', " / ")
                 );
             }
             let check = self

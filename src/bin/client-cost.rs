@@ -33,7 +33,8 @@ use dbdelta::engine::wire::Wait;
 use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{step, timed_load};
-use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
+use dbdelta::sampler::{Probe, Snapshot};
+use dbdelta::sys::{rusage, timeval_us};
 use dbdelta::workload::{Scale, sysbench};
 
 #[derive(Parser, Debug)]
@@ -1150,7 +1151,7 @@ impl Bench<'_> {
             eprintln!(
                 "server log tail ({}):\n{}",
                 log.display(),
-                process::log_tail(&log, 20)
+                dbdelta::sys::log_tail(&log, 20)
             );
         }
         let stopped = server.stop();

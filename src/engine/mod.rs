@@ -232,19 +232,8 @@ pub trait Driver: Send + Sync {
     fn dialect(&self) -> Dialect;
 }
 
-/// Which processes hold the engine's cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Observed {
-    /// The engine runs inside dbdelta (SQLite): measure our own process.
-    SelfProcess,
-    /// A server: this PID and every process descending from it.
-    Tree(u32),
-    /// A running server (`connect`) whose processes are not to be found on this host: why.
-    /// Its CPU, context switches, process IO and memory are not measured.
-    Unobserved(String),
-    /// A server on another host: the agent there samples its processes.
-    Remote(remote::RemoteProbe),
-}
+/// Which processes hold the engine's cost: the sampler's type, which a [`Server`] hands it.
+pub use crate::sampler::Observed;
 
 /// A started DBMS instance for one target.
 pub trait Server {

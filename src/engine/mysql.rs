@@ -1040,7 +1040,7 @@ impl Server for MysqlServer {
         bail!(
             "the MySQL server exited; last lines of its log {}:\n{}",
             self.log.display(),
-            process::log_tail(&self.log, 20)
+            crate::sys::log_tail(&self.log, 20)
         )
     }
 

@@ -614,7 +614,7 @@ impl Server for PgServer {
                 "the PostgreSQL server (pid {}) is gone; last lines of {}:\n{}",
                 p.pid(),
                 self.log.display(),
-                process::log_tail(&self.log, 20)
+                crate::sys::log_tail(&self.log, 20)
             )
         }
     }

@@ -12,7 +12,6 @@
 //! Must not: know any engine's SQL or files (the engines do), or measure cost (the sampler does).
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -22,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::cpus::CpuSet;
+use crate::sys::log_tail;
 
 /// Name of the account servers run as when dbdelta runs as root.
 pub const SERVER_USER: &str = "dbdelta";
@@ -143,21 +143,6 @@ pub fn check_port_free(port: u16) -> Result<()> {
             "port {port} on 127.0.0.1 is in use ({e}); stop what listens there or choose another port"
         ),
     }
-}
-
-/// The last `n` lines of a log file.
-pub fn log_tail(path: &Path, n: usize) -> String {
-    let Ok(mut f) = File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(64 * 1024);
-    let _ = f.seek(SeekFrom::Start(start));
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 /// Run a helper program (initdb, install-db) as the server user, its output into `log`.

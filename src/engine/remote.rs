@@ -13,7 +13,6 @@
 //! sampler here asks through [`RemoteProbe`]).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -24,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::connect::{Address, ConnectUrl};
 use super::{Driver, EngineKind, Observed, Server, TargetSpec};
+use crate::sampler::observed::{Elsewhere, ProbeWhat, Probed, RemoteProbe};
 use crate::ssh::{Master, SshHost};
 
 /// Where a target's server runs when it is not this host.
@@ -107,14 +107,6 @@ pub struct BuildDir {
 
 /// The file written last into a shipped tree on the host: a tree without it is unfinished.
 pub const SHIPPED: &str = ".dbdelta-shipped";
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeWhat {
-    Snapshot,
-    Memory { pss: bool },
-    Cpus,
-}
 
 /// One answer line: `{"ok": value}` or `{"err": "message"}`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -226,28 +218,15 @@ impl Drop for Link {
     }
 }
 
-/// The sampler's handle on a remote server's processes: compared by identity.
-#[derive(Clone)]
-pub struct RemoteProbe(Arc<Link>);
-
-impl RemoteProbe {
+impl RemoteProbe for Link {
     /// Ask the agent's sampler for `what`.
-    pub fn probe(&self, what: ProbeWhat) -> Result<serde_json::Value> {
-        self.0.request(&Request::Probe { what })
+    fn probe(&self, what: ProbeWhat) -> Result<Probed> {
+        Ok(serde_json::from_value(
+            self.request(&Request::Probe { what })?,
+        )?)
     }
-}
-
-impl PartialEq for RemoteProbe {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for RemoteProbe {}
-
-impl fmt::Debug for RemoteProbe {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteProbe({})", self.0.host)
+    fn describe(&self) -> String {
+        self.host.clone()
     }
 }
 
@@ -335,7 +314,7 @@ impl Server for RemoteServer {
         s
     }
     fn observed(&self) -> Observed {
-        Observed::Remote(RemoteProbe(self.link.clone()))
+        Observed::Remote(Elsewhere(self.link.clone()))
     }
     fn data_dir(&self) -> &Path {
         &self.started.data_dir
@@ -445,7 +424,7 @@ fn open_link(remote: &RemoteHost, log: &Path) -> Result<Link> {
             bail!(
                 "the agent did not start on {}: {}",
                 remote.host,
-                super::process::log_tail(log, 3).replace('\n', " / ")
+                crate::sys::log_tail(log, 3).replace('\n', " / ")
             );
         }
     };

@@ -95,7 +95,7 @@ impl Adapt {
 
 /// Voluntary context switches of the calling thread.
 fn thread_voluntary_cs() -> u64 {
-    crate::sampler::rusage(libc::RUSAGE_THREAD).ru_nvcsw as u64
+    crate::sys::rusage(libc::RUSAGE_THREAD).ru_nvcsw as u64
 }
 
 /// Bytes received and not yet consumed are `buf[start..end]`.
