@@ -9,6 +9,10 @@
 //! Drivers never time anything and never count ops: the runner does. A driver's job is to get
 //! statements to the engine as cheaply as possible and to classify errors
 //! (retryable, reconnect, fatal).
+//!
+//! [`start`] starts a target's server on this host. Must not: know remote hosts beyond the
+//! target's description of one ([`remote`], plain data): a server on another host is
+//! `crate::remote`'s, which decides above the engines which server a target gets.
 
 pub mod connect;
 pub mod mysql;
@@ -279,11 +283,7 @@ pub trait Server {
     }
     /// How a client on another host reaches this server over TCP, when it listens for one
     /// ([`TargetSpec::listen`]).
-    fn tcp_endpoint(&self) -> Option<remote::TcpEndpoint> {
-        None
-    }
-    /// A server on another host (its clients may run there too).
-    fn remote(&self) -> Option<&remote::RemoteServer> {
+    fn tcp_endpoint(&self) -> Option<TcpEndpoint> {
         None
     }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
@@ -296,6 +296,16 @@ pub trait Server {
 pub struct Listen {
     pub address: String,
     pub client: String,
+}
+
+/// How a client reaches a started server over TCP (the server trusts the client's address).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpEndpoint {
+    pub port: u16,
+    pub user: String,
+    pub database: String,
+    /// MySQL/MariaDB: the server reads backslashes in literals as escapes.
+    pub backslash_escapes: bool,
 }
 
 /// Everything an engine needs to start one target: its own settings, not the plan's (`plan`
@@ -336,11 +346,16 @@ pub struct TargetSpec {
     pub listen: Option<Listen>,
 }
 
-/// Create, initialise and start the server of `target` in the fresh directory `data_dir`;
-/// a server engine writes its log to `log`.
+/// Create, initialise and start the server of `target` on this host, in the fresh directory
+/// `data_dir`; a server engine writes its log to `log`. A target on another host
+/// ([`TargetSpec::remote`]) is not an engine's to start: `crate::remote::start` decides.
 pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
-    if target.remote.is_some() {
-        return remote::RemoteServer::start(target, log);
+    if let Some(r) = &target.remote {
+        anyhow::bail!(
+            "target {} runs on {}: its server is started there, not by an engine here",
+            target.name,
+            r.host
+        );
     }
     if let Some(url) = &target.connect {
         return match target.engine {

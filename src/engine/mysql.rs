@@ -472,7 +472,7 @@ pub struct MysqlServer {
     /// `dbdelta.cnf` as recorded with the run (`<basedir>` for the build's directory).
     config: String,
     /// How a remote target's client logs in, when the target listens for one.
-    tcp: Option<super::remote::TcpEndpoint>,
+    tcp: Option<super::TcpEndpoint>,
 }
 
 /// On the first connection: the `dbdelta` database (and a remote client's login), then what
@@ -529,8 +529,8 @@ fn let_client_in(admin: &mut MyConn, client: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A driver for a server reached over TCP by `url` (a remote target's).
-pub(super) fn tcp_driver(
+/// A driver for a server reached over TCP by `url` (one this process did not start).
+pub fn tcp_driver(
     url: super::connect::ConnectUrl,
     prepared: bool,
     backslash_escapes: bool,
@@ -614,7 +614,7 @@ impl MysqlServer {
             outside_socket,
             storage,
             config: recorded,
-            tcp: target.listen.as_ref().map(|_| super::remote::TcpEndpoint {
+            tcp: target.listen.as_ref().map(|_| super::TcpEndpoint {
                 port,
                 user: USER.into(),
                 database: DB_NAME.into(),
@@ -976,7 +976,7 @@ impl Server for MysqlServer {
         self.driver.clone()
     }
 
-    fn tcp_endpoint(&self) -> Option<super::remote::TcpEndpoint> {
+    fn tcp_endpoint(&self) -> Option<super::TcpEndpoint> {
         self.tcp.clone()
     }
 

@@ -135,8 +135,8 @@ fn hba_line(listen: &super::Listen) -> String {
     )
 }
 
-/// A driver for a server reached over TCP by `url` (a remote target's).
-pub(super) fn tcp_driver(url: super::connect::ConnectUrl, prepared: bool) -> Arc<dyn Driver> {
+/// A driver for a server reached over TCP by `url` (one this process did not start).
+pub fn tcp_driver(url: super::connect::ConnectUrl, prepared: bool) -> Arc<dyn Driver> {
     Arc::new(PgDriver::new(Connect::Url(url), prepared))
 }
 
@@ -559,8 +559,8 @@ impl Server for PgServer {
         self.driver.clone()
     }
 
-    fn tcp_endpoint(&self) -> Option<super::remote::TcpEndpoint> {
-        Some(super::remote::TcpEndpoint {
+    fn tcp_endpoint(&self) -> Option<super::TcpEndpoint> {
+        Some(super::TcpEndpoint {
             port: self.tcp_port?,
             user: "postgres".into(),
             database: "postgres".into(),

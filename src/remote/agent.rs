@@ -1,7 +1,8 @@
 //! `dbdelta agent`: dbdelta on a remote target's host, started over SSH by
-//! [`crate::engine::remote`]. It runs the target's server there and samples its processes.
+//! [`super::server`]. It runs the target's server there and samples its processes.
 //!
-//! Owns the agent's side of the protocol: a hello line, then one answer per request line
+//! Owns the agent's side of the protocol ([`super::protocol`]): a hello line, then one answer
+//! per request line, each of the type the protocol gives that request
 //! (start the server with [`engine::start`], the sampler's snapshots, memory and CPUs, size,
 //! postwrite, release, liveness, stop; with `client = "remote"` the plan of the lab it is sent
 //! and its load and steps, run by the runner's own `timed_load` and `step::run`), and its work
@@ -21,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::remote::{BuildDir, Hello, Reply, Request, SHIPPED, Started};
+use super::protocol::{self, Ask, BuildDir, Hello, Reply, Request, SHIPPED, Started};
 use crate::engine::{self, Listen, Server};
 use crate::sampler::Probe;
 
@@ -54,7 +55,7 @@ pub fn serve() -> Result<()> {
     };
     while let Ok(Some(line)) = lines.recv() {
         let request = serde_json::from_str::<Request>(&line);
-        let stop = matches!(request, Ok(Request::Stop));
+        let stop = matches!(request, Ok(Request::Stop(_)));
         let reply = match request {
             Ok(r) => agent.handle(r),
             Err(e) => Err(anyhow::anyhow!("the agent cannot read {line:?}: {e}")),
@@ -72,7 +73,7 @@ pub fn serve() -> Result<()> {
 }
 
 /// Write one answer line; false when nobody reads any more.
-fn send(out: &mut impl Write, reply: Reply) -> bool {
+fn send(out: &mut impl Write, reply: Reply<serde_json::Value>) -> bool {
     let Ok(mut line) = serde_json::to_string(&reply) else {
         return false;
     };
@@ -147,60 +148,40 @@ struct Agent {
 }
 
 impl Agent {
+    /// Answer one request: every arm encodes the answer type the protocol gives its request.
     fn handle(&mut self, request: Request) -> Result<serde_json::Value> {
-        if let Request::Start { spec } = request {
-            return json(self.start(*spec)?);
-        }
-        if let Request::BuildDir { entry } = &request {
-            return json(build_dir(entry)?);
-        }
-        if let Request::Stop = request {
-            return match self.finish() {
-                None => json(()),
+        let encoded = match request {
+            Request::Start(r) => protocol::Start::encode(self.start(*r.spec)?),
+            Request::BuildDir(r) => protocol::FindBuild::encode(build_dir(&r.entry)?),
+            Request::Stop(_) => match self.finish() {
+                None => protocol::Stop::encode(()),
                 Some(e) => bail!("{e}"),
-            };
-        }
-        match request {
-            Request::Plan { lab, quick } => return json(self.plan(&lab, quick)?),
-            Request::Load {
-                suite,
-                clients,
-                ddl,
-            } => return json(self.load(&suite, clients, &ddl)?),
-            Request::Step {
-                suite,
-                step,
-                clients,
-                repeat,
-                ddl,
-            } => {
+            },
+            Request::Plan(r) => protocol::Plan::encode(self.plan(&r.lab, r.quick)?),
+            Request::Load(r) => protocol::Load::encode(self.load(&r.suite, r.clients, &r.ddl)?),
+            Request::Step(r) => {
                 self.steps += 1;
-                return json(self.step(&suite, &step, clients, repeat, &ddl)?);
+                let run = self.step(&r.suite, &r.step, r.clients, r.repeat, &r.ddl)?;
+                protocol::Step::encode(run)
             }
-            _ => {}
-        }
-        let server = self.server.as_deref().context("the agent has no server")?;
-        match request {
-            Request::Probe { what } => {
+            Request::Probe(r) => {
                 let probe = self.probe.as_ref().context("the agent has no server")?;
                 self.probes += 1;
-                json(probe.answer(what))
+                protocol::Probe::encode(probe.answer(r.what))
             }
-            Request::DbSize => json(server.db_size()),
-            Request::Postwrite { tables, budget_ms } => {
-                server.postwrite(&tables, Duration::from_millis(budget_ms))?;
-                json(())
+            Request::DbSize(_) => protocol::DbSize::encode(self.server()?.db_size()),
+            Request::Postwrite(r) => {
+                let budget = Duration::from_millis(r.budget_ms);
+                protocol::Postwrite::encode(self.server()?.postwrite(&r.tables, budget)?)
             }
-            Request::Release { tables } => {
-                server.release(&tables)?;
-                json(())
-            }
-            Request::CheckAlive => {
-                server.check_alive()?;
-                json(())
-            }
-            _ => unreachable!("handled above"),
-        }
+            Request::Release(r) => protocol::Release::encode(self.server()?.release(&r.tables)?),
+            Request::CheckAlive(_) => protocol::CheckAlive::encode(self.server()?.check_alive()?),
+        };
+        Ok(encoded?)
+    }
+
+    fn server(&self) -> Result<&dyn Server> {
+        self.server.as_deref().context("the agent has no server")
     }
 
     /// `client = "remote"`: the suites' steps, planned from the lab the other side sent.
@@ -337,10 +318,6 @@ fn build_dir(entry: &str) -> Result<BuildDir> {
         .join("tree");
     let present = dir.join(SHIPPED).is_file();
     Ok(BuildDir { dir, present })
-}
-
-fn json(v: impl serde::Serialize) -> Result<serde_json::Value> {
-    Ok(serde_json::to_value(v)?)
 }
 
 /// One line to stderr (the SSH session's, kept in the target's log here); nothing when
