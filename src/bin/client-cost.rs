@@ -28,9 +28,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use dbdelta::engine::pgwire::PgConn;
-use dbdelta::engine::wire::Wait;
-use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
+use dbdelta::engine::common::process;
+use dbdelta::engine::common::wire::Wait;
+use dbdelta::engine::postgres::pgwire::PgConn;
+use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec};
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{step, timed_load};
 use dbdelta::sampler::{Probe, Snapshot};

@@ -14,19 +14,14 @@
 //! target's description of one ([`remote`], plain data): a server on another host is
 //! `crate::remote`'s, which decides above the engines which server a target gets.
 
-pub mod connect;
+pub mod common;
 pub mod mysql;
-pub mod mysql_existing;
-pub mod mysql_flavor;
-pub mod mywire;
-pub mod pgwire;
 pub mod postgres;
-pub mod postgres_existing;
-pub mod process;
 pub mod remote;
 pub mod sqlite;
-pub mod sqlite_api;
-pub mod wire;
+
+/// `connect` URLs, under the path `lab`, `plan` and `store` name.
+pub use common::connect;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -359,8 +354,8 @@ pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result
     }
     if let Some(url) = &target.connect {
         return match target.engine {
-            EngineKind::Postgres => postgres_existing::PgExisting::attach(target, url),
-            EngineKind::Mysql => mysql_existing::MyExisting::attach(target, url),
+            EngineKind::Postgres => postgres::existing::PgExisting::attach(target, url),
+            EngineKind::Mysql => mysql::existing::MyExisting::attach(target, url),
             EngineKind::Sqlite => anyhow::bail!("SQLite has no server to connect to"),
         };
     }

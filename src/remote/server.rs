@@ -25,7 +25,7 @@ use super::protocol::{
     SHIPPED, Started,
 };
 use super::ssh::{Master, SshHost};
-use crate::engine::connect::{Address, ConnectUrl};
+use crate::engine::common::connect::{Address, ConnectUrl};
 use crate::engine::remote::{RemoteHost, Shipment};
 use crate::engine::{self, Driver, EngineKind, Observed, Server, TableDdl, TargetSpec};
 use crate::runner::ClientsThere;

@@ -1,5 +1,6 @@
-//! The receive side shared by dbdelta's own wire clients ([`pgwire`](super::pgwire) and
-//! [`mywire`](super::mywire)): one reusable byte buffer filled from a blocking unix socket.
+//! The receive side shared by dbdelta's own wire clients
+//! ([`pgwire`](crate::engine::postgres::pgwire) and [`mywire`](crate::engine::mysql::mywire)):
+//! one reusable byte buffer filled from a blocking unix socket.
 //!
 //! Owns: compacting and growing the buffer so a whole message fits, and how a client waits for
 //! a reply ([`Wait`]), which decides much of what a client costs (`bench/client-cost`, PG 15,
