@@ -338,9 +338,12 @@ fn run_child(mut cmd: Command, work: &Path, tag: &str) -> Result<ChildRun> {
         .with_context(|| format!("starting {tag}: {cmd:?}"))?;
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
-    // SAFETY: wait4 writes the status and the rusage we hand it.
+    // SAFETY: `rusage` is plain integers, for which all-zero bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        // SAFETY: `status` and `ru` are live locals that wait4 only writes. `pid` is our own
+        // child, reaped only here: `child` is dropped afterwards without a wait, so no one
+        // waits for a PID the kernel may have given to another process.
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
         if r == pid {
             break;

@@ -98,7 +98,9 @@ fn read_lines(workdir: PathBuf) -> mpsc::Receiver<Option<String>> {
         std::thread::sleep(STOP_GRACE);
         let pid = SERVER_PID.load(Ordering::SeqCst);
         if pid > 0 {
-            // SAFETY: signalling the process group of the server this agent started.
+            // SAFETY: kill(2) reads and writes no memory of ours. `pid` > 0 is the PID of the
+            // server this agent started (0 once stopped), which leads its own process group,
+            // so `-pid` signals only that group.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
             std::thread::sleep(Duration::from_millis(500));
         }

@@ -171,7 +171,8 @@ impl Master {
 impl Drop for Master {
     fn drop(&mut self) {
         if matches!(self.child.try_wait(), Ok(None)) {
-            // SAFETY: signalling our own child by its PID.
+            // SAFETY: kill(2) reads and writes no memory of ours. The child is not reaped yet
+            // (try_wait just found it running), so its PID cannot name another process.
             unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
             let start = Instant::now();
             while matches!(self.child.try_wait(), Ok(None)) {
@@ -192,7 +193,9 @@ impl Drop for Master {
 /// dies (the remote side then sees the connection close and cleans up).
 fn detach(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: setpgid and prctl are async-signal-safe and touch only the child.
+    // SAFETY: the closure runs in the forked child before exec, where only async-signal-safe
+    // calls are allowed: setpgid and prctl are plain system calls on the child itself, and it
+    // allocates nothing and takes no lock.
     unsafe {
         cmd.pre_exec(|| {
             libc::setpgid(0, 0);

@@ -183,7 +183,8 @@ pub fn is_stopped(pid: u32) -> bool {
 /// SIGKILL every process of the process group a server dbdelta started leads (its PID is
 /// the group's: servers are spawned with `process_group(0)`), a stopped one too.
 pub fn kill_group(pid: u32) {
-    // SAFETY: signalling the process group of a server we spawned as its leader.
+    // SAFETY: kill(2) reads and writes no memory of ours. `-pid` names the process group the
+    // server leads (spawned with `process_group(0)`), so only its processes get the signal.
     unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
 }
 
@@ -284,7 +285,8 @@ impl ServerProcess {
         if matches!(child.try_wait(), Ok(Some(_))) {
             return Ok(());
         }
-        // SAFETY: signalling the PID of a child we spawned and have not reaped.
+        // SAFETY: kill(2) reads and writes no memory of ours. `self.pid` is our child, not reaped
+        // yet (`child` is waited for only below), so the PID cannot name another process.
         unsafe { libc::kill(self.pid as i32, signal) };
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {

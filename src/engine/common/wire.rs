@@ -242,7 +242,8 @@ fn wait_readable(sock: &Stream) -> std::io::Result<()> {
         revents: 0,
     };
     loop {
-        // SAFETY: one valid pollfd for the duration of the call.
+        // SAFETY: `fd` is a live local `pollfd` and the count is 1, so poll reads and writes only
+        // it; the descriptor in it stays open while the stream is borrowed.
         let r = unsafe { libc::poll(&mut fd, 1, -1) };
         if r >= 0 {
             return Ok(());
