@@ -2,15 +2,14 @@
 //! [`super::server`]. It runs the target's server there and samples its processes.
 //!
 //! Owns the agent's side of the protocol ([`super::protocol`]): a hello line, then one answer
-//! per request line, each of the type the protocol gives that request
-//! (start the server with [`engine::start`], the sampler's snapshots, memory and CPUs, size,
-//! postwrite, release, liveness, stop; with `client = "remote"` the plan of the lab it is sent
-//! and its load and steps, run by the runner's own `timed_load` and `step::run`), and its work
-//! directory
+//! per request line, of the type the protocol gives that request (start the server with
+//! [`engine::start`], the sampler's snapshots, memory and CPUs, size, postwrite, release,
+//! liveness, stop; with `client = "remote"` the plan of the lab it is sent and its load and
+//! steps, run by the runner's own `timed_load` and `step::run`), and its work directory
 //! (`$TMPDIR/dbdelta-agent.PID`, removed at exit). The server listens where the SSH connection
 //! arrived and trusts only the address it came from (`SSH_CONNECTION`). When its stdin closes
 //! (the run ended, or the SSH connection was lost) it stops the server and removes the work
-//! directory; if that takes over a minute it kills the server's process group and exits.
+//! directory; if that takes over [`STOP_GRACE`] it kills the server's process group and exits.
 //! Must not: time database work itself (the runner's code does, here as on the other side),
 //! or write anything outside its work directory but what the engine writes.
 
