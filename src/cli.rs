@@ -408,7 +408,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
             command: StoreCommand::Push(args),
         }) => push_cmd(&cli.store, &args),
         Command::Clean(args) => clean_cmd(&args),
-        Command::Agent => crate::agent::serve().map(|()| ExitCode::SUCCESS),
+        Command::Agent => crate::remote::agent::serve().map(|()| ExitCode::SUCCESS),
     }
 }
 
@@ -523,8 +523,14 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let interrupt = interrupt_flag();
     let mut store = Store::open(store_path)?;
     announce_plan(&plan, progress, &need);
-    let outcome =
-        crate::runner::execute(&plan, &mut store, progress, &interrupt, &stored.to_json())?;
+    let outcome = crate::runner::execute(
+        &plan,
+        &mut store,
+        progress,
+        &interrupt,
+        &stored.to_json(),
+        crate::remote::start,
+    )?;
     report_outcome(&outcome, &store, &args)
 }
 
@@ -575,7 +581,14 @@ fn resume(
     make_builds(&mut plan, progress);
     let interrupt = interrupt_flag();
     announce_plan(&plan, progress, &need);
-    let outcome = crate::runner::resume(&plan, &mut store, progress, &interrupt, &run_id)?;
+    let outcome = crate::runner::resume(
+        &plan,
+        &mut store,
+        progress,
+        &interrupt,
+        &run_id,
+        crate::remote::start,
+    )?;
     report_outcome(&outcome, &store, args)
 }
 

@@ -4,7 +4,7 @@
 //! wake-ups rather than the engine.
 //!
 //! A leaf: owns parsing, resolution and the affinity system calls. It must not decide when to
-//! pin (the runner pins client threads, `engine::process` the server at spawn), read `/proc`
+//! pin (the runner pins client threads, `engine::common::process` the server at spawn), read `/proc`
 //! or `/sys` (that is `sampler` and `host`), or know about targets and steps.
 
 use std::collections::BTreeSet;

@@ -6,7 +6,6 @@
 //! [`store`] (after every step) → [`report`] (pure renderers).
 //! See `ARCHITECTURE.md` for the code map and the invariants.
 
-pub mod agent;
 pub mod cli;
 pub mod cpus;
 pub mod engine;
@@ -19,6 +18,7 @@ pub mod preflight;
 pub mod profiler;
 pub mod progress;
 pub mod provision;
+pub mod remote;
 pub mod report;
 pub mod results;
 pub mod resume;
@@ -27,4 +27,5 @@ pub mod sampler;
 pub mod ssh;
 pub mod stats;
 pub mod store;
+pub mod sys;
 pub mod workload;

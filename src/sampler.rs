@@ -9,7 +9,8 @@
 //! every second and at the boundaries), the evidence that a placement was applied. Uses the
 //! `procfs` crate, not hand parsing.
 //! Must not: decide when the measured period starts or ends (the runner calls [`Probe::snapshot`]
-//! at those instants) or divide by ops (that is [`Costs::per_op`]).
+//! at those instants) or divide by ops (that is [`Costs::per_op`]), or import the engines or
+//! the remote side: they hand it an [`Observed`] (its module, `observed`, is the sampler's).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -20,9 +21,12 @@ use std::time::{Duration, Instant};
 use procfs::CurrentSI;
 use procfs::process::Process;
 
+pub mod observed;
+
+pub use observed::{Observed, ProbeWhat, Probed};
+
 use crate::cpus::CpuSet;
-use crate::engine::Observed;
-use crate::engine::remote::ProbeWhat;
+use crate::sys::{rusage, timeval_us};
 
 /// Counters of one engine process at one instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -70,22 +74,6 @@ pub struct Probe {
     tick_us: f64,
 }
 
-/// `getrusage(who)`: `libc::RUSAGE_SELF` (this process) or `libc::RUSAGE_THREAD` (the calling
-/// thread). The one place dbdelta asks the kernel for its own resource usage.
-pub fn rusage(who: libc::c_int) -> libc::rusage {
-    // SAFETY: getrusage only writes the struct we hand it.
-    unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(who, &mut ru);
-        ru
-    }
-}
-
-/// A `timeval` in µs.
-pub fn timeval_us(tv: libc::timeval) -> f64 {
-    tv.tv_sec as f64 * 1e6 + tv.tv_usec as f64
-}
-
 impl Probe {
     pub fn new(observed: Observed, data_dir: &Path) -> Probe {
         // A remote server's data directory is on its own host (its agent reads the device).
@@ -107,9 +95,7 @@ impl Probe {
         let ru = rusage(libc::RUSAGE_SELF);
         let client_cpu_us = timeval_us(ru.ru_utime) + timeval_us(ru.ru_stime);
         if let Observed::Remote(r) = &self.observed {
-            let mut s = (r.probe(ProbeWhat::Snapshot).ok())
-                .and_then(|v| serde_json::from_value::<Snapshot>(v).ok())
-                .unwrap_or_default();
+            let mut s = r.snapshot().unwrap_or_default();
             s.client_cpu_us = client_cpu_us;
             return s;
         }
@@ -196,10 +182,7 @@ impl Probe {
             Observed::SelfProcess => vec![Process::myself().ok()?],
             Observed::Tree(root) => tree(*root),
             Observed::Unobserved(_) => return None,
-            Observed::Remote(r) => {
-                let v = r.probe(ProbeWhat::Memory { pss }).ok()?;
-                return serde_json::from_value(v).ok().flatten();
-            }
+            Observed::Remote(r) => return r.memory(pss),
         };
         let page = procfs::page_size();
         let mut m = Memory::default();
@@ -221,6 +204,17 @@ impl Probe {
             }
         }
         (m.rss > 0).then_some(m)
+    }
+}
+
+impl Probe {
+    /// Read what a sampler on another host asks for (the agent answers with this).
+    pub fn answer(&self, what: ProbeWhat) -> Probed {
+        match what {
+            ProbeWhat::Snapshot => Probed::Snapshot(self.snapshot()),
+            ProbeWhat::Memory { pss } => Probed::Memory(self.memory_with(pss)),
+            ProbeWhat::Cpus => Probed::Cpus(self.cpus()),
+        }
     }
 }
 
@@ -298,8 +292,7 @@ impl Probe {
     pub fn cpus(&self) -> CpuUse {
         let mut u = CpuUse::default();
         if let Observed::Remote(r) = &self.observed
-            && let Some(remote) = (r.probe(ProbeWhat::Cpus).ok())
-                .and_then(|v| serde_json::from_value::<CpuUse>(v).ok())
+            && let Some(remote) = r.cpus()
         {
             u.server_seen = remote.server_seen;
             u.server_allowed = remote.server_allowed;

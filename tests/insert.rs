@@ -392,6 +392,8 @@ fn a_paused_server_shows_in_response_time_not_in_service_time() {
         }
         std::thread::sleep(Duration::from_secs(2));
         for &p in &pids {
+            // SAFETY: kill(2) touches no memory of ours; these are the processes stopped
+            // above, continued.
             unsafe { libc::kill(p, libc::SIGCONT) };
         }
         pids.len()

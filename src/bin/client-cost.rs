@@ -28,12 +28,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
-use dbdelta::engine::pgwire::PgConn;
-use dbdelta::engine::wire::Wait;
-use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
+use dbdelta::engine::common::process;
+use dbdelta::engine::common::wire::Wait;
+use dbdelta::engine::postgres::pgwire::PgConn;
+use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec};
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{step, timed_load};
-use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
+use dbdelta::sampler::{Probe, Snapshot};
+use dbdelta::sys::{rusage, timeval_us};
 use dbdelta::workload::{Scale, sysbench};
 
 #[derive(Parser, Debug)]
@@ -336,9 +338,12 @@ fn run_child(mut cmd: Command, work: &Path, tag: &str) -> Result<ChildRun> {
         .with_context(|| format!("starting {tag}: {cmd:?}"))?;
     let pid = child.id() as libc::pid_t;
     let mut status = 0;
-    // SAFETY: wait4 writes the status and the rusage we hand it.
+    // SAFETY: `rusage` is plain integers, for which all-zero bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
+        // SAFETY: `status` and `ru` are live locals that wait4 only writes. `pid` is our own
+        // child, reaped only here: `child` is dropped afterwards without a wait, so no one
+        // waits for a PID the kernel may have given to another process.
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
         if r == pid {
             break;
@@ -1150,7 +1155,7 @@ impl Bench<'_> {
             eprintln!(
                 "server log tail ({}):\n{}",
                 log.display(),
-                process::log_tail(&log, 20)
+                dbdelta::sys::log_tail(&log, 20)
             );
         }
         let stopped = server.stop();

@@ -9,20 +9,19 @@
 //! Drivers never time anything and never count ops: the runner does. A driver's job is to get
 //! statements to the engine as cheaply as possible and to classify errors
 //! (retryable, reconnect, fatal).
+//!
+//! [`start`] starts a target's server on this host. Must not: know remote hosts beyond the
+//! target's description of one ([`remote`], plain data): a server on another host is
+//! `crate::remote`'s, which decides above the engines which server a target gets.
 
-pub mod connect;
+pub mod common;
 pub mod mysql;
-pub mod mysql_existing;
-pub mod mysql_flavor;
-pub mod mywire;
-pub mod pgwire;
 pub mod postgres;
-pub mod postgres_existing;
-pub mod process;
 pub mod remote;
 pub mod sqlite;
-pub mod sqlite_api;
-pub mod wire;
+
+/// `connect` URLs, under the path `lab`, `plan` and `store` name.
+pub use common::connect;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -232,19 +231,8 @@ pub trait Driver: Send + Sync {
     fn dialect(&self) -> Dialect;
 }
 
-/// Which processes hold the engine's cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Observed {
-    /// The engine runs inside dbdelta (SQLite): measure our own process.
-    SelfProcess,
-    /// A server: this PID and every process descending from it.
-    Tree(u32),
-    /// A running server (`connect`) whose processes are not to be found on this host: why.
-    /// Its CPU, context switches, process IO and memory are not measured.
-    Unobserved(String),
-    /// A server on another host: the agent there samples its processes.
-    Remote(remote::RemoteProbe),
-}
+/// Which processes hold the engine's cost: the sampler's type, which a [`Server`] hands it.
+pub use crate::sampler::Observed;
 
 /// A started DBMS instance for one target.
 pub trait Server {
@@ -290,11 +278,7 @@ pub trait Server {
     }
     /// How a client on another host reaches this server over TCP, when it listens for one
     /// ([`TargetSpec::listen`]).
-    fn tcp_endpoint(&self) -> Option<remote::TcpEndpoint> {
-        None
-    }
-    /// A server on another host (its clients may run there too).
-    fn remote(&self) -> Option<&remote::RemoteServer> {
+    fn tcp_endpoint(&self) -> Option<TcpEndpoint> {
         None
     }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
@@ -307,6 +291,16 @@ pub trait Server {
 pub struct Listen {
     pub address: String,
     pub client: String,
+}
+
+/// How a client reaches a started server over TCP (the server trusts the client's address).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TcpEndpoint {
+    pub port: u16,
+    pub user: String,
+    pub database: String,
+    /// MySQL/MariaDB: the server reads backslashes in literals as escapes.
+    pub backslash_escapes: bool,
 }
 
 /// Everything an engine needs to start one target: its own settings, not the plan's (`plan`
@@ -347,16 +341,21 @@ pub struct TargetSpec {
     pub listen: Option<Listen>,
 }
 
-/// Create, initialise and start the server of `target` in the fresh directory `data_dir`;
-/// a server engine writes its log to `log`.
+/// Create, initialise and start the server of `target` on this host, in the fresh directory
+/// `data_dir`; a server engine writes its log to `log`. A target on another host
+/// ([`TargetSpec::remote`]) is not an engine's to start: `crate::remote::start` decides.
 pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Box<dyn Server>> {
-    if target.remote.is_some() {
-        return remote::RemoteServer::start(target, log);
+    if let Some(r) = &target.remote {
+        anyhow::bail!(
+            "target {} runs on {}: its server is started there, not by an engine here",
+            target.name,
+            r.host
+        );
     }
     if let Some(url) = &target.connect {
         return match target.engine {
-            EngineKind::Postgres => postgres_existing::PgExisting::attach(target, url),
-            EngineKind::Mysql => mysql_existing::MyExisting::attach(target, url),
+            EngineKind::Postgres => postgres::existing::PgExisting::attach(target, url),
+            EngineKind::Mysql => mysql::existing::MyExisting::attach(target, url),
             EngineKind::Sqlite => anyhow::bail!("SQLite has no server to connect to"),
         };
     }

@@ -1,30 +1,14 @@
-//! A server on another host (`host = "ssh://…"`): its whole lifecycle runs there, in dbdelta
-//! itself started over SSH as an agent (`dbdelta agent`, [`crate::agent`]), and the clients
-//! here connect to it over TCP.
+//! Where a target's server runs when it is not this host: the lab's `host = "ssh://…"`
+//! ([`SshHost`]), its ssh config, a build to ship there and where the clients run
+//! ([`RemoteHost`]), carried by [`super::TargetSpec::remote`].
 //!
-//! Owns the agent protocol (one JSON request per line on the agent's stdin, one JSON answer
-//! per line on its stdout), putting dbdelta's own binary on the host (cached there by a name
-//! that changes with the binary), the [`Link`] to a running agent (requests are serialised; a
-//! closed pipe marks the link lost and every later request fails at once, naming the host),
-//! and [`RemoteServer`], a [`Server`] whose every call is a request. Dropping a
-//! `RemoteServer` ends the SSH session; the agent sees its stdin close, stops the server and
-//! removes its work directory, so a lost connection leaves nothing running there.
-//! Must not: time anything, or read `/proc` of the remote host (the agent's sampler does; the
-//! sampler here asks through [`RemoteProbe`]).
+//! Plain data, parsed by `lab` and read by `crate::remote`, which reaches the host, runs the
+//! agent there and decides that such a target gets a remote server. Must not: connect to
+//! anything or start anything; no engine family reads it (an engine never knows about remote
+//! hosts).
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-use std::sync::{Arc, Mutex};
-
-use anyhow::{Context, Result, anyhow, bail};
-use serde::{Deserialize, Serialize};
-
-use super::connect::{Address, ConnectUrl};
-use super::{Driver, EngineKind, Observed, Server, TargetSpec};
-use crate::ssh::{Master, SshHost};
+use std::path::PathBuf;
 
 /// Where a target's server runs when it is not this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,480 +34,87 @@ pub struct Shipment {
     pub bin: PathBuf,
 }
 
-/// What the local side asks of the agent.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Request {
-    /// Start the target's server (its data directory in the agent's work directory).
-    Start {
-        spec: Box<TargetSpec>,
-    },
-    /// The sampler's counters of the server's processes and host.
-    Probe {
-        what: ProbeWhat,
-    },
-    DbSize,
-    Postwrite {
-        tables: Vec<String>,
-        budget_ms: u64,
-    },
-    Release {
-        tables: Vec<String>,
-    },
-    CheckAlive,
-    /// Where a shipped build goes on the host, and whether it is there.
-    BuildDir {
-        entry: String,
-    },
-    /// `client = "remote"`: plan the suites from this lab (see `lab::for_agent`).
-    Plan {
-        lab: String,
-        quick: bool,
-    },
-    /// Load `suite`'s tables from the host; answers `[load_secs, index_secs]`.
-    Load {
-        suite: String,
-        clients: u32,
-        ddl: super::TableDdl,
-    },
-    /// Run one step with its clients on the host; answers the runner's `StepRun`.
-    Step {
-        suite: String,
-        step: String,
-        clients: u32,
-        repeat: u32,
-        ddl: super::TableDdl,
-    },
-    /// Stop the server, remove the work directory, exit.
-    Stop,
+/// `ssh://[user@]host[:port]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SshHost {
+    pub user: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
 }
 
-/// The answer to `BuildDir`.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct BuildDir {
-    pub dir: PathBuf,
-    pub present: bool,
-}
-
-/// The file written last into a shipped tree on the host: a tree without it is unfinished.
-pub const SHIPPED: &str = ".dbdelta-shipped";
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeWhat {
-    Snapshot,
-    Memory { pss: bool },
-    Cpus,
-}
-
-/// One answer line: `{"ok": value}` or `{"err": "message"}`.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reply {
-    Ok(serde_json::Value),
-    Err(String),
-}
-
-/// Where the clients connect and what the server said about itself, after `Start`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Started {
-    pub version: String,
-    pub settings: BTreeMap<String, String>,
-    pub config_text: Option<String>,
-    /// The data directory on the remote host.
-    pub data_dir: PathBuf,
-    /// The address the server listens on for this client, and how to log in.
-    pub address: String,
-    pub tcp: TcpEndpoint,
-}
-
-/// How a client reaches a started server over TCP (the server trusts the client's address).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TcpEndpoint {
-    pub port: u16,
-    pub user: String,
-    pub database: String,
-    /// MySQL/MariaDB: the server reads backslashes in literals as escapes.
-    pub backslash_escapes: bool,
-}
-
-/// The agent's first line: who answers.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Hello {
-    pub agent: String,
-    pub pid: u32,
-    pub workdir: PathBuf,
-}
-
-/// A running agent: its SSH session and the pipes to it.
-pub struct Link {
-    host: String,
-    io: Mutex<Io>,
-    agent: Mutex<Child>,
-    master: Mutex<Option<Master>>,
-}
-
-struct Io {
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    /// Why the link is gone, once it is.
-    lost: Option<String>,
-}
-
-impl Link {
-    /// Send one request and wait for its answer.
-    pub fn request(&self, req: &Request) -> Result<serde_json::Value> {
-        let mut io = self.io.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(why) = &io.lost {
-            bail!("{why}");
+impl SshHost {
+    /// Parse `ssh://[user@]host[:port]`; an IPv6 address goes in brackets.
+    pub fn parse(text: &str) -> Result<SshHost, String> {
+        let bad = |why: &str| {
+            format!(
+                "host = \"{text}\": {why}; expected e.g. \"ssh://bench@db1.example\" or \"ssh://root@10.0.0.2:2222\""
+            )
+        };
+        let rest = text
+            .strip_prefix("ssh://")
+            .ok_or_else(|| bad("only ssh:// hosts are supported"))?;
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        if rest.contains(['/', '?', '#', ' ']) {
+            return Err(bad("a host takes no path, query or spaces"));
         }
-        let mut line = serde_json::to_string(req)?;
-        line.push('\n');
-        let mut answer = String::new();
-        let sent = io
-            .stdin
-            .write_all(line.as_bytes())
-            .and_then(|_| io.stdin.flush());
-        let read = sent.and_then(|_| io.stdout.read_line(&mut answer));
-        match read {
-            Ok(n) if n > 0 => {}
-            other => {
-                let why = match other {
-                    Err(e) => format!("lost the SSH connection to {} ({e})", self.host),
-                    Ok(_) => format!("lost the SSH connection to {}", self.host),
-                };
-                io.lost = Some(why.clone());
-                bail!("{why}");
+        let (user, hostport) = match rest.rsplit_once('@') {
+            Some((u, h)) if !u.is_empty() && !u.contains(':') => (Some(u.to_string()), h),
+            Some((u, _)) if u.contains(':') => {
+                return Err(bad(
+                    "a password does not belong in the lab; use a key (ssh-agent or IdentityFile)",
+                ));
             }
+            Some(_) => return Err(bad("the user before @ is empty")),
+            None => (None, rest),
+        };
+        let (host, port) = if let Some(v6) = hostport.strip_prefix('[') {
+            let (h, after) = v6
+                .split_once(']')
+                .ok_or_else(|| bad("an unclosed [ in the host"))?;
+            (h, after.strip_prefix(':'))
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (hostport, None),
+            }
+        };
+        if host.is_empty() || host.starts_with('-') {
+            return Err(bad("the host name is missing"));
         }
-        match serde_json::from_str::<Reply>(&answer) {
-            Ok(Reply::Ok(v)) => Ok(v),
-            Ok(Reply::Err(e)) => Err(anyhow!("{e}")),
-            Err(e) => bail!("the agent on {} answered {answer:?}: {e}", self.host),
-        }
-    }
-
-    /// The local `ssh -M` process's PID (what a test kills to cut the connection).
-    pub fn master_pid(&self) -> Option<u32> {
-        let m = self.master.lock().unwrap_or_else(|e| e.into_inner());
-        m.as_ref().map(Master::pid)
-    }
-
-    /// End the session: the agent's stdin closes (it stops what it started), then the master.
-    fn close(&self) {
-        let mut agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
-        if matches!(agent.try_wait(), Ok(None)) {
-            let _ = agent.kill();
-        }
-        let _ = agent.wait();
-        self.master.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let port = match port {
+            None => None,
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(bad(&format!(
+                        "port \"{p}\" is not a number from 1 to 65535"
+                    )));
+                }
+            },
+        };
+        Ok(SshHost {
+            user,
+            host: host.to_string(),
+            port,
+        })
     }
 }
 
-impl Drop for Link {
-    fn drop(&mut self) {
-        self.close();
-    }
-}
-
-/// The sampler's handle on a remote server's processes: compared by identity.
-#[derive(Clone)]
-pub struct RemoteProbe(Arc<Link>);
-
-impl RemoteProbe {
-    /// Ask the agent's sampler for `what`.
-    pub fn probe(&self, what: ProbeWhat) -> Result<serde_json::Value> {
-        self.0.request(&Request::Probe { what })
-    }
-}
-
-impl PartialEq for RemoteProbe {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for RemoteProbe {}
-
-impl fmt::Debug for RemoteProbe {
+impl fmt::Display for SshHost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteProbe({})", self.0.host)
-    }
-}
-
-/// A server that an agent started on another host.
-pub struct RemoteServer {
-    link: Arc<Link>,
-    started: Started,
-    host: SshHost,
-    driver: Arc<dyn Driver>,
-    client_remote: bool,
-}
-
-impl RemoteServer {
-    /// Connect to the target's host, put the agent there, start the server through it.
-    /// ssh's and the agent's messages (with the end of the server's log when it fails) go to
-    /// `log`.
-    pub fn start(target: &TargetSpec, log: &Path) -> Result<Box<dyn Server>> {
-        let remote = target.remote.as_ref().context("not a remote target")?;
-        let what = format!("target {} on {}", target.name, remote.host);
-        let link = Arc::new(open_link(remote, log).with_context(|| what.clone())?);
-        let mut spec = target.clone();
-        spec.remote = None;
-        if let Some(ship) = &remote.ship {
-            spec.bin = Some(
-                ship_build(&link, ship)
-                    .with_context(|| format!("{what}: copying {} to the host", ship.entry))?,
-            );
+        f.write_str("ssh://")?;
+        if let Some(u) = &self.user {
+            write!(f, "{u}@")?;
         }
-        let started: Started = serde_json::from_value(
-            link.request(&Request::Start {
-                spec: Box::new(spec),
-            })
-            .with_context(|| format!("{what}: the server did not start"))?,
-        )?;
-        let url = ConnectUrl {
-            engine: target.engine,
-            user: started.tcp.user.clone(),
-            password: None,
-            address: Address::Tcp(started.address.clone()),
-            port: started.tcp.port,
-            database: started.tcp.database.clone(),
-        };
-        let driver: Arc<dyn Driver> = match target.engine {
-            EngineKind::Postgres => super::postgres::tcp_driver(url, target.prepared),
-            EngineKind::Mysql => {
-                super::mysql::tcp_driver(url, target.prepared, started.tcp.backslash_escapes)
-            }
-            EngineKind::Sqlite => bail!("{what}: SQLite has no server to run remotely"),
-        };
-        Ok(Box::new(RemoteServer {
-            link,
-            started,
-            host: remote.host.clone(),
-            driver,
-            client_remote: remote.client_remote,
-        }))
-    }
-
-    /// True when the load and the steps' clients run on the host (`client = "remote"`).
-    pub fn client_remote(&self) -> bool {
-        self.client_remote
-    }
-
-    /// Send a request the runner makes of a remote client (`Plan`, `Load`, `Step`).
-    pub fn call(&self, request: &Request) -> Result<serde_json::Value> {
-        self.link.request(request)
-    }
-
-    /// The local `ssh -M` process's PID.
-    pub fn master_pid(&self) -> Option<u32> {
-        self.link.master_pid()
-    }
-}
-
-impl Server for RemoteServer {
-    fn driver(&self) -> Arc<dyn Driver> {
-        self.driver.clone()
-    }
-    fn version(&self) -> String {
-        self.started.version.clone()
-    }
-    fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = self.started.settings.clone();
-        s.insert("dbdelta.host".into(), self.host.to_string());
-        s
-    }
-    fn observed(&self) -> Observed {
-        Observed::Remote(RemoteProbe(self.link.clone()))
-    }
-    fn data_dir(&self) -> &Path {
-        &self.started.data_dir
-    }
-    fn db_size(&self) -> Option<u64> {
-        let v = self.link.request(&Request::DbSize).ok()?;
-        serde_json::from_value(v).ok().flatten()
-    }
-    fn postwrite(&self, tables: &[String], budget: std::time::Duration) -> Result<()> {
-        self.link.request(&Request::Postwrite {
-            tables: tables.to_vec(),
-            budget_ms: budget.as_millis() as u64,
-        })?;
+        match self.host.contains(':') {
+            true => write!(f, "[{}]", self.host)?,
+            false => f.write_str(&self.host)?,
+        }
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
         Ok(())
     }
-    fn config_text(&self) -> Option<String> {
-        self.started.config_text.clone()
-    }
-    fn check_alive(&self) -> Result<()> {
-        self.link.request(&Request::CheckAlive).map(|_| ())
-    }
-    fn release(&self, tables: &[String]) -> Result<()> {
-        self.link.request(&Request::Release {
-            tables: tables.to_vec(),
-        })?;
-        Ok(())
-    }
-    fn remote(&self) -> Option<&RemoteServer> {
-        Some(self)
-    }
-    fn stop(self: Box<Self>) -> Result<()> {
-        let stopped = self.link.request(&Request::Stop).map(|_| ());
-        self.link.close();
-        stopped.with_context(|| format!("stopping the server on {}", self.host))
-    }
-}
-
-/// Copy `ship`'s tree to the host unless it is there (a `tar` stream over the SSH master,
-/// unpacked beside its place, marker written last, and renamed into it; a copy another run
-/// finished meanwhile is kept and this one dropped); the binaries' directory there.
-fn ship_build(link: &Link, ship: &Shipment) -> Result<PathBuf> {
-    let at: BuildDir = serde_json::from_value(link.request(&Request::BuildDir {
-        entry: ship.entry.clone(),
-    })?)?;
-    if !at.present {
-        let d = shell_quote(&at.dir.to_string_lossy());
-        let mut tar = std::process::Command::new("tar")
-            .arg("-C")
-            .arg(&ship.tree)
-            .args(["-cf", "-", "."])
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("running tar")?;
-        let stream = tar.stdout.take().context("tar's output")?;
-        let unpack = {
-            let master = link.master.lock().unwrap_or_else(|e| e.into_inner());
-            let master = master.as_ref().context("the SSH connection is closed")?;
-            master
-                .command(&format!(
-                    "set -e; p={d}.part.$$; mkdir -p \"$p\"; tar -C \"$p\" -xf -; \
-                     touch \"$p/{SHIPPED}\"; \
-                     if mv -T \"$p\" {d} 2>/dev/null; then :; \
-                     elif [ -e {d}/{SHIPPED} ]; then rm -rf \"$p\"; \
-                     else rm -rf {d}; mv -T \"$p\" {d}; fi"
-                ))
-                .stdin(stream)
-                .stdout(Stdio::null())
-                .output()?
-        };
-        let packed = tar.wait()?;
-        if !packed.success() || !unpack.status.success() {
-            bail!(
-                "tar ({packed}) into {} ({}): {}",
-                at.dir.display(),
-                unpack.status,
-                String::from_utf8_lossy(&unpack.stderr).trim()
-            );
-        }
-    }
-    Ok(at.dir.join(&ship.bin))
-}
-
-/// Log in, put the agent on the host, start it and read its hello.
-fn open_link(remote: &RemoteHost, log: &Path) -> Result<Link> {
-    let master = Master::connect(&remote.host, remote.ssh_config.as_deref(), log)?;
-    let agent_path = deploy(&master)?;
-    let stderr = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(log)?;
-    let mut child = master
-        .command(&format!("exec {agent_path} agent"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .context("running ssh for the agent")?;
-    let stdin = child.stdin.take().context("agent stdin")?;
-    let mut stdout = BufReader::new(child.stdout.take().context("agent stdout")?);
-    let mut hello = String::new();
-    stdout.read_line(&mut hello)?;
-    let hello: Hello = match serde_json::from_str::<Reply>(&hello) {
-        Ok(Reply::Ok(v)) => serde_json::from_value(v)?,
-        _ => {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "the agent did not start on {}: {}",
-                remote.host,
-                super::process::log_tail(log, 3).replace('\n', " / ")
-            );
-        }
-    };
-    if hello.agent != env!("CARGO_PKG_VERSION") {
-        bail!(
-            "the agent on {} is dbdelta {}, this is {}",
-            remote.host,
-            hello.agent,
-            env!("CARGO_PKG_VERSION")
-        );
-    }
-    Ok(Link {
-        host: remote.host.to_string(),
-        io: Mutex::new(Io {
-            stdin,
-            stdout,
-            lost: None,
-        }),
-        agent: Mutex::new(child),
-        master: Mutex::new(Some(master)),
-    })
-}
-
-/// Put this very binary on the host, unless it is there already, and return its path
-/// there (under `~/.cache/dbdelta/agent/`, named by version, size and modification time;
-/// copied under a hidden name and renamed, so runs deploying at once never see half a file;
-/// copying a new one removes the other versions there).
-/// The host must run the same architecture.
-fn deploy(master: &Master) -> Result<String> {
-    // The running binary itself, even when a rebuild or an upgrade replaced its file.
-    let exe = std::fs::File::open("/proc/self/exe").context("opening dbdelta's own binary")?;
-    let meta = exe.metadata()?;
-    let mtime = meta
-        .modified()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    let name = format!(
-        "dbdelta-{}-{:x}-{:x}",
-        env!("CARGO_PKG_VERSION"),
-        meta.len(),
-        mtime.as_nanos()
-    );
-    let path = format!("\"$HOME/.cache/dbdelta/agent/{name}\"");
-    let probe = master.output(&format!(
-        "uname -m; if test -x {path}; then echo present; else echo missing; fi; echo {path}"
-    ))?;
-    let mut lines = probe.lines();
-    let arch = lines.next().unwrap_or("").trim();
-    if arch != std::env::consts::ARCH {
-        bail!(
-            "{} runs {arch}, this dbdelta is built for {}; the agent cannot run there",
-            master.host(),
-            std::env::consts::ARCH
-        );
-    }
-    let present = lines.next() == Some("present");
-    let resolved = lines.next().unwrap_or("").trim().to_string();
-    if !present {
-        let status = master
-            .command(&format!(
-                "set -e; d=\"$HOME/.cache/dbdelta/agent\"; mkdir -p \"$d\"; \
-                 t=\"$d/.{name}.$$\"; cat > \"$t\"; chmod 755 \"$t\"; mv \"$t\" {path}; \
-                 find \"$d\" -maxdepth 1 -name 'dbdelta-*' ! -name '{name}' -delete"
-            ))
-            .stdin(exe)
-            .stdout(Stdio::null())
-            .status()
-            .context("copying dbdelta to the host")?;
-        if !status.success() {
-            bail!("copying dbdelta to {} failed ({status})", master.host());
-        }
-    }
-    Ok(shell_quote(&resolved))
-}
-
-/// `text` as one word for a POSIX shell.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
@@ -531,23 +122,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn requests_and_replies_are_one_json_line_each() {
-        let r = serde_json::to_string(&Request::Postwrite {
-            tables: vec!["sbtest1".into()],
-            budget_ms: 500,
-        })
-        .unwrap();
-        assert_eq!(
-            r,
-            r#"{"op":"postwrite","tables":["sbtest1"],"budget_ms":500}"#
-        );
-        let p = serde_json::to_string(&Request::Probe {
-            what: ProbeWhat::Memory { pss: true },
-        })
-        .unwrap();
-        assert_eq!(p, r#"{"op":"probe","what":{"memory":{"pss":true}}}"#);
-        let back: Reply = serde_json::from_str(r#"{"err":"no server"}"#).unwrap();
-        assert!(matches!(back, Reply::Err(e) if e == "no server"));
-        assert_eq!(shell_quote("/a b/it's"), r"'/a b/it'\''s'");
+    fn parses_user_host_and_port() {
+        let h = SshHost::parse("ssh://bench@db1.example:2222").unwrap();
+        assert_eq!(h.user.as_deref(), Some("bench"));
+        assert_eq!(h.host, "db1.example");
+        assert_eq!(h.port, Some(2222));
+        assert_eq!(h.to_string(), "ssh://bench@db1.example:2222");
+        let h = SshHost::parse("ssh://10.0.0.2").unwrap();
+        assert_eq!((h.user, h.port), (None, None));
+        let h = SshHost::parse("ssh://root@[fd00::2]:22").unwrap();
+        assert_eq!((h.host.as_str(), h.port), ("fd00::2", Some(22)));
+        assert_eq!(h.to_string(), "ssh://root@[fd00::2]:22");
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_ssh_host() {
+        for (text, why) in [
+            ("http://h", "only ssh://"),
+            ("ssh://u:pw@h", "password"),
+            ("ssh://h:0", "port \"0\""),
+            ("ssh://h:x", "port \"x\""),
+            ("ssh://", "host name is missing"),
+            ("ssh://-oProxyCommand=x", "host name is missing"),
+            ("ssh://h/path", "no path"),
+            ("ssh://@h", "user before @"),
+        ] {
+            let e = SshHost::parse(text).unwrap_err();
+            assert!(e.contains(why), "{text}: {e}");
+        }
     }
 }

@@ -324,7 +324,7 @@ fn failed_check(config_log: &str, n: usize) -> String {
 }
 
 fn tail(path: &Path, n: usize) -> String {
-    crate::engine::process::log_tail(path, n)
+    crate::sys::log_tail(path, n)
 }
 
 /// Size of the `.text` section of an ELF64 little-endian file.

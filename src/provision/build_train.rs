@@ -63,7 +63,7 @@ pub fn train(
             "the PGO training run ({}) failed ({status}); last lines of {}:\n{}",
             training.describe(),
             log.display(),
-            crate::engine::process::log_tail(&log, 15)
+            crate::sys::log_tail(&log, 15)
         );
     }
     Ok(())

@@ -11,10 +11,10 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 
+use super::server::{ClientsThere, StartServer, TargetServer};
 use super::step::{self, StepRun};
 use super::watchdog::Watchdog;
 use super::{DataDir, client_bound, timed_load};
-use crate::engine::remote::{RemoteServer, Request};
 use crate::engine::{self, Server};
 use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::profiler::{self, Perf, ProfileSettings, Recorded};
@@ -26,11 +26,6 @@ use crate::sampler::Probe;
 use crate::stats;
 use crate::store::Store;
 use crate::workload::{self, Pacer, StepPlan, SuitePlan};
-
-/// The server's host, when the target's clients run there (`client = "remote"`).
-fn remote_client(server: &dyn Server) -> Option<&RemoteServer> {
-    server.remote().filter(|r| r.client_remote())
-}
 
 pub(super) enum CellEnd {
     Done,
@@ -55,6 +50,11 @@ pub(super) struct CellRun<'a> {
     pub log: &'a Path,
     /// `perf` and the settings, in a profiled run where perf can record.
     pub profile: Option<(&'a Perf, ProfileSettings)>,
+    /// Starts the cell's server.
+    pub start: StartServer,
+    /// While the server runs: its host, when the target's clients run there
+    /// (`client = "remote"`).
+    pub clients_there: Option<Box<dyn ClientsThere>>,
 }
 
 impl CellRun<'_> {
@@ -112,7 +112,20 @@ impl CellRun<'_> {
             keep: self.plan.keep,
         };
         let spec = self.target.spec(self.suite.prepared);
-        let server = engine::start(&spec, path, self.log)?;
+        let TargetServer {
+            server,
+            clients_there,
+        } = (self.start)(&spec, path, self.log)?;
+        self.clients_there = clients_there;
+        let end = self.with_server(server);
+        // The link to a remote server's host goes with the server, whatever ended the cell.
+        self.clients_there = None;
+        end
+    }
+
+    /// Record the started server, load, run the steps, stop it.
+    fn with_server(&mut self, server: Box<dyn Server>) -> Result<CellEnd> {
+        let path = self.data_dir;
         if self.record_server {
             self.store.set_target_server(
                 self.run_id,
@@ -163,16 +176,13 @@ impl CellRun<'_> {
 
     fn load_and_steps(&mut self, server: &dyn Server) -> Result<CellEnd> {
         let tables = self.suite.suite.tables(self.cell.clients);
-        if let Some(r) = remote_client(server) {
+        if let Some(r) = self.clients_there.as_deref() {
             // The agent plans the same suites from the lab, to run their load and steps there.
             let lab =
                 crate::lab::for_agent(&self.plan.lab.text, &self.target.name, self.target.engine)
                     .map_err(|e| anyhow::anyhow!("the lab for the agent: {e}"))?;
-            r.call(&Request::Plan {
-                lab,
-                quick: self.plan.quick,
-            })
-            .context("planning the steps on the target's host")?;
+            r.plan(lab, self.plan.quick)
+                .context("planning the steps on the target's host")?;
         }
         // A running server (`connect`) may hold the tables of an earlier cell or run.
         server
@@ -210,12 +220,8 @@ impl CellRun<'_> {
     fn load(&mut self, server: &dyn Server) -> Result<()> {
         let suite = self.suite.suite.as_ref();
         let clients = self.cell.clients;
-        let (load_secs, index_secs) = match remote_client(server) {
-            Some(r) => serde_json::from_value(r.call(&Request::Load {
-                suite: suite.id().into(),
-                clients,
-                ddl: self.target.tables.clone(),
-            })?)?,
+        let (load_secs, index_secs) = match self.clients_there.as_deref() {
+            Some(r) => r.load(suite.id(), clients, &self.target.tables)?,
             None => self.load_here(server)?,
         };
         if !suite.records_load() {
@@ -299,15 +305,14 @@ impl CellRun<'_> {
     }
 
     /// `client = "remote"`: the step runs with its clients on the server's host, in the agent.
-    fn step_there(&self, r: &RemoteServer, step: &StepPlan) -> Result<StepRun> {
-        let v = r.call(&Request::Step {
-            suite: self.suite.suite.id().into(),
-            step: step.label.clone(),
-            clients: self.cell.clients,
-            repeat: self.cell.repeat,
-            ddl: self.target.tables.clone(),
-        })?;
-        Ok(serde_json::from_value(v)?)
+    fn step_there(&self, r: &dyn ClientsThere, step: &StepPlan) -> Result<StepRun> {
+        r.step(
+            self.suite.suite.id(),
+            &step.label,
+            self.cell.clients,
+            self.cell.repeat,
+            &self.target.tables,
+        )
     }
 
     /// Run and store one step. Returns true when interrupted (nothing stored for it).
@@ -322,7 +327,7 @@ impl CellRun<'_> {
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, step.warmup + step.expected);
-        let result = match remote_client(server) {
+        let result = match self.clients_there.as_deref() {
             Some(r) => self.step_there(r, step),
             None => step::run(&spec, &server.driver(), probe, &bar, self.interrupt),
         };

@@ -11,6 +11,7 @@
 mod cell;
 pub mod pacer;
 pub mod recorder;
+mod server;
 pub mod step;
 mod watchdog;
 pub mod workdir;
@@ -30,6 +31,8 @@ use crate::progress::Progress;
 use crate::results::{Profiling, RunInfo, TargetInfo};
 use crate::store::{CellKey, Store};
 use crate::workload::Suite;
+
+pub use server::{ClientsThere, StartServer, TargetServer};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,15 +89,17 @@ impl Drop for DataDir {
     }
 }
 
-/// Execute `plan` as a new run, writing into `store`; `options` is the JSON of the
-/// command-line options that shaped the plan (kept for `--resume`). Returns how it ended;
-/// errors are only for failures that stop the whole run (the store or the work directory).
+/// Execute `plan` as a new run, writing into `store`, each target's server started by
+/// `start`; `options` is the JSON of the command-line options that shaped the plan (kept for
+/// `--resume`). Returns how it ended; errors are only for failures that stop the whole run
+/// (the store or the work directory).
 pub fn execute(
     plan: &RunPlan,
     store: &mut Store,
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
     options: &str,
+    start: StartServer,
 ) -> Result<Outcome> {
     name_stale(plan, progress)?;
     let run_id = new_run_id();
@@ -117,20 +122,22 @@ pub fn execute(
         invocation,
         perf: perf.as_ref(),
         finished: BTreeMap::new(),
+        start,
     };
     run_cells(plan, store, progress, interrupt, &work)
 }
 
 /// Continue the stored, interrupted run `run_id` with `plan` (rebuilt from what the run
 /// stored): stale run directories are removed (their servers stopped), what the unfinished
-/// cells stored is deleted, and every cell that did not finish runs whole, recorded as this
-/// invocation's.
+/// cells stored is deleted, and every cell that did not finish runs whole (servers started by
+/// `start`), recorded as this invocation's.
 pub fn resume(
     plan: &RunPlan,
     store: &mut Store,
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
     run_id: &str,
+    start: StartServer,
 ) -> Result<Outcome> {
     for stale in workdir::stale_runs(&plan.workdir)? {
         progress.line(&format!("removing stale {}", stale.describe()));
@@ -167,6 +174,7 @@ pub fn resume(
         invocation,
         perf: perf.as_ref(),
         finished,
+        start,
     };
     run_cells(plan, store, progress, interrupt, &work)
 }
@@ -214,6 +222,8 @@ struct Work<'a> {
     invocation: u32,
     perf: Option<&'a Perf>,
     finished: BTreeMap<CellKey, u32>,
+    /// Starts each cell's server.
+    start: StartServer,
 }
 
 /// Run every cell × suite of the plan that did not finish before, each recorded finished as it
@@ -268,6 +278,8 @@ fn run_cells(
                 failures: &mut outcome.failures,
                 log: &log_path_for(&data_dir),
                 profile: work.perf.zip(plan.profile),
+                start: work.start,
+                clients_there: None,
             };
             let failures_before = ctx.failures.len();
             match ctx.run_and_record()? {

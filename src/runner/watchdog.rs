@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::engine::process;
+use crate::engine::common::process;
 
 /// How long a server may stay stopped before it is killed.
 pub const STOPPED_LIMIT: Duration = Duration::from_secs(10);

@@ -17,10 +17,10 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use procfs::process::Process;
 
-use super::connect::ConnectUrl;
 use super::pgwire::PgConn;
-use super::postgres::{Connect, PgDriver, db_size, postwrite, read_back};
-use super::{Driver, Observed, Server, TargetSpec};
+use super::{Connect, PgDriver, db_size, postwrite, read_back};
+use crate::engine::common::connect::ConnectUrl;
+use crate::engine::{Driver, Observed, Server, TargetSpec};
 
 pub struct PgExisting {
     driver: Arc<PgDriver>,

@@ -10,6 +10,10 @@
 //! Must not: time anything or count operations (the runner does), or invent suite SQL
 //! (`workload/sql.rs` does).
 
+pub mod existing;
+pub mod flavor;
+pub mod mywire;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -19,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::mysql_flavor::{Build, Init, Storage, find_binaries, render_config};
-use super::mywire::{self, MyConn, Stmt};
-use super::process::{self, ServerProcess, ServerUser};
-use super::{
+use crate::engine::common::process::{self, ServerProcess, ServerUser};
+use crate::engine::{
     DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
     TargetSpec,
 };
+use flavor::{Build, Init, Storage, find_binaries, render_config};
+use mywire::{MyConn, Stmt};
 
 /// The database the suite's tables live in.
 const DB_NAME: &str = "dbdelta";
@@ -153,7 +157,7 @@ pub struct MysqlDriver {
 /// or a `connect` URL.
 pub(super) enum MyEndpoint {
     Own(PathBuf),
-    Url(super::connect::ConnectUrl),
+    Url(crate::engine::common::connect::ConnectUrl),
 }
 
 impl MysqlDriver {
@@ -472,7 +476,7 @@ pub struct MysqlServer {
     /// `dbdelta.cnf` as recorded with the run (`<basedir>` for the build's directory).
     config: String,
     /// How a remote target's client logs in, when the target listens for one.
-    tcp: Option<super::remote::TcpEndpoint>,
+    tcp: Option<crate::engine::TcpEndpoint>,
 }
 
 /// On the first connection: the `dbdelta` database (and a remote client's login), then what
@@ -529,9 +533,9 @@ fn let_client_in(admin: &mut MyConn, client: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A driver for a server reached over TCP by `url` (a remote target's).
-pub(super) fn tcp_driver(
-    url: super::connect::ConnectUrl,
+/// A driver for a server reached over TCP by `url` (one this process did not start).
+pub fn tcp_driver(
+    url: crate::engine::common::connect::ConnectUrl,
     prepared: bool,
     backslash_escapes: bool,
 ) -> Arc<dyn Driver> {
@@ -614,7 +618,7 @@ impl MysqlServer {
             outside_socket,
             storage,
             config: recorded,
-            tcp: target.listen.as_ref().map(|_| super::remote::TcpEndpoint {
+            tcp: target.listen.as_ref().map(|_| crate::engine::TcpEndpoint {
                 port,
                 user: USER.into(),
                 database: DB_NAME.into(),
@@ -976,7 +980,7 @@ impl Server for MysqlServer {
         self.driver.clone()
     }
 
-    fn tcp_endpoint(&self) -> Option<super::remote::TcpEndpoint> {
+    fn tcp_endpoint(&self) -> Option<crate::engine::TcpEndpoint> {
         self.tcp.clone()
     }
 
@@ -1040,7 +1044,7 @@ impl Server for MysqlServer {
         bail!(
             "the MySQL server exited; last lines of its log {}:\n{}",
             self.log.display(),
-            process::log_tail(&self.log, 20)
+            crate::sys::log_tail(&self.log, 20)
         )
     }
 

@@ -1,5 +1,6 @@
-//! The receive side shared by dbdelta's own wire clients ([`pgwire`](super::pgwire) and
-//! [`mywire`](super::mywire)): one reusable byte buffer filled from a blocking unix socket.
+//! The receive side shared by dbdelta's own wire clients
+//! ([`pgwire`](crate::engine::postgres::pgwire) and [`mywire`](crate::engine::mysql::mywire)):
+//! one reusable byte buffer filled from a blocking unix socket.
 //!
 //! Owns: compacting and growing the buffer so a whole message fits, and how a client waits for
 //! a reply ([`Wait`]), which decides much of what a client costs (`bench/client-cost`, PG 15,
@@ -95,7 +96,7 @@ impl Adapt {
 
 /// Voluntary context switches of the calling thread.
 fn thread_voluntary_cs() -> u64 {
-    crate::sampler::rusage(libc::RUSAGE_THREAD).ru_nvcsw as u64
+    crate::sys::rusage(libc::RUSAGE_THREAD).ru_nvcsw as u64
 }
 
 /// Bytes received and not yet consumed are `buf[start..end]`.
@@ -241,7 +242,8 @@ fn wait_readable(sock: &Stream) -> std::io::Result<()> {
         revents: 0,
     };
     loop {
-        // SAFETY: one valid pollfd for the duration of the call.
+        // SAFETY: `fd` is a live local `pollfd` and the count is 1, so poll reads and writes only
+        // it; the descriptor in it stays open while the stream is borrowed.
         let r = unsafe { libc::poll(&mut fd, 1, -1) };
         if r >= 0 {
             return Ok(());

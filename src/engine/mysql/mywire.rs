@@ -16,8 +16,8 @@
 //! INFILE` fed from memory, and server errors with their codes. Must not: time anything, or
 //! allocate per execution beyond growing its two reusable buffers.
 
-use super::connect::{Address, ConnectUrl};
-use super::wire::Stream;
+use crate::engine::common::connect::{Address, ConnectUrl};
+use crate::engine::common::wire::Stream;
 use std::fmt;
 use std::io::Write;
 use std::ops::Range;
@@ -33,8 +33,8 @@ use mysql_common::packets::{
 };
 use mysql_common::proto::MySerialize;
 
-use super::wire::RecvBuf;
-use super::{DbError, ErrorCode, ErrorKind, Param};
+use crate::engine::common::wire::RecvBuf;
+use crate::engine::{DbError, ErrorCode, ErrorKind, Param};
 
 /// Largest payload of one packet; a longer one continues in the next.
 const MAX_PAYLOAD: usize = 0xFF_FFFF;

@@ -6,8 +6,11 @@
 //! (`VACUUM (ANALYZE)` per table, `CHECKPOINT`, then wait out the budget), fast shutdown; and
 //! the client: dbdelta's own wire client (`pgwire`) with server-side prepared statements (or
 //! literal SQL over the simple protocol when switched off), `COPY` for loads, errors classified
-//! by SQLSTATE. A server that is already running (`connect`) is `postgres_existing`'s.
+//! by SQLSTATE. A server that is already running (`connect`) is [`existing`]'s.
 //! Must not: time anything or count operations.
+
+pub mod existing;
+pub mod pgwire;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -18,12 +21,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::pgwire::PgConn;
-use super::process::{self, ServerProcess};
-use super::{
+use crate::engine::common::process::{self, ServerProcess};
+use crate::engine::{
     DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
     TargetSpec,
 };
+use pgwire::PgConn;
 
 /// How long start-up may take before we give up.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -107,7 +110,7 @@ const PER_CELL_SETTINGS: &[&str] = &[
 ];
 
 /// Settings dbdelta appends to `postgresql.conf` before the target's own lines.
-fn base_config(socket_dir: &Path, port: u16, listen: Option<&super::Listen>) -> String {
+fn base_config(socket_dir: &Path, port: u16, listen: Option<&crate::engine::Listen>) -> String {
     let (what, addresses) = match listen {
         None => ("loopback", "127.0.0.1".to_string()),
         Some(l) => (
@@ -127,7 +130,7 @@ fn base_config(socket_dir: &Path, port: u16, listen: Option<&super::Listen>) -> 
 
 /// The `pg_hba.conf` line that lets a remote target's client host in (trust, like initdb's
 /// loopback lines: the address exists only on the link between the two hosts).
-fn hba_line(listen: &super::Listen) -> String {
+fn hba_line(listen: &crate::engine::Listen) -> String {
     let bits = if listen.client.contains(':') { 128 } else { 32 };
     format!(
         "# dbdelta: the remote client\nhost all all {}/{bits} trust\n",
@@ -135,8 +138,11 @@ fn hba_line(listen: &super::Listen) -> String {
     )
 }
 
-/// A driver for a server reached over TCP by `url` (a remote target's).
-pub(super) fn tcp_driver(url: super::connect::ConnectUrl, prepared: bool) -> Arc<dyn Driver> {
+/// A driver for a server reached over TCP by `url` (one this process did not start).
+pub fn tcp_driver(
+    url: crate::engine::common::connect::ConnectUrl,
+    prepared: bool,
+) -> Arc<dyn Driver> {
     Arc::new(PgDriver::new(Connect::Url(url), prepared))
 }
 
@@ -211,7 +217,7 @@ impl Endpoint {
 /// Where clients connect: a server of dbdelta's own, or a `connect` URL.
 pub(super) enum Connect {
     Own(Endpoint),
-    Url(super::connect::ConnectUrl),
+    Url(crate::engine::common::connect::ConnectUrl),
 }
 
 impl Connect {
@@ -559,8 +565,8 @@ impl Server for PgServer {
         self.driver.clone()
     }
 
-    fn tcp_endpoint(&self) -> Option<super::remote::TcpEndpoint> {
-        Some(super::remote::TcpEndpoint {
+    fn tcp_endpoint(&self) -> Option<crate::engine::TcpEndpoint> {
+        Some(crate::engine::TcpEndpoint {
             port: self.tcp_port?,
             user: "postgres".into(),
             database: "postgres".into(),
@@ -614,7 +620,7 @@ impl Server for PgServer {
                 "the PostgreSQL server (pid {}) is gone; last lines of {}:\n{}",
                 p.pid(),
                 self.log.display(),
-                process::log_tail(&self.log, 20)
+                crate::sys::log_tail(&self.log, 20)
             )
         }
     }

@@ -1,15 +1,15 @@
 //! `dbdelta agent`: dbdelta on a remote target's host, started over SSH by
-//! [`crate::engine::remote`]. It runs the target's server there and samples its processes.
+//! [`super::server`]. It runs the target's server there and samples its processes.
 //!
-//! Owns the agent's side of the protocol: a hello line, then one answer per request line
-//! (start the server with [`engine::start`], the sampler's snapshots, memory and CPUs, size,
-//! postwrite, release, liveness, stop; with `client = "remote"` the plan of the lab it is sent
-//! and its load and steps, run by the runner's own `timed_load` and `step::run`), and its work
-//! directory
+//! Owns the agent's side of the protocol ([`super::protocol`]): a hello line, then one answer
+//! per request line, of the type the protocol gives that request (start the server with
+//! [`engine::start`], the sampler's snapshots, memory and CPUs, size, postwrite, release,
+//! liveness, stop; with `client = "remote"` the plan of the lab it is sent and its load and
+//! steps, run by the runner's own `timed_load` and `step::run`), and its work directory
 //! (`$TMPDIR/dbdelta-agent.PID`, removed at exit). The server listens where the SSH connection
 //! arrived and trusts only the address it came from (`SSH_CONNECTION`). When its stdin closes
 //! (the run ended, or the SSH connection was lost) it stops the server and removes the work
-//! directory; if that takes over a minute it kills the server's process group and exits.
+//! directory; if that takes over [`STOP_GRACE`] it kills the server's process group and exits.
 //! Must not: time database work itself (the runner's code does, here as on the other side),
 //! or write anything outside its work directory but what the engine writes.
 
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use crate::engine::remote::{BuildDir, Hello, ProbeWhat, Reply, Request, SHIPPED, Started};
+use super::protocol::{self, Ask, BuildDir, Hello, Reply, Request, SHIPPED, Started};
 use crate::engine::{self, Listen, Server};
 use crate::sampler::Probe;
 
@@ -54,7 +54,7 @@ pub fn serve() -> Result<()> {
     };
     while let Ok(Some(line)) = lines.recv() {
         let request = serde_json::from_str::<Request>(&line);
-        let stop = matches!(request, Ok(Request::Stop));
+        let stop = matches!(request, Ok(Request::Stop(_)));
         let reply = match request {
             Ok(r) => agent.handle(r),
             Err(e) => Err(anyhow::anyhow!("the agent cannot read {line:?}: {e}")),
@@ -72,7 +72,7 @@ pub fn serve() -> Result<()> {
 }
 
 /// Write one answer line; false when nobody reads any more.
-fn send(out: &mut impl Write, reply: Reply) -> bool {
+fn send(out: &mut impl Write, reply: Reply<serde_json::Value>) -> bool {
     let Ok(mut line) = serde_json::to_string(&reply) else {
         return false;
     };
@@ -97,7 +97,9 @@ fn read_lines(workdir: PathBuf) -> mpsc::Receiver<Option<String>> {
         std::thread::sleep(STOP_GRACE);
         let pid = SERVER_PID.load(Ordering::SeqCst);
         if pid > 0 {
-            // SAFETY: signalling the process group of the server this agent started.
+            // SAFETY: kill(2) reads and writes no memory of ours. `pid` > 0 is the PID of the
+            // server this agent started (0 once stopped), which leads its own process group,
+            // so `-pid` signals only that group.
             unsafe { libc::kill(-pid, libc::SIGKILL) };
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -147,64 +149,40 @@ struct Agent {
 }
 
 impl Agent {
+    /// Answer one request: every arm encodes the answer type the protocol gives its request.
     fn handle(&mut self, request: Request) -> Result<serde_json::Value> {
-        if let Request::Start { spec } = request {
-            return json(self.start(*spec)?);
-        }
-        if let Request::BuildDir { entry } = &request {
-            return json(build_dir(entry)?);
-        }
-        if let Request::Stop = request {
-            return match self.finish() {
-                None => json(()),
+        let encoded = match request {
+            Request::Start(r) => protocol::Start::encode(self.start(*r.spec)?),
+            Request::BuildDir(r) => protocol::FindBuild::encode(build_dir(&r.entry)?),
+            Request::Stop(_) => match self.finish() {
+                None => protocol::Stop::encode(()),
                 Some(e) => bail!("{e}"),
-            };
-        }
-        match request {
-            Request::Plan { lab, quick } => return json(self.plan(&lab, quick)?),
-            Request::Load {
-                suite,
-                clients,
-                ddl,
-            } => return json(self.load(&suite, clients, &ddl)?),
-            Request::Step {
-                suite,
-                step,
-                clients,
-                repeat,
-                ddl,
-            } => {
+            },
+            Request::Plan(r) => protocol::Plan::encode(self.plan(&r.lab, r.quick)?),
+            Request::Load(r) => protocol::Load::encode(self.load(&r.suite, r.clients, &r.ddl)?),
+            Request::Step(r) => {
                 self.steps += 1;
-                return json(self.step(&suite, &step, clients, repeat, &ddl)?);
+                let run = self.step(&r.suite, &r.step, r.clients, r.repeat, &r.ddl)?;
+                protocol::Step::encode(run)
             }
-            _ => {}
-        }
-        let server = self.server.as_deref().context("the agent has no server")?;
-        match request {
-            Request::Probe { what } => {
+            Request::Probe(r) => {
                 let probe = self.probe.as_ref().context("the agent has no server")?;
                 self.probes += 1;
-                match what {
-                    ProbeWhat::Snapshot => json(probe.snapshot()),
-                    ProbeWhat::Memory { pss } => json(probe.memory_with(pss)),
-                    ProbeWhat::Cpus => json(probe.cpus()),
-                }
+                protocol::Probe::encode(probe.answer(r.what))
             }
-            Request::DbSize => json(server.db_size()),
-            Request::Postwrite { tables, budget_ms } => {
-                server.postwrite(&tables, Duration::from_millis(budget_ms))?;
-                json(())
+            Request::DbSize(_) => protocol::DbSize::encode(self.server()?.db_size()),
+            Request::Postwrite(r) => {
+                let budget = Duration::from_millis(r.budget_ms);
+                protocol::Postwrite::encode(self.server()?.postwrite(&r.tables, budget)?)
             }
-            Request::Release { tables } => {
-                server.release(&tables)?;
-                json(())
-            }
-            Request::CheckAlive => {
-                server.check_alive()?;
-                json(())
-            }
-            _ => unreachable!("handled above"),
-        }
+            Request::Release(r) => protocol::Release::encode(self.server()?.release(&r.tables)?),
+            Request::CheckAlive(_) => protocol::CheckAlive::encode(self.server()?.check_alive()?),
+        };
+        Ok(encoded?)
+    }
+
+    fn server(&self) -> Result<&dyn Server> {
+        self.server.as_deref().context("the agent has no server")
     }
 
     /// `client = "remote"`: the suites' steps, planned from the lab the other side sent.
@@ -343,10 +321,6 @@ fn build_dir(entry: &str) -> Result<BuildDir> {
     Ok(BuildDir { dir, present })
 }
 
-fn json(v: impl serde::Serialize) -> Result<serde_json::Value> {
-    Ok(serde_json::to_value(v)?)
-}
-
 /// One line to stderr (the SSH session's, kept in the target's log here); nothing when
 /// nobody reads it any more (`eprintln!` would panic).
 fn note(args: std::fmt::Arguments<'_>) {
@@ -355,7 +329,7 @@ fn note(args: std::fmt::Arguments<'_>) {
 
 /// The end of the server's log to stderr (which the local side keeps in the target's log).
 fn tail(log: &Path) {
-    let text = engine::process::log_tail(log, 20);
+    let text = crate::sys::log_tail(log, 20);
     if !text.is_empty() {
         note(format_args!(
             "dbdelta agent: last lines of the server log:\n{text}"

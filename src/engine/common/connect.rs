@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use percent_encoding::percent_decode_str;
 
-use super::EngineKind;
+use crate::engine::EngineKind;
 
 /// Where the server listens.
 #[derive(Debug, Clone, PartialEq, Eq)]

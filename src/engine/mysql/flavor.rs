@@ -17,7 +17,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::TableDdl;
+use crate::engine::TableDdl;
 
 /// dbdelta's defaults for every MySQL and MariaDB version, written before everything else
 /// (later lines win), each with why. Everything else is the server's compiled-in default,

@@ -18,8 +18,8 @@ use postgres_protocol::authentication::{
 };
 use std::io::Write;
 
-use super::connect::{Address, ConnectUrl};
-use super::wire::Stream;
+use crate::engine::common::connect::{Address, ConnectUrl};
+use crate::engine::common::wire::Stream;
 use std::path::Path;
 
 use bytes::{BufMut, BytesMut};
@@ -27,8 +27,8 @@ use postgres_protocol::IsNull;
 use postgres_protocol::message::backend::Header;
 use postgres_protocol::message::frontend;
 
-use super::wire::{RecvBuf, Wait};
-use super::{DbError, ErrorCode, ErrorKind, Param};
+use crate::engine::common::wire::{RecvBuf, Wait};
+use crate::engine::{DbError, ErrorCode, ErrorKind, Param};
 
 /// A server error: SQLSTATE and message.
 #[derive(Debug, Clone, PartialEq)]
@@ -286,7 +286,7 @@ impl PgConn {
         }
     }
 
-    /// How to wait for replies (default adaptive; see [`super::wire`]); `bench/client-cost`
+    /// How to wait for replies (default adaptive; see [`crate::engine::common::wire`]); `bench/client-cost`
     /// measures each.
     pub fn set_wait(&mut self, wait: Wait) {
         self.rx.set_wait(wait);

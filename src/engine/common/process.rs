@@ -12,7 +12,6 @@
 //! Must not: know any engine's SQL or files (the engines do), or measure cost (the sampler does).
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -22,6 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::cpus::CpuSet;
+use crate::sys::log_tail;
 
 /// Name of the account servers run as when dbdelta runs as root.
 pub const SERVER_USER: &str = "dbdelta";
@@ -145,21 +145,6 @@ pub fn check_port_free(port: u16) -> Result<()> {
     }
 }
 
-/// The last `n` lines of a log file.
-pub fn log_tail(path: &Path, n: usize) -> String {
-    let Ok(mut f) = File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(64 * 1024);
-    let _ = f.seek(SeekFrom::Start(start));
-    let mut buf = Vec::new();
-    let _ = f.read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 /// Run a helper program (initdb, install-db) as the server user, its output into `log`.
 /// On failure the error carries the last lines of the log.
 pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &str) -> Result<()> {
@@ -198,7 +183,8 @@ pub fn is_stopped(pid: u32) -> bool {
 /// SIGKILL every process of the process group a server dbdelta started leads (its PID is
 /// the group's: servers are spawned with `process_group(0)`), a stopped one too.
 pub fn kill_group(pid: u32) {
-    // SAFETY: signalling the process group of a server we spawned as its leader.
+    // SAFETY: kill(2) reads and writes no memory of ours. `-pid` names the process group the
+    // server leads (spawned with `process_group(0)`), so only its processes get the signal.
     unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
 }
 
@@ -299,7 +285,8 @@ impl ServerProcess {
         if matches!(child.try_wait(), Ok(Some(_))) {
             return Ok(());
         }
-        // SAFETY: signalling the PID of a child we spawned and have not reaped.
+        // SAFETY: kill(2) reads and writes no memory of ours. `self.pid` is our child, not reaped
+        // yet (`child` is waited for only below), so the PID cannot name another process.
         unsafe { libc::kill(self.pid as i32, signal) };
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {

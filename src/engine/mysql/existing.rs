@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use procfs::process::Process;
 
-use super::connect::ConnectUrl;
-use super::mysql::{MyEndpoint, MysqlDriver, version_label};
 use super::mywire::MyConn;
-use super::{Driver, Observed, Server, TargetSpec};
+use super::{MyEndpoint, MysqlDriver, version_label};
+use crate::engine::common::connect::ConnectUrl;
+use crate::engine::{Driver, Observed, Server, TargetSpec};
 
 pub struct MyExisting {
     driver: Arc<MysqlDriver>,

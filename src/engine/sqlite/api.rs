@@ -136,7 +136,8 @@ impl Api {
             return Ok(api);
         }
         let api: &'static Api = Box::leak(Box::new(open_library(&real)?));
-        // SAFETY: `threadsafe` is the library's sqlite3_threadsafe, which takes no argument.
+        // SAFETY: `threadsafe` is the library's own sqlite3_threadsafe (read by name from it
+        // in `open_library`), which takes no argument and only returns a compile-time constant.
         if unsafe { (api.threadsafe)() } == 0 {
             bail!(
                 "SQLite library {} was compiled with SQLITE_THREADSAFE=0; dbdelta's client threads need 1 or 2 (`dbdelta build sqlite` compiles it so)",
@@ -178,7 +179,8 @@ impl Api {
 
     /// `sqlite3_libversion()`, e.g. `3.50.2`.
     pub fn version(&self) -> String {
-        // SAFETY: returns a static NUL-terminated string.
+        // SAFETY: sqlite3_libversion takes no argument and returns a pointer to a NUL-terminated
+        // string in the library's static data; the library is never unloaded.
         unsafe { CStr::from_ptr((self.libversion)()) }
             .to_string_lossy()
             .into_owned()
@@ -186,7 +188,8 @@ impl Api {
 
     /// `sqlite3_sourceid()`: the check-in date and hash the library was made from.
     pub fn source_id(&self) -> String {
-        // SAFETY: returns a static NUL-terminated string.
+        // SAFETY: sqlite3_sourceid takes no argument and returns a pointer to a NUL-terminated
+        // string in the library's static data; the library is never unloaded.
         unsafe { CStr::from_ptr((self.sourceid)()) }
             .to_string_lossy()
             .into_owned()
@@ -198,7 +201,9 @@ impl Api {
             .map_err(|_| format!("{}: a path with a NUL byte", path.display()))?;
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
         let mut db = std::ptr::null_mut();
-        // SAFETY: valid C string and out-pointer; a handle is returned even on most errors.
+        // SAFETY: `c_path` is a NUL-terminated string and `db` a live out-pointer, both valid
+        // for the call; a null VFS name means the default. The handle written to `db` (set
+        // even on most errors) is owned by `conn` from here, which closes it once.
         let rc = unsafe { (self.open_v2)(c_path.as_ptr(), &mut db, flags, std::ptr::null()) };
         let conn = Conn { api: self, db };
         if rc != SQLITE_OK {
@@ -224,7 +229,9 @@ unsafe fn cast<F: Copy>(addr: *const c_void) -> F {
 /// `dlopen` a library and read every symbol of the table from it.
 fn open_library(path: &Path) -> Result<Api> {
     let c_path = CString::new(path.as_os_str().as_encoded_bytes())?;
-    // SAFETY: a valid C string; RTLD_LOCAL keeps its symbols out of the global scope.
+    // SAFETY: `c_path` is a NUL-terminated string valid for the call. Loading runs the
+    // library's initialisers: the file is a SQLite library the lab or a build named, trusted
+    // like any binary dbdelta runs; RTLD_LOCAL keeps its symbols from others' lookups.
     let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
     if handle.is_null() {
         bail!(
@@ -253,22 +260,28 @@ fn open_library(path: &Path) -> Result<Api> {
 
 /// The file that holds the code at `addr`, as the dynamic linker mapped it.
 fn provider(addr: *const c_void) -> Option<PathBuf> {
-    // SAFETY: dladdr only reads the loader's tables; `info` is plain old data.
+    // SAFETY: `Dl_info` is raw pointers and integers, for which all-zero bytes (nulls and
+    // zeros) are valid values.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr takes any address (it only looks it up in the loader's tables) and writes
+    // nothing but `info`, a live local.
     if unsafe { libc::dladdr(addr, &mut info) } == 0 || info.dli_fname.is_null() {
         return None;
     }
-    // SAFETY: dli_fname is a NUL-terminated string owned by the loader.
+    // SAFETY: dladdr succeeded and `dli_fname` is not null: it points to the NUL-terminated
+    // path of a loaded object, which stays mapped (nothing is unloaded) while it is copied.
     let name = unsafe { CStr::from_ptr(info.dli_fname) };
     let path = PathBuf::from(name.to_string_lossy().into_owned());
     path.canonicalize().ok().or(Some(path))
 }
 
 fn dl_error() -> String {
-    // SAFETY: dlerror returns NULL or a NUL-terminated string valid until the next dl* call.
+    // SAFETY: dlerror takes no argument; it returns null or this thread's last dl* message.
     let e = unsafe { libc::dlerror() };
     match e.is_null() {
         true => "unknown error".into(),
+        // SAFETY: not null: a NUL-terminated message that stays valid until this thread's next
+        // dl* call, and it is copied before any.
         false => unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned(),
     }
 }
@@ -305,7 +318,9 @@ unsafe impl Send for Conn {}
 
 impl Conn {
     fn message(&self, code: c_int) -> String {
-        // SAFETY: a live handle; errmsg returns a NUL-terminated string.
+        // SAFETY: `self.db` is the handle this `Conn` owns (closed only in `drop`);
+        // sqlite3_errmsg returns a NUL-terminated message owned by the connection, valid until
+        // its next call on it, and this thread makes none before copying it.
         let msg = unsafe { CStr::from_ptr((self.api.errmsg)(self.db)) };
         format!("{} (SQLite code {code})", msg.to_string_lossy())
     }
@@ -315,7 +330,7 @@ impl Conn {
     }
 
     pub fn busy_timeout(&self, ms: c_int) -> Result<(), SqlError> {
-        // SAFETY: a live handle.
+        // SAFETY: `self.db` is the open handle this `Conn` owns (closed only in `drop`).
         match unsafe { (self.api.busy_timeout)(self.db, ms) } {
             SQLITE_OK => Ok(()),
             rc => Err(self.error(rc)),
@@ -329,7 +344,9 @@ impl Conn {
             message: "statement too long".into(),
         })?;
         let mut st = std::ptr::null_mut();
-        // SAFETY: `sql` is valid for `len` bytes (no NUL needed when the length is given).
+        // SAFETY: `self.db` is the open handle this `Conn` owns; `sql` is valid for `len` bytes
+        // (no NUL needed when the length is given, and `len` fits, checked above); `st` is a
+        // live out-pointer. The statement written there is owned by the `Stmt` made below.
         let rc = unsafe {
             (self.api.prepare_v2)(
                 self.db,
@@ -381,7 +398,9 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        // SAFETY: closing a handle we own; every statement of the connection is finalized first (field order).
+        // SAFETY: `self.db` is the handle this `Conn` owns, closed here once. A `Stmt` must not
+        // outlive it: sessions declare their statements before the connection, so they are
+        // finalized first (sqlite3_close would refuse while statements remain, not crash).
         unsafe { (self.api.close)(self.db) };
     }
 }
@@ -395,7 +414,9 @@ pub enum Value<'a> {
 
 /// The connection's message for a failed call.
 fn error(api: &Api, db: *mut Db, code: c_int) -> SqlError {
-    // SAFETY: a live handle; errmsg returns a NUL-terminated string.
+    // SAFETY: callers pass the open handle of a live `Conn` or `Stmt` (whose connection
+    // outlives it); sqlite3_errmsg returns a NUL-terminated message owned by the connection,
+    // valid until its next call on it, and it is copied before any.
     let msg = unsafe { CStr::from_ptr((api.errmsg)(db)) };
     SqlError {
         code,
@@ -423,12 +444,22 @@ impl Stmt {
     pub fn bind(&mut self, index: usize, value: Value<'_>) -> Result<(), SqlError> {
         let api = self.api;
         let i = index as c_int;
-        // SAFETY: a live statement; text is copied by SQLite (TRANSIENT) before returning.
+        let text_len = match value {
+            Value::Text(s) => c_int::try_from(s.len()).map_err(|_| SqlError {
+                code: 18,
+                message: "parameter too long".into(),
+            })?,
+            Value::Int(_) => 0,
+        };
+        // SAFETY: `self.st` is the statement this `Stmt` owns (non-null, finalized only in
+        // `drop`). A text is valid for `text_len` bytes, a non-negative length (a negative one
+        // would make SQLite read up to a NUL), and SQLITE_TRANSIENT makes SQLite copy it before
+        // returning, so the borrow need not outlive the call.
         let rc = unsafe {
             match value {
                 Value::Int(v) => (api.bind_int64)(self.st, i, v),
                 Value::Text(s) => {
-                    (api.bind_text)(self.st, i, s.as_ptr().cast(), s.len() as c_int, TRANSIENT)
+                    (api.bind_text)(self.st, i, s.as_ptr().cast(), text_len, TRANSIENT)
                 }
             }
         };
@@ -441,7 +472,8 @@ impl Stmt {
     /// Step once: `true` with a row, `false` at the end (the statement is then reset). An
     /// error resets it too, so the next execution starts clean.
     pub fn step(&mut self) -> Result<bool, SqlError> {
-        // SAFETY: a live statement.
+        // SAFETY: `self.st` is the statement this `Stmt` owns (non-null, finalized only in
+        // `drop`); `&mut self` means no row slice from `bytes` is alive across the step.
         match unsafe { (self.api.step)(self.st) } {
             SQLITE_ROW => Ok(true),
             SQLITE_DONE => {
@@ -457,7 +489,8 @@ impl Stmt {
     }
 
     fn reset(&mut self) {
-        // SAFETY: a live statement.
+        // SAFETY: `self.st` is the statement this `Stmt` owns; `&mut self` means no row slice
+        // from `bytes` is alive across the reset.
         unsafe { (self.api.reset)(self.st) };
     }
 
@@ -470,7 +503,8 @@ impl Stmt {
                 return Err(e);
             }
         }
-        // SAFETY: a live statement.
+        // SAFETY: `self.st` is the statement this `Stmt` owns (non-null, finalized only in
+        // `drop`).
         let columns = unsafe { (self.api.column_count)(self.st) };
         let mut rows = 0u64;
         while self.step()? {
@@ -480,7 +514,8 @@ impl Stmt {
             rows += 1;
         }
         if columns == 0 {
-            // SAFETY: a live handle.
+            // SAFETY: `self.db` is the handle of the connection this statement was prepared on,
+            // which outlives it (see `Stmt`).
             return Ok(unsafe { (self.api.changes)(self.db) } as u64);
         }
         Ok(rows)
@@ -489,7 +524,11 @@ impl Stmt {
     /// Column `i` of the current row as text bytes; `None` for NULL.
     pub fn bytes(&self, i: c_int) -> Option<&[u8]> {
         let api = self.api;
-        // SAFETY: a statement positioned on a row; the text stays valid until the next step.
+        // SAFETY: `self.st` is the statement this `Stmt` owns. Type, then text, then bytes is
+        // SQLite's documented order for reading a text without a conversion invalidating it;
+        // the text stays valid until the next step, reset or finalize, and those take
+        // `&mut self`, which the returned slice's borrow of `self` rules out while it lives.
+        // Callers read a row after `step` returned one.
         unsafe {
             if (api.column_type)(self.st, i) == SQLITE_NULL {
                 return None;
@@ -506,7 +545,8 @@ impl Stmt {
 
 impl Drop for Stmt {
     fn drop(&mut self) {
-        // SAFETY: finalizing a statement we own.
+        // SAFETY: `self.st` is the statement this `Stmt` owns, finalized here once, before its
+        // connection is closed (see `Stmt`).
         unsafe { (self.api.finalize)(self.st) };
     }
 }

@@ -1,6 +1,6 @@
 //! The embedded SQLite engine, in dbdelta's own process: the bundled library, or the
 //! `libsqlite3.so` a target names (`library`, or the one its `build` made), called through the
-//! function table of `sqlite_api`.
+//! function table of [`api`].
 //!
 //! Owns: creating the database file in the target's data directory, applying the target's
 //! settings (a list of PRAGMAs, checked by reading each one back), one connection per client
@@ -9,6 +9,8 @@
 //! Must not: time anything or count operations (the runner does). Its CPU is dbdelta's own, so
 //! the engine cost of SQLite is our process's cost (`Observed::SelfProcess`).
 
+pub mod api;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,11 +18,11 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::sqlite_api::{self, Api, Conn, Origin, SqlError, Stmt, Value};
-use super::{
+use crate::engine::{
     DbError, Dialect, Driver, ErrorCode, ErrorKind, Observed, Param, RowSink, RowSource, Server,
     Session, StmtId, TargetSpec,
 };
+use api::{Api, Conn, Origin, SqlError, Stmt, Value};
 
 /// File name of the database inside the target's data directory.
 const DB_FILE: &str = "dbdelta.sqlite";
@@ -99,7 +101,7 @@ fn parse_settings(lines: &[String]) -> anyhow::Result<Vec<Pragma>> {
 
 fn db_err(err: SqlError) -> DbError {
     DbError {
-        kind: match sqlite_api::retryable(err.code) {
+        kind: match api::retryable(err.code) {
             true => ErrorKind::Retryable,
             false => ErrorKind::Fatal,
         },

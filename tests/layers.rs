@@ -1,0 +1,421 @@
+//! The shape of `src/`: no import cycle between its top-level modules in production code.
+//!
+//! Reads every `src/**/*.rs` of the library (not `main.rs` or `src/bin/`, which use the library
+//! from outside), drops comments, string and character literals and test-only code
+//! (`#[cfg(test)]` items, and the files of `#[cfg(test)] mod x;` declarations, `#[path]` too),
+//! then collects the top-level module of every `crate::…` path (groups `crate::{a, b}` and
+//! `super::` chains that leave the file's top-level module included). A cycle fails the test,
+//! naming each edge with one place that makes it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// `from` → `to` → one place (`file:line`) where `from` names `to`.
+type Graph = BTreeMap<String, BTreeMap<String, String>>;
+
+#[test]
+fn no_import_cycle_between_top_level_modules() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let graph = graph_of(&src);
+    assert!(
+        graph.contains_key("runner") && graph.contains_key("engine"),
+        "the walk found no modules: {graph:?}"
+    );
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("an import cycle between top-level modules of src/:\n{cycle}");
+    }
+}
+
+#[test]
+fn a_cycle_is_found_and_test_code_is_not_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |p: &str, text: &str| {
+        let path = src.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n");
+    write(
+        "a/mod.rs",
+        "//! a. Mentions crate::c in a comment only.\nmod inner;\nconst S: &str = \"crate::c\";\n\
+         #[cfg(test)]\nmod tests;\n#[cfg(test)]\n#[path = \"more.rs\"]\nmod more;\n\
+         #[cfg(test)]\nmod t2 { use crate::c::X; }\n",
+    );
+    write("a/inner.rs", "use crate::{b::Y, self};\n");
+    write("a/tests.rs", "use crate::c::Z;\n");
+    write("a/more.rs", "use crate::c::Z;\n");
+    write("b.rs", "fn f() { let c = 'x'; super::c::g(c) }\n");
+    write("c.rs", "pub fn g(_: char) {}\n");
+    let graph = graph_of(src);
+    assert_eq!(find_cycle(&graph), None, "{graph:?}");
+    // One production reference back from c to a closes a -> b -> c -> a.
+    write("c.rs", "pub fn g(_: char) { crate::a::h() }\n");
+    let cycle = find_cycle(&graph_of(src)).expect("a -> b -> c -> a");
+    assert!(cycle.contains("a -> b (a/inner.rs:1)"), "{cycle}");
+    assert!(cycle.contains("b -> c (b.rs:1)"), "{cycle}");
+    assert!(cycle.contains("c -> a (c.rs:1)"), "{cycle}");
+}
+
+/// The top-level modules of the library under `src` and what each names of the others.
+fn graph_of(src: &Path) -> Graph {
+    let mut files = Vec::new();
+    walk(src, &mut files);
+    files.sort();
+    let mut test_only = BTreeSet::new();
+    let mut code = BTreeMap::new();
+    for file in &files {
+        let rel = file.strip_prefix(src).unwrap();
+        if rel == Path::new("lib.rs") || rel == Path::new("main.rs") || rel.starts_with("bin") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let (kept, test_mods) = drop_test_code(&blank_out(&text), &text);
+        for (name, path_attr) in test_mods {
+            test_only.insert(module_file(file, &name, path_attr.as_deref()));
+        }
+        code.insert(file.clone(), kept);
+    }
+    let top: BTreeSet<String> = code
+        .keys()
+        .map(|f| module_path(f.strip_prefix(src).unwrap())[0].clone())
+        .collect();
+    let mut graph = Graph::new();
+    for (file, kept) in &code {
+        let in_test_module = test_only.iter().any(|t| {
+            file == t
+                || t.file_stem()
+                    .is_some_and(|s| file.starts_with(t.with_file_name(s)))
+        });
+        if in_test_module {
+            continue;
+        }
+        let rel = file.strip_prefix(src).unwrap();
+        let path = module_path(rel);
+        let own = path[0].clone();
+        let edges = graph.entry(own.clone()).or_default();
+        for (line, target) in references(kept, &path) {
+            if target != own && top.contains(&target) {
+                let at = format!("{}:{line}", rel.display());
+                edges.entry(target).or_insert(at);
+            }
+        }
+    }
+    graph
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `a.rs` and `a/mod.rs` → `[a]`; `a/b.rs` → `[a, b]`.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    if last != "mod.rs" {
+        parts.push(last.trim_end_matches(".rs").to_string());
+    }
+    parts
+}
+
+/// The file of `mod name;` declared in `file` (with its `#[path]`, when it has one).
+fn module_file(file: &Path, name: &str, path_attr: Option<&str>) -> PathBuf {
+    let dir = file.parent().unwrap();
+    if let Some(p) = path_attr {
+        return dir.join(p);
+    }
+    let stem = file.file_stem().unwrap().to_string_lossy();
+    let base = match stem.as_ref() {
+        "mod" | "lib" | "main" => dir.to_path_buf(),
+        s => dir.join(s),
+    };
+    let flat = base.join(format!("{name}.rs"));
+    if flat.exists() {
+        flat
+    } else {
+        base.join(name).join("mod.rs")
+    }
+}
+
+/// `text` with comments, string literals and character literals replaced by spaces (newlines
+/// kept, so line numbers stay; byte offsets too).
+fn blank_out(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    // One space per byte, so byte offsets stay those of `text`.
+    let blank = |out: &mut String, s: &[char]| {
+        for &ch in s {
+            match ch {
+                '\n' => out.push('\n'),
+                _ => out.extend(std::iter::repeat_n(' ', ch.len_utf8())),
+            }
+        }
+    };
+    while i < c.len() {
+        let rest = &c[i..];
+        let starts = |p: &str| rest.iter().take(p.len()).copied().eq(p.chars());
+        let end = if starts("//") {
+            rest.iter().position(|&ch| ch == '\n').unwrap_or(rest.len())
+        } else if starts("/*") {
+            let (mut depth, mut j) = (0, 0);
+            while j < rest.len() {
+                if rest[j..].starts_with(&['/', '*']) {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with(&['*', '/']) {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            j
+        } else if let Some(hashes) = raw_string_start(rest) {
+            let open = hashes + 2 + usize::from(rest[0] == 'b');
+            let close: Vec<char> = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            let body = &rest[open..];
+            open + (0..body.len())
+                .find(|&j| body[j..].starts_with(&close))
+                .map_or(body.len(), |j| j + close.len())
+        } else if rest[0] == '"' || starts("b\"") {
+            let mut j = if rest[0] == '"' { 1 } else { 2 };
+            while j < rest.len() && rest[j] != '"' {
+                j += if rest[j] == '\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if rest[0] == '\'' && rest.get(1) == Some(&'\\') {
+            2 + rest[2..].iter().position(|&ch| ch == '\'').unwrap_or(0) + 1
+        } else if rest[0] == '\'' && rest.get(2) == Some(&'\'') {
+            3
+        } else {
+            out.push(rest[0]);
+            i += 1;
+            continue;
+        };
+        let end = end.min(rest.len());
+        blank(&mut out, &rest[..end]);
+        i += end;
+    }
+    out
+}
+
+/// At `r"`, `r#"`, `br"`…: the number of `#`s.
+fn raw_string_start(rest: &[char]) -> Option<usize> {
+    let after = match rest {
+        ['r', ..] => &rest[1..],
+        ['b', 'r', ..] => &rest[2..],
+        _ => return None,
+    };
+    let hashes = after.iter().take_while(|&&ch| ch == '#').count();
+    (after.get(hashes) == Some(&'"')).then_some(hashes)
+}
+
+/// `code` (blanked `original`) without its `#[cfg(test)]` items, and the
+/// `#[cfg(test)] mod name;` declarations (name, `#[path]`) whose files are test code.
+fn drop_test_code(code: &str, original: &str) -> (String, Vec<(String, Option<String>)>) {
+    const CFG: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut mods = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find(CFG) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at..];
+        let offset = code.len() - item.len();
+        let (len, declared) = test_item(item, &original[offset..], CFG.len());
+        if let Some(m) = declared {
+            mods.push(m);
+        }
+        out.extend(
+            item[..len]
+                .chars()
+                .map(|ch| if ch == '\n' { '\n' } else { ' ' }),
+        );
+        rest = &item[len..];
+    }
+    out.push_str(rest);
+    (out, mods)
+}
+
+/// The length of the item at `item` (its `#[cfg(test)]` and later attributes included), and
+/// what it declares when it is `mod name;` (`#[path]` read from `original`, the same text
+/// before literals were blanked).
+fn test_item(item: &str, original: &str, skip: usize) -> (usize, Option<(String, Option<String>)>) {
+    let b = item.as_bytes();
+    let mut i = skip;
+    let mut path_attr = None;
+    loop {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if !item[i..].starts_with("#[") {
+            break;
+        }
+        let close = item[i..].find(']').map_or(b.len(), |j| i + j + 1);
+        if item[i..close].starts_with("#[path") {
+            let attr = &original[i..close];
+            path_attr = attr.split('"').nth(1).map(str::to_string);
+        }
+        i = close;
+    }
+    let (mut depth, mut j) = (0i32, i);
+    while j < b.len() {
+        match b[j] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    j += 1;
+                    break;
+                }
+            }
+            b';' if depth == 0 => {
+                j += 1;
+                break;
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    let head: Vec<&str> = item[i..j].split_whitespace().collect();
+    let declared = match head.as_slice() {
+        ["mod", name] | ["pub", "mod", name] | ["pub(crate)", "mod", name] => {
+            name.strip_suffix(';').map(|n| (n.to_string(), path_attr))
+        }
+        _ => None,
+    };
+    (j, declared)
+}
+
+/// Every top-level module a `crate::` or `super::` path in `code` names, with its line.
+fn references(code: &str, path: &[String]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            let word_start = at == 0 || !is_ident(rest.as_bytes()[at - 1]);
+            let after = &rest[at + "crate::".len()..];
+            if word_start {
+                if let Some(group) = after.strip_prefix('{') {
+                    for name in top_names(group) {
+                        out.push((n + 1, name));
+                    }
+                } else if let Some(name) = ident(after) {
+                    out.push((n + 1, name));
+                }
+            }
+            rest = after;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("super::") {
+            if at > 0 && (is_ident(rest.as_bytes()[at - 1]) || rest[..at].ends_with("::")) {
+                rest = &rest[at + 7..];
+                continue;
+            }
+            let mut up = 0;
+            let mut after = &rest[at..];
+            while let Some(a) = after.strip_prefix("super::") {
+                up += 1;
+                after = a;
+            }
+            // A file's own module is `path`; `super` is its parent.
+            let base = path.len().saturating_sub(up);
+            let name = if base > 0 {
+                Some(path[0].clone())
+            } else {
+                ident(after)
+            };
+            if let Some(name) = name {
+                out.push((n + 1, name));
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+fn ident(s: &str) -> Option<String> {
+    let len = s.bytes().take_while(|&b| is_ident(b)).count();
+    (len > 0).then(|| s[..len].to_string())
+}
+
+/// The first segment of every path in a `{…}` group (nested groups skipped).
+fn top_names(group: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let (mut depth, mut at_start) = (0, true);
+    let mut chars = group.char_indices().peekable();
+    while let Some((i, ch)) = chars.next() {
+        match ch {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => at_start = true,
+            c if depth == 0 && at_start && (c.is_ascii_alphanumeric() || c == '_') => {
+                if let Some(name) = ident(&group[i..]) {
+                    names.push(name);
+                }
+                at_start = false;
+            }
+            _ => {}
+        }
+        let _ = chars.peek();
+    }
+    names
+}
+
+/// One cycle of `graph`, each edge with where it is made, or `None`.
+fn find_cycle(graph: &Graph) -> Option<String> {
+    fn visit(
+        graph: &Graph,
+        node: &str,
+        stack: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = stack.iter().position(|n| n == node) {
+            let mut cycle = stack[at..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(node.to_string()) {
+            return None;
+        }
+        stack.push(node.to_string());
+        for next in graph.get(node).into_iter().flat_map(|e| e.keys()) {
+            if let Some(c) = visit(graph, next, stack, done) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    for start in graph.keys() {
+        if let Some(cycle) = visit(graph, start, &mut Vec::new(), &mut done) {
+            let edges: Vec<String> = cycle
+                .windows(2)
+                .map(|w| format!("  {} -> {} ({})", w[0], w[1], graph[&w[0]][&w[1]]))
+                .collect();
+            return Some(edges.join("\n"));
+        }
+    }
+    None
+}
