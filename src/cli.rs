@@ -21,7 +21,6 @@ use crate::progress::{Mode, Progress};
 use crate::provision::Product;
 use crate::report::{self, Format};
 use crate::store::Store;
-use crate::workload::{DurationRule, StepDef, StepKind, Threads, sql, sysbench};
 
 /// Find the performance delta between database versions, builds and configurations.
 #[derive(Debug, Parser)]
@@ -1052,195 +1051,11 @@ fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// When a step runs and what follows it, for `list steps`.
-fn step_notes(s: &StepDef) -> String {
-    let mut notes = Vec::new();
-    match s.kind {
-        StepKind::Warm => notes.push("not reported"),
-        StepKind::Pre => notes.push("only with pre = true"),
-        StepKind::Main => {}
-    }
-    if s.threads == Threads::Tables {
-        notes.push("one thread per table");
-    }
-    if s.postwrite_after {
-        notes.push("then postwrite cleanup");
-    }
-    notes.join("; ")
-}
-
-fn duration_name(rule: DurationRule) -> &'static str {
-    match rule {
-        DurationRule::Read => "read_secs",
-        DurationRule::Write => "write_secs",
-        DurationRule::ScanWarm => "min(60,read)",
-    }
-}
-
-/// One line per step: label, group and roles with their operation types and pacing.
-fn role_lines(steps: &[crate::workload::StepPlan]) -> String {
-    use crate::workload::Pacer;
-    let mut out = String::new();
-    let label = steps.iter().map(|s| s.label.len()).max().unwrap_or(0);
-    let group = steps.iter().map(|s| s.group.len()).max().unwrap_or(0);
-    for step in steps {
-        let roles: Vec<String> = (step.roles.iter())
-            .map(|r| {
-                let pace = match r.pacer {
-                    Pacer::Closed => "as fast as it can".to_string(),
-                    Pacer::Rate { per_sec } => format!("{per_sec} statements/s"),
-                    Pacer::Follow { bound, .. } => format!("follows within {bound}"),
-                };
-                format!("{} ({}, {pace})", r.name, r.ops.join("/"))
-            })
-            .collect();
-        out.push_str(&format!(
-            "{:<label$} {:<group$} {}\n",
-            step.label,
-            step.group,
-            roles.join(" + ")
-        ));
-    }
-    out
-}
-
-/// The Insert Benchmark's steps at the default rates, with their roles.
-fn insert_steps() -> String {
-    use crate::workload::insert::{InsertBench, Settings};
-    let suite = InsertBench {
-        settings: Settings {
-            rows: 1_000_000,
-            write_rows: 1_000_000,
-            query: std::time::Duration::from_secs(300),
-            rates: vec![100, 500, 1000],
-            commit: [100, 50, 5],
-            deletes: true,
-        },
-    };
-    let mut out = String::from(
-        "\nThe Insert Benchmark ([suite.insert]; one table per client; rates per client at the \
-         default rates = [100, 500, 1000]):\n",
-    );
-    out.push_str(&role_lines(&suite.plan(|_| true)));
-    out
-}
-
-/// LinkBench's steps with requesters = [1, 4], with their roles.
-fn linkbench_steps() -> String {
-    use crate::workload::linkbench::{LinkBench, Settings};
-    let suite = LinkBench {
-        settings: Settings::with_defaults(1_000, vec![1, 4]),
-    };
-    let mut out = String::from(
-        "\nLinkBench ([suite.linkbench]; shown with requesters = [1, 4]; linkbench.warm is not \
-         reported, linkbench.check fails the run on a count mismatch):\n",
-    );
-    out.push_str(&role_lines(&suite.plan(|_, _| true)));
-    out
-}
-
-/// Every LinkBench statement as `dialect` receives it.
-fn linkbench_sql(dialect: crate::engine::Dialect) -> String {
-    use crate::workload::linkbench_sql::{self as lsql, Stmt};
-    let ddl = crate::engine::TableDdl::default();
-    let mut out = String::from("\n-- LinkBench ([suite.linkbench])\n");
-    let mut put = |what: &str, sql: Vec<String>| {
-        out.push_str(&format!("\n-- {what}\n"));
-        for s in sql {
-            out.push_str(&format!("{s};\n"));
-        }
-    };
-    put("create", lsql::create_tables(dialect, &ddl, 0));
-    put(
-        "linkbench.load (1024 rows per statement; shown with 2)",
-        vec![
-            lsql::load_nodes(dialect, 2),
-            lsql::load_links(dialect, 2),
-            lsql::load_counts(dialect, 2),
-        ],
-    );
-    put("linkbench.index", lsql::create_index(dialect, &ddl));
-    put(
-        &format!(
-            "requests (write operations between {} and COMMIT; getlink shown with 2 ids)",
-            lsql::begin(dialect)
-        ),
-        (Stmt::ALL.iter().map(|s| lsql::text(*s, dialect)))
-            .chain([lsql::get_links(dialect, 2)])
-            .collect(),
-    );
-    put(
-        "linkbench.check (the first 5 differing keys)",
-        vec![lsql::count_mismatches(dialect, 5)],
-    );
-    out
-}
-
-/// Every Insert Benchmark statement as `dialect` receives it, for table `pi1`.
-fn insert_sql(dialect: crate::engine::Dialect) -> String {
-    use crate::workload::insert_sql as isql;
-    let ddl = crate::engine::TableDdl::default();
-    let mut out = String::from("\n-- The Insert Benchmark ([suite.insert]), table pi1\n");
-    let mut put = |what: &str, sql: Vec<String>| {
-        out.push_str(&format!("\n-- {what}\n"));
-        for s in sql {
-            out.push_str(&format!("{s};\n"));
-        }
-    };
-    put("create", isql::create_table(dialect, 1, &ddl));
-    put(
-        "l.x: the secondary indexes",
-        isql::create_indexes(dialect, 1, &ddl),
-    );
-    put(
-        "insert (l.i1: 50 rows per statement; shown with 2)",
-        vec![isql::insert(dialect, 1, 2)],
-    );
-    put(
-        "delete (50 rows per statement)",
-        vec![isql::delete(dialect, 1, 50)],
-    );
-    put(
-        "qr*: one of the three range queries per query",
-        (0..isql::RANGES.len())
-            .map(|i| isql::range_query(dialect, 1, i))
-            .collect(),
-    );
-    put("qp*: the point query", vec![isql::point_query(dialect, 1)]);
-    out
-}
-
-/// `dbdelta list steps [--sql --engine E]`.
+/// `dbdelta list steps [--sql --engine E]`: each suite's listing, in registry order.
 fn list_steps(args: &ListArgs) -> Result<String> {
-    let mut out = String::new();
+    let suites = crate::suites::registry();
     if !args.sql {
-        out.push_str(&format!(
-            "{:<30} {:<11} {:>9}  {:<12}  {}\n",
-            "step", "group", "stmts/evt", "duration", "statements per event"
-        ));
-        for s in sysbench::CATALOG {
-            let notes = step_notes(s);
-            out.push_str(&format!(
-                "{:<30} {:<11} {:>9}  {:<12}  {}{}\n",
-                s.label,
-                s.group.id(),
-                s.statements_per_event(),
-                duration_name(s.duration),
-                s.shape(),
-                if notes.is_empty() {
-                    String::new()
-                } else {
-                    format!("  ({notes})")
-                }
-            ));
-        }
-        out.push_str(
-            "\nWith pre = true the .pre steps run and the groups after the writes become point-2 \
-             (point) and range-2 (range-noagg, range-agg).\n",
-        );
-        out.push_str(&insert_steps());
-        out.push_str(&linkbench_steps());
-        return Ok(out);
+        return Ok(suites.iter().map(|s| s.list_steps()).collect());
     }
     let name = args.engine.as_deref().unwrap_or("sqlite");
     let Some(engine) = EngineKind::parse(name) else {
@@ -1249,43 +1064,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
             EngineKind::NAMES.join(", ")
         ));
     };
-    let dialect = engine.dialect();
-    out.push_str(&format!(
-        "-- The sysbench catalog in run order, as {} receives it (table sbtest1; events pick a \
-         table uniformly).\n",
-        engine.name()
-    ));
-    for s in sysbench::CATALOG {
-        let notes = step_notes(s);
-        out.push_str(&format!(
-            "\n-- {} (group {}; {} statement{} per event; {}{})\n",
-            s.label,
-            s.group.id(),
-            s.statements_per_event(),
-            if s.statements_per_event() == 1 {
-                ""
-            } else {
-                "s"
-            },
-            duration_name(s.duration),
-            if notes.is_empty() {
-                String::new()
-            } else {
-                format!("; {notes}")
-            }
-        ));
-        for (n, stmt) in s.event {
-            let text = sql::text(*stmt, dialect, 1);
-            if *n > 1 {
-                out.push_str(&format!("{text};  -- ×{n}\n"));
-            } else {
-                out.push_str(&format!("{text};\n"));
-            }
-        }
-    }
-    out.push_str(&insert_sql(dialect));
-    out.push_str(&linkbench_sql(dialect));
-    Ok(out)
+    Ok(suites.iter().map(|s| s.list_sql(engine)).collect())
 }
 
 fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {

@@ -27,4 +27,5 @@ pub mod sampler;
 pub mod ssh;
 pub mod stats;
 pub mod store;
+pub mod suites;
 pub mod workload;
