@@ -416,10 +416,10 @@ fn color_wanted() -> bool {
 }
 
 /// The lab file, or the built-in demo without one.
-fn load_lab(path: Option<&Path>) -> Result<crate::lab::Lab> {
+fn load_lab(path: Option<&Path>) -> Result<crate::plan::lab::Lab> {
     Ok(match path {
-        Some(path) => crate::lab::load(path)?,
-        None => crate::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
+        Some(path) => crate::plan::lab::load(path)?,
+        None => crate::plan::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
     })
 }
 
@@ -431,9 +431,9 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
         None => plan_text(&plan::plan(lab, &args.shape.options())?),
         Some(Emit::K8s) => {
             // Before planning: CPU lists would otherwise be checked against this host.
-            crate::k8s::check_lab(&lab)?;
+            crate::plan::k8s::check_lab(&lab)?;
             let plan = plan::plan(lab, &args.shape.options())?;
-            crate::k8s::emit(&plan, &k8s_options(&args)?)?
+            crate::plan::k8s::emit(&plan, &k8s_options(&args)?)?
         }
     };
     match &args.output {
@@ -447,19 +447,19 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
 /// The plan in words and its disk estimate against the work directory's free space (what
 /// `run --dry-run` and `plan` print).
 fn plan_text(plan: &plan::RunPlan) -> String {
-    let free = crate::preflight::free_bytes(&plan.workdir).ok();
+    let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
-    let need = crate::preflight::disk_need(plan);
+    let need = crate::plan::preflight::disk_need(plan);
     format!(
         "{}{}\n",
         plan.describe(),
-        crate::preflight::describe(&need, free)
+        crate::plan::preflight::describe(&need, free)
     )
 }
 
 /// The emitter's options from `plan`'s flags: `--image` is required.
-fn k8s_options(args: &PlanArgs) -> Result<crate::k8s::Options> {
-    let defaults = crate::k8s::Options::default();
+fn k8s_options(args: &PlanArgs) -> Result<crate::plan::k8s::Options> {
+    let defaults = crate::plan::k8s::Options::default();
     let Some(image) = args.image.clone() else {
         return crate::error::input(
             "--emit k8s needs --image IMAGE: the container image with dbdelta and the lab's engines, e.g. --image registry.example.com/dbdelta:1.0",
@@ -476,7 +476,7 @@ fn k8s_options(args: &PlanArgs) -> Result<crate::k8s::Options> {
             }
         },
     };
-    Ok(crate::k8s::Options {
+    Ok(crate::plan::k8s::Options {
         image,
         node_label,
         store_secret: args.store_secret.clone(),
@@ -507,14 +507,14 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         cell: args.cell.clone(),
         ..args.shape.options()
     };
-    let stored = crate::resume::StoredOptions::new(&opts, args.lab.as_deref());
+    let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let mut plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
     if args.dry_run {
         print!("{}", plan_text(&plan));
         return Ok(ExitCode::SUCCESS);
     }
-    let need = crate::preflight::check(&plan)?;
+    let need = crate::plan::preflight::check(&plan)?;
     fetch_builds(&mut plan, progress)?;
     make_builds(&mut plan, progress);
 
@@ -545,7 +545,7 @@ fn resume(
         })?,
         Some(id) => store.resolve_run(Some(id))?,
     };
-    let stored: crate::resume::StoredOptions = match store.run_options(&run_id)? {
+    let stored: crate::plan::resume::StoredOptions = match store.run_options(&run_id)? {
         Some(json) => serde_json::from_str(&json).context("the run's stored options")?,
         None => {
             return crate::error::input(format!(
@@ -554,7 +554,7 @@ fn resume(
         }
     };
     let data = store.load_run(&run_id)?;
-    let mut plan = crate::resume::rebuild_plan(
+    let mut plan = crate::plan::resume::rebuild_plan(
         &run_id,
         &data.run.lab_text,
         &stored,
@@ -569,7 +569,7 @@ fn resume(
             "--resume {run_id}: the run is complete, every cell finished; nothing to resume"
         ));
     }
-    let need = crate::preflight::check(&plan)?;
+    let need = crate::plan::preflight::check(&plan)?;
     fetch_builds(&mut plan, progress)?;
     make_builds(&mut plan, progress);
     let interrupt = interrupt_flag();
@@ -599,14 +599,18 @@ fn check_report_args(plan: &plan::RunPlan, args: &RunArgs) -> Result<()> {
 }
 
 /// The plan's size, time and disk estimate, as the run starts.
-fn announce_plan(plan: &plan::RunPlan, progress: &Progress, need: &crate::preflight::DiskNeed) {
+fn announce_plan(
+    plan: &plan::RunPlan,
+    progress: &Progress,
+    need: &crate::plan::preflight::DiskNeed,
+) {
     progress.line(&format!(
         "plan: {} step(s) × {} cell(s), at least {:.0} s",
         plan.steps().count(),
         plan.cells().len(),
         plan.estimated().as_secs_f64()
     ));
-    progress.line(&crate::preflight::describe(need, None));
+    progress.line(&crate::plan::preflight::describe(need, None));
 }
 
 /// Report what exists, then say what failed.

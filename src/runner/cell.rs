@@ -165,9 +165,12 @@ impl CellRun<'_> {
         let tables = self.suite.suite.tables(self.cell.clients);
         if let Some(r) = remote_client(server) {
             // The agent plans the same suites from the lab, to run their load and steps there.
-            let lab =
-                crate::lab::for_agent(&self.plan.lab.text, &self.target.name, self.target.engine)
-                    .map_err(|e| anyhow::anyhow!("the lab for the agent: {e}"))?;
+            let lab = crate::plan::lab::for_agent(
+                &self.plan.lab.text,
+                &self.target.name,
+                self.target.engine,
+            )
+            .map_err(|e| anyhow::anyhow!("the lab for the agent: {e}"))?;
             r.call(&Request::Plan {
                 lab,
                 quick: self.plan.quick,

@@ -71,7 +71,7 @@ pub fn rebuild_plan(
         ),
         None => ("<built-in demo>".to_string(), PathBuf::from(".")),
     };
-    let lab = crate::lab::parse(lab_text, &origin, &base)
+    let lab = crate::plan::lab::parse(lab_text, &origin, &base)
         .map_err(|e| InputError::new(format!("run {run_id}'s stored lab: {e}")))?;
     let stored_plan = plan::plan(lab, &opts)?;
     let file = lab_file
@@ -85,7 +85,7 @@ pub fn rebuild_plan(
     if text == lab_text {
         return Ok(stored_plan);
     }
-    let now = plan::plan(crate::lab::load(&file)?, &opts)?;
+    let now = plan::plan(crate::plan::lab::load(&file)?, &opts)?;
     match plan_difference(&stored_plan, &now) {
         None => Ok(stored_plan),
         Some(what) => Err(InputError::new(format!(

@@ -8,6 +8,11 @@
 //! written. Must not: start servers, open the store, touch the work directory, or know any
 //! suite's keys or steps.
 
+pub mod k8s;
+pub mod lab;
+pub mod preflight;
+pub mod resume;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +21,7 @@ use std::time::Duration;
 use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::lab::{Lab, LabTarget, Order};
+use crate::plan::lab::{Lab, LabTarget, Order};
 use crate::profiler::ProfileSettings;
 use crate::suites::{Selection, SuiteSettings};
 use crate::workload::{StepPlan, SuitePlan};
@@ -506,7 +511,7 @@ mod tests {
     use std::path::Path;
 
     fn demo() -> Lab {
-        crate::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
+        crate::plan::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
     }
 
     fn labels(p: &RunPlan) -> Vec<&str> {
@@ -713,7 +718,7 @@ mod tests {
     #[test]
     fn linkbench_steps_need_the_load_and_the_index_and_the_check_follows_requests() {
         let lab = || {
-            crate::lab::parse(
+            crate::plan::lab::parse(
                 "[lab]\nname = \"l\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
                  [suite.linkbench]\nmaxid1 = 100000\nrequesters = [1, 2]\n",
                 "lab.toml",
@@ -758,7 +763,7 @@ mod tests {
     #[test]
     fn insert_steps_need_the_steps_that_build_their_table() {
         let lab = || {
-            crate::lab::parse(
+            crate::plan::lab::parse(
                 "[lab]\nname = \"i\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
                  [suite.sysbench]\nrows = 1000\n[suite.insert]\nrows = 1000\n",
                 "lab.toml",
@@ -848,7 +853,7 @@ mod tests {
                 &format!("name = \"sqlite.sync-normal\"\n{target_keys}"),
             )
             .replace("engine = \"sqlite\"", "engine = \"postgres\"");
-        crate::lab::parse(&text, "lab.toml", Path::new(".")).unwrap()
+        crate::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap()
     }
 
     #[test]

@@ -158,7 +158,7 @@ mod tests {
             "[lab]\nname = \"disk\"\nclients = [1, 4]\nrepeats = 2\n{targets}\n\
              [suite.sysbench]\ntables = 2\nrows = 1_000_000\n"
         );
-        let lab = crate::lab::parse(&text, "lab.toml", Path::new(".")).unwrap();
+        let lab = crate::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap();
         let opts = RunOptions {
             keep,
             ..RunOptions::default()

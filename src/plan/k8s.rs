@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::cpus::Shorthand;
 use crate::error::InputError;
-use crate::lab::Lab;
+use crate::plan::lab::Lab;
 use crate::plan::{Cell, RunPlan};
 
 /// Where the ConfigMap's lab file is mounted in every pod.
