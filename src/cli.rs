@@ -508,15 +508,14 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         ..args.shape.options()
     };
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
-    let mut plan = plan::plan(lab, &opts)?;
+    let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
     if args.dry_run {
         print!("{}", plan_text(&plan));
         return Ok(ExitCode::SUCCESS);
     }
     let need = crate::plan::preflight::check(&plan)?;
-    fetch_builds(&mut plan, progress)?;
-    make_builds(&mut plan, progress);
+    let plan = plan::prepare(plan, progress)?;
 
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag();
@@ -554,7 +553,7 @@ fn resume(
         }
     };
     let data = store.load_run(&run_id)?;
-    let mut plan = crate::plan::resume::rebuild_plan(
+    let plan = crate::plan::resume::rebuild_plan(
         &run_id,
         &data.run.lab_text,
         &stored,
@@ -570,8 +569,7 @@ fn resume(
         ));
     }
     let need = crate::plan::preflight::check(&plan)?;
-    fetch_builds(&mut plan, progress)?;
-    make_builds(&mut plan, progress);
+    let plan = plan::prepare(plan, progress)?;
     let interrupt = interrupt_flag();
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::resume(&plan, &mut store, progress, &interrupt, &run_id)?;
@@ -651,56 +649,6 @@ fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
         }
     }
     Ok(code)
-}
-
-/// Binaries by version: in the cache before anything is written (a version that does not
-/// exist is bad input, and a failed download leaves no half-made run behind).
-fn fetch_builds(plan: &mut plan::RunPlan, progress: &Progress) -> Result<()> {
-    for t in plan.targets.iter_mut() {
-        if let (Some(v), Some(product)) = (&t.version, t.product) {
-            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
-                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
-            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
-            if let Some(remote) = t.remote.as_mut() {
-                // The host gets a copy of the cached tree when the target starts.
-                let (entry, tree, bin) = crate::provision::tree_of(&fetched.bin)
-                    .context("a fetched build outside the cache")?;
-                remote.ship = Some(crate::engine::remote::Shipment { entry, tree, bin });
-            }
-            t.bin = Some(fetched.bin);
-        }
-    }
-    Ok(())
-}
-
-/// Builds from source (`build = {…}`), compiled on first use and cached. A build that fails
-/// fails its target only: the others run, and the report names the failure and its log.
-fn make_builds(plan: &mut plan::RunPlan, progress: &Progress) {
-    for t in plan.targets.iter_mut() {
-        let Some(req) = &t.build else { continue };
-        match crate::provision::build::build(req, &|line| progress.line(line)) {
-            Ok(built) => {
-                match built.library {
-                    Some(lib) => t.library = Some(lib),
-                    None => t.bin = Some(built.bin),
-                }
-                t.built = Some(built.info);
-            }
-            Err(e) => {
-                let log = e
-                    .downcast_ref::<crate::provision::build::BuildFailed>()
-                    .map(|f| f.log.clone());
-                progress.line(&format!(
-                    "target {}: build failed; the other targets run",
-                    t.name
-                ));
-                t.broken = Some(plan::BrokenTarget {
-                    error: format!("{e:#}"),
-                    log,
-                });
-            }
-        }
-    }
 }
 
 /// Set on the first Ctrl-C (the run stops after the current step); a second one ends the

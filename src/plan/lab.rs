@@ -330,6 +330,16 @@ fn suite_sections(src: &Source<'_>) -> Result<Vec<Box<dyn SuiteConfig>>, InputEr
 }
 
 impl Lab {
+    /// Where the lab first names CPUs of this host: `server_cpus`/`client_cpus` of `[lab]`,
+    /// then of each target, as `origin:line: [section] key`.
+    pub fn cpu_lists_at(&self) -> Option<&str> {
+        let specs = self.targets.iter().filter_map(|t| t.placement.as_ref());
+        (std::iter::once(&self.placement).chain(specs)).find_map(|spec| {
+            let (_, at) = spec.server.as_ref().or(spec.client.as_ref())?;
+            Some(at.as_str())
+        })
+    }
+
     /// The parsed `[suite.NAME]` section of type `T`, when the lab runs that suite.
     pub fn suite<T: 'static>(&self) -> Option<&T> {
         self.suites.iter().find_map(|s| s.as_any().downcast_ref())

@@ -1,4 +1,7 @@
-//! The run plan: a validated lab plus the command line's overrides, ready to execute.
+//! The run plan: a validated lab plus the command line's overrides, ready to execute. The
+//! pipeline is lab ([`lab`]) → [`RunPlan`] ([`plan`]) → [`PreparedPlan`] ([`prepare`]: fetches
+//! and builds resolved) → the runner; nothing changes a plan once it is built, and it keeps
+//! only what it needs of the lab ([`LabInfo`], the targets, the suites' settings).
 //!
 //! Owns `--clients`/`--repeats`/`--cell` overrides, CPU placement resolved on this machine,
 //! asking each suite of the lab for its `--quick`-scaled settings and for the steps
@@ -11,7 +14,10 @@
 pub mod k8s;
 pub mod lab;
 pub mod preflight;
+mod prepare;
 pub mod resume;
+
+pub use prepare::{PreparedPlan, prepare};
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -148,10 +154,36 @@ pub struct Cell {
     pub repeat: u32,
 }
 
+/// What a plan keeps of its lab file: its name and text (stored with the run, sent to a
+/// remote agent, mounted into Kubernetes pods), where it came from, its verdict threshold, and
+/// where it names CPUs of this host (which `--emit k8s` refuses).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabInfo {
+    pub name: String,
+    pub text: String,
+    pub origin: String,
+    pub min_effect: f64,
+    /// `origin:line: [section] key` of the first `server_cpus`/`client_cpus` list.
+    pub cpu_lists_at: Option<String>,
+}
+
+impl LabInfo {
+    fn of(lab: &Lab) -> LabInfo {
+        LabInfo {
+            name: lab.name.clone(),
+            text: lab.text.clone(),
+            origin: lab.origin.clone(),
+            min_effect: lab.min_effect,
+            cpu_lists_at: lab.cpu_lists_at().map(str::to_string),
+        }
+    }
+}
+
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
-    pub lab: Lab,
+    /// What the run keeps of the lab besides its targets and suites.
+    pub lab: LabInfo,
     pub targets: Vec<TargetPlan>,
     pub clients: Vec<u32>,
     pub repeats: u32,
@@ -346,7 +378,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
             .profile
             .or_else(|| opts.profile.then(ProfileSettings::default)),
         only_cell,
-        lab,
+        lab: LabInfo::of(&lab),
     })
 }
 
