@@ -1140,7 +1140,7 @@ requesters = [1, 4]
         );
         let lb = lab.suite::<LinkbenchConfig>().cloned().unwrap();
         assert_eq!((lb.maxid1, lb.requesters.clone()), (5000, vec![1, 4]));
-        assert_eq!(lb.mix, crate::workload::linkbench::Mix::UPDATED.0);
+        assert_eq!(lb.mix, crate::suites::linkbench::steps::Mix::UPDATED.0);
         let y = parse(
             &LINKBENCH.replace("maxid1 = 5000", "mix = \"2011\""),
             "lab.toml",
@@ -1149,7 +1149,7 @@ requesters = [1, 4]
         .unwrap();
         assert_eq!(
             y.suite::<LinkbenchConfig>().cloned().unwrap().mix,
-            crate::workload::linkbench::Mix::Y2011.0
+            crate::suites::linkbench::steps::Mix::Y2011.0
         );
         let table = format!("{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\ngetlinklist = 40\n");
         let t = parse(&table, "lab.toml", Path::new(".")).unwrap();

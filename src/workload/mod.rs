@@ -4,16 +4,12 @@
 //! runner executes it ([`StepPlan`]: roles with pacers, operation types and executors), the
 //! sysbench catalog ([`sysbench::CATALOG`]), the SQL text of every statement for every dialect
 //! ([`sql`]), parameter generation (uniform, zipfian, hot and fixed ids), the executor that
-//! runs one sysbench event (transaction) on a session ([`EventExecutor`]), and the Insert
-//! Benchmark ([`insert`]: its steps as roles and their executors; its SQL in [`insert_sql`]).
-//! Must not: time
-//! anything, count QPS, or sleep; the runner calls [`Executor::run`] and does all of that
-//! around it.
+//! runs one sysbench event (transaction) on a session ([`EventExecutor`]), and the SQL helpers
+//! every suite's statements share (placeholders, MySQL table options). The Insert Benchmark's
+//! and LinkBench's steps and SQL live in their suite folders (`crate::suites::insert`,
+//! `crate::suites::linkbench`). Must not: time anything, count QPS, or sleep; the runner calls
+//! [`Executor::run`] and does all of that around it.
 
-pub mod insert;
-pub mod insert_sql;
-pub mod linkbench;
-pub mod linkbench_sql;
 pub mod role;
 pub mod sql;
 pub mod suite;

@@ -156,7 +156,7 @@ pub fn table(t: u32) -> String {
 }
 
 /// The `i`-th placeholder (1-based): `?` (SQLite, MySQL) or `$i` (Postgres).
-pub(super) fn mark(dialect: Dialect, i: usize) -> String {
+pub(crate) fn mark(dialect: Dialect, i: usize) -> String {
     match dialect {
         Dialect::Postgres => format!("${i}"),
         Dialect::Sqlite | Dialect::Mysql => "?".to_string(),
@@ -256,7 +256,7 @@ pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
 
 /// MySQL's `CREATE TABLE tab (columns, PRIMARY KEY (pk) <index options>) ENGINE=<engine>
 /// <table options>`, with a target's table DDL.
-pub(super) fn mysql_table(tab: &str, columns: &str, pk: &str, ddl: &TableDdl) -> String {
+pub(crate) fn mysql_table(tab: &str, columns: &str, pk: &str, ddl: &TableDdl) -> String {
     let mut sql = format!(
         "CREATE TABLE {tab} ({columns}, PRIMARY KEY ({pk}){})",
         suffix(ddl.index_options.as_deref())
@@ -269,7 +269,7 @@ pub(super) fn mysql_table(tab: &str, columns: &str, pk: &str, ddl: &TableDdl) ->
 }
 
 /// ` <options>`, or nothing.
-pub(super) fn suffix(options: Option<&str>) -> String {
+pub(crate) fn suffix(options: Option<&str>) -> String {
     options.map(|o| format!(" {o}")).unwrap_or_default()
 }
 

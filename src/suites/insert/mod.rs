@@ -3,10 +3,12 @@
 //! listing.
 //!
 //! Owns what the lab, the plan and the listing need of the Insert Benchmark; its steps,
-//! executors and SQL are [`crate::workload::insert`] and [`crate::workload::insert_sql`].
+//! executors and SQL are [`steps`] and [`sql`].
 //! Must not: run statements or time anything.
 
 mod section;
+pub mod sql;
+pub mod steps;
 
 use std::any::Any;
 use std::fmt::Write as _;
@@ -18,7 +20,7 @@ use crate::error::InputError;
 use crate::suites::{
     Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings, postwrite_budget,
 };
-use crate::workload::{StepKind, SuitePlan, insert};
+use crate::workload::{StepKind, SuitePlan};
 
 pub use section::InsertConfig;
 
@@ -76,7 +78,7 @@ impl SuiteConfig for InsertConfig {
 /// The Insert Benchmark after `--quick` scaling, with the lab keys its plan needs.
 #[derive(Clone)]
 pub struct Scaled {
-    pub settings: insert::Settings,
+    pub settings: steps::Settings,
     pub postwrite_secs: Option<f64>,
     pub prepared: bool,
     pub quick: bool,
@@ -84,7 +86,7 @@ pub struct Scaled {
 
 /// The Insert Benchmark's settings after `--quick` scaling: 2,000 rows per table, 1,000 written
 /// by l.i1 and l.i2, query steps of 1 s.
-fn settings(cfg: &InsertConfig, quick: bool) -> insert::Settings {
+fn settings(cfg: &InsertConfig, quick: bool) -> steps::Settings {
     let (rows, write_rows, query) = if quick {
         (
             cfg.rows.min(2_000),
@@ -94,7 +96,7 @@ fn settings(cfg: &InsertConfig, quick: bool) -> insert::Settings {
     } else {
         (cfg.rows, cfg.write_rows, cfg.query_secs)
     };
-    insert::Settings {
+    steps::Settings {
         rows,
         write_rows,
         query: Duration::from_secs_f64(query),
@@ -129,7 +131,7 @@ impl SuiteSettings for Scaled {
     /// bad input when a chosen step lacks a step it depends on.
     fn plan(&self, selection: &Selection) -> Result<Option<SuitePlan>, InputError> {
         let settings = &self.settings;
-        let suite = insert::InsertBench {
+        let suite = steps::InsertBench {
             settings: settings.clone(),
         };
         let steps = suite.plan(|label| selection.chosen(label, StepKind::Main, false));
@@ -192,7 +194,7 @@ impl SuiteSettings for Scaled {
             .map(|(_, k)| s.rows_after(k))
             .max()
             .unwrap_or(0)
-            .max(s.rows_after(insert::Kind::Load(0)));
+            .max(s.rows_after(steps::Kind::Load(0)));
         (most, 260)
     }
 
@@ -203,7 +205,7 @@ impl SuiteSettings for Scaled {
 
 /// The Insert Benchmark's steps at the default rates, with their roles.
 fn steps() -> String {
-    use crate::workload::insert::{InsertBench, Settings};
+    use steps::{InsertBench, Settings};
     let suite = InsertBench {
         settings: Settings {
             rows: 1_000_000,
@@ -224,7 +226,7 @@ fn steps() -> String {
 
 /// Every Insert Benchmark statement as `dialect` receives it, for table `pi1`.
 fn sql(dialect: crate::engine::Dialect) -> String {
-    use crate::workload::insert_sql as isql;
+    use self::sql as isql;
     let ddl = crate::engine::TableDdl::default();
     let mut out = String::from("\n-- The Insert Benchmark ([suite.insert]), table pi1\n");
     let mut put = |what: &str, sql: Vec<String>| {

@@ -3,10 +3,12 @@
 //! listing.
 //!
 //! Owns what the lab, the plan and the listing need of LinkBench; its steps, executors and
-//! SQL are [`crate::workload::linkbench`] and [`crate::workload::linkbench_sql`]. Must not: run
+//! SQL are [`steps`] and [`sql`]. Must not: run
 //! statements or time anything.
 
 mod section;
+pub mod sql;
+pub mod steps;
 
 use std::any::Any;
 use std::fmt::Write as _;
@@ -18,7 +20,7 @@ use crate::error::InputError;
 use crate::suites::{
     Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings, postwrite_budget,
 };
-use crate::workload::{StepKind, SuitePlan, linkbench};
+use crate::workload::{StepKind, SuitePlan};
 
 pub use section::LinkbenchConfig;
 
@@ -76,7 +78,7 @@ impl SuiteConfig for LinkbenchConfig {
 /// LinkBench after `--quick` scaling, with the lab keys its plan needs.
 #[derive(Clone)]
 pub struct Scaled {
-    pub settings: linkbench::Settings,
+    pub settings: steps::Settings,
     pub postwrite_secs: Option<f64>,
     pub prepared: bool,
     pub quick: bool,
@@ -84,7 +86,7 @@ pub struct Scaled {
 
 /// LinkBench's settings after `--quick` scaling: 2,000 nodes, 1 s request steps, a 0.5 s
 /// warm-up.
-fn settings(cfg: &LinkbenchConfig, quick: bool) -> linkbench::Settings {
+fn settings(cfg: &LinkbenchConfig, quick: bool) -> steps::Settings {
     let (maxid1, request, warmup) = if quick {
         (
             cfg.maxid1.min(2_000),
@@ -94,13 +96,13 @@ fn settings(cfg: &LinkbenchConfig, quick: bool) -> linkbench::Settings {
     } else {
         (cfg.maxid1, cfg.request_secs, cfg.warmup_secs)
     };
-    linkbench::Settings {
+    steps::Settings {
         maxid1,
         loaders: cfg.loaders,
         requesters: cfg.requesters.clone(),
         request: Duration::from_secs_f64(request),
         warmup: Duration::from_secs_f64(warmup),
-        mix: linkbench::Mix(cfg.mix),
+        mix: steps::Mix(cfg.mix),
         node_bytes: cfg.node_bytes,
         link_bytes: cfg.link_bytes,
         batch: cfg.batch,
@@ -127,9 +129,7 @@ impl SuiteSettings for Scaled {
             .map(|(label, kind)| Selectable {
                 label,
                 kind: match kind {
-                    linkbench::Kind::Request { warm: true, .. } | linkbench::Kind::Check => {
-                        StepKind::Warm
-                    }
+                    steps::Kind::Request { warm: true, .. } | steps::Kind::Check => StepKind::Warm,
                     _ => StepKind::Main,
                 },
             })
@@ -140,7 +140,7 @@ impl SuiteSettings for Scaled {
     /// when a chosen step lacks the load or the index it runs on.
     fn plan(&self, selection: &Selection) -> Result<Option<SuitePlan>, InputError> {
         let settings = &self.settings;
-        let suite = linkbench::LinkBench {
+        let suite = steps::LinkBench {
             settings: settings.clone(),
         };
         let steps = suite.plan(|label, warm| {
@@ -216,7 +216,7 @@ impl SuiteSettings for Scaled {
 
 /// LinkBench's steps with requesters = [1, 4], with their roles.
 fn steps() -> String {
-    use crate::workload::linkbench::{LinkBench, Settings};
+    use steps::{LinkBench, Settings};
     let suite = LinkBench {
         settings: Settings::with_defaults(1_000, vec![1, 4]),
     };
@@ -230,7 +230,7 @@ fn steps() -> String {
 
 /// Every LinkBench statement as `dialect` receives it.
 fn sql(dialect: crate::engine::Dialect) -> String {
-    use crate::workload::linkbench_sql::{self as lsql, Stmt};
+    use self::sql::{self as lsql, Stmt};
     let ddl = crate::engine::TableDdl::default();
     let mut out = String::from("\n-- LinkBench ([suite.linkbench])\n");
     let mut put = |what: &str, sql: Vec<String>| {

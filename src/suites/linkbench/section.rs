@@ -88,7 +88,7 @@ pub struct LinkbenchConfig {
     pub request_secs: f64,
     /// `linkbench.warm`'s length (0: none).
     pub warmup_secs: f64,
-    /// Percentages of the ten operations (`crate::workload::linkbench::OPS` order).
+    /// Percentages of the ten operations (`crate::suites::linkbench::steps::OPS` order).
     pub mix: [f64; 10],
     pub node_bytes: u32,
     pub link_bytes: u32,
@@ -198,7 +198,7 @@ fn linkbench_counts(s: &RawLinkbench) -> Result<[i64; 6], &'static str> {
 
 /// `mix`: a named mix, or percentages per operation (the rest 0) that sum to 100.
 fn mix(raw: Option<RawMix>) -> Result<[f64; 10], String> {
-    use crate::workload::linkbench::{Mix, OPS};
+    use crate::suites::linkbench::steps::{Mix, OPS};
     match raw {
         None => Ok(Mix::UPDATED.0),
         Some(RawMix::Name(n)) => match n.as_str() {
