@@ -34,7 +34,8 @@ use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec, process};
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{step, timed_load};
 use dbdelta::sampler::{Probe, Snapshot, rusage, timeval_us};
-use dbdelta::workload::{Scale, sysbench};
+use dbdelta::suites::sysbench::steps as sysbench;
+use dbdelta::workload::Scale;
 
 #[derive(Parser, Debug)]
 #[command(about = "dbdelta's client cost next to sysbench and pgbench (issue #4)")]

@@ -527,8 +527,8 @@ impl RunPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suites::sysbench::steps as sysbench;
     use crate::suites::sysbench::{Scaled, StepLength, SysbenchConfig};
-    use crate::workload::sysbench;
 
     /// The lab's `[suite.sysbench]`, to change.
     fn sb_cfg(lab: &mut Lab) -> &mut SysbenchConfig {

@@ -3,8 +3,11 @@
 //!
 //! Owns the listing's text for sysbench. Must not: plan or run anything.
 
+use super::catalog::{DurationRule, StepDef, Threads};
+use super::sql;
+use super::steps as sysbench;
 use crate::engine::EngineKind;
-use crate::workload::{DurationRule, StepDef, StepKind, Threads, sql, sysbench};
+use crate::workload::StepKind;
 
 /// When a step runs and what follows it, for `list steps`.
 fn step_notes(s: &StepDef) -> String {

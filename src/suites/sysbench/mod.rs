@@ -1,12 +1,17 @@
 //! The sysbench microbenchmark suite as a plug-in: its `[suite.sysbench]` section, `--quick`
 //! scaling, step choice, `--dry-run` description, disk estimate and `list steps` listing.
 //!
-//! Owns what the lab, the plan and the listing need of sysbench; its catalog, executors and
-//! SQL are [`crate::workload::sysbench`] and [`crate::workload::sql`]. Must not: run
-//! statements or time anything.
+//! Owns what the lab, the plan and the listing need of sysbench; its step vocabulary and
+//! executor are [`catalog`], its catalog and load [`steps`], its SQL [`sql`]. Must not: time
+//! anything.
 
+pub mod catalog;
 mod list;
 mod section;
+pub mod sql;
+pub mod steps;
+#[cfg(test)]
+mod tests;
 
 use std::any::Any;
 use std::fmt::Write as _;
@@ -16,7 +21,9 @@ use std::time::Duration;
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::suites::{Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings};
-use crate::workload::{Scale, StepDef, SuitePlan, sysbench};
+use crate::workload::{Scale, SuitePlan};
+use catalog::StepDef;
+use steps as sysbench;
 
 pub use section::{StepLength, SysbenchConfig};
 
