@@ -1032,9 +1032,7 @@ pub fn load(path: &Path) -> Result<Lab, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suites::insert::InsertConfig;
-    use crate::suites::linkbench::LinkbenchConfig;
-    use crate::suites::sysbench::{StepLength, SysbenchConfig};
+    use crate::suites::sysbench::SysbenchConfig;
 
     fn err(text: &str) -> String {
         parse(text, "lab.toml", Path::new(".")).unwrap_err().0
@@ -1053,132 +1051,6 @@ settings = ["synchronous = NORMAL"]
 rows = 1000
 read_secs = 0.5
 "#;
-
-    const INSERT: &str = r#"
-[lab]
-name = "t"
-
-[[target]]
-name = "a"
-engine = "sqlite"
-
-[suite.insert]
-rows = 10_000
-rates = [100, 1000]
-"#;
-
-    #[test]
-    fn insert_suite_alone_or_with_sysbench() {
-        let lab = parse(INSERT, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(
-            lab.suite::<SysbenchConfig>(),
-            None,
-            "only the suite the lab names runs"
-        );
-        let ins = lab.suite::<InsertConfig>().cloned().unwrap();
-        assert_eq!(ins.rows, 10_000);
-        assert_eq!(ins.write_rows, 10_000, "write_rows defaults to rows");
-        assert_eq!(ins.rates, [100, 1000]);
-        assert_eq!(ins.rows_per_commit, [100, 50, 5]);
-        assert!(ins.deletes);
-        assert_eq!(ins.query_secs, 300.0);
-        let both = format!("{INSERT}\n[suite.sysbench]\nrows = 1000\n");
-        let lab = parse(&both, "lab.toml", Path::new(".")).unwrap();
-        assert!(lab.suite::<SysbenchConfig>().is_some() && lab.suite::<InsertConfig>().is_some());
-        let none = parse(
-            "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
-            "lab.toml",
-            Path::new("."),
-        )
-        .unwrap();
-        assert!(
-            none.suite::<SysbenchConfig>().is_some(),
-            "no suite section: sysbench"
-        );
-        assert_eq!(none.suite::<InsertConfig>(), None);
-    }
-
-    #[test]
-    fn insert_suite_bad_input_is_named() {
-        let e = err(&INSERT.replace("rows = 10_000", "rowz = 10_000"));
-        assert!(
-            e.starts_with("lab.toml:10: [suite.insert] unknown field `rowz`"),
-            "{e}"
-        );
-        let e = err(&INSERT.replace("[100, 1000]", "[0]"));
-        assert!(e.contains("rates must be a non-empty list"), "{e}");
-        let e = err(&INSERT.replace("rows = 10_000", "rows = 10\nrows_per_commit_l_i0 = 50"));
-        assert!(
-            e.contains("rows must be at least rows_per_commit_l_i0"),
-            "{e}"
-        );
-        let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\nwrite_rows = 20"));
-        assert!(e.contains("write_rows is too small"), "{e}");
-        let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
-        assert!(e.contains("query_secs must be a positive number"), "{e}");
-    }
-
-    const LINKBENCH: &str = r#"
-[lab]
-name = "t"
-
-[[target]]
-name = "a"
-engine = "sqlite"
-
-[suite.linkbench]
-maxid1 = 5000
-requesters = [1, 4]
-"#;
-
-    #[test]
-    fn linkbench_suite_alone_with_its_mix() {
-        let lab = parse(LINKBENCH, "lab.toml", Path::new(".")).unwrap();
-        assert!(
-            lab.suite::<SysbenchConfig>().is_none(),
-            "a LinkBench lab runs only LinkBench"
-        );
-        let lb = lab.suite::<LinkbenchConfig>().cloned().unwrap();
-        assert_eq!((lb.maxid1, lb.requesters.clone()), (5000, vec![1, 4]));
-        assert_eq!(lb.mix, crate::suites::linkbench::steps::Mix::UPDATED.0);
-        let y = parse(
-            &LINKBENCH.replace("maxid1 = 5000", "mix = \"2011\""),
-            "lab.toml",
-            Path::new("."),
-        )
-        .unwrap();
-        assert_eq!(
-            y.suite::<LinkbenchConfig>().cloned().unwrap().mix,
-            crate::suites::linkbench::steps::Mix::Y2011.0
-        );
-        let table = format!("{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\ngetlinklist = 40\n");
-        let t = parse(&table, "lab.toml", Path::new(".")).unwrap();
-        let mix = t.suite::<LinkbenchConfig>().cloned().unwrap().mix;
-        assert_eq!((mix[6], mix[5], mix[0]), (60.0, 40.0, 0.0));
-    }
-
-    #[test]
-    fn linkbench_bad_input_is_named() {
-        let e = err(&LINKBENCH.replace("maxid1 = 5000", "maxidl = 5000"));
-        assert!(
-            e.contains("[suite.linkbench] unknown field `maxidl`"),
-            "{e}"
-        );
-        let e = err(&LINKBENCH.replace("[1, 4]", "[]"));
-        assert!(e.contains("requesters must be a non-empty list"), "{e}");
-        let e = err(&LINKBENCH.replace("maxid1 = 5000", "mix = \"2012\""));
-        assert!(e.contains("mix = \"2012\": expected \"updated\""), "{e}");
-        let e = err(&format!(
-            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\n"
-        ));
-        assert!(e.contains("the percentages sum to 60, not 100"), "{e}");
-        let e = err(&format!(
-            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnodes = 100\n"
-        ));
-        assert!(e.contains("mix: unknown operation `getnodes`"), "{e}");
-        let e = err(&LINKBENCH.replace("maxid1 = 5000", "link_bytes = 300"));
-        assert!(e.contains("link_bytes must be from 1 to 255"), "{e}");
-    }
 
     #[test]
     fn parses_a_lab_with_defaults() {
@@ -1516,71 +1388,6 @@ requesters = [1, 4]
         ));
         assert!(
             e.starts_with("lab.toml:8: [[target]] server_cpus: SQLite has no server process"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn adaptive_duration_keys() {
-        let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(
-            lab.suite::<SysbenchConfig>().unwrap().length,
-            StepLength::Fixed
-        );
-        let adaptive = OK.replace(
-            "read_secs = 0.5",
-            "read_secs = 0.5\nduration = \"adaptive\"",
-        );
-        let lab = parse(&adaptive, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(
-            lab.suite::<SysbenchConfig>().unwrap().length,
-            StepLength::Adaptive {
-                precision: 0.02,
-                min_secs: 10.0,
-                max_secs: None
-            }
-        );
-        let lab = parse(
-            &adaptive.replace(
-                "adaptive\"",
-                "adaptive\"\nprecision = 0.02\nmin_secs = 5\nmax_secs = 30",
-            ),
-            "lab.toml",
-            Path::new("."),
-        )
-        .unwrap();
-        assert_eq!(
-            lab.suite::<SysbenchConfig>().unwrap().length,
-            StepLength::Adaptive {
-                precision: 0.02,
-                min_secs: 5.0,
-                max_secs: Some(30.0)
-            }
-        );
-        let e = err(&OK.replace("read_secs = 0.5", "read_secs = 0.5\nprecision = 0.02"));
-        assert!(
-            e.starts_with(
-                "lab.toml:13: [suite.sysbench] precision: applies to adaptive steps only"
-            ),
-            "{e}"
-        );
-        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmin_secs = 2"));
-        assert!(e.contains("min_secs must be at least 3"), "{e}");
-        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmax_secs = 4"));
-        assert!(
-            e.contains("max_secs must be a number of seconds ≥ min_secs (10)"),
-            "{e}"
-        );
-        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nprecision = 1.5"));
-        assert!(
-            e.contains("precision must be a fraction between 0 and 1"),
-            "{e}"
-        );
-        let e = err(&OK.replace("read_secs = 0.5", "read_secs = 0.5\nduration = \"long\""));
-        assert!(
-            e.starts_with(
-                "lab.toml:13: [suite.sysbench] duration: duration must be \"fixed\" or \"adaptive\""
-            ),
             "{e}"
         );
     }

@@ -140,3 +140,80 @@ pub(super) fn insert(
         prepared: s.prepared,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::plan::lab::parse;
+    use crate::suites::sysbench::SysbenchConfig;
+
+    fn err(text: &str) -> String {
+        parse(text, "lab.toml", Path::new(".")).unwrap_err().0
+    }
+
+    const INSERT: &str = r#"
+[lab]
+name = "t"
+
+[[target]]
+name = "a"
+engine = "sqlite"
+
+[suite.insert]
+rows = 10_000
+rates = [100, 1000]
+"#;
+
+    #[test]
+    fn insert_suite_alone_or_with_sysbench() {
+        let lab = parse(INSERT, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(
+            lab.suite::<SysbenchConfig>(),
+            None,
+            "only the suite the lab names runs"
+        );
+        let ins = lab.suite::<InsertConfig>().cloned().unwrap();
+        assert_eq!(ins.rows, 10_000);
+        assert_eq!(ins.write_rows, 10_000, "write_rows defaults to rows");
+        assert_eq!(ins.rates, [100, 1000]);
+        assert_eq!(ins.rows_per_commit, [100, 50, 5]);
+        assert!(ins.deletes);
+        assert_eq!(ins.query_secs, 300.0);
+        let both = format!("{INSERT}\n[suite.sysbench]\nrows = 1000\n");
+        let lab = parse(&both, "lab.toml", Path::new(".")).unwrap();
+        assert!(lab.suite::<SysbenchConfig>().is_some() && lab.suite::<InsertConfig>().is_some());
+        let none = parse(
+            "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert!(
+            none.suite::<SysbenchConfig>().is_some(),
+            "no suite section: sysbench"
+        );
+        assert_eq!(none.suite::<InsertConfig>(), None);
+    }
+
+    #[test]
+    fn insert_suite_bad_input_is_named() {
+        let e = err(&INSERT.replace("rows = 10_000", "rowz = 10_000"));
+        assert!(
+            e.starts_with("lab.toml:10: [suite.insert] unknown field `rowz`"),
+            "{e}"
+        );
+        let e = err(&INSERT.replace("[100, 1000]", "[0]"));
+        assert!(e.contains("rates must be a non-empty list"), "{e}");
+        let e = err(&INSERT.replace("rows = 10_000", "rows = 10\nrows_per_commit_l_i0 = 50"));
+        assert!(
+            e.contains("rows must be at least rows_per_commit_l_i0"),
+            "{e}"
+        );
+        let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\nwrite_rows = 20"));
+        assert!(e.contains("write_rows is too small"), "{e}");
+        let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
+        assert!(e.contains("query_secs must be a positive number"), "{e}");
+    }
+}

@@ -230,3 +230,78 @@ fn mix(raw: Option<RawMix>) -> Result<[f64; 10], String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::plan::lab::parse;
+    use crate::suites::sysbench::SysbenchConfig;
+
+    fn err(text: &str) -> String {
+        parse(text, "lab.toml", Path::new(".")).unwrap_err().0
+    }
+
+    const LINKBENCH: &str = r#"
+[lab]
+name = "t"
+
+[[target]]
+name = "a"
+engine = "sqlite"
+
+[suite.linkbench]
+maxid1 = 5000
+requesters = [1, 4]
+"#;
+
+    #[test]
+    fn linkbench_suite_alone_with_its_mix() {
+        let lab = parse(LINKBENCH, "lab.toml", Path::new(".")).unwrap();
+        assert!(
+            lab.suite::<SysbenchConfig>().is_none(),
+            "a LinkBench lab runs only LinkBench"
+        );
+        let lb = lab.suite::<LinkbenchConfig>().cloned().unwrap();
+        assert_eq!((lb.maxid1, lb.requesters.clone()), (5000, vec![1, 4]));
+        assert_eq!(lb.mix, crate::suites::linkbench::steps::Mix::UPDATED.0);
+        let y = parse(
+            &LINKBENCH.replace("maxid1 = 5000", "mix = \"2011\""),
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(
+            y.suite::<LinkbenchConfig>().cloned().unwrap().mix,
+            crate::suites::linkbench::steps::Mix::Y2011.0
+        );
+        let table = format!("{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\ngetlinklist = 40\n");
+        let t = parse(&table, "lab.toml", Path::new(".")).unwrap();
+        let mix = t.suite::<LinkbenchConfig>().cloned().unwrap().mix;
+        assert_eq!((mix[6], mix[5], mix[0]), (60.0, 40.0, 0.0));
+    }
+
+    #[test]
+    fn linkbench_bad_input_is_named() {
+        let e = err(&LINKBENCH.replace("maxid1 = 5000", "maxidl = 5000"));
+        assert!(
+            e.contains("[suite.linkbench] unknown field `maxidl`"),
+            "{e}"
+        );
+        let e = err(&LINKBENCH.replace("[1, 4]", "[]"));
+        assert!(e.contains("requesters must be a non-empty list"), "{e}");
+        let e = err(&LINKBENCH.replace("maxid1 = 5000", "mix = \"2012\""));
+        assert!(e.contains("mix = \"2012\": expected \"updated\""), "{e}");
+        let e = err(&format!(
+            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\n"
+        ));
+        assert!(e.contains("the percentages sum to 60, not 100"), "{e}");
+        let e = err(&format!(
+            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnodes = 100\n"
+        ));
+        assert!(e.contains("mix: unknown operation `getnodes`"), "{e}");
+        let e = err(&LINKBENCH.replace("maxid1 = 5000", "link_bytes = 300"));
+        assert!(e.contains("link_bytes must be from 1 to 255"), "{e}");
+    }
+}

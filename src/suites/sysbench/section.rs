@@ -221,3 +221,94 @@ fn step_length(src: &Section<'_>, s: &RawSysbench) -> Result<StepLength, InputEr
         max_secs: value(&s.max_secs),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::plan::lab::parse;
+
+    fn err(text: &str) -> String {
+        parse(text, "lab.toml", Path::new(".")).unwrap_err().0
+    }
+
+    const OK: &str = r#"
+[lab]
+name = "t"
+
+[[target]]
+name = "a"
+engine = "sqlite"
+settings = ["synchronous = NORMAL"]
+
+[suite.sysbench]
+rows = 1000
+read_secs = 0.5
+"#;
+
+    #[test]
+    fn adaptive_duration_keys() {
+        let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(
+            lab.suite::<SysbenchConfig>().unwrap().length,
+            StepLength::Fixed
+        );
+        let adaptive = OK.replace(
+            "read_secs = 0.5",
+            "read_secs = 0.5\nduration = \"adaptive\"",
+        );
+        let lab = parse(&adaptive, "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(
+            lab.suite::<SysbenchConfig>().unwrap().length,
+            StepLength::Adaptive {
+                precision: 0.02,
+                min_secs: 10.0,
+                max_secs: None
+            }
+        );
+        let lab = parse(
+            &adaptive.replace(
+                "adaptive\"",
+                "adaptive\"\nprecision = 0.02\nmin_secs = 5\nmax_secs = 30",
+            ),
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(
+            lab.suite::<SysbenchConfig>().unwrap().length,
+            StepLength::Adaptive {
+                precision: 0.02,
+                min_secs: 5.0,
+                max_secs: Some(30.0)
+            }
+        );
+        let e = err(&OK.replace("read_secs = 0.5", "read_secs = 0.5\nprecision = 0.02"));
+        assert!(
+            e.starts_with(
+                "lab.toml:13: [suite.sysbench] precision: applies to adaptive steps only"
+            ),
+            "{e}"
+        );
+        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmin_secs = 2"));
+        assert!(e.contains("min_secs must be at least 3"), "{e}");
+        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmax_secs = 4"));
+        assert!(
+            e.contains("max_secs must be a number of seconds ≥ min_secs (10)"),
+            "{e}"
+        );
+        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nprecision = 1.5"));
+        assert!(
+            e.contains("precision must be a fraction between 0 and 1"),
+            "{e}"
+        );
+        let e = err(&OK.replace("read_secs = 0.5", "read_secs = 0.5\nduration = \"long\""));
+        assert!(
+            e.starts_with(
+                "lab.toml:13: [suite.sysbench] duration: duration must be \"fixed\" or \"adaptive\""
+            ),
+            "{e}"
+        );
+    }
+}
