@@ -21,7 +21,6 @@ use crate::progress::{Mode, Progress};
 use crate::provision::Product;
 use crate::report::{self, Format};
 use crate::store::Store;
-use crate::workload::{DurationRule, StepDef, StepKind, Threads, sql, sysbench};
 
 /// Find the performance delta between database versions, builds and configurations.
 #[derive(Debug, Parser)]
@@ -417,10 +416,10 @@ fn color_wanted() -> bool {
 }
 
 /// The lab file, or the built-in demo without one.
-fn load_lab(path: Option<&Path>) -> Result<crate::lab::Lab> {
+fn load_lab(path: Option<&Path>) -> Result<crate::plan::lab::Lab> {
     Ok(match path {
-        Some(path) => crate::lab::load(path)?,
-        None => crate::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
+        Some(path) => crate::plan::lab::load(path)?,
+        None => crate::plan::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
     })
 }
 
@@ -432,9 +431,9 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
         None => plan_text(&plan::plan(lab, &args.shape.options())?),
         Some(Emit::K8s) => {
             // Before planning: CPU lists would otherwise be checked against this host.
-            crate::k8s::check_lab(&lab)?;
+            crate::plan::k8s::check_lab(&lab)?;
             let plan = plan::plan(lab, &args.shape.options())?;
-            crate::k8s::emit(&plan, &k8s_options(&args)?)?
+            crate::plan::k8s::emit(&plan, &k8s_options(&args)?)?
         }
     };
     match &args.output {
@@ -448,19 +447,19 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
 /// The plan in words and its disk estimate against the work directory's free space (what
 /// `run --dry-run` and `plan` print).
 fn plan_text(plan: &plan::RunPlan) -> String {
-    let free = crate::preflight::free_bytes(&plan.workdir).ok();
+    let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
-    let need = crate::preflight::disk_need(plan);
+    let need = crate::plan::preflight::disk_need(plan);
     format!(
         "{}{}\n",
         plan.describe(),
-        crate::preflight::describe(&need, free)
+        crate::plan::preflight::describe(&need, free)
     )
 }
 
 /// The emitter's options from `plan`'s flags: `--image` is required.
-fn k8s_options(args: &PlanArgs) -> Result<crate::k8s::Options> {
-    let defaults = crate::k8s::Options::default();
+fn k8s_options(args: &PlanArgs) -> Result<crate::plan::k8s::Options> {
+    let defaults = crate::plan::k8s::Options::default();
     let Some(image) = args.image.clone() else {
         return crate::error::input(
             "--emit k8s needs --image IMAGE: the container image with dbdelta and the lab's engines, e.g. --image registry.example.com/dbdelta:1.0",
@@ -477,7 +476,7 @@ fn k8s_options(args: &PlanArgs) -> Result<crate::k8s::Options> {
             }
         },
     };
-    Ok(crate::k8s::Options {
+    Ok(crate::plan::k8s::Options {
         image,
         node_label,
         store_secret: args.store_secret.clone(),
@@ -508,16 +507,15 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         cell: args.cell.clone(),
         ..args.shape.options()
     };
-    let stored = crate::resume::StoredOptions::new(&opts, args.lab.as_deref());
-    let mut plan = plan::plan(lab, &opts)?;
+    let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
+    let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
     if args.dry_run {
         print!("{}", plan_text(&plan));
         return Ok(ExitCode::SUCCESS);
     }
-    let need = crate::preflight::check(&plan)?;
-    fetch_builds(&mut plan, progress)?;
-    make_builds(&mut plan, progress);
+    let need = crate::plan::preflight::check(&plan)?;
+    let plan = plan::prepare(plan, progress)?;
 
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag();
@@ -552,7 +550,7 @@ fn resume(
         })?,
         Some(id) => store.resolve_run(Some(id))?,
     };
-    let stored: crate::resume::StoredOptions = match store.run_options(&run_id)? {
+    let stored: crate::plan::resume::StoredOptions = match store.run_options(&run_id)? {
         Some(json) => serde_json::from_str(&json).context("the run's stored options")?,
         None => {
             return crate::error::input(format!(
@@ -561,7 +559,7 @@ fn resume(
         }
     };
     let data = store.load_run(&run_id)?;
-    let mut plan = crate::resume::rebuild_plan(
+    let plan = crate::plan::resume::rebuild_plan(
         &run_id,
         &data.run.lab_text,
         &stored,
@@ -576,9 +574,8 @@ fn resume(
             "--resume {run_id}: the run is complete, every cell finished; nothing to resume"
         ));
     }
-    let need = crate::preflight::check(&plan)?;
-    fetch_builds(&mut plan, progress)?;
-    make_builds(&mut plan, progress);
+    let need = crate::plan::preflight::check(&plan)?;
+    let plan = plan::prepare(plan, progress)?;
     let interrupt = interrupt_flag();
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::resume(
@@ -613,14 +610,18 @@ fn check_report_args(plan: &plan::RunPlan, args: &RunArgs) -> Result<()> {
 }
 
 /// The plan's size, time and disk estimate, as the run starts.
-fn announce_plan(plan: &plan::RunPlan, progress: &Progress, need: &crate::preflight::DiskNeed) {
+fn announce_plan(
+    plan: &plan::RunPlan,
+    progress: &Progress,
+    need: &crate::plan::preflight::DiskNeed,
+) {
     progress.line(&format!(
         "plan: {} step(s) × {} cell(s), at least {:.0} s",
         plan.steps().count(),
         plan.cells().len(),
         plan.estimated().as_secs_f64()
     ));
-    progress.line(&crate::preflight::describe(need, None));
+    progress.line(&crate::plan::preflight::describe(need, None));
 }
 
 /// Report what exists, then say what failed.
@@ -661,56 +662,6 @@ fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
         }
     }
     Ok(code)
-}
-
-/// Binaries by version: in the cache before anything is written (a version that does not
-/// exist is bad input, and a failed download leaves no half-made run behind).
-fn fetch_builds(plan: &mut plan::RunPlan, progress: &Progress) -> Result<()> {
-    for t in plan.targets.iter_mut() {
-        if let (Some(v), Some(product)) = (&t.version, t.product) {
-            let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
-                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
-            progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
-            if let Some(remote) = t.remote.as_mut() {
-                // The host gets a copy of the cached tree when the target starts.
-                let (entry, tree, bin) = crate::provision::tree_of(&fetched.bin)
-                    .context("a fetched build outside the cache")?;
-                remote.ship = Some(crate::engine::remote::Shipment { entry, tree, bin });
-            }
-            t.bin = Some(fetched.bin);
-        }
-    }
-    Ok(())
-}
-
-/// Builds from source (`build = {…}`), compiled on first use and cached. A build that fails
-/// fails its target only: the others run, and the report names the failure and its log.
-fn make_builds(plan: &mut plan::RunPlan, progress: &Progress) {
-    for t in plan.targets.iter_mut() {
-        let Some(req) = &t.build else { continue };
-        match crate::provision::build::build(req, &|line| progress.line(line)) {
-            Ok(built) => {
-                match built.library {
-                    Some(lib) => t.library = Some(lib),
-                    None => t.bin = Some(built.bin),
-                }
-                t.built = Some(built.info);
-            }
-            Err(e) => {
-                let log = e
-                    .downcast_ref::<crate::provision::build::BuildFailed>()
-                    .map(|f| f.log.clone());
-                progress.line(&format!(
-                    "target {}: build failed; the other targets run",
-                    t.name
-                ));
-                t.broken = Some(plan::BrokenTarget {
-                    error: format!("{e:#}"),
-                    log,
-                });
-            }
-        }
-    }
 }
 
 /// Set on the first Ctrl-C (the run stops after the current step); a second one ends the
@@ -1065,195 +1016,11 @@ fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// When a step runs and what follows it, for `list steps`.
-fn step_notes(s: &StepDef) -> String {
-    let mut notes = Vec::new();
-    match s.kind {
-        StepKind::Warm => notes.push("not reported"),
-        StepKind::Pre => notes.push("only with pre = true"),
-        StepKind::Main => {}
-    }
-    if s.threads == Threads::Tables {
-        notes.push("one thread per table");
-    }
-    if s.postwrite_after {
-        notes.push("then postwrite cleanup");
-    }
-    notes.join("; ")
-}
-
-fn duration_name(rule: DurationRule) -> &'static str {
-    match rule {
-        DurationRule::Read => "read_secs",
-        DurationRule::Write => "write_secs",
-        DurationRule::ScanWarm => "min(60,read)",
-    }
-}
-
-/// One line per step: label, group and roles with their operation types and pacing.
-fn role_lines(steps: &[crate::workload::StepPlan]) -> String {
-    use crate::workload::Pacer;
-    let mut out = String::new();
-    let label = steps.iter().map(|s| s.label.len()).max().unwrap_or(0);
-    let group = steps.iter().map(|s| s.group.len()).max().unwrap_or(0);
-    for step in steps {
-        let roles: Vec<String> = (step.roles.iter())
-            .map(|r| {
-                let pace = match r.pacer {
-                    Pacer::Closed => "as fast as it can".to_string(),
-                    Pacer::Rate { per_sec } => format!("{per_sec} statements/s"),
-                    Pacer::Follow { bound, .. } => format!("follows within {bound}"),
-                };
-                format!("{} ({}, {pace})", r.name, r.ops.join("/"))
-            })
-            .collect();
-        out.push_str(&format!(
-            "{:<label$} {:<group$} {}\n",
-            step.label,
-            step.group,
-            roles.join(" + ")
-        ));
-    }
-    out
-}
-
-/// The Insert Benchmark's steps at the default rates, with their roles.
-fn insert_steps() -> String {
-    use crate::workload::insert::{InsertBench, Settings};
-    let suite = InsertBench {
-        settings: Settings {
-            rows: 1_000_000,
-            write_rows: 1_000_000,
-            query: std::time::Duration::from_secs(300),
-            rates: vec![100, 500, 1000],
-            commit: [100, 50, 5],
-            deletes: true,
-        },
-    };
-    let mut out = String::from(
-        "\nThe Insert Benchmark ([suite.insert]; one table per client; rates per client at the \
-         default rates = [100, 500, 1000]):\n",
-    );
-    out.push_str(&role_lines(&suite.plan(|_| true)));
-    out
-}
-
-/// LinkBench's steps with requesters = [1, 4], with their roles.
-fn linkbench_steps() -> String {
-    use crate::workload::linkbench::{LinkBench, Settings};
-    let suite = LinkBench {
-        settings: Settings::with_defaults(1_000, vec![1, 4]),
-    };
-    let mut out = String::from(
-        "\nLinkBench ([suite.linkbench]; shown with requesters = [1, 4]; linkbench.warm is not \
-         reported, linkbench.check fails the run on a count mismatch):\n",
-    );
-    out.push_str(&role_lines(&suite.plan(|_, _| true)));
-    out
-}
-
-/// Every LinkBench statement as `dialect` receives it.
-fn linkbench_sql(dialect: crate::engine::Dialect) -> String {
-    use crate::workload::linkbench_sql::{self as lsql, Stmt};
-    let ddl = crate::engine::TableDdl::default();
-    let mut out = String::from("\n-- LinkBench ([suite.linkbench])\n");
-    let mut put = |what: &str, sql: Vec<String>| {
-        out.push_str(&format!("\n-- {what}\n"));
-        for s in sql {
-            out.push_str(&format!("{s};\n"));
-        }
-    };
-    put("create", lsql::create_tables(dialect, &ddl, 0));
-    put(
-        "linkbench.load (1024 rows per statement; shown with 2)",
-        vec![
-            lsql::load_nodes(dialect, 2),
-            lsql::load_links(dialect, 2),
-            lsql::load_counts(dialect, 2),
-        ],
-    );
-    put("linkbench.index", lsql::create_index(dialect, &ddl));
-    put(
-        &format!(
-            "requests (write operations between {} and COMMIT; getlink shown with 2 ids)",
-            lsql::begin(dialect)
-        ),
-        (Stmt::ALL.iter().map(|s| lsql::text(*s, dialect)))
-            .chain([lsql::get_links(dialect, 2)])
-            .collect(),
-    );
-    put(
-        "linkbench.check (the first 5 differing keys)",
-        vec![lsql::count_mismatches(dialect, 5)],
-    );
-    out
-}
-
-/// Every Insert Benchmark statement as `dialect` receives it, for table `pi1`.
-fn insert_sql(dialect: crate::engine::Dialect) -> String {
-    use crate::workload::insert_sql as isql;
-    let ddl = crate::engine::TableDdl::default();
-    let mut out = String::from("\n-- The Insert Benchmark ([suite.insert]), table pi1\n");
-    let mut put = |what: &str, sql: Vec<String>| {
-        out.push_str(&format!("\n-- {what}\n"));
-        for s in sql {
-            out.push_str(&format!("{s};\n"));
-        }
-    };
-    put("create", isql::create_table(dialect, 1, &ddl));
-    put(
-        "l.x: the secondary indexes",
-        isql::create_indexes(dialect, 1, &ddl),
-    );
-    put(
-        "insert (l.i1: 50 rows per statement; shown with 2)",
-        vec![isql::insert(dialect, 1, 2)],
-    );
-    put(
-        "delete (50 rows per statement)",
-        vec![isql::delete(dialect, 1, 50)],
-    );
-    put(
-        "qr*: one of the three range queries per query",
-        (0..isql::RANGES.len())
-            .map(|i| isql::range_query(dialect, 1, i))
-            .collect(),
-    );
-    put("qp*: the point query", vec![isql::point_query(dialect, 1)]);
-    out
-}
-
-/// `dbdelta list steps [--sql --engine E]`.
+/// `dbdelta list steps [--sql --engine E]`: each suite's listing, in registry order.
 fn list_steps(args: &ListArgs) -> Result<String> {
-    let mut out = String::new();
+    let suites = crate::suites::registry();
     if !args.sql {
-        out.push_str(&format!(
-            "{:<30} {:<11} {:>9}  {:<12}  {}\n",
-            "step", "group", "stmts/evt", "duration", "statements per event"
-        ));
-        for s in sysbench::CATALOG {
-            let notes = step_notes(s);
-            out.push_str(&format!(
-                "{:<30} {:<11} {:>9}  {:<12}  {}{}\n",
-                s.label,
-                s.group.id(),
-                s.statements_per_event(),
-                duration_name(s.duration),
-                s.shape(),
-                if notes.is_empty() {
-                    String::new()
-                } else {
-                    format!("  ({notes})")
-                }
-            ));
-        }
-        out.push_str(
-            "\nWith pre = true the .pre steps run and the groups after the writes become point-2 \
-             (point) and range-2 (range-noagg, range-agg).\n",
-        );
-        out.push_str(&insert_steps());
-        out.push_str(&linkbench_steps());
-        return Ok(out);
+        return Ok(suites.iter().map(|s| s.list_steps()).collect());
     }
     let name = args.engine.as_deref().unwrap_or("sqlite");
     let Some(engine) = EngineKind::parse(name) else {
@@ -1262,43 +1029,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
             EngineKind::NAMES.join(", ")
         ));
     };
-    let dialect = engine.dialect();
-    out.push_str(&format!(
-        "-- The sysbench catalog in run order, as {} receives it (table sbtest1; events pick a \
-         table uniformly).\n",
-        engine.name()
-    ));
-    for s in sysbench::CATALOG {
-        let notes = step_notes(s);
-        out.push_str(&format!(
-            "\n-- {} (group {}; {} statement{} per event; {}{})\n",
-            s.label,
-            s.group.id(),
-            s.statements_per_event(),
-            if s.statements_per_event() == 1 {
-                ""
-            } else {
-                "s"
-            },
-            duration_name(s.duration),
-            if notes.is_empty() {
-                String::new()
-            } else {
-                format!("; {notes}")
-            }
-        ));
-        for (n, stmt) in s.event {
-            let text = sql::text(*stmt, dialect, 1);
-            if *n > 1 {
-                out.push_str(&format!("{text};  -- ×{n}\n"));
-            } else {
-                out.push_str(&format!("{text};\n"));
-            }
-        }
-    }
-    out.push_str(&insert_sql(dialect));
-    out.push_str(&linkbench_sql(dialect));
-    Ok(out)
+    Ok(suites.iter().map(|s| s.list_sql(engine)).collect())
 }
 
 fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {

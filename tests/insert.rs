@@ -14,8 +14,8 @@ use dbdelta::engine::{self, EngineKind, TableDdl, TargetSpec};
 use dbdelta::progress::{Mode, Progress};
 use dbdelta::runner::step::{self, StepSpec};
 use dbdelta::sampler::Probe;
-use dbdelta::workload::insert::{InsertBench, Kind, Settings};
-use dbdelta::workload::insert_sql;
+use dbdelta::suites::insert::sql as insert_sql;
+use dbdelta::suites::insert::steps::{InsertBench, Kind, Settings};
 use dbdelta::workload::{StepPlan, Suite};
 
 const CLIENTS: u32 = 2;

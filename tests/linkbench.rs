@@ -17,8 +17,8 @@ use dbdelta::engine::{self, EngineKind, TargetSpec};
 use dbdelta::progress::{Mode, Progress};
 use dbdelta::runner::step::{self, StepRun, StepSpec};
 use dbdelta::sampler::Probe;
+use dbdelta::suites::linkbench::steps::{DEGREES, Kind, LinkBench, Mix, OPS, Settings, degree};
 use dbdelta::workload::Suite;
-use dbdelta::workload::linkbench::{DEGREES, Kind, LinkBench, Mix, OPS, Settings, degree};
 use rusqlite::Connection;
 
 fn mariadb_installed(test: &str) -> bool {

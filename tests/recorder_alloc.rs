@@ -192,8 +192,8 @@ impl dbdelta::engine::Session for Quiet {
 #[test]
 fn insert_benchmark_operations_allocate_nothing() {
     use dbdelta::engine::{Dialect, TableDdl};
+    use dbdelta::suites::insert::steps::{InsertBench, Settings};
     use dbdelta::workload::Opening;
-    use dbdelta::workload::insert::{InsertBench, Settings};
     let suite = InsertBench {
         settings: Settings {
             rows: 1_000,

@@ -35,8 +35,9 @@ use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec};
 use dbdelta::progress::{Mode, Progress, thousands};
 use dbdelta::runner::{step, timed_load};
 use dbdelta::sampler::{Probe, Snapshot};
+use dbdelta::suites::sysbench::steps as sysbench;
 use dbdelta::sys::{rusage, timeval_us};
-use dbdelta::workload::{Scale, sysbench};
+use dbdelta::workload::Scale;
 
 #[derive(Parser, Debug)]
 #[command(about = "dbdelta's client cost next to sysbench and pgbench (issue #4)")]

@@ -110,7 +110,7 @@ mod tests {
                     scale: scale.into(),
                 };
                 let text = lab_text(BuildEngine::Postgres, &t, Path::new("/tmp"), None);
-                crate::lab::parse(&text, "training", Path::new("."))
+                crate::plan::lab::parse(&text, "training", Path::new("."))
                     .unwrap_or_else(|e| panic!("{suite}/{scale}: {e}\n{text}"));
             }
         }

@@ -723,7 +723,7 @@ pub fn run_insert() -> RunData {
 /// its getnode p99 twice my56's.
 pub fn run_linkbench() -> RunData {
     use crate::results::OpMeasurement;
-    use crate::workload::linkbench::{LOAD_GROUP, REQUEST_GROUP};
+    use crate::suites::linkbench::steps::{LOAD_GROUP, REQUEST_GROUP};
     let mut data = run_three_repeats();
     data.run.id = "20261124-1100".into();
     data.run.lab = "MySQL 5.6 vs 8.0, LinkBench".into();
@@ -776,7 +776,7 @@ pub fn run_linkbench() -> RunData {
 /// shares of the updated mix, p99 growing by operation index, my80's getnode twice as slow,
 /// six rows per getlinklist.
 fn linkbench_requests(target: &str, total: u64, seconds: f64) -> Vec<OpMeasurement> {
-    use crate::workload::linkbench::{Mix, OPS};
+    use crate::suites::linkbench::steps::{Mix, OPS};
     let lat = |p99: f64| Latency {
         min: p99 / 10.0,
         p50: p99 / 4.0,

@@ -11,7 +11,7 @@ use super::doc::{Block, Cell, Grid, Tone, rate, rel_cell};
 use super::model::{LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel};
 use crate::results::{Metric, OpMeasurement};
 use crate::stats::mean_known;
-use crate::workload::linkbench::{OPS, REQUEST_GROUP, SUITE};
+use crate::suites::linkbench::steps::{OPS, REQUEST_GROUP, SUITE};
 
 const LOAD: &str = "linkbench.load";
 const INDEX: &str = "linkbench.index";

@@ -178,9 +178,12 @@ impl CellRun<'_> {
         let tables = self.suite.suite.tables(self.cell.clients);
         if let Some(r) = self.clients_there.as_deref() {
             // The agent plans the same suites from the lab, to run their load and steps there.
-            let lab =
-                crate::lab::for_agent(&self.plan.lab.text, &self.target.name, self.target.engine)
-                    .map_err(|e| anyhow::anyhow!("the lab for the agent: {e}"))?;
+            let lab = crate::plan::lab::for_agent(
+                &self.plan.lab.text,
+                &self.target.name,
+                self.target.engine,
+            )
+            .map_err(|e| anyhow::anyhow!("the lab for the agent: {e}"))?;
             r.plan(lab, self.plan.quick)
                 .context("planning the steps on the target's host")?;
         }

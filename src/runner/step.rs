@@ -1120,7 +1120,7 @@ fn show_progress(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::sysbench;
+    use crate::suites::sysbench::steps as sysbench;
 
     #[test]
     fn roles_are_checked_before_a_step_runs() {

@@ -14,12 +14,12 @@ fn options() -> Options {
 }
 
 fn three_engines(opts: &RunOptions) -> RunPlan {
-    let lab = crate::lab::load(Path::new("examples/three-engines.toml")).unwrap();
+    let lab = crate::plan::lab::load(Path::new("examples/three-engines.toml")).unwrap();
     plan_on(lab, opts, Machine::simple(2)).unwrap()
 }
 
 fn lab_plan(text: &str, opts: &RunOptions) -> Result<RunPlan, InputError> {
-    let lab = crate::lab::parse(text, "lab.toml", Path::new("."))?;
+    let lab = crate::plan::lab::parse(text, "lab.toml", Path::new("."))?;
     plan_on(lab, opts, Machine::simple(4))
 }
 

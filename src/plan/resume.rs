@@ -71,7 +71,7 @@ pub fn rebuild_plan(
         ),
         None => ("<built-in demo>".to_string(), PathBuf::from(".")),
     };
-    let lab = crate::lab::parse(lab_text, &origin, &base)
+    let lab = crate::plan::lab::parse(lab_text, &origin, &base)
         .map_err(|e| InputError::new(format!("run {run_id}'s stored lab: {e}")))?;
     let stored_plan = plan::plan(lab, &opts)?;
     let file = lab_file
@@ -85,7 +85,7 @@ pub fn rebuild_plan(
     if text == lab_text {
         return Ok(stored_plan);
     }
-    let now = plan::plan(crate::lab::load(&file)?, &opts)?;
+    let now = plan::plan(crate::plan::lab::load(&file)?, &opts)?;
     match plan_difference(&stored_plan, &now) {
         None => Ok(stored_plan),
         Some(what) => Err(InputError::new(format!(
@@ -144,7 +144,7 @@ fn target_fields(t: &TargetPlan) -> Vec<(&'static str, String)> {
 }
 
 /// What of the run as a whole shapes its cells and steps.
-fn run_fields(p: &RunPlan) -> Vec<(&'static str, String)> {
+fn run_fields(p: &RunPlan) -> Vec<(String, String)> {
     let steps = |p: &RunPlan| {
         (p.suites.iter())
             .map(|s| {
@@ -154,16 +154,19 @@ fn run_fields(p: &RunPlan) -> Vec<(&'static str, String)> {
             .collect::<Vec<_>>()
             .join("; ")
     };
-    vec![
-        ("clients", format!("{:?}", p.clients)),
-        ("repeats", p.repeats.to_string()),
-        ("order", format!("{:?}", p.order)),
-        ("steps", steps(p)),
-        ("[suite.sysbench]", format!("{:?}", p.sysbench)),
-        ("[suite.insert]", format!("{:?}", p.insert)),
-        ("[suite.linkbench]", format!("{:?}", p.linkbench)),
-        ("profile", format!("{:?}", p.profile)),
-    ]
+    let mut out = vec![
+        ("clients".into(), format!("{:?}", p.clients)),
+        ("repeats".into(), p.repeats.to_string()),
+        ("order".into(), format!("{:?}", p.order)),
+        ("steps".into(), steps(p)),
+    ];
+    // Every suite the registry knows, so that both plans list the same fields.
+    for kind in crate::suites::registry() {
+        let name = kind.name();
+        out.push((format!("[suite.{name}]"), format!("{:?}", p.suite(name))));
+    }
+    out.push(("profile".into(), format!("{:?}", p.profile)));
+    out
 }
 
 #[cfg(test)]

@@ -18,12 +18,12 @@ use anyhow::Context;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::insert_sql as isql;
-use super::recycle;
-use super::{
+use super::sql as isql;
+use crate::engine::{DbError, Dialect, Param, Session, StmtId, TableDdl};
+use crate::workload::recycle;
+use crate::workload::{
     Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, Scale, StepPlan, Suite,
 };
-use crate::engine::{DbError, Dialect, Param, Session, StmtId, TableDdl};
 
 /// Report group of `l.i0`, `l.x`, `l.i1`, `l.i2` (rates are rows per second).
 pub const LOAD_GROUP: &str = "insert-load";

@@ -1,10 +1,16 @@
-//! Workload tests: the catalog's order and shapes, and the parameters the executor binds for
+//! sysbench tests: the catalog's order and shapes, and the parameters the executor binds for
 //! every step (IN-list sizes, spans, hot range, zipf bounds, fixed ids), on a recording session.
 
 use std::collections::BTreeMap;
 
-use super::*;
+use super::catalog::*;
+use super::sql;
+use super::steps as sysbench;
+use crate::engine::{DbError, Param, Session, StmtId};
 use crate::engine::{Dialect, RowSource};
+use crate::workload::*;
+use rand::SeedableRng;
+use rand::rngs::SmallRng;
 
 /// A bound parameter, owned.
 #[derive(Debug, Clone, PartialEq)]

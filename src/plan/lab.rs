@@ -1,11 +1,12 @@
 //! Lab files: TOML text → a validated [`Lab`], or one line naming the file, line and key at fault.
 //!
-//! Owns the lab file's schema (spec §4) and every check that needs only the file: unknown keys,
-//! wrong types, duplicate target names, unknown engines, unreadable config files.
-//! Must not: look at the machine, apply CLI flags (that is `plan`), or start anything.
+//! Owns the lab file's schema (spec §4) for `[lab]` and `[[target]]`, and every check that needs
+//! only the file: unknown keys, wrong types, duplicate target names, unknown engines, unreadable
+//! config files. Each `[suite.NAME]` table goes to the suite the registry names so
+//! ([`crate::suites`]), which owns its keys and checks. Must not: look at the machine, apply CLI
+//! flags (that is `plan`), know any suite's keys, or start anything.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -18,6 +19,7 @@ use crate::error::InputError;
 use crate::profiler::{CallGraph, ProfileSettings};
 use crate::provision::Product;
 use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
+use crate::suites::{LabText as Source, Section, SuiteConfig};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -25,8 +27,9 @@ struct RawLab {
     lab: RawLabSection,
     #[serde(rename = "target", default)]
     targets: Vec<RawTarget>,
-    #[serde(default)]
-    suite: RawSuites,
+    /// Each `[suite.NAME]` table is parsed by its suite (see [`suite_sections`]).
+    #[serde(default, rename = "suite")]
+    _suite: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -124,108 +127,6 @@ struct RawTarget {
     ssh_config: Option<Spanned<String>>,
 }
 
-#[derive(Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSuites {
-    #[serde(default)]
-    sysbench: Option<Spanned<RawSysbench>>,
-    #[serde(default)]
-    insert: Option<Spanned<RawInsert>>,
-    #[serde(default)]
-    linkbench: Option<Spanned<RawLinkbench>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLinkbench {
-    #[serde(default = "defaults::maxid1")]
-    maxid1: i64,
-    #[serde(default = "defaults::one")]
-    loaders: i64,
-    #[serde(default = "defaults::requesters")]
-    requesters: Vec<i64>,
-    #[serde(default = "defaults::request_secs")]
-    request_secs: f64,
-    #[serde(default = "defaults::lb_warmup_secs")]
-    warmup_secs: f64,
-    #[serde(default)]
-    mix: Option<RawMix>,
-    #[serde(default = "defaults::node_bytes")]
-    node_bytes: i64,
-    #[serde(default = "defaults::link_bytes")]
-    link_bytes: i64,
-    #[serde(default = "defaults::batch")]
-    batch: i64,
-    #[serde(default)]
-    partitions: i64,
-    #[serde(default)]
-    postwrite_secs: Option<f64>,
-    #[serde(default = "defaults::prepared")]
-    prepared: bool,
-}
-
-/// `mix = "updated" | "2011"`, or `[suite.linkbench.mix]` with a percentage per operation.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RawMix {
-    Name(String),
-    Shares(std::collections::BTreeMap<String, f64>),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawInsert {
-    #[serde(default = "defaults::insert_rows")]
-    rows: u64,
-    #[serde(default)]
-    write_rows: Option<u64>,
-    #[serde(default = "defaults::query_secs")]
-    query_secs: f64,
-    #[serde(default = "defaults::rates")]
-    rates: Vec<i64>,
-    #[serde(default = "defaults::commit_l_i0")]
-    rows_per_commit_l_i0: u32,
-    #[serde(default = "defaults::commit_l_i1")]
-    rows_per_commit_l_i1: u32,
-    #[serde(default = "defaults::commit_l_i2")]
-    rows_per_commit_l_i2: u32,
-    #[serde(default = "defaults::yes")]
-    deletes: bool,
-    #[serde(default)]
-    postwrite_secs: Option<f64>,
-    #[serde(default = "defaults::prepared")]
-    prepared: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSysbench {
-    #[serde(default = "defaults::tables")]
-    tables: u32,
-    #[serde(default = "defaults::rows")]
-    rows: u64,
-    #[serde(default = "defaults::read_secs")]
-    read_secs: f64,
-    #[serde(default = "defaults::write_secs")]
-    write_secs: f64,
-    #[serde(default = "defaults::warmup_secs")]
-    warmup_secs: f64,
-    #[serde(default = "defaults::prepared")]
-    prepared: bool,
-    #[serde(default)]
-    pre: bool,
-    #[serde(default)]
-    postwrite_secs: Option<f64>,
-    #[serde(default)]
-    duration: Option<Spanned<String>>,
-    #[serde(default)]
-    precision: Option<Spanned<f64>>,
-    #[serde(default)]
-    min_secs: Option<Spanned<f64>>,
-    #[serde(default)]
-    max_secs: Option<Spanned<f64>>,
-}
-
 mod defaults {
     pub fn variant() -> String {
         "o2".into()
@@ -236,79 +137,6 @@ mod defaults {
     pub fn train_scale() -> String {
         "small".into()
     }
-    pub fn tables() -> u32 {
-        1
-    }
-    pub fn rows() -> u64 {
-        1_000_000
-    }
-    pub fn read_secs() -> f64 {
-        60.0
-    }
-    pub fn write_secs() -> f64 {
-        90.0
-    }
-    pub fn warmup_secs() -> f64 {
-        5.0
-    }
-    pub fn prepared() -> bool {
-        true
-    }
-    pub fn yes() -> bool {
-        true
-    }
-    /// `[suite.insert]`: rows l.i0 inserts per table.
-    pub fn insert_rows() -> u64 {
-        1_000_000
-    }
-    pub fn query_secs() -> f64 {
-        300.0
-    }
-    pub fn rates() -> Vec<i64> {
-        vec![100, 500, 1000]
-    }
-    pub fn commit_l_i0() -> u32 {
-        100
-    }
-    pub fn commit_l_i1() -> u32 {
-        50
-    }
-    pub fn commit_l_i2() -> u32 {
-        5
-    }
-    /// `[suite.linkbench]`: node ids (about 1 GB on InnoDB per million).
-    pub fn maxid1() -> i64 {
-        1_000_000
-    }
-    pub fn one() -> i64 {
-        1
-    }
-    pub fn requesters() -> Vec<i64> {
-        vec![1]
-    }
-    pub fn request_secs() -> f64 {
-        600.0
-    }
-    pub fn lb_warmup_secs() -> f64 {
-        60.0
-    }
-    /// mdcallag's medians (LinkBench's own: 128 and 8).
-    pub fn node_bytes() -> i64 {
-        168
-    }
-    pub fn link_bytes() -> i64 {
-        23
-    }
-    pub fn batch() -> i64 {
-        1024
-    }
-    /// Adaptive steps: target relative half-width of the 95% CI of the per-second mean QPS.
-    /// ±2%: on PG 15 here (README, Adaptive step length) ±1% was reached within 20 s by 6 of
-    /// 32 steps, ±2% by 13 (all within 8 s), and the QPS stayed closer to fixed steps than two
-    /// fixed runs were to each other; it also matches the default minimum effect size.
-    pub const PRECISION: f64 = 0.02;
-    /// Adaptive steps: the fewest measured seconds.
-    pub const MIN_SECS: f64 = 10.0;
 }
 
 /// How repeats of several targets are ordered.
@@ -355,82 +183,8 @@ pub struct LabTarget {
     pub remote: Option<crate::engine::remote::RemoteHost>,
 }
 
-/// How long a measured step runs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum StepLength {
-    /// `read_secs` / `write_secs`.
-    Fixed,
-    /// Until the 95% interval of the per-second mean QPS is within ±`precision` (relative),
-    /// but at least `min_secs` and at most `max_secs` (default: the step's fixed length).
-    Adaptive {
-        precision: f64,
-        min_secs: f64,
-        max_secs: Option<f64>,
-    },
-}
-
-/// The `[suite.sysbench]` section.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SysbenchConfig {
-    pub tables: u32,
-    pub rows: u64,
-    pub read_secs: f64,
-    pub write_secs: f64,
-    pub warmup_secs: f64,
-    pub prepared: bool,
-    /// Overrides the postwrite budget of methodology §2.6.
-    pub postwrite_secs: Option<f64>,
-    /// Run the 15 `.pre` read steps before the writes and report 5 groups.
-    pub pre: bool,
-    /// `duration = "fixed" | "adaptive"` with its `precision`, `min_secs`, `max_secs`.
-    pub length: StepLength,
-}
-
-/// The `[suite.insert]` section (the Insert Benchmark, methodology §4).
-#[derive(Debug, Clone, PartialEq)]
-pub struct InsertConfig {
-    /// Rows `l.i0` inserts per table (one table per client).
-    pub rows: u64,
-    /// Rows `l.i1` (4/5) and `l.i2` (1/5) insert per table (default: `rows`).
-    pub write_rows: u64,
-    /// Scheduled length of each `qr*`/`qp*` step.
-    pub query_secs: f64,
-    /// Background inserts per second per client: a `qr` and a `qp` step each.
-    pub rates: Vec<u32>,
-    /// Rows per commit of `l.i0`, `l.i1`, `l.i2` (100, 50, 5).
-    pub rows_per_commit: [u32; 3],
-    /// A deleter per client keeps each table's size constant (`delete_per_insert`).
-    pub deletes: bool,
-    pub postwrite_secs: Option<f64>,
-    pub prepared: bool,
-}
-
-/// The `[suite.linkbench]` section (LinkBench, methodology §5).
-#[derive(Debug, Clone, PartialEq)]
-pub struct LinkbenchConfig {
-    /// Node ids 1..=maxid1.
-    pub maxid1: u64,
-    /// Load connections, over disjoint id ranges.
-    pub loaders: u32,
-    /// One request step per count.
-    pub requesters: Vec<u32>,
-    pub request_secs: f64,
-    /// `linkbench.warm`'s length (0: none).
-    pub warmup_secs: f64,
-    /// Percentages of the ten operations (`crate::workload::linkbench::OPS` order).
-    pub mix: [f64; 10],
-    pub node_bytes: u32,
-    pub link_bytes: u32,
-    /// Rows per load statement.
-    pub batch: u32,
-    /// MySQL: linktable `PARTITION BY KEY(id1)` partitions (0: none).
-    pub partitions: u32,
-    pub postwrite_secs: Option<f64>,
-    pub prepared: bool,
-}
-
 /// A validated lab.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Lab {
     pub name: String,
     /// The file's text, kept with the run.
@@ -443,12 +197,9 @@ pub struct Lab {
     /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%).
     pub min_effect: f64,
     pub targets: Vec<LabTarget>,
-    /// `[suite.sysbench]`; a lab with no suite section runs sysbench with its defaults.
-    pub sysbench: Option<SysbenchConfig>,
-    /// `[suite.insert]`.
-    pub insert: Option<InsertConfig>,
-    /// `[suite.linkbench]`.
-    pub linkbench: Option<LinkbenchConfig>,
+    /// The `[suite.NAME]` sections, each checked by its suite, in the registry's order; a lab
+    /// with no suite section runs the default suite (sysbench) with its defaults.
+    pub suites: Vec<Box<dyn SuiteConfig>>,
     /// The `[lab]` placement keys (default: `os`, nothing pinned).
     pub placement: PlacementSpec,
     /// `profile = true` (with `profile_hz`, `profile_call_graph`): CPU profiles of every
@@ -456,122 +207,49 @@ pub struct Lab {
     pub profile: Option<ProfileSettings>,
 }
 
-/// Locates spans in the lab text for messages.
-struct Source<'a> {
-    text: &'a str,
-    origin: &'a str,
-}
-
-impl Source<'_> {
-    fn line_of(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())]
-            .matches('\n')
-            .count()
-            + 1
-    }
-
-    /// The `[section]` header in force at `line`, e.g. `[suite.sysbench]` or `[[target]]`.
-    fn section_at(&self, line: usize) -> Option<&str> {
-        self.text
-            .lines()
-            .take(line)
-            .map(str::trim)
-            .filter(|l| l.starts_with('['))
-            .last()
-            .map(|l| l.split('#').next().unwrap_or(l).trim())
-    }
-
-    fn key_at(&self, line: usize) -> Option<&str> {
-        let l = self.text.lines().nth(line.checked_sub(1)?)?.trim();
-        if l.starts_with('[') {
-            return None;
-        }
-        let (key, _) = l.split_once('=')?;
-        Some(key.trim())
-    }
-
-    /// `origin:line: [section] key`: where a value was written, for messages given later.
-    fn locate(&self, span: Range<usize>) -> String {
-        let line = self.line_of(span.start);
-        let mut out = format!("{}:{line}:", self.origin);
-        if let Some(section) = self.section_at(line) {
-            out.push(' ');
-            out.push_str(section);
-        }
-        if let Some(key) = self.key_at(line) {
-            out.push(' ');
-            out.push_str(key);
-        }
-        out
-    }
-
-    /// The placement keys of one section, checked for syntax (the CPUs themselves are checked
-    /// against the machine by `plan`).
-    fn placement(
-        &self,
-        placement: Option<Spanned<String>>,
-        server: Option<Spanned<String>>,
-        client: Option<Spanned<String>>,
-    ) -> Result<PlacementSpec, InputError> {
-        let shorthand = match placement {
-            None => None,
-            Some(p) => match Shorthand::parse(p.get_ref()) {
-                Some(s) => Some((s, self.locate(p.span()))),
-                None => {
-                    return Err(self.error_at(
-                        p.span(),
-                        format!(
-                            "placement must be one of {}, not \"{}\"",
-                            Shorthand::NAMES
-                                .iter()
-                                .map(|n| format!("\"{n}\""))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            p.get_ref()
-                        ),
-                    ));
-                }
-            },
-        };
-        let list = |v: Option<Spanned<String>>| -> Result<Option<(CpuSet, String)>, InputError> {
-            let Some(v) = v else { return Ok(None) };
-            let set = CpuSet::parse(v.get_ref()).map_err(|e| self.error_at(v.span(), e))?;
-            Ok(Some((set, self.locate(v.span()))))
-        };
-        Ok(PlacementSpec {
-            shorthand,
-            server: list(server)?,
-            client: list(client)?,
-        })
-    }
-
-    /// `origin:line: [section] key: message`.
-    fn error_at(&self, span: Range<usize>, message: impl AsRef<str>) -> InputError {
-        let line = self.line_of(span.start);
-        let mut out = format!("{}:{line}: ", self.origin);
-        if let Some(section) = self.section_at(line) {
-            out.push_str(section);
-            out.push(' ');
-        }
-        let message = message.as_ref();
-        if let Some(key) = self.key_at(line)
-            && !message.contains(&format!("`{key}`"))
-        {
-            out.push_str(key);
-            out.push_str(": ");
-        }
-        out.push_str(message);
-        InputError(out)
-    }
-
-    fn error(&self, message: impl AsRef<str>) -> InputError {
-        InputError(format!("{}: {}", self.origin, message.as_ref()))
-    }
+/// The placement keys of one section, checked for syntax (the CPUs themselves are checked
+/// against the machine by `plan`).
+fn placement(
+    src: &Source<'_>,
+    placement: Option<Spanned<String>>,
+    server: Option<Spanned<String>>,
+    client: Option<Spanned<String>>,
+) -> Result<PlacementSpec, InputError> {
+    let shorthand = match placement {
+        None => None,
+        Some(p) => match Shorthand::parse(p.get_ref()) {
+            Some(s) => Some((s, src.locate(p.span()))),
+            None => {
+                return Err(src.error_at(
+                    p.span(),
+                    format!(
+                        "placement must be one of {}, not \"{}\"",
+                        Shorthand::NAMES
+                            .iter()
+                            .map(|n| format!("\"{n}\""))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        p.get_ref()
+                    ),
+                ));
+            }
+        },
+    };
+    let list = |v: Option<Spanned<String>>| -> Result<Option<(CpuSet, String)>, InputError> {
+        let Some(v) = v else { return Ok(None) };
+        let set = CpuSet::parse(v.get_ref()).map_err(|e| src.error_at(v.span(), e))?;
+        Ok(Some((set, src.locate(v.span()))))
+    };
+    Ok(PlacementSpec {
+        shorthand,
+        server: list(server)?,
+        client: list(client)?,
+    })
 }
 
 /// Parse and validate a lab. `base_dir` resolves relative `config` paths (the lab file's folder).
 pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputError> {
-    let src = Source { text, origin };
+    let src = Source::new(text, origin);
     let raw: RawLab = toml::from_str(text).map_err(|e| {
         let msg = e.message().replace('\n', " ");
         if msg.trim() == "missing field `lab`" {
@@ -592,18 +270,9 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let clients = clients(&src, lab.clients.as_ref())?;
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
     let profile = profile(&src, &lab)?;
-    let placement = src.placement(lab.placement, lab.server_cpus, lab.client_cpus)?;
+    let placement = placement(&src, lab.placement, lab.server_cpus, lab.client_cpus)?;
     let targets = targets(&src, raw.targets, base_dir)?;
-    let suites = raw.suite;
-    let linkbench = (suites.linkbench).map(|l| linkbench(&src, l)).transpose()?;
-    let (sysbench, insert) = match (suites.sysbench, suites.insert) {
-        // No suite section: the sysbench suite with its defaults.
-        (None, None) if linkbench.is_none() => (Some(sysbench(&src, None)?), None),
-        (sb, ins) => (
-            sb.map(|s| sysbench(&src, Some(s))).transpose()?,
-            ins.map(|i| insert(&src, i)).transpose()?,
-        ),
-    };
+    let suites = suite_sections(&src)?;
     Ok(Lab {
         placement,
         name: lab.name,
@@ -614,11 +283,74 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         clients,
         min_effect,
         targets,
-        sysbench,
-        insert,
-        linkbench,
+        suites,
         profile,
     })
+}
+
+/// The `[suite.NAME]` tables, each parsed by the suite the registry names so; a lab with none
+/// runs the default suites. A name no suite has is bad input.
+fn suite_sections(src: &Source<'_>) -> Result<Vec<Box<dyn SuiteConfig>>, InputError> {
+    let doc = toml::de::DeTable::parse(src.text()).map_err(|e| src.error(e.message().trim()))?;
+    let mut tables = BTreeMap::new();
+    for (key, value) in doc.into_inner() {
+        if key.get_ref().as_ref() != "suite" {
+            continue;
+        }
+        let span = value.span();
+        let toml::de::DeValue::Table(t) = value.into_inner() else {
+            return Err(src.error_at(span, "suite must hold [suite.NAME] tables"));
+        };
+        for (name, table) in t {
+            tables.insert(name.get_ref().to_string(), (name.span(), table));
+        }
+    }
+    let kinds = crate::suites::registry();
+    if let Some((name, (span, _))) =
+        (tables.iter()).find(|(n, _)| kinds.iter().all(|k| k.name() != *n))
+    {
+        let names: Vec<String> = kinds.iter().map(|k| format!("`{}`", k.name())).collect();
+        return Err(src.error_at(
+            span.clone(),
+            format!(
+                "unknown field `{name}`, expected one of {}",
+                names.join(", ")
+            ),
+        ));
+    }
+    let none = tables.is_empty();
+    let mut out = Vec::new();
+    for kind in kinds {
+        let value = tables.remove(kind.name()).map(|(_, v)| v);
+        if value.is_some() || (none && kind.by_default()) {
+            out.push(kind.parse(&Section { value, lab: src })?);
+        }
+    }
+    Ok(out)
+}
+
+impl Lab {
+    /// Where the lab first names CPUs of this host: `server_cpus`/`client_cpus` of `[lab]`,
+    /// then of each target, as `origin:line: [section] key`.
+    pub fn cpu_lists_at(&self) -> Option<&str> {
+        let specs = self.targets.iter().filter_map(|t| t.placement.as_ref());
+        (std::iter::once(&self.placement).chain(specs)).find_map(|spec| {
+            let (_, at) = spec.server.as_ref().or(spec.client.as_ref())?;
+            Some(at.as_str())
+        })
+    }
+
+    /// The parsed `[suite.NAME]` section of type `T`, when the lab runs that suite.
+    pub fn suite<T: 'static>(&self) -> Option<&T> {
+        self.suites.iter().find_map(|s| s.as_any().downcast_ref())
+    }
+
+    /// [`Lab::suite`], to change (tests).
+    pub fn suite_mut<T: 'static>(&mut self) -> Option<&mut T> {
+        self.suites
+            .iter_mut()
+            .find_map(|s| s.as_any_mut().downcast_mut())
+    }
 }
 
 /// `profile = true`, `profile_hz` (1..=10000, default 99), `profile_call_graph` (`dwarf` or
@@ -808,7 +540,7 @@ fn target(
             "SQLite has no server process: its engine runs in the client threads; use client_cpus",
         ));
     }
-    let own = src.placement(t.placement, t.server_cpus, t.client_cpus)?;
+    let own = placement(src, t.placement, t.server_cpus, t.client_cpus)?;
     Ok(LabTarget {
         placement: (!own.is_empty()).then_some(own),
         build,
@@ -1198,263 +930,6 @@ fn port(
         .ok_or_else(|| src.error_at(p.span(), "port must be from 1024 to 65535"))
 }
 
-/// The `[suite.sysbench]` section (`None`: all defaults).
-fn sysbench(
-    src: &Source<'_>,
-    raw: Option<Spanned<RawSysbench>>,
-) -> Result<SysbenchConfig, InputError> {
-    let sysbench = match raw {
-        None => RawSysbench {
-            tables: defaults::tables(),
-            rows: defaults::rows(),
-            read_secs: defaults::read_secs(),
-            write_secs: defaults::write_secs(),
-            warmup_secs: defaults::warmup_secs(),
-            prepared: defaults::prepared(),
-            pre: false,
-            postwrite_secs: None,
-            duration: None,
-            precision: None,
-            min_secs: None,
-            max_secs: None,
-        },
-        Some(s) => {
-            let span = s.span();
-            let s = s.into_inner();
-            let bad = |what: &str| src.error_at(span.clone(), what);
-            if s.tables < 1 || s.tables > 1000 {
-                return Err(bad("tables must be from 1 to 1000"));
-            }
-            if s.rows < 200 {
-                return Err(bad(
-                    "rows must be at least 200 (the hot-points and range steps need them)",
-                ));
-            }
-            for (key, v) in [("read_secs", s.read_secs), ("write_secs", s.write_secs)] {
-                if !(v > 0.0 && v.is_finite()) {
-                    return Err(bad(&format!("{key} must be a positive number of seconds")));
-                }
-            }
-            if s.postwrite_secs
-                .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
-            {
-                return Err(bad(
-                    "postwrite_secs must be zero or a positive number of seconds",
-                ));
-            }
-            if !(s.warmup_secs >= 0.0 && s.warmup_secs.is_finite()) {
-                return Err(bad(
-                    "warmup_secs must be zero or a positive number of seconds",
-                ));
-            }
-            s
-        }
-    };
-    let length = step_length(src, &sysbench)?;
-    Ok(SysbenchConfig {
-        tables: sysbench.tables,
-        rows: sysbench.rows,
-        read_secs: sysbench.read_secs,
-        write_secs: sysbench.write_secs,
-        warmup_secs: sysbench.warmup_secs,
-        prepared: sysbench.prepared,
-        postwrite_secs: sysbench.postwrite_secs,
-        pre: sysbench.pre,
-        length,
-    })
-}
-
-/// The most rows `[suite.insert]`'s `rows` and `write_rows` may ask for, per table.
-const MAX_INSERT_ROWS: u64 = 1_000_000_000_000;
-
-/// The `[suite.insert]` section.
-fn insert(src: &Source<'_>, raw: Spanned<RawInsert>) -> Result<InsertConfig, InputError> {
-    let span = raw.span();
-    let s = raw.into_inner();
-    let bad = |what: &str| src.error_at(span.clone(), what);
-    let commit = [
-        s.rows_per_commit_l_i0,
-        s.rows_per_commit_l_i1,
-        s.rows_per_commit_l_i2,
-    ];
-    if commit.iter().any(|c| !(1..=1000).contains(c)) {
-        return Err(bad(
-            "rows_per_commit_l_i0/_l_i1/_l_i2 must be from 1 to 1000",
-        ));
-    }
-    if s.rows < u64::from(s.rows_per_commit_l_i0) {
-        return Err(bad(
-            "rows must be at least rows_per_commit_l_i0 (l.i0 inserts them)",
-        ));
-    }
-    let write_rows = s.write_rows.unwrap_or(s.rows);
-    // Far beyond any table that can be loaded, and small enough that `write_rows * 4` (here and
-    // in `insert::Settings`) cannot overflow.
-    if s.rows > MAX_INSERT_ROWS || write_rows > MAX_INSERT_ROWS {
-        return Err(bad(
-            "rows and write_rows must be at most 1000000000000 (10^12) per table",
-        ));
-    }
-    if write_rows * 4 / 5 < u64::from(commit[1]) || write_rows / 5 < u64::from(commit[2]) {
-        return Err(bad(
-            "write_rows is too small: l.i1 inserts 4/5 of it (at least rows_per_commit_l_i1) and l.i2 1/5 (at least rows_per_commit_l_i2)",
-        ));
-    }
-    if !(s.query_secs > 0.0 && s.query_secs.is_finite()) {
-        return Err(bad("query_secs must be a positive number of seconds"));
-    }
-    if s.rates.is_empty() || s.rates.iter().any(|r| *r < 1 || *r > 1_000_000) {
-        return Err(bad(
-            "rates must be a non-empty list of inserts per second per client from 1 to 1000000, e.g. [100, 500, 1000]",
-        ));
-    }
-    if s.postwrite_secs
-        .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
-    {
-        return Err(bad(
-            "postwrite_secs must be zero or a positive number of seconds",
-        ));
-    }
-    Ok(InsertConfig {
-        rows: s.rows,
-        write_rows,
-        query_secs: s.query_secs,
-        rates: s.rates.iter().map(|r| *r as u32).collect(),
-        rows_per_commit: commit,
-        deletes: s.deletes,
-        postwrite_secs: s.postwrite_secs,
-        prepared: s.prepared,
-    })
-}
-
-/// The `[suite.linkbench]` section.
-fn linkbench(src: &Source<'_>, raw: Spanned<RawLinkbench>) -> Result<LinkbenchConfig, InputError> {
-    let span = raw.span();
-    let s = raw.into_inner();
-    let bad = |what: &str| src.error_at(span.clone(), what);
-    let [maxid1, loaders, node_bytes, link_bytes, batch, partitions] =
-        linkbench_counts(&s).map_err(bad)?;
-    if s.requesters.is_empty() || s.requesters.iter().any(|r| !(1..=10_000).contains(r)) {
-        return Err(bad(
-            "requesters must be a non-empty list of connection counts from 1 to 10000, e.g. [1, 4]",
-        ));
-    }
-    let secs_ok = |v: f64, zero: bool| v.is_finite() && (v > 0.0 || (zero && v == 0.0));
-    if !secs_ok(s.request_secs, false) {
-        return Err(bad("request_secs must be a positive number of seconds"));
-    }
-    for (name, v) in [
-        ("warmup_secs", Some(s.warmup_secs)),
-        ("postwrite_secs", s.postwrite_secs),
-    ] {
-        if v.is_some_and(|v| !secs_ok(v, true)) {
-            return Err(bad(&format!(
-                "{name} must be zero or a positive number of seconds"
-            )));
-        }
-    }
-    Ok(LinkbenchConfig {
-        maxid1: maxid1 as u64,
-        loaders: loaders as u32,
-        requesters: s.requesters.iter().map(|r| *r as u32).collect(),
-        request_secs: s.request_secs,
-        warmup_secs: s.warmup_secs,
-        mix: mix(s.mix).map_err(|e| bad(&e))?,
-        node_bytes: node_bytes as u32,
-        link_bytes: link_bytes as u32,
-        batch: batch as u32,
-        partitions: partitions as u32,
-        postwrite_secs: s.postwrite_secs,
-        prepared: s.prepared,
-    })
-}
-
-/// `maxid1`, `loaders`, `node_bytes`, `link_bytes`, `batch`, `partitions`, each within its
-/// range; else what is wrong with the first that is not.
-fn linkbench_counts(s: &RawLinkbench) -> Result<[i64; 6], &'static str> {
-    let checks: [(i64, i64, i64, &'static str); 6] = [
-        (
-            s.maxid1,
-            1,
-            1_000_000_000,
-            "maxid1 must be a node count from 1 to 1000000000, e.g. 1000000",
-        ),
-        (
-            s.loaders,
-            1,
-            1024,
-            "loaders must be a connection count from 1 to 1024",
-        ),
-        (
-            s.node_bytes,
-            1,
-            16_000_000,
-            "node_bytes must be from 1 to 16000000",
-        ),
-        (
-            s.link_bytes,
-            1,
-            255,
-            "link_bytes must be from 1 to 255 (linktable.data is a VARCHAR(255))",
-        ),
-        (
-            s.batch,
-            1,
-            4096,
-            "batch must be from 1 to 4096 rows per load statement",
-        ),
-        (
-            s.partitions,
-            0,
-            1024,
-            "partitions must be from 0 (none) to 1024",
-        ),
-    ];
-    let mut out = [0; 6];
-    for (o, (v, lo, hi, what)) in out.iter_mut().zip(checks) {
-        if !(lo..=hi).contains(&v) {
-            return Err(what);
-        }
-        *o = v;
-    }
-    Ok(out)
-}
-
-/// `mix`: a named mix, or percentages per operation (the rest 0) that sum to 100.
-fn mix(raw: Option<RawMix>) -> Result<[f64; 10], String> {
-    use crate::workload::linkbench::{Mix, OPS};
-    match raw {
-        None => Ok(Mix::UPDATED.0),
-        Some(RawMix::Name(n)) => match n.as_str() {
-            "updated" | "default" => Ok(Mix::UPDATED.0),
-            "2011" => Ok(Mix::Y2011.0),
-            _ => Err(format!(
-                "mix = \"{n}\": expected \"updated\" (the default), \"2011\", or a table of percentages per operation"
-            )),
-        },
-        Some(RawMix::Shares(map)) => {
-            let mut out = [0.0; 10];
-            for (k, v) in &map {
-                let i = OPS.iter().position(|o| o == k).ok_or_else(|| {
-                    format!(
-                        "mix: unknown operation `{k}`; the operations are {}",
-                        OPS.join(", ")
-                    )
-                })?;
-                if !(v.is_finite() && *v >= 0.0) {
-                    return Err(format!("mix: {k} = {v} is not a percentage"));
-                }
-                out[i] = *v;
-            }
-            let sum: f64 = out.iter().sum();
-            if (sum - 100.0).abs() > 0.01 {
-                return Err(format!("mix: the percentages sum to {sum}, not 100"));
-            }
-            Ok(out)
-        }
-    }
-}
-
 /// `storage_engine`, `table_options` and `index_options` of a MySQL/MariaDB target.
 fn table_ddl(
     src: &Source<'_>,
@@ -1519,68 +994,6 @@ fn table_ddl(
     Ok(out)
 }
 
-/// `duration` and the keys of adaptive steps.
-fn step_length(src: &Source<'_>, s: &RawSysbench) -> Result<StepLength, InputError> {
-    let value = |v: &Option<Spanned<f64>>| v.as_ref().map(|v| *v.get_ref());
-    let adaptive = match &s.duration {
-        None => false,
-        Some(d) => match d.get_ref().as_str() {
-            "fixed" => false,
-            "adaptive" => true,
-            other => {
-                return Err(src.error_at(
-                    d.span(),
-                    format!("duration must be \"fixed\" or \"adaptive\", not \"{other}\""),
-                ));
-            }
-        },
-    };
-    if !adaptive {
-        if let Some(v) = [&s.precision, &s.min_secs, &s.max_secs]
-            .into_iter()
-            .flatten()
-            .next()
-        {
-            return Err(src.error_at(
-                v.span(),
-                "applies to adaptive steps only; add duration = \"adaptive\" or remove it",
-            ));
-        }
-        return Ok(StepLength::Fixed);
-    }
-    let precision = value(&s.precision).unwrap_or(defaults::PRECISION);
-    if let Some(p) = &s.precision
-        && !(precision > 0.0 && precision < 1.0)
-    {
-        return Err(src.error_at(
-            p.span(),
-            "precision must be a fraction between 0 and 1, e.g. 0.02 for ±2%",
-        ));
-    }
-    let min_secs = value(&s.min_secs).unwrap_or(defaults::MIN_SECS);
-    if let Some(m) = &s.min_secs
-        && !(min_secs >= 3.0 && min_secs.is_finite())
-    {
-        return Err(src.error_at(
-            m.span(),
-            "min_secs must be at least 3 (the precision of fewer seconds is unknown)",
-        ));
-    }
-    if let Some(m) = &s.max_secs
-        && !(*m.get_ref() >= min_secs && m.get_ref().is_finite())
-    {
-        return Err(src.error_at(
-            m.span(),
-            format!("max_secs must be a number of seconds ≥ min_secs ({min_secs})"),
-        ));
-    }
-    Ok(StepLength::Adaptive {
-        precision,
-        min_secs,
-        max_secs: value(&s.max_secs),
-    })
-}
-
 /// The Debian library behind `malloc = "jemalloc" | "tcmalloc" | "mimalloc"`.
 fn malloc_library(name: &str) -> Result<String, String> {
     let (file, package) = match name {
@@ -1619,6 +1032,7 @@ pub fn load(path: &Path) -> Result<Lab, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suites::sysbench::SysbenchConfig;
 
     fn err(text: &str) -> String {
         parse(text, "lab.toml", Path::new(".")).unwrap_err().0
@@ -1638,142 +1052,26 @@ rows = 1000
 read_secs = 0.5
 "#;
 
-    const INSERT: &str = r#"
-[lab]
-name = "t"
-
-[[target]]
-name = "a"
-engine = "sqlite"
-
-[suite.insert]
-rows = 10_000
-rates = [100, 1000]
-"#;
-
-    #[test]
-    fn insert_suite_alone_or_with_sysbench() {
-        let lab = parse(INSERT, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(lab.sysbench, None, "only the suite the lab names runs");
-        let ins = lab.insert.unwrap();
-        assert_eq!(ins.rows, 10_000);
-        assert_eq!(ins.write_rows, 10_000, "write_rows defaults to rows");
-        assert_eq!(ins.rates, [100, 1000]);
-        assert_eq!(ins.rows_per_commit, [100, 50, 5]);
-        assert!(ins.deletes);
-        assert_eq!(ins.query_secs, 300.0);
-        let both = format!("{INSERT}\n[suite.sysbench]\nrows = 1000\n");
-        let lab = parse(&both, "lab.toml", Path::new(".")).unwrap();
-        assert!(lab.sysbench.is_some() && lab.insert.is_some());
-        let none = parse(
-            "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
-            "lab.toml",
-            Path::new("."),
-        )
-        .unwrap();
-        assert!(none.sysbench.is_some(), "no suite section: sysbench");
-        assert_eq!(none.insert, None);
-    }
-
-    #[test]
-    fn insert_suite_bad_input_is_named() {
-        let e = err(&INSERT.replace("rows = 10_000", "rowz = 10_000"));
-        assert!(
-            e.starts_with("lab.toml:10: [suite.insert] unknown field `rowz`"),
-            "{e}"
-        );
-        let e = err(&INSERT.replace("[100, 1000]", "[0]"));
-        assert!(e.contains("rates must be a non-empty list"), "{e}");
-        let e = err(&INSERT.replace("rows = 10_000", "rows = 10\nrows_per_commit_l_i0 = 50"));
-        assert!(
-            e.contains("rows must be at least rows_per_commit_l_i0"),
-            "{e}"
-        );
-        let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\nwrite_rows = 20"));
-        assert!(e.contains("write_rows is too small"), "{e}");
-        let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
-        assert!(e.contains("query_secs must be a positive number"), "{e}");
-    }
-
-    const LINKBENCH: &str = r#"
-[lab]
-name = "t"
-
-[[target]]
-name = "a"
-engine = "sqlite"
-
-[suite.linkbench]
-maxid1 = 5000
-requesters = [1, 4]
-"#;
-
-    #[test]
-    fn linkbench_suite_alone_with_its_mix() {
-        let lab = parse(LINKBENCH, "lab.toml", Path::new(".")).unwrap();
-        assert!(
-            lab.sysbench.is_none(),
-            "a LinkBench lab runs only LinkBench"
-        );
-        let lb = lab.linkbench.unwrap();
-        assert_eq!((lb.maxid1, lb.requesters.clone()), (5000, vec![1, 4]));
-        assert_eq!(lb.mix, crate::workload::linkbench::Mix::UPDATED.0);
-        let y = parse(
-            &LINKBENCH.replace("maxid1 = 5000", "mix = \"2011\""),
-            "lab.toml",
-            Path::new("."),
-        )
-        .unwrap();
-        assert_eq!(
-            y.linkbench.unwrap().mix,
-            crate::workload::linkbench::Mix::Y2011.0
-        );
-        let table = format!("{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\ngetlinklist = 40\n");
-        let t = parse(&table, "lab.toml", Path::new(".")).unwrap();
-        let mix = t.linkbench.unwrap().mix;
-        assert_eq!((mix[6], mix[5], mix[0]), (60.0, 40.0, 0.0));
-    }
-
-    #[test]
-    fn linkbench_bad_input_is_named() {
-        let e = err(&LINKBENCH.replace("maxid1 = 5000", "maxidl = 5000"));
-        assert!(
-            e.contains("[suite.linkbench] unknown field `maxidl`"),
-            "{e}"
-        );
-        let e = err(&LINKBENCH.replace("[1, 4]", "[]"));
-        assert!(e.contains("requesters must be a non-empty list"), "{e}");
-        let e = err(&LINKBENCH.replace("maxid1 = 5000", "mix = \"2012\""));
-        assert!(e.contains("mix = \"2012\": expected \"updated\""), "{e}");
-        let e = err(&format!(
-            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnode = 60\n"
-        ));
-        assert!(e.contains("the percentages sum to 60, not 100"), "{e}");
-        let e = err(&format!(
-            "{LINKBENCH}\n[suite.linkbench.mix]\ngetnodes = 100\n"
-        ));
-        assert!(e.contains("mix: unknown operation `getnodes`"), "{e}");
-        let e = err(&LINKBENCH.replace("maxid1 = 5000", "link_bytes = 300"));
-        assert!(e.contains("link_bytes must be from 1 to 255"), "{e}");
-    }
-
     #[test]
     fn parses_a_lab_with_defaults() {
         let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
         assert_eq!(lab.repeats, 1);
         assert_eq!(lab.order, Order::Interleaved);
         assert_eq!(lab.clients, vec![1]);
-        assert_eq!(lab.sysbench.as_ref().unwrap().rows, 1000);
-        assert_eq!(lab.sysbench.as_ref().unwrap().read_secs, 0.5);
-        assert_eq!(lab.sysbench.as_ref().unwrap().write_secs, 90.0);
-        assert!(!lab.sysbench.as_ref().unwrap().pre);
+        assert_eq!(lab.suite::<SysbenchConfig>().unwrap().rows, 1000);
+        assert_eq!(lab.suite::<SysbenchConfig>().unwrap().read_secs, 0.5);
+        assert_eq!(lab.suite::<SysbenchConfig>().unwrap().write_secs, 90.0);
+        assert!(!lab.suite::<SysbenchConfig>().unwrap().pre);
         let lab = parse(
             &OK.replace("read_secs = 0.5", "read_secs = 0.5\npre = true"),
             "lab.toml",
             Path::new("."),
         )
         .unwrap();
-        assert!(lab.sysbench.as_ref().unwrap().pre, "pre = true is accepted");
+        assert!(
+            lab.suite::<SysbenchConfig>().unwrap().pre,
+            "pre = true is accepted"
+        );
         assert_eq!(
             lab.targets[0].settings,
             vec!["synchronous = NORMAL".to_string()]
@@ -1925,7 +1223,7 @@ requesters = [1, 4]
         let lab = parse(&agent, "agent", Path::new(".")).unwrap();
         assert_eq!(lab.targets.len(), 1);
         assert!(lab.targets[0].remote.is_none() && lab.placement.shorthand.is_none());
-        assert_eq!(lab.sysbench.unwrap().rows, 1000);
+        assert_eq!(lab.suite::<SysbenchConfig>().cloned().unwrap().rows, 1000);
         let e = err(&pg("\nssh_config = \"missing\""));
         assert!(e.contains("ssh_config \"missing\""), "{e}");
         let e = err(&pg("").replace("ssh://bench@db1:2222", "ssh://u:secret@db1"));
@@ -2090,68 +1388,6 @@ requesters = [1, 4]
         ));
         assert!(
             e.starts_with("lab.toml:8: [[target]] server_cpus: SQLite has no server process"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn adaptive_duration_keys() {
-        let lab = parse(OK, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(lab.sysbench.as_ref().unwrap().length, StepLength::Fixed);
-        let adaptive = OK.replace(
-            "read_secs = 0.5",
-            "read_secs = 0.5\nduration = \"adaptive\"",
-        );
-        let lab = parse(&adaptive, "lab.toml", Path::new(".")).unwrap();
-        assert_eq!(
-            lab.sysbench.as_ref().unwrap().length,
-            StepLength::Adaptive {
-                precision: 0.02,
-                min_secs: 10.0,
-                max_secs: None
-            }
-        );
-        let lab = parse(
-            &adaptive.replace(
-                "adaptive\"",
-                "adaptive\"\nprecision = 0.02\nmin_secs = 5\nmax_secs = 30",
-            ),
-            "lab.toml",
-            Path::new("."),
-        )
-        .unwrap();
-        assert_eq!(
-            lab.sysbench.as_ref().unwrap().length,
-            StepLength::Adaptive {
-                precision: 0.02,
-                min_secs: 5.0,
-                max_secs: Some(30.0)
-            }
-        );
-        let e = err(&OK.replace("read_secs = 0.5", "read_secs = 0.5\nprecision = 0.02"));
-        assert!(
-            e.starts_with(
-                "lab.toml:13: [suite.sysbench] precision: applies to adaptive steps only"
-            ),
-            "{e}"
-        );
-        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmin_secs = 2"));
-        assert!(e.contains("min_secs must be at least 3"), "{e}");
-        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmax_secs = 4"));
-        assert!(
-            e.contains("max_secs must be a number of seconds ≥ min_secs (10)"),
-            "{e}"
-        );
-        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nprecision = 1.5"));
-        assert!(
-            e.contains("precision must be a fraction between 0 and 1"),
-            "{e}"
-        );
-        let e = err(&OK.replace("read_secs = 0.5", "read_secs = 0.5\nduration = \"long\""));
-        assert!(
-            e.starts_with(
-                "lab.toml:13: [suite.sysbench] duration: duration must be \"fixed\" or \"adaptive\""
-            ),
             "{e}"
         );
     }

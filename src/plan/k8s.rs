@@ -16,9 +16,8 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::cpus::Shorthand;
 use crate::error::InputError;
-use crate::lab::Lab;
+use crate::plan::lab::Lab;
 use crate::plan::{Cell, RunPlan};
 
 /// Where the ConfigMap's lab file is mounted in every pod.
@@ -72,7 +71,7 @@ impl Default for Options {
 /// are an [`InputError`] naming the flag or key.
 pub fn emit(plan: &RunPlan, opts: &Options) -> Result<String, InputError> {
     check_options(opts)?;
-    check_lab(&plan.lab)?;
+    check_plan(plan)?;
     let config_map = config_map_name(&plan.lab.name, &plan.lab.text);
     let mut docs = vec![(
         format!(
@@ -216,11 +215,8 @@ pub fn pod_cpus(plan: &RunPlan, cell: &Cell) -> (u32, String) {
         .unwrap_or(1)
         .max(1);
     let target = &plan.targets[cell.target];
-    let spec = plan.lab.targets[cell.target]
-        .placement
-        .as_ref()
-        .unwrap_or(&plan.lab.placement);
-    let shared = matches!(spec.shorthand, Some((Shorthand::Shared, _)));
+    // The resolved placement: "shared" pins server and clients to one CPU.
+    let shared = target.placement.name == "shared";
     let server_here =
         !target.engine.embedded() && target.connect.is_none() && target.remote.is_none();
     let extra = "+ 1 for dbdelta's coordinator and sampler";
@@ -256,25 +252,50 @@ pub fn pod_cpus(plan: &RunPlan, cell: &Cell) -> (u32, String) {
 /// pod's CPUs) and config files (the pod has only the lab file). [`emit`] checks it too; call
 /// it before planning so that CPU lists are not first checked against this host.
 pub fn check_lab(lab: &Lab) -> Result<(), InputError> {
-    let specs = (lab.targets.iter()).filter_map(|t| t.placement.as_ref());
-    for spec in std::iter::once(&lab.placement).chain(specs) {
-        if let Some((_, at)) = spec.server.as_ref().or(spec.client.as_ref()) {
-            return Err(InputError::new(format!(
-                "--emit k8s: {at} names CPUs of one host, but the kubelet picks a pod's CPUs; use placement = \"shared\", \"split\" or \"os\""
-            )));
-        }
-    }
-    if let Some(t) = lab.targets.iter().find(|t| t.config_name.is_some()) {
+    let targets = (lab.targets.iter()).map(|t| {
+        (
+            t.name.as_str(),
+            t.config_name.as_deref(),
+            t.remote.is_some(),
+        )
+    });
+    refuse(lab.cpu_lists_at(), &targets.collect::<Vec<_>>())
+}
+
+/// [`check_lab`] on what the plan kept of the lab.
+fn check_plan(plan: &RunPlan) -> Result<(), InputError> {
+    let targets = (plan.targets.iter()).map(|t| {
+        (
+            t.name.as_str(),
+            t.config_name.as_deref(),
+            t.remote.is_some(),
+        )
+    });
+    refuse(
+        plan.lab.cpu_lists_at.as_deref(),
+        &targets.collect::<Vec<_>>(),
+    )
+}
+
+/// The first of: CPU lists (where the lab names them), a target's config file, a remote
+/// target (each target as name, config file, whether remote).
+fn refuse(
+    cpu_lists_at: Option<&str>,
+    targets: &[(&str, Option<&str>, bool)],
+) -> Result<(), InputError> {
+    if let Some(at) = cpu_lists_at {
         return Err(InputError::new(format!(
-            "--emit k8s: target {} reads config = \"{}\" from this machine, and the pod has only the lab file; put its lines into the target's settings",
-            t.name,
-            t.config_name.as_deref().unwrap_or_default()
+            "--emit k8s: {at} names CPUs of one host, but the kubelet picks a pod's CPUs; use placement = \"shared\", \"split\" or \"os\""
         )));
     }
-    if let Some(t) = lab.targets.iter().find(|t| t.remote.is_some()) {
+    if let Some((name, Some(config), _)) = targets.iter().find(|t| t.1.is_some()) {
         return Err(InputError::new(format!(
-            "--emit k8s: target {} runs its server on another host over SSH, and a Job's pod has no SSH keys; run it with dbdelta run, or drop host so the Job's node runs the server",
-            t.name
+            "--emit k8s: target {name} reads config = \"{config}\" from this machine, and the pod has only the lab file; put its lines into the target's settings"
+        )));
+    }
+    if let Some((name, _, _)) = targets.iter().find(|t| t.2) {
+        return Err(InputError::new(format!(
+            "--emit k8s: target {name} runs its server on another host over SSH, and a Job's pod has no SSH keys; run it with dbdelta run, or drop host so the Job's node runs the server"
         )));
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! directory's filesystem has it, before anything is loaded.
 //!
 //! The estimate is rows × bytes per row (the suite's table and indexes, measured once per
-//! engine family, see [`row_bytes`]) × tables, plus each engine's fixed files (catalog,
+//! engine family and given by the suite, `SuiteSettings::disk_rows`) × tables, plus each engine's fixed files (catalog,
 //! redo/WAL). Cells run one at a time and each suite loads into a fresh data directory that
 //! is removed after it (unless `--keep`), so the run needs the largest one target × suite
 //! needs; with `--keep` every directory stays and the needs add up. A `connect` target keeps its
@@ -14,27 +14,6 @@ use std::path::{Path, PathBuf};
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::plan::{RunPlan, TargetPlan};
-use crate::workload::insert;
-
-/// Bytes one row takes with its indexes, per suite, for PostgreSQL heap + B-trees; other
-/// engines scale it by [`engine_factor`]. From loads measured here: sysbench 500k rows in
-/// PostgreSQL 15 took 139 MB (≈ 279 B/row with the `k` index); the Insert Benchmark's row
-/// carries three secondary indexes; a LinkBench node brings its counts and, on average, 4.1
-/// links (each a row plus two index entries).
-fn row_bytes(suite: Suite) -> u64 {
-    match suite {
-        Suite::Sysbench => 280,
-        Suite::Insert => 260,
-        Suite::Linkbench => 950,
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Suite {
-    Sysbench,
-    Insert,
-    Linkbench,
-}
 
 /// How much more (or less) an engine stores per row than PostgreSQL, in percent: InnoDB's
 /// clustered index and page fill, MyRocks' compression, SQLite's compact records.
@@ -58,27 +37,15 @@ fn fixed_bytes(engine: EngineKind) -> u64 {
     }
 }
 
-/// The largest number of rows each suite of the plan holds at once.
-fn suite_rows(plan: &RunPlan) -> Vec<(Suite, u64)> {
-    let mut out = Vec::new();
-    if let Some(s) = &plan.sysbench {
-        let scale = &s.scale;
-        out.push((Suite::Sysbench, u64::from(scale.tables) * scale.rows));
-    }
-    if let Some(s) = &plan.insert {
-        let most = s
-            .steps()
-            .into_iter()
-            .map(|(_, k)| s.rows_after(k))
-            .max()
-            .unwrap_or(0)
-            .max(s.rows_after(insert::Kind::Load(0)));
-        out.push((Suite::Insert, most));
-    }
-    if let Some(s) = &plan.linkbench {
-        out.push((Suite::Linkbench, s.maxid1));
-    }
-    out
+/// Each suite of the plan with the most rows it holds at once and its bytes per row with
+/// indexes (PostgreSQL heap + B-trees; other engines scale it by [`engine_factor`]).
+fn suite_rows(plan: &RunPlan) -> Vec<(&'static str, u64, u64)> {
+    (plan.settings.iter())
+        .map(|s| {
+            let (rows, bytes) = s.disk_rows();
+            (s.name(), rows, bytes)
+        })
+        .collect()
 }
 
 /// What the run needs on the work directory's filesystem, in bytes, and the target and suite
@@ -97,13 +64,13 @@ pub fn disk_need(plan: &RunPlan) -> DiskNeed {
     let mut largest: Option<(u64, String)> = None;
     // A running server's data is not ours, and a remote target's is on its own host.
     for t in (plan.targets.iter()).filter(|t| t.connect.is_none() && t.remote.is_none()) {
-        for (suite, rows) in &suites {
-            let data = rows * row_bytes(*suite) * engine_factor(t) / 100;
+        for (suite, rows, row_bytes) in &suites {
+            let data = rows * row_bytes * engine_factor(t) / 100;
             let dir = fixed_bytes(t.engine) + data;
             let cells = u64::from(plan.repeats) * plan.clients.len() as u64;
             total += dir * cells;
             if largest.as_ref().is_none_or(|(b, _)| dir > *b) {
-                largest = Some((dir, format!("{} {suite:?}", t.name).to_lowercase()));
+                largest = Some((dir, format!("{} {suite}", t.name).to_lowercase()));
             }
         }
     }
@@ -191,7 +158,7 @@ mod tests {
             "[lab]\nname = \"disk\"\nclients = [1, 4]\nrepeats = 2\n{targets}\n\
              [suite.sysbench]\ntables = 2\nrows = 1_000_000\n"
         );
-        let lab = crate::lab::parse(&text, "lab.toml", Path::new(".")).unwrap();
+        let lab = crate::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap();
         let opts = RunOptions {
             keep,
             ..RunOptions::default()

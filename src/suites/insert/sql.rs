@@ -4,11 +4,11 @@
 //! each dialect's placeholders and types: the `piN` tables, the three secondary indexes of
 //! `l.x`, the multi-row insert, the delete of the oldest rows, the three covering-index range
 //! queries (`FORCE INDEX` on MySQL) and the 10-id point query. Shared helpers (placeholders,
-//! MySQL table options) are `sql.rs`'s. The `insert` suite's executors (`insert.rs`) send
+//! MySQL table options) are `crate::workload::sql`'s. The suite's executors (`steps.rs`) send
 //! these. Must not: execute anything.
 
-use super::sql::{mark, mysql_table, suffix};
 use crate::engine::{Dialect, TableDdl};
+use crate::workload::sql::{mark, mysql_table, suffix};
 
 /// Rows a range query returns at most (`rows_per_query` of the reference).
 pub const RANGE_LIMIT: u32 = 10;

@@ -1,21 +1,36 @@
-//! The run plan: a validated lab plus the command line's overrides, ready to execute.
+//! The run plan: a validated lab plus the command line's overrides, ready to execute. The
+//! pipeline is lab ([`lab`]) → [`RunPlan`] ([`plan`]) → [`PreparedPlan`] ([`prepare`]: fetches
+//! and builds resolved) → the runner; nothing changes a plan once it is built, and it keeps
+//! only what it needs of the lab ([`LabInfo`], the targets, the suites' settings).
 //!
-//! Owns `--quick` scaling, `--clients`/`--repeats` overrides, which catalog steps run (`pre`,
-//! `--only`/`--skip`, warm steps), each step's duration, thread count and report group, the
-//! execution order of target × clients × repeat cells (interleaved or sequential), and the
-//! built-in demo lab. Every check here fails with an [`InputError`] before anything is written.
-//! Must not: start servers, open the store or touch the work directory.
+//! Owns `--clients`/`--repeats`/`--cell` overrides, CPU placement resolved on this machine,
+//! asking each suite of the lab for its `--quick`-scaled settings and for the steps
+//! `--only`/`--skip` choose (through [`crate::suites`]; no suite is named here), the execution
+//! order of target × clients × repeat cells (interleaved or sequential), `--dry-run`'s text and
+//! the built-in demo lab. Every check here fails with an [`InputError`] before anything is
+//! written. Must not: start servers, open the store, touch the work directory, or know any
+//! suite's keys or steps.
+
+pub mod k8s;
+pub mod lab;
+pub mod preflight;
+mod prepare;
+pub mod resume;
+
+pub use prepare::{PreparedPlan, prepare};
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::lab::{Lab, LabTarget, Order, StepLength};
+use crate::plan::lab::{Lab, LabTarget, Order};
 use crate::profiler::ProfileSettings;
-use crate::workload::{Scale, StepDef, StepKind, StepPlan, SuitePlan, insert, linkbench, sysbench};
+use crate::suites::{Selection, SuiteSettings};
+use crate::workload::{StepPlan, SuitePlan};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
 /// setting, sized so the whole catalog (36 steps per target) finishes in about two minutes.
@@ -139,10 +154,36 @@ pub struct Cell {
     pub repeat: u32,
 }
 
+/// What a plan keeps of its lab file: its name and text (stored with the run, sent to a
+/// remote agent, mounted into Kubernetes pods), where it came from, its verdict threshold, and
+/// where it names CPUs of this host (which `--emit k8s` refuses).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabInfo {
+    pub name: String,
+    pub text: String,
+    pub origin: String,
+    pub min_effect: f64,
+    /// `origin:line: [section] key` of the first `server_cpus`/`client_cpus` list.
+    pub cpu_lists_at: Option<String>,
+}
+
+impl LabInfo {
+    fn of(lab: &Lab) -> LabInfo {
+        LabInfo {
+            name: lab.name.clone(),
+            text: lab.text.clone(),
+            origin: lab.origin.clone(),
+            min_effect: lab.min_effect,
+            cpu_lists_at: lab.cpu_lists_at().map(str::to_string),
+        }
+    }
+}
+
 /// Everything a run needs, validated.
 #[derive(Debug, Clone)]
 pub struct RunPlan {
-    pub lab: Lab,
+    /// What the run keeps of the lab besides its targets and suites.
+    pub lab: LabInfo,
     pub targets: Vec<TargetPlan>,
     pub clients: Vec<u32>,
     pub repeats: u32,
@@ -151,12 +192,9 @@ pub struct RunPlan {
     /// `--only` was given, the warm steps; the `.pre` steps only with `pre = true`). A suite
     /// left without a step is not in the list. Each runs on its own fresh data directory.
     pub suites: Vec<SuitePlan>,
-    /// The sysbench suite's settings after `--quick` scaling (when the lab runs it).
-    pub sysbench: Option<sysbench::Settings>,
-    /// The Insert Benchmark's settings after `--quick` scaling (when the lab runs it).
-    pub insert: Option<insert::Settings>,
-    /// LinkBench's settings after `--quick` scaling (when the lab runs it).
-    pub linkbench: Option<linkbench::Settings>,
+    /// Every suite of the lab after `--quick` scaling, in the registry's order (also one that
+    /// `--only`/`--skip` left without a step: the disk estimate and `--resume` count it).
+    pub settings: Vec<Arc<dyn SuiteSettings>>,
     /// The CPUs dbdelta may use (placement was resolved against them).
     pub machine: Machine,
     pub quick: bool,
@@ -226,380 +264,18 @@ fn parse_cell(
     })
 }
 
-/// `--only`/`--skip` values: each may hold a comma-separated list of globs
-/// (`--only 'point-*,hot-points'`); repeated flags add up.
-fn split_globs(flag: &str, values: &[String]) -> Result<Vec<String>, InputError> {
-    let mut out = Vec::new();
-    for v in values {
-        for part in v.split(',').map(str::trim) {
-            if part.is_empty() {
-                return Err(InputError::new(format!(
-                    "--{flag} {v}: an empty step pattern; separate globs with single commas, e.g. --{flag} 'point-*,insert'"
-                )));
-            }
-            out.push(part.to_string());
-        }
-    }
-    Ok(out)
-}
-
-/// `--only`/`--skip`, compiled against the steps of every suite of the lab.
-struct Selection {
-    only: Vec<glob::Pattern>,
-    skip: Vec<glob::Pattern>,
-}
-
-/// A catalog step as `--only`/`--skip` see it.
-struct Selectable {
-    label: String,
-    kind: StepKind,
-}
-
-impl Selection {
-    /// Compile the flags; a pattern must match some selectable step of `catalog` (reported
-    /// labels; the `.pre` ones only with `pre = true`).
-    fn new(
-        only: &[String],
-        skip: &[String],
-        catalog: &[Selectable],
-        pre: bool,
-    ) -> Result<Selection, InputError> {
-        let compile = |flag: &str, pats: &[String]| -> Result<Vec<glob::Pattern>, InputError> {
-            pats.iter()
-                .map(|p| {
-                    let pat = glob::Pattern::new(p).map_err(|e| {
-                        InputError::new(format!("--{flag} {p}: not a valid glob ({e})"))
-                    })?;
-                    let matches = |s: &&Selectable| pat.matches(&s.label);
-                    if !catalog
-                        .iter()
-                        .filter(|s| selectable(s.kind, pre))
-                        .any(|s| matches(&s))
-                    {
-                        let hint = if catalog.iter().any(|s| matches(&s)) {
-                            if pre {
-                                " but warm steps, which are not selectable"
-                            } else {
-                                " of this lab (.pre steps run only with pre = true; warm steps are not selectable)"
-                            }
-                        } else {
-                            ""
-                        };
-                        return Err(InputError::new(format!(
-                            "--{flag} {p}: matches no step{hint}; `dbdelta list steps` shows the catalog"
-                        )));
-                    }
-                    Ok(pat)
-                })
-                .collect()
-        };
-        Ok(Selection {
-            only: compile("only", &split_globs("only", only)?)?,
-            skip: compile("skip", &split_globs("skip", skip)?)?,
-        })
-    }
-
-    /// Warm steps are not selectable: they run whenever `--only` is absent and never with it
-    /// (`--only` runs exactly the steps it names, in catalog order).
-    fn chosen(&self, label: &str, kind: StepKind, pre: bool) -> bool {
-        if kind == StepKind::Warm {
-            return self.only.is_empty();
-        }
-        selectable(kind, pre)
-            && (self.only.is_empty() || self.only.iter().any(|p| p.matches(label)))
-            && !self.skip.iter().any(|p| p.matches(label))
-    }
-}
-
-fn selectable(kind: StepKind, pre: bool) -> bool {
-    match kind {
-        StepKind::Main => true,
-        StepKind::Pre => pre,
-        StepKind::Warm => false,
-    }
-}
-
-/// The sysbench settings of a lab after `--quick` scaling (tiny tables, sub-second steps).
-fn sysbench_settings(sb: &crate::lab::SysbenchConfig, quick: bool) -> sysbench::Settings {
-    let secs = Duration::from_secs_f64;
-    let (scale, warmup, read, write) = if quick {
-        (
-            Scale {
-                tables: 1,
-                rows: sb.rows.min(10_000),
-            },
-            secs(sb.warmup_secs.min(0.1)),
-            secs(sb.read_secs.min(0.3)),
-            secs(sb.write_secs.min(0.3)),
-        )
-    } else {
-        (
-            Scale {
-                tables: sb.tables,
-                rows: sb.rows,
-            },
-            secs(sb.warmup_secs),
-            secs(sb.read_secs),
-            secs(sb.write_secs),
-        )
-    };
-    let adaptive = match sb.length {
-        StepLength::Fixed => None,
-        // --quick: at most 3 s to 5 s, so a try-out stays short but still has the 3 whole
-        // seconds a precision needs.
-        StepLength::Adaptive {
-            precision,
-            min_secs,
-            max_secs,
-        } => Some(sysbench::Adaptive {
-            precision,
-            min: secs(if quick { min_secs.min(3.0) } else { min_secs }),
-            max: match (max_secs, quick) {
-                (Some(m), false) => Some(secs(m)),
-                (Some(m), true) => Some(secs(m.min(5.0))),
-                (None, false) => None,
-                (None, true) => Some(secs(5.0)),
-            },
-        }),
-    };
-    sysbench::Settings {
-        scale,
-        warmup,
-        read,
-        write,
-        adaptive,
-        pre: sb.pre,
-        quick,
-    }
-}
-
-/// The sysbench suite with the steps `selection` chooses; `None` when it chooses none.
-fn plan_sysbench(
-    sb: &crate::lab::SysbenchConfig,
-    settings: &sysbench::Settings,
-    selection: &Selection,
-    quick: bool,
-) -> Option<SuitePlan> {
-    let steps: Vec<&'static StepDef> = sysbench::CATALOG
-        .iter()
-        .filter(|s| selection.chosen(s.label, s.kind, settings.pre))
-        .collect();
-    if !steps.iter().any(|s| s.reported()) {
-        return None;
-    }
-    let total_rows = settings.scale.rows * u64::from(settings.scale.tables);
-    let postwrite_budget = match (sb.postwrite_secs, quick) {
-        (Some(s), quick) => Duration::from_secs_f64(if quick { s.min(1.0) } else { s }),
-        (None, true) => Duration::from_secs(1),
-        (None, false) => Duration::from_secs((60 + total_rows / 1_000_000).min(1200)),
-    };
-    let suite = sysbench::Sysbench {
-        settings: settings.clone(),
-    };
-    Some(SuitePlan {
-        steps: suite.plan(&steps),
-        postwrite_after_load: settings.postwrite_after_load(&steps),
-        postwrite_budget,
-        prepared: sb.prepared,
-        suite: std::sync::Arc::new(suite),
-    })
-}
-
-/// The Insert Benchmark's settings after `--quick` scaling: 2,000 rows per table, 1,000 written
-/// by l.i1 and l.i2, query steps of 1 s.
-fn insert_settings(cfg: &crate::lab::InsertConfig, quick: bool) -> insert::Settings {
-    let (rows, write_rows, query) = if quick {
-        (
-            cfg.rows.min(2_000),
-            cfg.write_rows.min(1_000),
-            cfg.query_secs.min(1.0),
-        )
-    } else {
-        (cfg.rows, cfg.write_rows, cfg.query_secs)
-    };
-    insert::Settings {
-        rows,
-        write_rows,
-        query: Duration::from_secs_f64(query),
-        rates: cfg.rates.clone(),
-        commit: cfg.rows_per_commit,
-        deletes: cfg.deletes,
-    }
-}
-
-/// A suite's postwrite budget: the lab's `postwrite_secs`, else `default`; at most 1 s with
-/// `--quick`.
-fn postwrite_budget(secs: Option<f64>, quick: bool, default: Duration) -> Duration {
-    let budget = secs.map_or(default, Duration::from_secs_f64);
-    if quick {
-        budget.min(Duration::from_secs(1))
-    } else {
-        budget
-    }
-}
-
-/// The Insert Benchmark with the steps `selection` chooses; `None` when it chooses none; bad
-/// input when a chosen step lacks a step it depends on.
-fn plan_insert(
-    cfg: &crate::lab::InsertConfig,
-    settings: &insert::Settings,
-    selection: &Selection,
-    quick: bool,
-) -> Result<Option<SuitePlan>, InputError> {
-    let suite = insert::InsertBench {
-        settings: settings.clone(),
-    };
-    let steps = suite.plan(|label| selection.chosen(label, StepKind::Main, false));
-    if steps.is_empty() {
-        return Ok(None);
-    }
-    // Every cell starts from empty tables: l.i0 fills them and l.x builds the indexes the
-    // queries use, so a later step without them would measure something else.
-    let chosen: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
-    for (i, (label, _)) in settings.steps().iter().enumerate() {
-        let needs: Vec<&str> = ["l.i0", "l.x"]
-            .into_iter()
-            .take(i.min(2))
-            .filter(|n| !chosen.contains(n))
-            .collect();
-        if chosen.contains(&label.as_str()) && !needs.is_empty() {
-            return Err(InputError::new(format!(
-                "--only/--skip: the insert step {label} needs {} (every cell starts from empty tables: l.i0 fills them, l.x builds the indexes); select {} too",
-                needs.join(" and "),
-                if needs.len() == 1 { "it" } else { "them" }
-            )));
-        }
-    }
-    let default = Duration::from_secs((60 + settings.rows / 1_000_000).min(1200));
-    let postwrite_budget = postwrite_budget(cfg.postwrite_secs, quick, default);
-    Ok(Some(SuitePlan {
-        steps,
-        postwrite_after_load: false,
-        postwrite_budget,
-        prepared: cfg.prepared,
-        suite: std::sync::Arc::new(suite),
-    }))
-}
-
-/// LinkBench's settings after `--quick` scaling: 2,000 nodes, 1 s request steps, a 0.5 s
-/// warm-up.
-fn linkbench_settings(cfg: &crate::lab::LinkbenchConfig, quick: bool) -> linkbench::Settings {
-    let (maxid1, request, warmup) = if quick {
-        (
-            cfg.maxid1.min(2_000),
-            cfg.request_secs.min(1.0),
-            cfg.warmup_secs.min(0.5),
-        )
-    } else {
-        (cfg.maxid1, cfg.request_secs, cfg.warmup_secs)
-    };
-    linkbench::Settings {
-        maxid1,
-        loaders: cfg.loaders,
-        requesters: cfg.requesters.clone(),
-        request: Duration::from_secs_f64(request),
-        warmup: Duration::from_secs_f64(warmup),
-        mix: linkbench::Mix(cfg.mix),
-        node_bytes: cfg.node_bytes,
-        link_bytes: cfg.link_bytes,
-        batch: cfg.batch,
-        partitions: cfg.partitions,
-        request_quota: None,
-    }
-}
-
-/// LinkBench with the steps `selection` chooses; `None` when it chooses none; bad input when
-/// a chosen step lacks the load or the index it runs on.
-fn plan_linkbench(
-    cfg: &crate::lab::LinkbenchConfig,
-    settings: &linkbench::Settings,
-    selection: &Selection,
-    quick: bool,
-) -> Result<Option<SuitePlan>, InputError> {
-    let suite = linkbench::LinkBench {
-        settings: settings.clone(),
-    };
-    let steps = suite.plan(|label, warm| {
-        let kind = if warm { StepKind::Warm } else { StepKind::Main };
-        selection.chosen(label, kind, false)
-    });
-    if steps.iter().all(|s| s.warm) {
-        return Ok(None);
-    }
-    let chosen: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
-    for (i, step) in steps.iter().enumerate() {
-        let needs: Vec<&str> = ["linkbench.load", "linkbench.index"]
-            .into_iter()
-            .filter(|n| *n != step.label && !chosen[..i].contains(n))
-            .take(if step.label == "linkbench.index" {
-                1
-            } else {
-                2
-            })
-            .collect();
-        if step.label != "linkbench.load" && !needs.is_empty() {
-            return Err(InputError::new(format!(
-                "--only/--skip: the LinkBench step {} needs {} (every cell starts from empty tables: linkbench.load fills them, linkbench.index builds id1_type); select {} too",
-                step.label,
-                needs.join(" and "),
-                if needs.len() == 1 { "it" } else { "them" }
-            )));
-        }
-    }
-    let postwrite_budget = postwrite_budget(cfg.postwrite_secs, quick, Duration::from_secs(60));
-    Ok(Some(SuitePlan {
-        steps,
-        postwrite_after_load: false,
-        postwrite_budget,
-        prepared: cfg.prepared,
-        suite: std::sync::Arc::new(suite),
-    }))
-}
-
 /// The suites the lab runs with the steps `--only`/`--skip` choose (over the labels of every
 /// suite of the lab); bad input when a pattern matches nothing or no step is left.
 fn suites(
-    lab: &Lab,
+    settings: &[Arc<dyn SuiteSettings>],
     opts: &RunOptions,
-    sysbench: Option<&sysbench::Settings>,
-    insert: Option<&insert::Settings>,
-    lb: Option<&linkbench::Settings>,
 ) -> Result<Vec<SuitePlan>, InputError> {
-    let mut catalog: Vec<Selectable> = Vec::new();
-    if sysbench.is_some() {
-        catalog.extend(sysbench::CATALOG.iter().map(|s| Selectable {
-            label: s.label.to_string(),
-            kind: s.kind,
-        }));
-    }
-    if let Some(ins) = insert {
-        catalog.extend(ins.steps().into_iter().map(|(label, _)| Selectable {
-            label,
-            kind: StepKind::Main,
-        }));
-    }
-    if let Some(lb) = lb {
-        catalog.extend(lb.steps().into_iter().map(|(label, kind)| Selectable {
-            label,
-            kind: match kind {
-                linkbench::Kind::Request { warm: true, .. } | linkbench::Kind::Check => {
-                    StepKind::Warm
-                }
-                _ => StepKind::Main,
-            },
-        }));
-    }
-    let pre = sysbench.is_some_and(|s| s.pre);
+    let catalog: Vec<_> = settings.iter().flat_map(|s| s.catalog()).collect();
+    let pre = settings.iter().any(|s| s.pre());
     let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
     let mut suites: Vec<SuitePlan> = Vec::new();
-    if let (Some(sb), Some(settings)) = (&lab.sysbench, sysbench) {
-        suites.extend(plan_sysbench(sb, settings, &selection, opts.quick));
-    }
-    if let (Some(cfg), Some(settings)) = (&lab.insert, insert) {
-        suites.extend(plan_insert(cfg, settings, &selection, opts.quick)?);
-    }
-    if let (Some(cfg), Some(settings)) = (&lab.linkbench, lb) {
-        suites.extend(plan_linkbench(cfg, settings, &selection, opts.quick)?);
+    for s in settings {
+        suites.extend(s.plan(&selection)?);
     }
     if suites.is_empty() {
         return Err(InputError::new(
@@ -679,10 +355,8 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         Some(r) => r,
         None => lab.repeats,
     };
-    let sysbench = (lab.sysbench.as_ref()).map(|sb| sysbench_settings(sb, opts.quick));
-    let insert = (lab.insert.as_ref()).map(|i| insert_settings(i, opts.quick));
-    let lb = (lab.linkbench.as_ref()).map(|l| linkbench_settings(l, opts.quick));
-    let suites = suites(&lab, opts, sysbench.as_ref(), insert.as_ref(), lb.as_ref())?;
+    let settings: Vec<_> = lab.suites.iter().map(|s| s.scaled(opts.quick)).collect();
+    let suites = suites(&settings, opts)?;
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
@@ -695,9 +369,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         clients,
         repeats,
         suites,
-        sysbench,
-        insert,
-        linkbench: lb,
+        settings,
         machine,
         quick: opts.quick,
         keep: opts.keep,
@@ -706,75 +378,16 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
             .profile
             .or_else(|| opts.profile.then(ProfileSettings::default)),
         only_cell,
-        lab,
+        lab: LabInfo::of(&lab),
     })
 }
 
 impl RunPlan {
-    /// The sysbench suite's scale and step lengths, for `--dry-run`.
-    fn describe_sysbench(&self, s: &mut String) {
-        let Some(sb) = &self.sysbench else { return };
-        let _ = writeln!(
-            s,
-            "scale: {} table(s) × {} rows; warm-up {:.1} s, reads {:.1} s, writes {:.1} s{}",
-            sb.scale.tables,
-            sb.scale.rows,
-            sb.warmup.as_secs_f64(),
-            sb.read.as_secs_f64(),
-            sb.write.as_secs_f64(),
-            if self.quick { " (--quick)" } else { "" }
-        );
-        if let Some(a) = sb.adaptive {
-            let _ = writeln!(
-                s,
-                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {:.0} s and at most {}",
-                a.precision * 100.0,
-                a.min.as_secs_f64(),
-                match a.max {
-                    Some(m) => format!("{:.0} s", m.as_secs_f64()),
-                    None => "its fixed length".into(),
-                }
-            );
-        }
-    }
-
-    /// The Insert Benchmark's sizes and rates, for `--dry-run`.
-    fn describe_insert(&self, s: &mut String) {
-        let Some(ins) = &self.insert else { return };
-        let _ = writeln!(
-            s,
-            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {:.0} s at {} inserts/s per client{}",
-            ins.rows,
-            ins.write_rows,
-            if ins.deletes { "" } else { "no " },
-            ins.query.as_secs_f64(),
-            ins.rates
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/"),
-            if self.quick { " (--quick)" } else { "" }
-        );
-    }
-
-    /// LinkBench's sizes and lengths, for `--dry-run`.
-    fn describe_linkbench(&self, s: &mut String) {
-        let Some(lb) = &self.linkbench else { return };
-        let _ = writeln!(
-            s,
-            "linkbench: {} nodes loaded by {} loader{}, requests {:.0} s at {} requester(s) after a {:.0} s warm-up{}",
-            lb.maxid1,
-            lb.loaders,
-            if lb.loaders == 1 { "" } else { "s" },
-            lb.request.as_secs_f64(),
-            lb.requesters
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join("/"),
-            lb.warmup.as_secs_f64(),
-            if self.quick { " (--quick)" } else { "" }
-        );
+    /// The scaled settings of suite `name`.
+    pub fn suite(&self, name: &str) -> Option<&dyn SuiteSettings> {
+        (self.settings.iter())
+            .find(|s| s.name() == name)
+            .map(|s| s.as_ref())
     }
 
     /// `--cell`'s text for `cell`: `TARGET:CLIENTS:REPEAT`.
@@ -840,12 +453,11 @@ impl RunPlan {
         let mut s = String::new();
         let _ = writeln!(s, "lab: {} ({})", self.lab.name, self.lab.origin);
         for suite in &self.suites {
-            match suite.id() {
-                "sysbench" => self.describe_sysbench(&mut s),
-                "insert" => self.describe_insert(&mut s),
-                "linkbench" => self.describe_linkbench(&mut s),
-                _ => {}
-            }
+            s.push_str(
+                &self
+                    .suite(suite.id())
+                    .map_or(String::new(), |x| x.describe()),
+            );
         }
         for t in &self.targets {
             if let Some(b) = &t.build {
@@ -879,11 +491,7 @@ impl RunPlan {
                 "{} steps ({} reported{}): {}",
                 suite.id(),
                 suite.steps.iter().filter(|s| !s.warm).count(),
-                if suite.id() == "sysbench" && self.sysbench.as_ref().is_some_and(|s| s.pre) {
-                    ", pre = true"
-                } else {
-                    ""
-                },
+                self.suite(suite.id()).map_or("", |x| x.steps_note()),
                 suite
                     .steps
                     .iter()
@@ -919,10 +527,23 @@ impl RunPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suites::sysbench::steps as sysbench;
+    use crate::suites::sysbench::{Scaled, StepLength, SysbenchConfig};
+
+    /// The lab's `[suite.sysbench]`, to change.
+    fn sb_cfg(lab: &mut Lab) -> &mut SysbenchConfig {
+        lab.suite_mut::<SysbenchConfig>().unwrap()
+    }
+
+    /// The plan's sysbench settings.
+    fn sb(p: &RunPlan) -> &sysbench::Settings {
+        let s = p.suite("sysbench").unwrap();
+        &s.as_any().downcast_ref::<Scaled>().unwrap().settings
+    }
     use std::path::Path;
 
     fn demo() -> Lab {
-        crate::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
+        crate::plan::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
     }
 
     fn labels(p: &RunPlan) -> Vec<&str> {
@@ -1061,7 +682,7 @@ mod tests {
     #[test]
     fn pre_adds_fifteen_steps_and_five_groups() {
         let mut lab = demo();
-        lab.sysbench.as_mut().unwrap().pre = true;
+        sb_cfg(&mut lab).pre = true;
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(p.steps().count(), 51);
         let labels = labels(&p);
@@ -1084,7 +705,7 @@ mod tests {
         let only = plan(
             {
                 let mut l = demo();
-                l.sysbench.as_mut().unwrap().pre = true;
+                sb_cfg(&mut l).pre = true;
                 l
             },
             &RunOptions {
@@ -1101,54 +722,35 @@ mod tests {
         let p = plan(demo(), &RunOptions::default()).unwrap();
         let step = |l: &str| sysbench::find(l).unwrap();
         assert_eq!(
-            p.sysbench.as_ref().unwrap().duration_of(step("write-only")),
-            p.sysbench.as_ref().unwrap().read,
+            sb(&p).duration_of(step("write-only")),
+            sb(&p).read,
             "write-only uses read_secs"
         );
+        assert_eq!(sb(&p).duration_of(step("update-one")), sb(&p).write);
         assert_eq!(
-            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
-            p.sysbench.as_ref().unwrap().write
-        );
-        assert_eq!(
-            p.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
-            p.sysbench
-                .as_ref()
-                .unwrap()
-                .read
-                .min(Duration::from_secs(60))
+            sb(&p).duration_of(step("scan.warm")),
+            sb(&p).read.min(Duration::from_secs(60))
         );
         let mut lab = demo();
-        lab.sysbench.as_mut().unwrap().read_secs = 600.0;
-        lab.sysbench.as_mut().unwrap().tables = 8;
+        sb_cfg(&mut lab).read_secs = 600.0;
+        sb_cfg(&mut lab).tables = 8;
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(
-            p.sysbench
-                .as_ref()
-                .unwrap()
-                .duration_of(step("scan.warmpre")),
+            sb(&p).duration_of(step("scan.warmpre")),
             Duration::from_secs(60)
         );
         assert_eq!(
-            p.sysbench
-                .as_ref()
-                .unwrap()
-                .threads_of(step("point-query.warm"), 2),
+            sb(&p).threads_of(step("point-query.warm"), 2),
             8,
             "one per table"
         );
-        assert_eq!(
-            p.sysbench
-                .as_ref()
-                .unwrap()
-                .threads_of(step("point-query"), 2),
-            2
-        );
+        assert_eq!(sb(&p).threads_of(step("point-query"), 2), 2);
     }
 
     #[test]
     fn linkbench_steps_need_the_load_and_the_index_and_the_check_follows_requests() {
         let lab = || {
-            crate::lab::parse(
+            crate::plan::lab::parse(
                 "[lab]\nname = \"l\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
                  [suite.linkbench]\nmaxid1 = 100000\nrequesters = [1, 2]\n",
                 "lab.toml",
@@ -1180,7 +782,11 @@ mod tests {
             ],
             "--only drops the warm step but keeps the check"
         );
-        let lb = p.linkbench.as_ref().unwrap();
+        let lb = p.suite("linkbench").unwrap().as_any();
+        let lb = &lb
+            .downcast_ref::<crate::suites::linkbench::Scaled>()
+            .unwrap()
+            .settings;
         assert_eq!(lb.maxid1, 2_000, "--quick scale");
         let all = plan(lab(), &RunOptions::default()).unwrap();
         assert_eq!(all.steps().count(), 6);
@@ -1189,7 +795,7 @@ mod tests {
     #[test]
     fn insert_steps_need_the_steps_that_build_their_table() {
         let lab = || {
-            crate::lab::parse(
+            crate::plan::lab::parse(
                 "[lab]\nname = \"i\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
                  [suite.sysbench]\nrows = 1000\n[suite.insert]\nrows = 1000\n",
                 "lab.toml",
@@ -1279,7 +885,7 @@ mod tests {
                 &format!("name = \"sqlite.sync-normal\"\n{target_keys}"),
             )
             .replace("engine = \"sqlite\"", "engine = \"postgres\"");
-        crate::lab::parse(&text, "lab.toml", Path::new(".")).unwrap()
+        crate::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap()
     }
 
     #[test]
@@ -1325,42 +931,39 @@ mod tests {
     #[test]
     fn adaptive_steps_run_up_to_their_fixed_length() {
         let mut lab = demo();
-        lab.sysbench.as_mut().unwrap().length = StepLength::Adaptive {
+        sb_cfg(&mut lab).length = StepLength::Adaptive {
             precision: 0.02,
             min_secs: 10.0,
             max_secs: None,
         };
-        lab.sysbench.as_mut().unwrap().read_secs = 60.0;
-        lab.sysbench.as_mut().unwrap().write_secs = 90.0;
+        sb_cfg(&mut lab).read_secs = 60.0;
+        sb_cfg(&mut lab).write_secs = 90.0;
         let step = |l: &str| sysbench::find(l).unwrap();
         let p = plan(lab.clone(), &RunOptions::default()).unwrap();
-        let a = p.sysbench.as_ref().unwrap().adaptive.unwrap();
+        let a = sb(&p).adaptive.unwrap();
         assert_eq!(
             (a.precision, a.min, a.max),
             (0.02, Duration::from_secs(10), None)
         );
         assert_eq!(
-            p.sysbench
-                .as_ref()
-                .unwrap()
-                .duration_of(step("point-query")),
+            sb(&p).duration_of(step("point-query")),
             Duration::from_secs(60)
         );
         assert_eq!(
-            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
+            sb(&p).duration_of(step("update-one")),
             Duration::from_secs(90)
         );
         assert_eq!(
-            p.sysbench.as_ref().unwrap().stop_rule(step("point-query")),
+            sb(&p).stop_rule(step("point-query")),
             Some((0.02, Duration::from_secs(10)))
         );
         assert_eq!(
-            p.sysbench.as_ref().unwrap().stop_rule(step("scan.warm")),
+            sb(&p).stop_rule(step("scan.warm")),
             None,
             "warm steps keep their length"
         );
         assert_eq!(
-            p.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
+            sb(&p).duration_of(step("scan.warm")),
             Duration::from_secs(60)
         );
         let q = plan(
@@ -1372,28 +975,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            q.sysbench
-                .as_ref()
-                .unwrap()
-                .duration_of(step("point-query")),
+            sb(&q).duration_of(step("point-query")),
             Duration::from_secs(5)
         );
         assert_eq!(
-            q.sysbench.as_ref().unwrap().stop_rule(step("point-query")),
+            sb(&q).stop_rule(step("point-query")),
             Some((0.02, Duration::from_secs(3)))
         );
         assert_eq!(
-            q.sysbench.as_ref().unwrap().duration_of(step("scan.warm")),
+            sb(&q).duration_of(step("scan.warm")),
             Duration::from_millis(100)
         );
-        lab.sysbench.as_mut().unwrap().length = StepLength::Adaptive {
+        sb_cfg(&mut lab).length = StepLength::Adaptive {
             precision: 0.02,
             min_secs: 10.0,
             max_secs: Some(20.0),
         };
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(
-            p.sysbench.as_ref().unwrap().duration_of(step("update-one")),
+            sb(&p).duration_of(step("update-one")),
             Duration::from_secs(20)
         );
         assert!(p.describe().contains("adaptive"), "{}", p.describe());

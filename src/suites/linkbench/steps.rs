@@ -22,10 +22,12 @@ use anyhow::Context;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::linkbench_sql as lsql;
-use super::{Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, Scale, StepPlan};
-use super::{Suite, recycle};
+use super::sql as lsql;
 use crate::engine::{DbError, Dialect, Param, Session, StmtId, TableDdl};
+use crate::workload::{
+    Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, Scale, StepPlan,
+};
+use crate::workload::{Suite, recycle};
 
 pub const SUITE: &str = "linkbench";
 /// Report group of `linkbench.load` and `linkbench.index`.
@@ -788,9 +790,9 @@ impl Executor for CheckExec {
 
 pub use request::{IdDraw, RequestFactory};
 
-#[path = "linkbench_request.rs"]
+#[path = "request.rs"]
 mod request;
 
 #[cfg(test)]
-#[path = "linkbench_tests.rs"]
+#[path = "steps_tests.rs"]
 mod tests;

@@ -7,7 +7,6 @@
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::super::{Done, Executor, ExecutorFactory, Opening, Zipf, recycle};
 use super::lsql::{self, Stmt};
 use super::{
     EXISTING_ADD, EXISTING_GET, EXISTING_UPDATE, HISTORY_SHARE, LINK_DATA_MAX, LINK_RANDOM,
@@ -16,6 +15,7 @@ use super::{
     type_links,
 };
 use crate::engine::{DbError, Dialect, Param, Session, StmtId};
+use crate::workload::{Done, Executor, ExecutorFactory, Opening, Zipf, recycle};
 
 /// Ids 1..=n drawn Zipf-distributed by rank, the ranks spread over the id space by a fixed
 /// multiplicative permutation (so the hot ids are not the lowest ones, nor the ones with the

@@ -5,8 +5,8 @@
 //! Owns SQL text only. Must not: execute anything, or decide which statement runs when (the
 //! suite's executors do).
 
-use super::sql::{mark, suffix};
 use crate::engine::{Dialect, TableDdl};
+use crate::workload::sql::{mark, suffix};
 
 /// The link type of link `j` of a node is `LINK_TYPE_BASE + j % link types` (LinkBench's
 /// default link type, 123456789, and the next one).

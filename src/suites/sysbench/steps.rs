@@ -15,12 +15,12 @@ use anyhow::Context;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
+use super::catalog::{DurationRule, EventExecutor, Group, Ids, StepDef, Threads};
 use super::sql::{self, Cols, Key, RangeKind, Stmt};
-use super::{
-    Counted, DurationRule, EventExecutor, Executor, ExecutorFactory, Group, Ids, Opening, Pacer,
-    Role, Scale, StepDef, StepKind, StepPlan, Suite, Threads,
-};
 use crate::engine::{DbError, Dialect, RowSink, RowSource, Session, TableDdl};
+use crate::workload::{
+    Counted, Executor, ExecutorFactory, Opening, Pacer, Role, Scale, StepKind, StepPlan, Suite,
+};
 
 const fn range(kind: RangeKind, span: u32) -> Stmt {
     Stmt::Range { kind, span }

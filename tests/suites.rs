@@ -1,0 +1,70 @@
+//! The suite plug-in seam, end to end: `src/suites/probe/` (a test-only suite that is a
+//! folder plus the registry's lines) runs through `dbdelta run` on SQLite, is stored and is
+//! reported. Test-only suites exist only with `DBDELTA_TEST_SUITES` set.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+fn lab(dir: &Path) -> PathBuf {
+    let path = dir.join("lab.toml");
+    std::fs::write(
+        &path,
+        "[lab]\nname = \"probe lab\"\n\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\n\
+         [[target]]\nname = \"b\"\nengine = \"sqlite\"\nsettings = [\"synchronous = OFF\"]\n\n\
+         [suite.probe]\nsecs = 0.3\n",
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_test_only_suite_runs_end_to_end() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path());
+    let out = dbdelta(dir.path())
+        .env("DBDELTA_TEST_SUITES", "1")
+        .args(["run", lab.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = json["measurements"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "one step × two targets: {rows:?}");
+    for m in rows {
+        assert_eq!(m["step"], "probe.select", "{m}");
+        assert!(m["qps"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    let report = dbdelta(dir.path()).args(["report"]).output().unwrap();
+    let report = text(&report.stdout);
+    assert!(report.contains("probe.select"), "{report}");
+}
+
+#[test]
+fn test_only_suites_are_unknown_without_the_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path());
+    let out = run(dir.path(), &["run", lab.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "[suite.probe] unknown field `probe`, expected one of `sysbench`, `insert`, `linkbench`"
+        ),
+        "{err}"
+    );
+    let dry = dbdelta(dir.path())
+        .env("DBDELTA_TEST_SUITES", "1")
+        .args(["run", lab.to_str().unwrap(), "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(dry.status.success(), "{}", text(&dry.stderr));
+    let plan = text(&dry.stdout);
+    assert!(plan.contains("probe: one-row reads for 0.3 s"), "{plan}");
+    assert!(
+        plan.contains("probe steps (1 reported): probe.select"),
+        "{plan}"
+    );
+}
