@@ -20,12 +20,8 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sampler;
-pub mod ssh;
 pub mod stats;
 pub mod store;
 pub mod suites;
 pub mod sys;
 pub mod workload;
-
-/// `crate::lab` as before `plan/` held it: the agent and the fuzz target parse labs through it.
-pub use plan::lab;

@@ -16,7 +16,7 @@ fn lab_insert_write_rows_too_large_is_bad_input() {
             "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
              [suite.insert]\n{key} = {value}\n"
         );
-        let e = dbdelta::lab::parse(&text, "lab.toml", Path::new(".")).unwrap_err();
+        let e = dbdelta::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap_err();
         assert!(
             e.0.contains("must be at most 1000000000000"),
             "{key}: {}",

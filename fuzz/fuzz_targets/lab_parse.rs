@@ -1,5 +1,5 @@
 //! Fuzz target `lab_parse`: arbitrary bytes, as UTF-8 text, through the lab parser
-//! (`dbdelta::lab::parse`), the code behind every `dbdelta run LAB`.
+//! (`dbdelta::plan::lab::parse`), the code behind every `dbdelta run LAB`.
 //!
 //! Any `Err` is a fine answer; a panic, abort, stack overflow, running out of memory or time is
 //! a bug. The parser reads a target's `config` file: relative paths resolve in a scratch
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     if !configs_stay_inside(text) {
         return;
     }
-    let _ = dbdelta::lab::parse(text, "fuzz.toml", scratch());
+    let _ = dbdelta::plan::lab::parse(text, "fuzz.toml", scratch());
 });
 
 /// The directory relative paths of the lab resolve in, made once per process.

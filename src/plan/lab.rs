@@ -662,7 +662,8 @@ fn remote(
         }
         return Ok(None);
     };
-    let host = crate::ssh::SshHost::parse(h.get_ref()).map_err(|e| src.error_at(h.span(), e))?;
+    let host = crate::engine::remote::SshHost::parse(h.get_ref())
+        .map_err(|e| src.error_at(h.span(), e))?;
     if engine.embedded() {
         return Err(src.error_at(
             h.span(),

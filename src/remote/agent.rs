@@ -187,7 +187,7 @@ impl Agent {
 
     /// `client = "remote"`: the suites' steps, planned from the lab the other side sent.
     fn plan(&mut self, lab: &str, quick: bool) -> Result<()> {
-        let lab = crate::lab::parse(lab, "the lab sent to the agent", &self.workdir)?;
+        let lab = crate::plan::lab::parse(lab, "the lab sent to the agent", &self.workdir)?;
         let opts = crate::plan::RunOptions {
             quick,
             ..Default::default()
