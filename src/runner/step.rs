@@ -1122,6 +1122,18 @@ mod tests {
     use super::*;
     use crate::suites::sysbench::steps as sysbench;
 
+    /// Every LinkBench step's roles (the load's loaders, the requesters at each count) pass the
+    /// check a step runs first (the test lives here so the suites never import the runner).
+    #[test]
+    fn every_linkbench_step_passes_the_role_check() {
+        use crate::suites::linkbench::steps::Settings;
+        let s = Settings::with_defaults(10_000, vec![1, 4]);
+        for (i, (label, kind)) in s.steps().into_iter().enumerate() {
+            let plan = s.step_plan(i as u32, &label, kind);
+            check_roles(&plan).unwrap_or_else(|e| panic!("{label}: {e}"));
+        }
+    }
+
     #[test]
     fn roles_are_checked_before_a_step_runs() {
         let point = sysbench::find("point-query").unwrap();
