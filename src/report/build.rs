@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::fmt::{percent, plural, signed_percent, two};
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
+use super::suites::SECTIONS;
 use super::{Options, ReportError, crossover, verdict};
 use crate::results::metrics::{Agg, METRICS, Picked};
 use crate::results::{Latency, Measurement, Metric, RunData, TargetInfo, Values};
@@ -190,14 +191,18 @@ fn target_summaries(
 /// notes and crossovers. `data` is `all` without its warm steps.
 fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     model.relative = relative(model, &data.measurements);
-    model.insert = super::insert::summaries(model);
-    model.linkbench = super::linkbench::summaries(model);
+    for section in SECTIONS {
+        section.summarize(model);
+    }
     verdict::apply(model, &data.measurements);
     model.groups = group_summaries(model);
     model.pre_post = pre_post(model);
     model.tldr = tldr(model);
     model.warnings = warnings(model, data);
-    model.warnings.extend(super::insert::sla_warnings(model));
+    for section in SECTIONS {
+        let more = section.warnings(model);
+        model.warnings.extend(more);
+    }
     for m in all.measurements.iter().filter(|m| m.warm && m.failed) {
         model.warnings.push(format!(
             "failed: warm step {} of {} at {}: {}",
@@ -250,7 +255,7 @@ fn invocations(data: &RunData) -> Vec<InvocationSummary> {
         .collect()
 }
 
-/// Groups in [`GROUP_ORDER`] (unknown ids after, by first appearance in step order); steps in
+/// Groups in the suites' order ([`known_groups`]; unknown ids after, by first appearance in step order); steps in
 /// step order.
 fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
     let mut steps: Vec<(u32, usize, &str, &str)> = Vec::new();
@@ -271,11 +276,11 @@ fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
             }),
         }
     }
+    let known = known_groups();
     let rank = |id: &str| {
-        GROUP_ORDER
-            .iter()
-            .position(|g| *g == id)
-            .unwrap_or(GROUP_ORDER.len())
+        (known.iter())
+            .position(|(g, _)| *g == id)
+            .unwrap_or(known.len())
     };
     groups.sort_by_key(|g| rank(&g.id));
     groups

@@ -35,8 +35,9 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         doc.push(Block::Bullets(m.tldr.clone()));
     }
     load(m, &mut doc);
-    super::insert::blocks(m, &mut doc);
-    super::linkbench::blocks(m, &mut doc);
+    for section in super::suites::SECTIONS {
+        section.blocks(m, &mut doc);
+    }
     concurrency(m, &mut doc);
     for &clients in &m.clients {
         results(m, clients, &mut doc);

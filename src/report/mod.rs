@@ -14,14 +14,13 @@ pub mod csv;
 mod doc;
 mod fmt;
 mod html;
-mod insert;
 mod json;
 mod layout;
-mod linkbench;
 mod markdown;
 pub mod model;
 pub mod profile;
 mod resolution;
+mod suites;
 mod text;
 mod verdict;
 

@@ -868,31 +868,18 @@ impl ReportModel {
     }
 }
 
-/// Display order of the known group ids: point, range, writes (the reference's order); with
-/// `pre = true` the groups before the writes first. Unknown ids follow, in step order.
-pub const GROUP_ORDER: &[&str] = &[
-    "point-1",
-    "range-1",
-    "point",
-    "point-2",
-    "range-noagg",
-    "range-agg",
-    "range-2",
-    "writes",
-];
+/// The report groups the suites list, in display order (each suite's `groups`, suites in
+/// registry order): (id, title).
+pub fn known_groups() -> Vec<(&'static str, &'static str)> {
+    (crate::suites::registry().iter())
+        .flat_map(|s| s.groups())
+        .collect()
+}
 
-/// Display name of a group id; unknown ids are shown as they are.
+/// Display name of a group id: its suite's title; unknown ids are shown as they are.
 pub fn group_title(id: &str) -> String {
-    match id {
-        "point" => "point queries",
-        "range-noagg" => "range queries without aggregation",
-        "range-agg" => "range queries with aggregation",
-        "writes" => "writes",
-        "point-1" => "point queries, before writes",
-        "range-1" => "range queries, before writes",
-        "point-2" => "point queries, after writes",
-        "range-2" => "range queries, after writes",
-        other => other,
-    }
-    .to_string()
+    (known_groups().into_iter())
+        .find(|(g, _)| *g == id)
+        .map_or(id, |(_, title)| title)
+        .to_string()
 }

@@ -49,6 +49,12 @@ pub trait SuiteKind: Sync {
     fn list_sql(&self, _engine: EngineKind) -> String {
         String::new()
     }
+    /// The report groups of its steps, in the order reports show them: (id as stored with each
+    /// measurement, display title). Groups a suite does not list follow, in step order, under
+    /// their ids.
+    fn groups(&self) -> Vec<(&'static str, &'static str)> {
+        Vec::new()
+    }
 }
 
 /// A suite's lab section, checked: what the lab says, before the command line's `--quick`.

@@ -61,6 +61,34 @@ impl Group {
         }
     }
 
+    /// Display order in reports: point, range, writes (the reference's order); with `pre = true`
+    /// the groups before the writes first.
+    pub const REPORT_ORDER: [Group; 8] = [
+        Group::Point1,
+        Group::Range1,
+        Group::Point,
+        Group::Point2,
+        Group::RangeNoAgg,
+        Group::RangeAgg,
+        Group::Range2,
+        Group::Writes,
+    ];
+
+    /// The title reports show for the group.
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Point => "point queries",
+            Group::RangeNoAgg => "range queries without aggregation",
+            Group::RangeAgg => "range queries with aggregation",
+            Group::Writes => "writes",
+            Group::Point1 => "point queries, before writes",
+            Group::Range1 => "range queries, before writes",
+            Group::Point2 => "point queries, after writes",
+            Group::Range2 => "range queries, after writes",
+            Group::Warm => "warm-up steps",
+        }
+    }
+
     /// The group a step reports under: with `pre = true` the reads after the writes form
     /// `point-2` and `range-2` (the 5-group split of methodology §2.8.3).
     pub fn with_pre(self, pre: bool) -> Group {

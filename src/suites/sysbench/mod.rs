@@ -22,7 +22,7 @@ use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::suites::{Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings};
 use crate::workload::{Scale, SuitePlan};
-use catalog::StepDef;
+use catalog::{Group, StepDef};
 use steps as sysbench;
 
 pub use section::{StepLength, SysbenchConfig};
@@ -37,6 +37,12 @@ impl SuiteKind for SysbenchSuite {
 
     fn by_default(&self) -> bool {
         true
+    }
+
+    fn groups(&self) -> Vec<(&'static str, &'static str)> {
+        (Group::REPORT_ORDER.iter())
+            .map(|g| (g.id(), g.title()))
+            .collect()
     }
 
     fn parse(&self, section: &Section<'_>) -> Result<Box<dyn SuiteConfig>, InputError> {

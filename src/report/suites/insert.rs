@@ -5,8 +5,10 @@
 //! Owns computing [`InsertSummary`] from the model's aggregates and measurement rows, and
 //! laying it out as blocks. Must not: read the store or files, or format for one output.
 
-use super::doc::{Block, Cell, ChartRef, Grid, Tone, rate, rel_cell};
-use super::model::{Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel};
+use super::super::doc::{Block, Cell, ChartRef, Grid, Tone, rate, rel_cell};
+use super::super::model::{
+    Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel,
+};
 use crate::results::OpMeasurement;
 
 /// The suite id of insert-suite measurements.
@@ -19,8 +21,25 @@ fn is_query(step: &str) -> bool {
     step.starts_with("qr") || step.starts_with("qp")
 }
 
+/// The Insert Benchmark's section.
+pub(super) struct Section;
+
+impl super::SuiteSection for Section {
+    fn summarize(&self, model: &mut ReportModel) {
+        model.insert = summaries(model);
+    }
+
+    fn warnings(&self, model: &ReportModel) -> Vec<String> {
+        sla_warnings(model)
+    }
+
+    fn blocks(&self, model: &ReportModel, doc: &mut Vec<Block>) {
+        blocks(model, doc);
+    }
+}
+
 /// One summary per client count with insert-suite measurements.
-pub fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
+fn summaries(m: &ReportModel) -> Vec<InsertSummary> {
     let (rows, clients, targets) = m.suite_scope(SUITE);
     clients
         .into_iter()
@@ -192,7 +211,7 @@ fn colour(s: &mut InsertSummary) {
 }
 
 /// The three tables of each summary, for every format.
-pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
+fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
     for s in &m.insert {
         doc.push(Block::Heading(format!(
             "Insert Benchmark summary, clients = {}",
@@ -404,7 +423,7 @@ fn operations_table(s: &InsertSummary) -> Grid {
 }
 
 /// One warning per target × query step that missed its SLA, with the achieved rate.
-pub fn sla_warnings(m: &ReportModel) -> Vec<String> {
+fn sla_warnings(m: &ReportModel) -> Vec<String> {
     let mut out = Vec::new();
     for s in &m.insert {
         for r in &s.rows {

@@ -7,8 +7,10 @@
 //! Owns computing [`LinkbenchSummary`] from the model's aggregates and measurement rows, and
 //! laying it out as blocks. Must not: read the store or files, or format for one output.
 
-use super::doc::{Block, Cell, Grid, Tone, rate, rel_cell};
-use super::model::{LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel};
+use super::super::doc::{Block, Cell, Grid, Tone, rate, rel_cell};
+use super::super::model::{
+    LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel,
+};
 use crate::results::{Metric, OpMeasurement};
 use crate::stats::mean_known;
 use crate::suites::linkbench::steps::{OPS, REQUEST_GROUP, SUITE};
@@ -16,8 +18,21 @@ use crate::suites::linkbench::steps::{OPS, REQUEST_GROUP, SUITE};
 const LOAD: &str = "linkbench.load";
 const INDEX: &str = "linkbench.index";
 
+/// LinkBench's section.
+pub(super) struct Section;
+
+impl super::SuiteSection for Section {
+    fn summarize(&self, model: &mut ReportModel) {
+        model.linkbench = summaries(model);
+    }
+
+    fn blocks(&self, model: &ReportModel, doc: &mut Vec<Block>) {
+        blocks(model, doc);
+    }
+}
+
 /// One summary per client count with LinkBench measurements.
-pub fn summaries(m: &ReportModel) -> Vec<LinkbenchSummary> {
+fn summaries(m: &ReportModel) -> Vec<LinkbenchSummary> {
     let (rows, clients, targets) = m.suite_scope(SUITE);
     clients
         .into_iter()
@@ -287,7 +302,7 @@ fn operations_table(s: &LinkbenchSummary) -> Grid {
 }
 
 /// The tables of each summary, for every format.
-pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
+fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
     for s in &m.linkbench {
         doc.push(Block::Heading(format!(
             "LinkBench, clients = {}",
