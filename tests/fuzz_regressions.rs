@@ -1,4 +1,4 @@
-//! Regression tests for the crashes the fuzzers in `fuzz/` found (README "Fuzzing"): each
+//! Regression tests for the crashes the fuzzers in `fuzz/` found (docs/fuzzing.md): each
 //! feeds the crashing input, or the smallest input with the same cause, to the library and
 //! checks that it is now an error and not a panic.
 

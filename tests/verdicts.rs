@@ -9,11 +9,11 @@
 //!   which run before the writes on the same data for both targets. The reads after the writes
 //!   are left out: OFF writes 5–300× more rows in a write step than FULL, so its tables come out
 //!   of the writes more fragmented and its range reads cost a few % more CPU, a real difference
-//!   (README, Evidence) that this test must not call wrong.
+//!   (docs/verdicts.md, Evidence) that this test must not call wrong.
 //!
 //! Each run takes about 2½ minutes and holds the `measuring()` lock; its text report is kept at
 //! `<target dir>/verdicts/a-a.txt` and `a-b.txt`. The proof that these pass
-//! by design and not by luck (many repeated runs, counted) is in the README (How verdicts are
+//! by design and not by luck (many repeated runs, counted) is in docs/verdicts.md (How verdicts are
 //! made, "Evidence").
 
 mod common;

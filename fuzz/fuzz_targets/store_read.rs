@@ -2,7 +2,7 @@
 //! `list`, `compare` and `profile` read it.
 //!
 //! Each input starts from the same small valid store (`seeds/store.db`: two runs of a real
-//! SQLite lab, see README "Fuzzing") and describes how to damage a copy of it: values of the
+//! SQLite lab, see docs/fuzzing.md) and describes how to damage a copy of it: values of the
 //! tables overwritten with fuzzer-chosen ones through SQL (any type in any column, copied from
 //! another row, rows deleted or duplicated with one value changed, tables dropped, the schema
 //! version changed), then a few raw bytes of the file overwritten. The copy is then opened with

@@ -999,7 +999,7 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     out
 }
 
-/// How verdicts are made, with this report's parameters (README "How verdicts are made").
+/// How verdicts are made, with this report's parameters (docs/verdicts.md).
 fn verdict_notes(model: &ReportModel) -> Vec<String> {
     let with_test = model
         .relative

@@ -57,7 +57,7 @@ pub struct ReportModel {
     pub pre_post: Vec<PrePost>,
     /// `dbdelta compare`: the two runs; `None` in the report of one run.
     pub compare: Option<CompareRuns>,
-    /// The statistical method's parameters (README "How verdicts are made").
+    /// The statistical method's parameters (docs/verdicts.md).
     pub method: Method,
     /// With a client sweep (2 or more client counts): per shown target × group × clients, the
     /// group's QPS (geometric mean of its steps' QPS). Empty with one client count.

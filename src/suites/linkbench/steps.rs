@@ -82,7 +82,7 @@ const CHECK_KEYS: u32 = 5;
 /// The out-degree distribution: `(largest degree of the bucket, cumulative share)`. A compact
 /// approximation of LinkBench's `config/Distribution.dat` (`nlinks`, 19,951 points up to
 /// 961,963 links, mean 4.10): its cumulative shares at these 20 degrees, the degree drawn
-/// with density ∝ 1/d² within a bucket, nothing above 100,000. Mean 4.19 (README
+/// with density ∝ 1/d² within a bucket, nothing above 100,000. Mean 4.19 (docs/workloads.md
 /// "LinkBench").
 pub const DEGREES: &[(u32, f64)] = &[
     (0, 0.45332),

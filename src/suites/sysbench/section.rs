@@ -26,7 +26,7 @@ mod defaults {
         5.0
     }
     /// Adaptive steps: target relative half-width of the 95% CI of the per-second mean QPS.
-    /// ±2%: on PG 15 here (README, Adaptive step length) ±1% was reached within 20 s by 6 of
+    /// ±2%: on PG 15 here (docs/lab.md, Adaptive step length) ±1% was reached within 20 s by 6 of
     /// 32 steps, ±2% by 13 (all within 8 s), and the QPS stayed closer to fixed steps than two
     /// fixed runs were to each other; it also matches the default minimum effect size.
     pub const PRECISION: f64 = 0.02;
