@@ -26,6 +26,93 @@ fn no_import_cycle_between_top_level_modules() {
     }
 }
 
+/// ARCHITECTURE.md's "Layers" table is the rule: a module imports only modules of its own row or
+/// the rows above it in the table (lower layers). Every top-level module of `src/` must stand in
+/// exactly one row, so the table cannot fall behind the code.
+#[test]
+fn every_import_follows_the_layers_of_architecture_md() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let layer = layers_of(&text);
+    let graph = graph_of(&root.join("src"));
+    let mut wrong = Vec::new();
+    for (from, tos) in &graph {
+        let Some(&own) = layer.get(from) else {
+            wrong.push(format!(
+                "`{from}` is in no row of ARCHITECTURE.md's Layers table"
+            ));
+            continue;
+        };
+        for (to, place) in tos {
+            match layer.get(to) {
+                None => wrong.push(format!("`{to}` is in no row of ARCHITECTURE.md's Layers table")),
+                Some(&l) if l > own => wrong.push(format!(
+                    "{from} (layer {own}) imports {to} (layer {l}) at {place}: a lower layer imports a higher one"
+                )),
+                _ => {}
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The layer of each top-level module named in the "modules" column of the "## Layers" table:
+/// its first backticked word of each entry (`engine::common` is `engine`), rows numbered in
+/// order from 1.
+fn layers_of(markdown: &str) -> BTreeMap<String, usize> {
+    let section = markdown
+        .split("\n## ")
+        .find(|s| s.starts_with("Layers"))
+        .expect("ARCHITECTURE.md has a ## Layers section");
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| layer") && !l.starts_with("| ---"));
+    let mut out = BTreeMap::new();
+    for (i, row) in rows.enumerate() {
+        let modules = row.split('|').nth(2).expect("a modules column");
+        // Only the text outside parentheses names the row's modules; inside are their parts.
+        let mut depth = 0;
+        let outer: String = modules
+            .chars()
+            .filter(|c| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => return depth == 0,
+                }
+                false
+            })
+            .collect();
+        for name in outer.split('`').skip(1).step_by(2) {
+            let top = name.split("::").next().unwrap().to_string();
+            out.entry(top).or_insert(i + 1);
+        }
+    }
+    assert!(out.len() > 5, "no layers read from the table: {out:?}");
+    out
+}
+
+#[test]
+fn the_layers_table_is_read_row_by_row() {
+    let md = "# A\n\n## Layers\n\n| layer | modules | may use | rule |\n| --- | --- | --- | --- |\n\
+              | 1. leaves | `sys`, `stats` (with `stats::x`, not `runner`) | - | - |\n\
+              | 2. up | `engine` | - | - |\n| 3. a | `a`, `b` | - | - |\n| 4. b | `c` | | |\n\
+              | 5. c | `d` | | |\n\n## Next\n| 9. not | `zzz` | | |\n";
+    let l = layers_of(md);
+    assert_eq!(l["sys"], 1);
+    assert_eq!(l["stats"], 1);
+    assert_eq!(l["engine"], 2);
+    assert_eq!(l["b"], 3);
+    assert_eq!(l["d"], 5);
+    assert!(
+        !l.contains_key("runner"),
+        "inside parentheses: a part, not a row's module"
+    );
+    assert!(!l.contains_key("zzz"), "another section");
+}
+
 #[test]
 fn a_cycle_is_found_and_test_code_is_not_counted() {
     let dir = tempfile::tempdir().unwrap();
