@@ -111,35 +111,7 @@ fn measurement(
             max: lat * 40.0,
             mean: lat,
         }),
-        values: Values::default().with(&[
-            (Metric::ServerCpu, cpu_us),
-            (Metric::ClientCpu, cpu_us / 4.0),
-            (Metric::HostCpu, cpu_us * 1.3),
-            (Metric::Cs, if group == "writes" { 2.5 } else { 0.4 }),
-            (Metric::HostCs, if group == "writes" { 3.1 } else { 0.6 }),
-            (Metric::Reads, 0.0),
-            (Metric::ReadKb, 0.0),
-            (Metric::Writes, if group == "writes" { 1.2 } else { 0.0 }),
-            (Metric::WriteKb, if group == "writes" { 9.6 } else { 0.0 }),
-            (Metric::ProcReadKb, 0.0),
-            (
-                Metric::ProcWriteKb,
-                if group == "writes" { 8.0 } else { 0.0 },
-            ),
-            (
-                Metric::PeakRss,
-                (180_000_000 + 1_000_000 * step_index as u64) as f64,
-            ),
-            (Metric::PeakVsz, 1_200_000_000.0),
-            (
-                Metric::PeakPss,
-                (150_000_000 + 2_000_000 * repeat as u64) as f64,
-            ),
-            (
-                Metric::DbSize,
-                (25_000_000 + 100_000 * step_index as u64) as f64,
-            ),
-        ]),
+        values: costs(group, step_index, repeat, cpu_us),
         warm: false,
         rows_per_statement: None,
         client_bound: false,
@@ -160,6 +132,40 @@ fn measurement(
     };
     m.values.set(Metric::ScanKrows, scan);
     m
+}
+
+/// The fixture's costs, peaks and size of one measurement: writes cost more context switches
+/// and device writes; RSS and size grow with the step, PSS with the repeat.
+fn costs(group: &str, step_index: u32, repeat: u32, cpu_us: f64) -> Values {
+    Values::default().with(&[
+        (Metric::ServerCpu, cpu_us),
+        (Metric::ClientCpu, cpu_us / 4.0),
+        (Metric::HostCpu, cpu_us * 1.3),
+        (Metric::Cs, if group == "writes" { 2.5 } else { 0.4 }),
+        (Metric::HostCs, if group == "writes" { 3.1 } else { 0.6 }),
+        (Metric::Reads, 0.0),
+        (Metric::ReadKb, 0.0),
+        (Metric::Writes, if group == "writes" { 1.2 } else { 0.0 }),
+        (Metric::WriteKb, if group == "writes" { 9.6 } else { 0.0 }),
+        (Metric::ProcReadKb, 0.0),
+        (
+            Metric::ProcWriteKb,
+            if group == "writes" { 8.0 } else { 0.0 },
+        ),
+        (
+            Metric::PeakRss,
+            (180_000_000 + 1_000_000 * step_index as u64) as f64,
+        ),
+        (Metric::PeakVsz, 1_200_000_000.0),
+        (
+            Metric::PeakPss,
+            (150_000_000 + 2_000_000 * repeat as u64) as f64,
+        ),
+        (
+            Metric::DbSize,
+            (25_000_000 + 100_000 * step_index as u64) as f64,
+        ),
+    ])
 }
 
 fn load(target: &str, clients: u32, repeat: u32, rows_per_sec: f64, index_secs: f64) -> LoadResult {
