@@ -26,6 +26,7 @@ pub mod observed;
 pub use observed::{Observed, ProbeWhat, Probed};
 
 use crate::cpus::CpuSet;
+use crate::results::{Metric, Values};
 use crate::sys::{rusage, timeval_us};
 
 /// Counters of one engine process at one instant.
@@ -367,27 +368,13 @@ pub struct Costs {
     pub b: Snapshot,
 }
 
-/// Per-op values of a measured period.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PerOp {
-    pub proc_cpu_us: Option<f64>,
-    pub client_cpu_us: Option<f64>,
-    pub proc_cs: Option<f64>,
-    pub host_cpu_us: Option<f64>,
-    pub host_cs: Option<f64>,
-    pub reads: Option<f64>,
-    pub read_kb: Option<f64>,
-    pub writes: Option<f64>,
-    pub write_kb: Option<f64>,
-    pub proc_read_kb: Option<f64>,
-    pub proc_write_kb: Option<f64>,
-}
-
 impl Costs {
-    /// Divide every delta by `ops`; over zero ops every value is `None` ("n/a").
-    pub fn per_op(&self, ops: u64) -> PerOp {
+    /// Divide every delta by `ops`, into the metric table's per-op costs (the server's CPU,
+    /// context switches and IO, dbdelta's CPU, the host's, the device's); over zero ops every
+    /// value is `None` ("n/a").
+    pub fn per_op(&self, ops: u64) -> Values {
         if ops == 0 {
-            return PerOp::default();
+            return Values::default();
         }
         let n = ops as f64;
         let d = |a: u64, b: u64| Some(b.saturating_sub(a) as f64 / n);
@@ -409,23 +396,41 @@ impl Costs {
         }
         let seen = a.proc_observed && b.proc_observed;
         let proc = |v: f64| seen.then_some(v);
-        PerOp {
-            proc_cpu_us: proc((b.proc_cpu_us - a.proc_cpu_us).max(0.0) / n),
-            client_cpu_us: Some((b.client_cpu_us - a.client_cpu_us).max(0.0) / n),
-            proc_cs: proc(cs as f64 / n),
-            host_cpu_us: Some((b.host_busy_us - a.host_busy_us).max(0.0) / n),
-            host_cs: d(a.host_ctxt, b.host_ctxt),
-            reads: disk.and_then(|(x, y)| d(x.reads, y.reads)),
-            read_kb: disk
-                .and_then(|(x, y)| d(x.sectors_read, y.sectors_read))
-                .map(|v| v / 2.0),
-            writes: disk.and_then(|(x, y)| d(x.writes, y.writes)),
-            write_kb: disk
-                .and_then(|(x, y)| d(x.sectors_written, y.sectors_written))
-                .map(|v| v / 2.0),
-            proc_read_kb: proc(rd as f64 / n / 1024.0),
-            proc_write_kb: proc(wr as f64 / n / 1024.0),
+        let mut out = Values::default();
+        for (metric, value) in [
+            (
+                Metric::ServerCpu,
+                proc((b.proc_cpu_us - a.proc_cpu_us).max(0.0) / n),
+            ),
+            (
+                Metric::ClientCpu,
+                Some((b.client_cpu_us - a.client_cpu_us).max(0.0) / n),
+            ),
+            (Metric::Cs, proc(cs as f64 / n)),
+            (
+                Metric::HostCpu,
+                Some((b.host_busy_us - a.host_busy_us).max(0.0) / n),
+            ),
+            (Metric::HostCs, d(a.host_ctxt, b.host_ctxt)),
+            (Metric::Reads, disk.and_then(|(x, y)| d(x.reads, y.reads))),
+            (
+                Metric::ReadKb,
+                (disk.and_then(|(x, y)| d(x.sectors_read, y.sectors_read))).map(|v| v / 2.0),
+            ),
+            (
+                Metric::Writes,
+                disk.and_then(|(x, y)| d(x.writes, y.writes)),
+            ),
+            (
+                Metric::WriteKb,
+                (disk.and_then(|(x, y)| d(x.sectors_written, y.sectors_written))).map(|v| v / 2.0),
+            ),
+            (Metric::ProcReadKb, proc(rd as f64 / n / 1024.0)),
+            (Metric::ProcWriteKb, proc(wr as f64 / n / 1024.0)),
+        ] {
+            out.set(metric, value);
         }
+        out
     }
 }
 
@@ -525,9 +530,9 @@ mod tests {
         }
         .per_op(1);
         // 50 ms of CPU by getrusage: at least 20 ms must be visible in /proc.
-        assert!(per.proc_cpu_us.unwrap() > 20_000.0, "{per:?}");
-        assert!(per.host_cpu_us.unwrap() > 0.0);
-        assert!(Costs { a, b }.per_op(0).proc_cpu_us.is_none());
+        assert!(per.get(Metric::ServerCpu).unwrap() > 20_000.0, "{per:?}");
+        assert!(per.get(Metric::HostCpu).unwrap() > 0.0);
+        assert!(Costs { a, b }.per_op(0).get(Metric::ServerCpu).is_none());
         assert!(probe.memory().unwrap().rss > 0);
     }
 

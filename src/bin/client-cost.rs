@@ -33,6 +33,7 @@ use dbdelta::engine::common::wire::Wait;
 use dbdelta::engine::postgres::pgwire::PgConn;
 use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec};
 use dbdelta::progress::{Mode, Progress, thousands};
+use dbdelta::results::Metric;
 use dbdelta::runner::{step, timed_load};
 use dbdelta::sampler::{Probe, Snapshot};
 use dbdelta::suites::sysbench::steps as sysbench;
@@ -687,8 +688,8 @@ impl Bench<'_> {
         }
         let window = run.costs.per_op(events);
         Ok(Sample {
-            window_client_us: window.client_cpu_us.unwrap_or(f64::NAN),
-            window_server_us: window.proc_cpu_us.unwrap_or(f64::NAN),
+            window_client_us: window.get(Metric::ClientCpu).unwrap_or(f64::NAN),
+            window_server_us: window.get(Metric::ServerCpu).unwrap_or(f64::NAN),
             ..Sample::in_process(events as f64 / run.seconds, all, usage, (&a, &b), secs)
         })
     }

@@ -322,6 +322,15 @@ impl Values {
         self.get(m).map(|v| v as u64)
     }
 
+    /// Sets every value `other` has (the rest stay as they are).
+    pub fn fill_from(&mut self, other: &Values) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            if theirs.is_some() {
+                *mine = theirs;
+            }
+        }
+    }
+
     /// These values with `pairs` set.
     pub fn with(mut self, pairs: &[(Metric, f64)]) -> Values {
         for &(m, v) in pairs {
@@ -476,6 +485,11 @@ mod tests {
         assert!(text.contains(r#""peak_rss_bytes":4096,"#), "{text}");
         let back: Values = serde_json::from_str(&text).unwrap();
         assert_eq!(back, v);
+        let mut filled = Values::default().with(&[(Metric::Cs, 2.0), (Metric::PeakRss, 1.0)]);
+        filled.fill_from(&v);
+        assert_eq!(filled.get(Metric::Cs), Some(2.0), "kept: v has none");
+        assert_eq!(filled.get(Metric::PeakRss), Some(4096.0), "v's wins");
+        assert_eq!(filled.get(Metric::ServerCpu), Some(12.5));
         let picked = serde_json::to_string(&Picked::<{ pick::RELATIVE }>(v)).unwrap();
         assert!(!picked.contains("peak_rss"), "{picked}");
     }

@@ -442,31 +442,21 @@ impl CellRun<'_> {
     fn fill(&self, m: &mut Measurement, step: &StepPlan, run: &StepRun, threads: u32) {
         fill_counts(m, step, run);
         m.operations = operations(step, run, threads);
+        // The sampler's per-op costs, under their metrics; then the peaks.
         let per = run.costs.per_op(m.ops);
+        let (server_cpu, measured_client) =
+            (per.get(Metric::ServerCpu), per.get(Metric::ClientCpu));
+        m.values.fill_from(&per);
         let embedded = self.target.engine.embedded();
         // In-process engines share our CPU: client cost is not separable from engine cost.
-        let client_cpu = (!embedded).then_some(per.client_cpu_us).flatten();
+        let client_cpu = measured_client.filter(|_| !embedded);
+        m.values.set(Metric::ClientCpu, client_cpu);
         m.client_bound =
-            !embedded && client_bound(per.client_cpu_us, per.proc_cpu_us, run.max_client_busy);
+            !embedded && client_bound(measured_client, server_cpu, run.max_client_busy);
         let peak = |b: Option<u64>| b.map(|b| b as f64);
-        for (metric, value) in [
-            (Metric::ServerCpu, per.proc_cpu_us),
-            (Metric::ClientCpu, client_cpu),
-            (Metric::HostCpu, per.host_cpu_us),
-            (Metric::Cs, per.proc_cs),
-            (Metric::HostCs, per.host_cs),
-            (Metric::Reads, per.reads),
-            (Metric::ReadKb, per.read_kb),
-            (Metric::Writes, per.writes),
-            (Metric::WriteKb, per.write_kb),
-            (Metric::ProcReadKb, per.proc_read_kb),
-            (Metric::ProcWriteKb, per.proc_write_kb),
-            (Metric::PeakRss, peak(run.peaks.rss)),
-            (Metric::PeakVsz, peak(run.peaks.vsz)),
-            (Metric::PeakPss, peak(run.peaks.pss)),
-        ] {
-            m.values.set(metric, value);
-        }
+        m.values.set(Metric::PeakRss, peak(run.peaks.rss));
+        m.values.set(Metric::PeakVsz, peak(run.peaks.vsz));
+        m.values.set(Metric::PeakPss, peak(run.peaks.pss));
         let cpus = &run.cpus;
         m.server_cpus_seen = cpus.server_seen.to_option();
         m.server_cpus_allowed = cpus.server_allowed.to_option();
@@ -479,9 +469,11 @@ impl CellRun<'_> {
             clients: threads * step.roles.len() as u32,
             usable_cpus: self.plan.machine.usable.len(),
             one_shared_cpu: placement.one_shared_cpu(),
-            server_io_kb_per_op: per.proc_read_kb.zip(per.proc_write_kb).map(|(r, w)| r + w),
+            server_io_kb_per_op: (m.values.get(Metric::ProcReadKb))
+                .zip(m.values.get(Metric::ProcWriteKb))
+                .map(|(r, w)| r + w),
             client_cpu_us_per_op: client_cpu,
-            server_cpu_us_per_op: per.proc_cpu_us,
+            server_cpu_us_per_op: server_cpu,
             qps: m.qps,
         });
     }
@@ -574,10 +566,10 @@ fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement
                 target_ops_per_sec: target,
                 latency_us: merged.latency(),
                 response_us: merged.response_latency(),
-                step_server_cpu_us_per_unit: per.proc_cpu_us,
-                step_cs_per_unit: per.proc_cs,
-                step_read_kb_per_unit: per.read_kb,
-                step_write_kb_per_unit: per.write_kb,
+                step_server_cpu_us_per_unit: per.get(Metric::ServerCpu),
+                step_cs_per_unit: per.get(Metric::Cs),
+                step_read_kb_per_unit: per.get(Metric::ReadKb),
+                step_write_kb_per_unit: per.get(Metric::WriteKb),
                 series: (merged.seconds.iter().take(whole_seconds))
                     .map(|s| s.units)
                     .collect(),
