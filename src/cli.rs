@@ -77,6 +77,10 @@ pub enum Command {
     /// by dbdelta over SSH, it answers JSON requests on stdin. Not for people.
     #[command(hide = true)]
     Agent,
+    /// The client of an instruction-counting pass, run by `dbdelta run` under valgrind: it
+    /// answers JSON requests on stdin. Not for people.
+    #[command(hide = true)]
+    CountClient,
 }
 
 #[derive(Debug, Args)]
@@ -290,6 +294,11 @@ pub struct RunArgs {
     /// hot-points; the report then shows where each target spends its CPU per operation.
     #[arg(long)]
     pub profile: bool,
+    /// Count every step's instructions per operation in a counting pass under valgrind's
+    /// callgrind after the timed steps (as the lab's `instructions = true`): a cost host noise
+    /// cannot move, with verdicts from one repeat.
+    #[arg(long)]
+    pub instructions: bool,
     /// Print the plan and start nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -408,6 +417,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         }) => push_cmd(&cli.store, &args),
         Command::Clean(args) => clean_cmd(&args),
         Command::Agent => crate::remote::agent::serve().map(|()| ExitCode::SUCCESS),
+        Command::CountClient => crate::runner::count::client_main().map(|()| ExitCode::SUCCESS),
     }
 }
 
@@ -504,6 +514,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         keep: args.keep,
         workdir: args.workdir.clone(),
         profile: args.profile,
+        instructions: args.instructions,
         cell: args.cell.clone(),
         ..args.shape.options()
     };

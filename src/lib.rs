@@ -7,6 +7,7 @@
 //! See `ARCHITECTURE.md` for the code map and the invariants.
 
 pub mod cli;
+pub mod counter;
 pub mod cpus;
 pub mod engine;
 pub mod error;

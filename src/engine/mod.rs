@@ -281,6 +281,12 @@ pub trait Server {
     fn tcp_endpoint(&self) -> Option<TcpEndpoint> {
         None
     }
+    /// How another process on this host connects to this server as dbdelta's own clients do
+    /// (an instruction-counting pass's client): the server's unix socket. `None` for
+    /// in-process engines (that process opens [`Server::data_dir`]) and running servers.
+    fn client_url(&self) -> Option<connect::ConnectUrl> {
+        None
+    }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }
@@ -339,7 +345,15 @@ pub struct TargetSpec {
     pub remote: Option<remote::RemoteHost>,
     /// Where the server listens for a client on another host, besides loopback.
     pub listen: Option<Listen>,
+    /// A command the server process runs under (its program and arguments before the
+    /// server's own, e.g. valgrind's for an instruction-counting pass); empty: none. The server
+    /// then gets [`WRAPPED_START_FACTOR`] times its usual start-up time.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wrap: Vec<String>,
 }
+
+/// How much longer a server run under [`TargetSpec::wrap`] may take to start and stop.
+pub const WRAPPED_START_FACTOR: u32 = 10;
 
 /// Create, initialise and start the server of `target` on this host, in the fresh directory
 /// `data_dir`; a server engine writes its log to `log`. A target on another host

@@ -56,6 +56,10 @@ struct RawLabSection {
     profile_hz: Option<Spanned<i64>>,
     #[serde(default)]
     profile_call_graph: Option<Spanned<String>>,
+    #[serde(default)]
+    instructions: Option<Spanned<bool>>,
+    #[serde(default)]
+    instruction_passes: Option<Spanned<i64>>,
 }
 
 /// A target's `build = { source = "postgresql-15", variant = "lto" }`.
@@ -205,6 +209,9 @@ pub struct Lab {
     /// `profile = true` (with `profile_hz`, `profile_call_graph`): CPU profiles of every
     /// measured step; `None`: not profiled.
     pub profile: Option<ProfileSettings>,
+    /// `instructions = true` (with `instruction_passes`): a counting pass per target that
+    /// counts every step's instructions per op under callgrind; `None`: none.
+    pub instructions: Option<crate::counter::Counting>,
 }
 
 /// The placement keys of one section, checked for syntax (the CPUs themselves are checked
@@ -270,6 +277,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let clients = clients(&src, lab.clients.as_ref())?;
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
     let profile = profile(&src, &lab)?;
+    let instructions = instructions(&src, &lab)?;
     let placement = placement(&src, lab.placement, lab.server_cpus, lab.client_cpus)?;
     let targets = targets(&src, raw.targets, base_dir)?;
     let suites = suite_sections(&src)?;
@@ -285,6 +293,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         targets,
         suites,
         profile,
+        instructions,
     })
 }
 
@@ -386,6 +395,29 @@ fn profile(src: &Source<'_>, lab: &RawLabSection) -> Result<Option<ProfileSettin
         };
     }
     Ok(on.then_some(settings))
+}
+
+/// `instructions = true` and `instruction_passes` (1..=20 pairs of counting passes per step,
+/// default 3; only with the first).
+fn instructions(
+    src: &Source<'_>,
+    lab: &RawLabSection,
+) -> Result<Option<crate::counter::Counting>, InputError> {
+    let on = lab.instructions.as_ref().is_some_and(|p| *p.get_ref());
+    let mut counting = crate::counter::Counting::default();
+    if let Some(p) = &lab.instruction_passes {
+        if !on {
+            return Err(src.error_at(p.span(), "instruction_passes needs instructions = true"));
+        }
+        let v = *p.get_ref();
+        counting.passes = u32::try_from(v).ok().filter(|n| (1..=20).contains(n)).ok_or_else(|| {
+            src.error_at(
+                p.span(),
+                format!("instruction_passes must be a number of pass pairs from 1 to 20 (3 gives a spread), not {v}"),
+            )
+        })?;
+    }
+    Ok(on.then_some(counting))
 }
 
 /// `order = "interleaved" | "sequential"`.
@@ -732,6 +764,8 @@ pub fn for_agent(text: &str, target: &str, engine: EngineKind) -> Result<String,
             "profile",
             "profile_hz",
             "profile_call_graph",
+            "instructions",
+            "instruction_passes",
         ] {
             lab.remove(key);
         }

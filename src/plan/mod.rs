@@ -75,6 +75,8 @@ pub struct RunOptions {
     pub profile: bool,
     /// `--cell TARGET:CLIENTS:REPEAT` as typed: run only that cell of the plan.
     pub cell: Option<String>,
+    /// `--instructions`: a counting pass per target (with the lab's `instruction_passes`).
+    pub instructions: bool,
 }
 
 /// One target as the runner needs it.
@@ -142,6 +144,7 @@ impl TargetPlan {
             connect: self.connect.clone(),
             remote: self.remote.clone(),
             listen: None,
+            wrap: Vec::new(),
         }
     }
 }
@@ -202,6 +205,8 @@ pub struct RunPlan {
     pub workdir: PathBuf,
     /// CPU profiles of every measured (non-warm) step: the lab's `profile` or `--profile`.
     pub profile: Option<ProfileSettings>,
+    /// A counting pass per target × suite after the timed cells: instructions per op.
+    pub instructions: Option<crate::counter::Counting>,
     /// `--cell`: the one cell to run (a Kubernetes Job runs one); `None`: every cell.
     pub only_cell: Option<Cell>,
 }
@@ -377,6 +382,8 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         profile: lab
             .profile
             .or_else(|| opts.profile.then(ProfileSettings::default)),
+        instructions: (lab.instructions)
+            .or_else(|| opts.instructions.then(crate::counter::Counting::default)),
         only_cell,
         lab: LabInfo::of(&lab),
     })

@@ -110,6 +110,9 @@ pub struct MetricDef {
     /// Gets a verdict (lower is better), under this short name: `<short>_test` in JSON,
     /// `<short>_verdict` and `relative_<short>_p` … in CSV. Needs `relative`.
     pub verdict: Option<&'static str>,
+    /// The verdict comes from one repeat: the ratio against the spread this other metric
+    /// holds (instructions/op: the counting passes' half-range); `None`: from paired repeats.
+    pub spread: Option<Metric>,
     /// When a ratio is counting noise (`~`); `None`: never judged so.
     pub resolution: Option<Resolution>,
     pub cost_table: Option<CostTable>,
@@ -133,6 +136,7 @@ const fn row(metric: Metric, id: &'static str, unit: Unit, per: Per, part: Part)
         over_repeats: None,
         relative: false,
         verdict: None,
+        spread: None,
         resolution: None,
         cost_table: None,
     }
@@ -179,6 +183,31 @@ metric_table! {
         resolution: Some(Resolution::Cpu { ticks: false }),
         cost_table: table("Client (dbdelta) CPU µs/op", 2),
         ..row(ClientCpu, "client_cpu_us_per_op", Micros, Per::Op, Cost)
+    },
+    /// Instructions of the engine per op, counted under callgrind in the counting pass
+    /// (`instructions = true`): the server's process tree (PostgreSQL: the backends and the
+    /// postmaster; processes started before counting began are not counted), or for SQLite
+    /// the counting client process (engine and client in one). Stored on the first repeat.
+    ServerInstr => MetricDef {
+        over_repeats: Some(Agg::Mean),
+        relative: true,
+        verdict: Some("server_instructions"),
+        spread: Some(ServerInstrSpread),
+        cost_table: table("Server instructions/op (counting pass)", 6),
+        ..row(ServerInstr, "server_instructions_per_op", Count, Per::Op, Cost)
+    },
+    /// Half the range of the counting passes' server instructions/op: the metric's own spread.
+    ServerInstrSpread => MetricDef {
+        over_repeats: Some(Agg::Max),
+        ..row(ServerInstrSpread, "server_instructions_spread", Count, Per::Op, Cost)
+    },
+    /// dbdelta's own instructions per op in the counting pass; `None` for SQLite (in the
+    /// server's count).
+    ClientInstr => MetricDef {
+        over_repeats: Some(Agg::Mean),
+        relative: true,
+        cost_table: table("Client (dbdelta) instructions/op (counting pass)", 7),
+        ..row(ClientInstr, "client_instructions_per_op", Count, Per::Op, Cost)
     },
     /// Host-wide busy CPU per op (`/proc/stat`, what vmstat shows).
     HostCpu => MetricDef {

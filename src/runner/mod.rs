@@ -9,6 +9,7 @@
 //! Must not: render reports, or let drivers/workloads time themselves.
 
 mod cell;
+pub mod count;
 pub mod pacer;
 pub mod recorder;
 mod server;
@@ -179,7 +180,8 @@ pub fn resume(
     run_cells(plan, store, progress, interrupt, &work)
 }
 
-/// Every cell × suite of the plan, as the store names it.
+/// Every cell × suite of the plan, as the store names it: the timed cells, then the counting
+/// cells (repeat 0) of a run that counts instructions.
 pub fn plan_keys(plan: &RunPlan) -> Vec<CellKey> {
     let mut out = Vec::new();
     for cell in plan.cells() {
@@ -187,7 +189,34 @@ pub fn plan_keys(plan: &RunPlan) -> Vec<CellKey> {
             out.push(cell_key(plan, cell, suite.id()));
         }
     }
+    for cell in counting_cells(plan) {
+        for suite in &plan.suites {
+            out.push(cell_key(plan, cell, suite.id()));
+        }
+    }
     out
+}
+
+/// The counting cells of a run that counts instructions: one per target (not one on another
+/// host or a running server) at the first client count, as repeat 0.
+fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
+    if plan.instructions.is_none() {
+        return Vec::new();
+    }
+    let clients = plan
+        .cells()
+        .into_iter()
+        .map(|c| c.clients)
+        .min()
+        .unwrap_or(1);
+    (0..plan.targets.len())
+        .filter(|&t| plan.targets[t].remote.is_none() && plan.targets[t].connect.is_none())
+        .map(|target| Cell {
+            target,
+            clients,
+            repeat: 0,
+        })
+        .collect()
 }
 
 fn cell_key(plan: &RunPlan, cell: Cell, suite: &str) -> CellKey {
@@ -299,11 +328,107 @@ fn run_cells(
             }
         }
     }
+    if !outcome.interrupted {
+        count_cells(plan, store, progress, interrupt, work, &mut outcome)?;
+    }
     leave_run_dir(plan, work);
     let now = chrono::Utc::now().to_rfc3339();
     store.finish_run(run_id, &now, !outcome.interrupted)?;
     store.finish_invocation(run_id, work.invocation, &now)?;
     Ok(outcome)
+}
+
+/// The counting cells that did not finish before: each target × suite's instructions per op,
+/// stored on its first repeat's rows. A failed one is recorded against its target.
+fn count_cells(
+    plan: &RunPlan,
+    store: &mut Store,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+    work: &Work<'_>,
+    outcome: &mut Outcome,
+) -> Result<()> {
+    let Some(counting) = plan.instructions else {
+        return Ok(());
+    };
+    let cells = counting_cells(plan);
+    if !cells.is_empty() {
+        match crate::counter::check() {
+            Ok(c) => {
+                let perf = match crate::counter::perf_counters() {
+                    Ok(()) => "hardware counters are readable here too (not used yet)".into(),
+                    Err(why) => format!("no hardware counters: {why}"),
+                };
+                let how = format!("callgrind ({}); {perf}", c.version);
+                progress.line(&format!("instructions: counted under {how}"));
+                store.set_run_instructions(work.run_id, &how)?;
+            }
+            Err(why) => {
+                progress.line(&format!("instructions are not counted: {why}"));
+                outcome.failures.push(format!("instructions: {why}"));
+                return Ok(());
+            }
+        }
+    }
+    for cell in cells {
+        let target = &plan.targets[cell.target];
+        if target.broken.is_some() {
+            continue;
+        }
+        for (index, suite) in plan.suites.iter().enumerate() {
+            let key = cell_key(plan, cell, suite.id());
+            if work.finished.contains_key(&key) {
+                continue;
+            }
+            if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+                outcome.interrupted = true;
+                return Ok(());
+            }
+            let dir = data_dir_for(
+                work.run_dir,
+                &target.name,
+                cell.clients,
+                0,
+                (index, suite.id()),
+            );
+            let dir = PathBuf::from(format!("{}.count", dir.display()));
+            let log = log_path_for(&dir);
+            let mut c = count::CountCell {
+                plan,
+                suite,
+                target,
+                key: key.clone(),
+                run_id: work.run_id,
+                data_dir: &dir,
+                log: &log,
+                store,
+                progress,
+                interrupt,
+                start: work.start,
+                counting,
+            };
+            match c.run() {
+                Ok(cell::CellEnd::Done) => {
+                    if !plan.keep {
+                        let _ = std::fs::remove_file(&log);
+                    }
+                    store.finish_cell(work.run_id, &key, work.invocation)?;
+                }
+                Ok(_) => {
+                    outcome.interrupted = true;
+                    return Ok(());
+                }
+                Err(e) => {
+                    let msg = format!("counting instructions: {e:#} (log: {})", log.display());
+                    progress.line(&format!("target {}: {msg}", target.name));
+                    outcome
+                        .failures
+                        .push(format!("target {}: {msg}", target.name));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Unmark the run directory (what `--keep` keeps is not stale), then remove it (and a work

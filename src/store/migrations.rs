@@ -223,6 +223,14 @@ INSERT INTO cells (run_id, target, suite, clients, repeat, invocation, finished)
     WHERE r.complete = 1 AND NOT EXISTS (SELECT 1 FROM targets t
         WHERE t.run_id = m.run_id AND t.name = m.target AND t.failed = 1);
 "#,
+    // v12: instructions per op from the counting pass (issue 28), on the first repeat's rows,
+    // and how the run counted them.
+    r#"
+ALTER TABLE measurements ADD COLUMN server_instructions_per_op REAL;
+ALTER TABLE measurements ADD COLUMN server_instructions_spread REAL;
+ALTER TABLE measurements ADD COLUMN client_instructions_per_op REAL;
+ALTER TABLE runs ADD COLUMN instructions TEXT;
+"#,
 ];
 
 /// The schema version this build writes.

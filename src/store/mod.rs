@@ -258,6 +258,46 @@ impl Store {
         tx.commit()
     }
 
+    /// Set what a counting pass measured of `step` (the metrics in `values` that it has) on
+    /// the first stored repeat of target × suite × clients; false when there is no such row
+    /// (the step failed or did not run).
+    pub fn set_counted(
+        &mut self,
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+        values: &[(crate::results::Metric, Option<f64>)],
+    ) -> Result<bool> {
+        let sets: Vec<String> = (values.iter().enumerate())
+            .map(|(i, (m, _))| format!("{} = ?{}", m.id(), i + 6))
+            .collect();
+        let sql = format!(
+            "UPDATE measurements SET {} WHERE run_id = ?1 AND target = ?2 AND suite = ?3 \
+             AND step = ?4 AND clients = ?5 AND repeat = (SELECT MIN(repeat) FROM measurements \
+             WHERE run_id = ?1 AND target = ?2 AND suite = ?3 AND step = ?4 AND clients = ?5)",
+            sets.join(", ")
+        );
+        let mut params: Vec<Value> = vec![
+            run_id.into(),
+            key.target.as_str().into(),
+            key.suite.as_str().into(),
+            step.into(),
+            i64::from(key.clients).into(),
+        ];
+        params.extend(values.iter().map(|(_, v)| Value::from(*v)));
+        Ok(self.db.get_mut().execute(&sql, &params)? > 0)
+    }
+
+    /// Record how the run counts instructions (the tool and its version, and whether hardware
+    /// counters were there).
+    pub fn set_run_instructions(&mut self, run_id: &str, how: &str) -> Result<()> {
+        self.db.get_mut().execute(
+            "UPDATE runs SET instructions = ?2 WHERE id = ?1",
+            &[run_id.into(), how.into()],
+        )?;
+        Ok(())
+    }
+
     /// Mark a run finished; `complete` is false when it was interrupted.
     pub fn finish_run(&mut self, run_id: &str, finished: &str, complete: bool) -> Result<()> {
         self.db.get_mut().execute(

@@ -188,23 +188,49 @@ pub fn kill_group(pid: u32) {
     unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
 }
 
+/// `cmd` run under `wrap` (program and arguments first): the same arguments, environment
+/// and working directory; `cmd` itself when `wrap` is empty.
+fn wrapped(cmd: Command, wrap: &[String]) -> Command {
+    let Some((program, args)) = wrap.split_first() else {
+        return cmd;
+    };
+    let mut out = Command::new(program);
+    out.args(args).arg(cmd.get_program()).args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => out.env(k, v),
+            None => out.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        out.current_dir(dir);
+    }
+    out
+}
+
 /// A running server.
 pub struct ServerProcess {
     child: Option<Child>,
     pid: u32,
     log: PathBuf,
     what: String,
+    /// Runs under a wrapper: start-up and shut-down may take
+    /// [`crate::engine::WRAPPED_START_FACTOR`] times longer.
+    wrapped: bool,
 }
 
 impl ServerProcess {
-    /// Start `cmd` as `user`, stdout and stderr appended to `log`, pinned to `cpus` when given.
+    /// Start `cmd` as `user`, stdout and stderr appended to `log`, pinned to `cpus` when given,
+    /// under the command `wrap` when it is not empty ([`crate::engine::TargetSpec::wrap`]).
     pub fn spawn(
-        mut cmd: Command,
+        cmd: Command,
+        wrap: &[String],
         user: Option<&ServerUser>,
         cpus: Option<&CpuSet>,
         log: &Path,
         what: &str,
     ) -> Result<ServerProcess> {
+        let mut cmd = wrapped(cmd, wrap);
         if let Some(cpus) = cpus {
             crate::cpus::pin_command(&mut cmd, cpus);
         }
@@ -230,6 +256,7 @@ impl ServerProcess {
             child: Some(child),
             log: log.to_path_buf(),
             what: what.into(),
+            wrapped: !wrap.is_empty(),
         })
     }
 
@@ -239,6 +266,14 @@ impl ServerProcess {
 
     pub fn log_path(&self) -> &Path {
         &self.log
+    }
+
+    /// `usual`, or [`crate::engine::WRAPPED_START_FACTOR`] times it under a wrapper.
+    fn allowed(&self, usual: Duration) -> Duration {
+        match self.wrapped {
+            true => usual * crate::engine::WRAPPED_START_FACTOR,
+            false => usual,
+        }
     }
 
     /// True while the process has not exited.
@@ -251,6 +286,7 @@ impl ServerProcess {
 
     /// Poll `ready` until it returns true; fail when the process exits or `timeout` passes.
     pub fn wait_ready(&mut self, timeout: Duration, mut ready: impl FnMut() -> bool) -> Result<()> {
+        let timeout = self.allowed(timeout);
         let deadline = Instant::now() + timeout;
         loop {
             if ready() {
@@ -279,6 +315,7 @@ impl ServerProcess {
 
     /// Send `signal`, wait up to `timeout`, then SIGKILL. Only our own child's PID is signalled.
     pub fn stop(&mut self, signal: i32, timeout: Duration) -> Result<()> {
+        let timeout = self.allowed(timeout);
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };

@@ -811,6 +811,7 @@ fn launch(
         .envs(env);
     let mut proc = ServerProcess::spawn(
         cmd,
+        &target.wrap,
         user,
         target.server_cpus.as_ref(),
         log,
@@ -982,6 +983,19 @@ impl Server for MysqlServer {
 
     fn tcp_endpoint(&self) -> Option<crate::engine::TcpEndpoint> {
         self.tcp.clone()
+    }
+
+    fn client_url(&self) -> Option<crate::engine::connect::ConnectUrl> {
+        let socket =
+            (self.outside_socket.clone()).unwrap_or_else(|| self.data_dir.join(SOCKET_NAME));
+        Some(crate::engine::connect::ConnectUrl {
+            engine: crate::engine::EngineKind::Mysql,
+            user: USER.into(),
+            password: None,
+            address: crate::engine::connect::Address::Unix(socket),
+            port: 3306,
+            database: DB_NAME.into(),
+        })
     }
 
     fn version(&self) -> String {

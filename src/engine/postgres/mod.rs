@@ -426,6 +426,7 @@ impl PgServer {
             .envs(&target.env);
         let mut server = ServerProcess::spawn(
             cmd,
+            &target.wrap,
             user.as_ref(),
             target.server_cpus.as_ref(),
             log,
@@ -563,6 +564,20 @@ pub(super) fn postwrite(
 impl Server for PgServer {
     fn driver(&self) -> Arc<dyn Driver> {
         self.driver.clone()
+    }
+
+    fn client_url(&self) -> Option<crate::engine::connect::ConnectUrl> {
+        let Connect::Own(e) = &self.driver.endpoint else {
+            return None;
+        };
+        Some(crate::engine::connect::ConnectUrl {
+            engine: crate::engine::EngineKind::Postgres,
+            user: "postgres".into(),
+            password: None,
+            address: crate::engine::connect::Address::Unix(e.socket_dir.clone()),
+            port: e.port,
+            database: "postgres".into(),
+        })
     }
 
     fn tcp_endpoint(&self) -> Option<crate::engine::TcpEndpoint> {

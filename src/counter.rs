@@ -1,0 +1,290 @@
+//! Instruction counting under valgrind's callgrind: the command a counted process runs under,
+//! switching its counting on and off, dumping its counts, and reading the dumps' totals.
+//!
+//! A counted process starts with instrumentation off (`--instr-atstart=no`: it runs about as
+//! fast as under valgrind's `none` tool, so a server starts and loads its data in seconds), and
+//! [`command`] switches it on through `vgdb`, which only the process's owner may do. Processes
+//! it forks after that (PostgreSQL's backends) are counted from their start and write their
+//! totals when they exit; a process that stays is asked to [`command`] `dump`, which writes the
+//! counts since its previous dump. [`take_totals`] sums and removes the files a round wrote.
+//! Also says whether this host's hardware counters can count instructions ([`perf_counters`]).
+//! Must not: know engines, steps or the store (the runner composes these), or time anything.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+/// How long one `vgdb` command may take: a process deep in a long operation under
+/// instrumentation answers only between its basic blocks.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A run's counting pass: how many pairs of passes each step gets, and the instructions a
+/// short pass aims at (its events are sized from a first pass; the long one runs three times
+/// as many).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counting {
+    pub passes: u32,
+    pub budget: u64,
+}
+
+impl Default for Counting {
+    fn default() -> Self {
+        Counting {
+            passes: 3,
+            budget: 20_000_000,
+        }
+    }
+}
+
+/// valgrind and vgdb as found on this host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Callgrind {
+    /// `valgrind --version`, e.g. `valgrind-3.19.0`.
+    pub version: String,
+}
+
+/// Whether callgrind can count here: valgrind and vgdb on the `PATH`; otherwise why not, with
+/// the fix.
+pub fn check() -> Result<Callgrind, String> {
+    let out = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .map_err(|e| {
+            format!("valgrind cannot run ({e}): install it (Debian: apt-get install valgrind)")
+        })?;
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || version.is_empty() {
+        return Err("`valgrind --version` failed: reinstall valgrind".into());
+    }
+    let vgdb = Command::new("vgdb")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if vgdb.is_err() {
+        return Err("vgdb (valgrind's) is not on the PATH: install valgrind in full".into());
+    }
+    Ok(Callgrind { version })
+}
+
+/// The command a counted process runs under: callgrind, instrumentation off until switched
+/// on, its counts dumped into `dir` as `TAG.PID` (at exit) and `TAG.PID.N` (each dump).
+pub fn wrap(dir: &Path, tag: &str) -> Vec<String> {
+    vec![
+        "valgrind".into(),
+        "--tool=callgrind".into(),
+        "--instr-atstart=no".into(),
+        "--vgdb=yes".into(),
+        // Children a server execs (none of ours) are not counted; forked ones are.
+        "--trace-children=no".into(),
+        format!("--callgrind-out-file={}/{tag}.%p", dir.display()),
+        // Below valgrind's own messages: they go to the server's log.
+        "--log-fd=2".into(),
+    ]
+}
+
+/// Send the callgrind monitor command `what` (`instrumentation on`, `instrumentation off`,
+/// `dump`) to the counted process `pid`, as its owner (vgdb only reaches its own user's
+/// processes). Waits until the process has done it.
+pub fn command(pid: u32, what: &str) -> Result<()> {
+    let (uid, gid) = owner(pid)?;
+    let mut cmd = Command::new("vgdb");
+    cmd.arg(format!("--pid={pid}"))
+        .args(what.split_whitespace())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: getuid(2) reads no memory of ours and cannot fail.
+    if uid != unsafe { libc::getuid() } {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(uid).gid(gid);
+    }
+    let mut child = cmd.spawn().context("starting vgdb")?;
+    let deadline = Instant::now() + COMMAND_TIMEOUT;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            let out = child.wait_with_output()?;
+            if status.success() {
+                return Ok(());
+            }
+            bail!(
+                "vgdb --pid={pid} {what} failed: {}{}",
+                String::from_utf8_lossy(&out.stderr).trim(),
+                String::from_utf8_lossy(&out.stdout).trim()
+            );
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "vgdb --pid={pid} {what} did not finish within {} s",
+                COMMAND_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// callgrind's client requests (valgrind's `callgrind.h`): `VG_USERREQ_TOOL_BASE('C','T')`
+/// and the requests after it.
+const CALLGRIND_BASE: u64 = (b'C' as u64) << 24 | (b'T' as u64) << 16;
+const DUMP_STATS: u64 = CALLGRIND_BASE;
+const START_INSTRUMENTATION: u64 = CALLGRIND_BASE + 4;
+
+/// Switch counting on in this process, when it runs under callgrind (a no-op otherwise). A
+/// counted process of dbdelta's own asks this itself: `vgdb` interrupting its blocked read of
+/// a pipe can end the read as if the pipe had closed.
+pub fn count_self() {
+    client_request(START_INSTRUMENTATION);
+}
+
+/// Write this process's counts since its last dump, when it runs under callgrind (a no-op
+/// otherwise); done when this returns.
+pub fn dump_self() {
+    client_request(DUMP_STATS);
+}
+
+/// valgrind's client request `request` (no arguments): the instruction sequence valgrind
+/// recognises, which does nothing on a real CPU.
+#[cfg(target_arch = "x86_64")]
+fn client_request(request: u64) {
+    let block: [u64; 6] = [request, 0, 0, 0, 0, 0];
+    // SAFETY: the four rotations of rdi add up to 128 bits (rdi is unchanged, and declared
+    // clobbered anyway) and `xchg rbx, rbx` leaves rbx as it was; valgrind reads `block`
+    // through rax (six words, alive for the call) and writes its answer to rdx.
+    unsafe {
+        std::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            in("rax") block.as_ptr(),
+            inout("rdx") 0u64 => _,
+            inout("rdi") 0u64 => _,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn client_request(_request: u64) {}
+
+/// The real user and group of process `pid`.
+fn owner(pid: u32) -> Result<(u32, u32)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .with_context(|| format!("process {pid} is gone"))?;
+    let state = (status.lines().find(|l| l.starts_with("State:")))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("");
+    if state == "Z" || state == "X" {
+        bail!("process {pid} exited (its log says why)");
+    }
+    let field = |name: &str| -> Option<u32> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    match (field("Uid:"), field("Gid:")) {
+        (Some(u), Some(g)) => Ok((u, g)),
+        _ => bail!("/proc/{pid}/status names no owner"),
+    }
+}
+
+/// The instructions in the dump files of `dir` whose names start with `TAG.`, summed; the
+/// files are removed. Returns (instructions, files). An empty file is a live process's (callgrind
+/// creates its exit file at start): left alone.
+pub fn take_totals(dir: &Path, tag: &str) -> Result<(u64, usize)> {
+    let prefix = format!("{tag}.");
+    let mut files: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let empty = entry.metadata().is_ok_and(|m| m.len() == 0);
+        if !empty && entry.file_name().to_string_lossy().starts_with(&prefix) {
+            files.push(entry.path());
+        }
+    }
+    let mut sum = 0u64;
+    for f in &files {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        sum += totals(&text).with_context(|| format!("{}: no totals line", f.display()))?;
+        std::fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
+    }
+    Ok((sum, files.len()))
+}
+
+/// The first event's total of one callgrind dump (`totals:`, or `summary:` in older
+/// formats): the instructions executed (`Ir`).
+fn totals(text: &str) -> Option<u64> {
+    let line = (text.lines().find(|l| l.starts_with("totals:")))
+        .or_else(|| text.lines().find(|l| l.starts_with("summary:")))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The PIDs of the children of `pid` (its forked processes), from `/proc`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let path = format!("/proc/{pid}/task/{pid}/children");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Whether `perf stat` can count instructions on this host (hardware counters exposed to it);
+/// otherwise why not. Virtual machines often hide them.
+pub fn perf_counters() -> Result<(), String> {
+    let out = Command::new("perf")
+        .args(["stat", "-x,", "-e", "instructions:u", "true"])
+        .output()
+        .map_err(|e| format!("perf cannot run: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let line = text
+        .lines()
+        .find(|l| l.contains("instructions"))
+        .unwrap_or("");
+    let value = line.split(',').next().unwrap_or("");
+    match value.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(()),
+        _ => Err(format!(
+            "perf counts no instructions here ({})",
+            line.trim().trim_matches(',')
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_totals_of_a_dump() {
+        let text = "version: 1\ncreator: callgrind-3.19.0\npid: 7\ncmd: x\npart: 1\n\n\
+                    events: Ir\nsummary: 12345\n\nfn=main\n1 100\ntotals: 12263057\n";
+        assert_eq!(totals(text), Some(12263057));
+        assert_eq!(totals("events: Ir\nsummary: 99\n"), Some(99));
+        assert_eq!(totals("events: Ir\n"), None);
+    }
+
+    #[test]
+    fn the_wrapper_names_the_dump_files_by_tag_and_pid() {
+        let w = wrap(Path::new("/tmp/x"), "server");
+        assert_eq!(w[0], "valgrind");
+        assert!(w.contains(&"--instr-atstart=no".to_string()));
+        assert!(w.contains(&"--callgrind-out-file=/tmp/x/server.%p".to_string()));
+    }
+
+    #[test]
+    fn takes_and_removes_only_its_own_tag() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("server.10"), "totals: 5\n").unwrap();
+        std::fs::write(dir.path().join("server.11.1"), "summary: 7\n").unwrap();
+        std::fs::write(dir.path().join("client.12"), "totals: 100\n").unwrap();
+        std::fs::write(dir.path().join("server.13"), "").unwrap();
+        assert_eq!(take_totals(dir.path(), "server").unwrap(), (12, 2));
+        assert_eq!(take_totals(dir.path(), "server").unwrap(), (0, 0));
+        assert_eq!(take_totals(dir.path(), "client").unwrap(), (100, 1));
+    }
+}

@@ -1,0 +1,625 @@
+//! The counting pass: instructions per operation of every countable step of a target, counted
+//! under callgrind ([`crate::counter`]) on a server and a client of their own, and stored on the
+//! target's first repeat (`server_instructions_per_op`, its spread, `client_instructions_per_op`).
+//!
+//! One counting cell per target × suite (after the timed cells): a fresh data directory, the
+//! server started under callgrind with counting off (SQLite: in this process), the suite's
+//! tables loaded, then a client process of its own (`dbdelta count-client`, also under
+//! callgrind) runs each step's passes while this side switches counting on and dumps the
+//! counts between passes. A step's value is the difference of two passes of n and 3n events
+//! divided by the difference of their operations, so start-up, connection and dump costs cancel;
+//! `passes` such pairs give the value (their mean) and its spread (half their range).
+//! Must not: time database work (the client's passes are counted by events, and their timing is
+//! the runner's `step::run`'s), or judge (the report's verdicts compare the spreads).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::cell::CellEnd;
+use super::server::{StartServer, TargetServer};
+use super::{DataDir, timed_load};
+use crate::counter::{self, Counting};
+use crate::engine::{Server, TargetSpec};
+use crate::plan::{RunPlan, TargetPlan};
+use crate::progress::{Progress, thousands};
+use crate::results::Metric;
+use crate::store::{CellKey, Store};
+use crate::workload::{Pacer, StepPlan, SuitePlan};
+
+/// Events of the first pass of a step, which warms its caches and sizes the others.
+const SIZING_EVENTS: u64 = 20;
+/// Bounds of a short pass's events (the long one runs three times as many).
+const MIN_EVENTS: u64 = 10;
+const MAX_EVENTS: u64 = 200_000;
+/// How long the backends of a pass may take to exit (their counts are written at exit).
+const EXIT_WAIT: Duration = Duration::from_secs(120);
+
+/// What the counting client is told first: the lab to plan the steps from, the target as the
+/// engine starts it, and where its server is.
+#[derive(Debug, Serialize, Deserialize)]
+struct Init {
+    lab: String,
+    quick: bool,
+    spec: TargetSpec,
+    suite: String,
+    clients: u32,
+    /// The server's URL (its unix socket); `None`: an in-process engine in `data_dir`.
+    url: Option<String>,
+    data_dir: PathBuf,
+}
+
+/// One pass: `events` events of `step` (over all connections), seeded by `seed_repeat`.
+#[derive(Debug, Serialize, Deserialize)]
+struct Pass {
+    step: String,
+    events: u64,
+    seed_repeat: u32,
+}
+
+/// The client's answer: the counted operations and events of a pass, or why it failed.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Done {
+    units: u64,
+    events: u64,
+    errors: u64,
+    error: Option<String>,
+}
+
+/// What a pass counted.
+#[derive(Debug, Clone, Copy)]
+struct Counts {
+    units: u64,
+    events: u64,
+    server: u64,
+    client: u64,
+}
+
+/// One step's result: instructions per op of the server and client, per pair of passes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepCount {
+    pub server: Vec<f64>,
+    pub client: Vec<f64>,
+    /// Events of the short pass.
+    pub events: u64,
+}
+
+impl StepCount {
+    /// (mean, half the range) of `values`.
+    fn summary(values: &[f64]) -> Option<(f64, f64)> {
+        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let (lo, hi) =
+            (values.iter()).fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
+        Some((mean, (hi - lo) / 2.0))
+    }
+}
+
+/// Whether a step can be counted: one closed-loop role (a paced or multi-role step's work
+/// depends on time, not on a number of events).
+pub fn countable(step: &StepPlan) -> bool {
+    !step.warm && step.roles.len() == 1 && matches!(step.roles[0].pacer, Pacer::Closed)
+}
+
+/// `step` as a counting pass runs it: no warm-up, no deadline, `events` events over `clients`
+/// connections.
+fn pass_step(step: &StepPlan, events: u64, clients: u32) -> StepPlan {
+    let mut s = step.clone();
+    s.warmup = Duration::ZERO;
+    s.measure = None;
+    s.stop_rule = None;
+    s.expected = Duration::ZERO;
+    let per_connection = events.div_ceil(u64::from(clients.max(1)));
+    s.roles[0].quota = Some(per_connection.max(1));
+    s
+}
+
+/// One target × suite's counting cell, as the runner hands it over.
+pub(super) struct CountCell<'a> {
+    pub plan: &'a RunPlan,
+    pub suite: &'a SuitePlan,
+    pub target: &'a TargetPlan,
+    pub key: CellKey,
+    pub run_id: &'a str,
+    pub data_dir: &'a Path,
+    pub log: &'a Path,
+    pub store: &'a mut Store,
+    pub progress: &'a Progress,
+    pub interrupt: &'a Arc<AtomicBool>,
+    pub start: StartServer,
+    pub counting: Counting,
+}
+
+impl CountCell<'_> {
+    fn label(&self) -> String {
+        format!("{} c={} counting", self.target.name, self.key.clients)
+    }
+
+    /// Start, load, count every countable step, stop. Errors fail the cell (the runner
+    /// records them against the target).
+    pub fn run(&mut self) -> Result<CellEnd> {
+        let dir = self.data_dir;
+        if dir.exists() {
+            bail!(
+                "data directory {} exists; remove it or choose another --workdir",
+                dir.display()
+            );
+        }
+        std::fs::create_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let out = PathBuf::from(format!("{}.callgrind", dir.display()));
+        std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+        // The server runs as its own user and writes its counts here.
+        std::fs::set_permissions(&out, std::os::unix::fs::PermissionsExt::from_mode(0o777))?;
+        let _dirs = [dir.to_path_buf(), out.clone()].map(|path| DataDir {
+            path,
+            keep: self.plan.keep,
+        });
+        let mut spec = self.target.spec(self.suite.prepared);
+        let embedded = spec.engine.embedded();
+        if !embedded {
+            spec.wrap = counter::wrap(&out, "server");
+        }
+        let TargetServer {
+            server,
+            clients_there,
+        } = (self.start)(&spec, dir, self.log)?;
+        if clients_there.is_some() {
+            bail!("instructions are counted only for servers on this host");
+        }
+        self.progress.line(&format!(
+            "{}: {} started under callgrind",
+            self.label(),
+            server.version()
+        ));
+        let end = self.load_and_count(server.as_ref(), &spec, &out);
+        let stopped = server.stop();
+        let end = end?;
+        stopped?;
+        Ok(end)
+    }
+
+    fn load_and_count(
+        &mut self,
+        server: &dyn Server,
+        spec: &TargetSpec,
+        out: &Path,
+    ) -> Result<CellEnd> {
+        let clients = self.key.clients;
+        let suite = self.suite.suite.as_ref();
+        let tables = suite.tables(clients);
+        {
+            let driver = server.driver();
+            let mut session = driver.connect().context("connecting for the load")?;
+            let ddl = &self.target.tables;
+            timed_load(suite, session.as_mut(), driver.dialect(), ddl, clients)?;
+        }
+        if self.suite.postwrite_after_load {
+            server
+                .postwrite(&tables, self.suite.postwrite_budget)
+                .context("postwrite cleanup after the load")?;
+        }
+        let mut client = CountClient::spawn(out, self.log)?;
+        client.init(&Init {
+            // The lab with this target alone, plain: the client plans only the steps from it.
+            lab: crate::plan::lab::for_agent(
+                &self.plan.lab.text,
+                &self.target.name,
+                self.target.engine,
+            )
+            .map_err(anyhow::Error::msg)?,
+            quick: self.plan.quick,
+            spec: spec.clone(),
+            suite: suite.id().into(),
+            clients,
+            url: server.client_url().map(|u| u.shown()),
+            data_dir: server.data_dir().to_path_buf(),
+        })?;
+        let counted = Counted {
+            server: (!spec.wrap.is_empty())
+                .then(|| server.started_pid())
+                .flatten(),
+            out: out.to_path_buf(),
+            embedded: spec.engine.embedded(),
+        };
+        counted.switch(true)?;
+        counted.take()?;
+        for step in &self.suite.steps {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Ok(CellEnd::Interrupted);
+            }
+            if countable(step) {
+                self.count_and_store(&counted, &mut client, step)?;
+            }
+            if step.postwrite_after {
+                counted.switch(false)?;
+                server
+                    .postwrite(&tables, self.suite.postwrite_budget)
+                    .with_context(|| format!("postwrite cleanup after {}", step.label))?;
+                counted.switch(true)?;
+            }
+        }
+        client.finish();
+        Ok(CellEnd::Done)
+    }
+
+    /// Count one step and store its values on the target's first repeat.
+    fn count_and_store(
+        &mut self,
+        counted: &Counted,
+        client: &mut CountClient,
+        step: &StepPlan,
+    ) -> Result<()> {
+        let started = Instant::now();
+        let prefix = format!("{} {}", self.label(), step.label);
+        let c = count_step(counted, client, step, self.key.clients, self.counting)
+            .with_context(|| format!("{prefix}: counting instructions"))?;
+        let server = StepCount::summary(&c.server);
+        let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
+        let values = [
+            (Metric::ServerInstr, server.map(|s| s.0)),
+            (Metric::ServerInstrSpread, server.map(|s| s.1)),
+            (Metric::ClientInstr, client_v.map(|s| s.0)),
+        ];
+        let stored = self
+            .store
+            .set_counted(&self.key, self.run_id, &step.label, &values)?;
+        let shown = match server {
+            Some((mean, half)) => format!(
+                "{} instructions/op ±{:.2}%",
+                thousands(mean),
+                100.0 * half / mean.max(1.0)
+            ),
+            None => "no instructions counted".into(),
+        };
+        let note = if stored {
+            ""
+        } else {
+            " (no timed row to store it on)"
+        };
+        self.progress.line(&format!(
+            "{prefix}: {shown}, {} × ({} + {}) events, {:.1} s{note}",
+            self.counting.passes,
+            c.events,
+            3 * c.events,
+            started.elapsed().as_secs_f64()
+        ));
+        Ok(())
+    }
+}
+
+/// The counted processes of a cell and where their counts go.
+struct Counted {
+    /// The server's main process when it runs under callgrind.
+    server: Option<u32>,
+    out: PathBuf,
+    embedded: bool,
+}
+
+impl Counted {
+    /// Switch the server's counting on or off (the client switches its own on, and is idle
+    /// while the server's is off).
+    fn switch(&self, on: bool) -> Result<()> {
+        let what = if on {
+            "instrumentation on"
+        } else {
+            "instrumentation off"
+        };
+        for pid in &self.server {
+            counter::command(*pid, what)?;
+        }
+        Ok(())
+    }
+
+    /// Dump the server's process that stays, then take (server, client) instructions since
+    /// the last take: the server's forked processes of the pass must have exited by then, and
+    /// the client dumps its own before it answers.
+    fn take(&self) -> Result<(u64, u64)> {
+        for pid in &self.server {
+            counter::command(*pid, "dump")?;
+        }
+        let (server, _) = counter::take_totals(&self.out, "server")?;
+        let (client, _) = counter::take_totals(&self.out, "client")?;
+        Ok((server, client))
+    }
+
+    /// Wait until the server's processes forked since `before` (a pass's backends) exited.
+    fn settle(&self, before: &[u32]) -> Result<()> {
+        let Some(pid) = self.server else {
+            return Ok(());
+        };
+        let deadline = Instant::now() + EXIT_WAIT;
+        while counter::children(pid).iter().any(|c| !before.contains(c)) {
+            if Instant::now() >= deadline {
+                bail!(
+                    "the server's processes of the pass did not exit within {} s",
+                    EXIT_WAIT.as_secs()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(())
+    }
+
+    fn children(&self) -> Vec<u32> {
+        self.server.map(counter::children).unwrap_or_default()
+    }
+}
+
+/// One pass of `events` events: what it counted.
+fn pass(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    events: u64,
+    seed_repeat: u32,
+) -> Result<Counts> {
+    let before = counted.children();
+    let done = client.pass(&Pass {
+        step: step.label.clone(),
+        events,
+        seed_repeat,
+    })?;
+    counted.settle(&before)?;
+    let (server, client_instr) = counted.take()?;
+    if let Some(e) = done.error {
+        bail!("{e}");
+    }
+    if done.errors > 0 {
+        bail!("{} of the pass's events failed", done.errors);
+    }
+    let (server, client_instr) = match counted.embedded {
+        // In-process: the engine's instructions are the client process's.
+        true => (client_instr, 0),
+        false => (server, client_instr),
+    };
+    Ok(Counts {
+        units: done.units,
+        events: done.events,
+        server,
+        client: client_instr,
+    })
+}
+
+/// Size the passes from a first one, then `passes` pairs of n and 3n events.
+fn count_step(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    clients: u32,
+    counting: Counting,
+) -> Result<StepCount> {
+    // Two small passes warm the caches and give the marginal cost of an event (a pass's fixed
+    // cost, its connections and statements, would make the first alone overstate it).
+    let a = pass(counted, client, step, SIZING_EVENTS, 998)?;
+    let b = pass(counted, client, step, 3 * SIZING_EVENTS, 999)?;
+    let total = |c: &Counts| (c.server + c.client) as f64;
+    let marginal = (total(&b) - total(&a)) / (b.events as f64 - a.events as f64).max(1.0);
+    let per_event = match marginal > 0.0 {
+        true => marginal,
+        false => total(&b) / b.events.max(1) as f64,
+    };
+    let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
+    let n = n.max(u64::from(clients));
+    let mut out = StepCount {
+        server: Vec::new(),
+        client: Vec::new(),
+        events: n,
+    };
+    for k in 0..counting.passes {
+        let short = pass(counted, client, step, n, 1001 + 2 * k)?;
+        let long = pass(counted, client, step, 3 * n, 1002 + 2 * k)?;
+        let units = long.units as f64 - short.units as f64;
+        if units <= 0.0 {
+            bail!("the long pass counted no more operations than the short one");
+        }
+        out.server
+            .push((long.server as f64 - short.server as f64) / units);
+        out.client
+            .push((long.client as f64 - short.client as f64) / units);
+    }
+    Ok(out)
+}
+
+/// The counting client: `dbdelta count-client` under callgrind, one JSON line per request and
+/// per answer.
+struct CountClient {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl CountClient {
+    fn spawn(out: &Path, log: &Path) -> Result<CountClient> {
+        let exe = std::env::current_exe().context("finding dbdelta's own executable")?;
+        let wrap = counter::wrap(out, "client");
+        let log = std::fs::File::options()
+            .create(true)
+            .append(true)
+            .open(log)?;
+        let mut child = Command::new(&wrap[0])
+            .args(&wrap[1..])
+            .arg(exe)
+            .arg("count-client")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .context("starting the counting client under valgrind")?;
+        let stdin = child.stdin.take().context("the counting client's stdin")?;
+        let stdout = BufReader::new(
+            child
+                .stdout
+                .take()
+                .context("the counting client's stdout")?,
+        );
+        Ok(CountClient {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    fn ask<T: Serialize>(&mut self, request: &T) -> Result<Done> {
+        let line = serde_json::to_string(request)?;
+        writeln!(self.stdin, "{line}").context("writing to the counting client")?;
+        self.stdin.flush()?;
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer)?;
+        if answer.is_empty() {
+            bail!("the counting client exited (its messages are in the target's log)");
+        }
+        Ok(serde_json::from_str(&answer)?)
+    }
+
+    fn init(&mut self, init: &Init) -> Result<()> {
+        match self.ask(init)?.error {
+            Some(e) => bail!("the counting client: {e}"),
+            None => Ok(()),
+        }
+    }
+
+    fn pass(&mut self, pass: &Pass) -> Result<Done> {
+        self.ask(pass)
+    }
+
+    /// Close its stdin (it exits) and wait for it.
+    fn finish(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+/// `dbdelta count-client`: the counting pass's client, under callgrind. Reads [`Init`], opens
+/// the target, then runs each [`Pass`] it is sent with the runner's `step::run` and answers
+/// [`Done`]; exits when its stdin closes.
+pub fn client_main() -> Result<()> {
+    let mut input = BufReader::new(std::io::stdin().lock());
+    let mut out = std::io::stdout().lock();
+    let Some(first) = next_line(&mut input)? else {
+        return Ok(());
+    };
+    let init: Init = serde_json::from_str(&first).context("the counting client's first line")?;
+    let (server, suite) = match open(&init) {
+        Ok(o) => {
+            // Counting on from here; what came before goes into a first dump, taken away.
+            crate::counter::count_self();
+            crate::counter::dump_self();
+            answer(&mut out, &Done::default())?;
+            o
+        }
+        Err(e) => {
+            let error = Some(format!("{e:#}"));
+            return answer(
+                &mut out,
+                &Done {
+                    error,
+                    ..Default::default()
+                },
+            );
+        }
+    };
+    let probe = crate::sampler::Probe::own_only();
+    while let Some(line) = next_line(&mut input)? {
+        let pass: Pass = serde_json::from_str(&line).context("a counting pass request")?;
+        let done =
+            run_pass(&init, &suite, server.as_ref(), &probe, &pass).unwrap_or_else(|e| Done {
+                error: Some(format!("{e:#}")),
+                ..Default::default()
+            });
+        // The pass's counts are in their file before the answer leaves.
+        crate::counter::dump_self();
+        answer(&mut out, &done)?;
+    }
+    Ok(())
+}
+
+/// The next request line; `None` once the other side closed the pipe. Under valgrind, `vgdb`
+/// interrupting a blocked read can make it return nothing while the pipe is still open: only a
+/// hung-up pipe ends the input.
+fn next_line(input: &mut impl BufRead) -> Result<Option<String>> {
+    let mut line = String::new();
+    loop {
+        if input.read_line(&mut line)? > 0 && line.ends_with('\n') {
+            return Ok(Some(line));
+        }
+        let mut fd = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: poll(2) reads and writes only `fd`, one valid pollfd for the call's length.
+        let ready = unsafe { libc::poll(&mut fd, 1, 1000) };
+        let hung_up = ready > 0
+            && fd.revents & (libc::POLLHUP | libc::POLLERR) != 0
+            && fd.revents & libc::POLLIN == 0;
+        if hung_up {
+            return Ok(None);
+        }
+    }
+}
+
+fn answer(out: &mut impl Write, done: &Done) -> Result<()> {
+    writeln!(out, "{}", serde_json::to_string(done)?)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The target's server (attached by URL, or SQLite's file opened) and the suite's plan.
+fn open(init: &Init) -> Result<(Box<dyn Server>, SuitePlan)> {
+    let here = std::env::current_dir()?;
+    let lab = crate::plan::lab::parse(&init.lab, "the lab sent to the counting client", &here)?;
+    let opts = crate::plan::RunOptions {
+        quick: init.quick,
+        ..Default::default()
+    };
+    let plan = crate::plan::plan(lab, &opts)?;
+    let suite = (plan.suites.into_iter())
+        .find(|s| s.suite.id() == init.suite)
+        .with_context(|| format!("the lab has no suite {}", init.suite))?;
+    let mut spec = init.spec.clone();
+    spec.wrap.clear();
+    if let Some(url) = &init.url {
+        let url = crate::engine::connect::ConnectUrl::parse(url).map_err(anyhow::Error::msg)?;
+        spec.connect = Some(url);
+    }
+    let log = init.data_dir.with_extension("count-client.log");
+    let server = crate::engine::start(&spec, &init.data_dir, &log)?;
+    Ok((server, suite))
+}
+
+fn run_pass(
+    init: &Init,
+    suite: &SuitePlan,
+    server: &dyn Server,
+    probe: &crate::sampler::Probe,
+    pass: &Pass,
+) -> Result<Done> {
+    let step = (suite.steps.iter())
+        .find(|s| s.label == pass.step)
+        .with_context(|| format!("the suite has no step {}", pass.step))?;
+    let clients = step.clients_at(init.clients);
+    let counted = pass_step(step, pass.events, clients);
+    let spec = super::step::StepSpec {
+        step: &counted,
+        clients,
+        seed: crate::workload::step_seed(step.index, pass.seed_repeat),
+        client_cpus: None,
+        ddl: &init.spec.tables,
+        profile: None,
+    };
+    let run = super::step::run_unattended(&spec, &server.driver(), probe)?;
+    Ok(Done {
+        units: run.merged.units,
+        events: run.merged.events,
+        errors: run.merged.errors.total(),
+        error: run.fatal,
+    })
+}
