@@ -33,7 +33,7 @@ impl Default for Counting {
     fn default() -> Self {
         Counting {
             passes: 3,
-            budget: 20_000_000,
+            budget: 40_000_000,
         }
     }
 }

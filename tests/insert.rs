@@ -105,6 +105,7 @@ impl Rig {
             client_cpus: None,
             ddl: &self.ddl,
             profile: None,
+            counting: false,
         };
         let bar = self.quiet.step(&plan.label, plan.expected);
         let run = step::run(&spec, &self.driver, &self.probe, &bar, &self.interrupt).unwrap();

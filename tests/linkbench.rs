@@ -181,6 +181,7 @@ impl Rig {
             client_cpus: None,
             ddl: &ddl,
             profile: None,
+            counting: false,
         };
         let bar = self.quiet.step(label, plan.expected);
         step::run(&spec, &self.driver, &self.probe, &bar, &self.interrupt).unwrap()

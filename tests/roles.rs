@@ -167,6 +167,7 @@ fn paced_roles_end_on_their_quotas_on_schedule_and_are_recorded_per_operation_ty
         client_cpus: None,
         ddl: &Default::default(),
         profile: None,
+        counting: false,
     };
     let probe = Probe::new(server.observed(), dir.path());
     let run = step::run_unattended(&spec, &driver, &probe).unwrap();
@@ -241,6 +242,7 @@ fn a_client_thread_that_panics_fails_the_step_and_nothing_hangs() {
                 client_cpus: None,
                 ddl: &Default::default(),
                 profile: None,
+                counting: false,
             };
             let result = step::run_unattended(&spec, &driver, &probe);
             tx.send(result.err().map(|e| format!("{e:#}"))).unwrap();

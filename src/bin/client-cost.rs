@@ -646,6 +646,7 @@ impl Bench<'_> {
             client_cpus: None,
             ddl: &Default::default(),
             profile: None,
+            counting: false,
         };
         let quiet = Progress {
             mode: Mode::Quiet,

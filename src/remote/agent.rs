@@ -239,6 +239,7 @@ impl Agent {
             client_cpus: None,
             ddl,
             profile: None,
+            counting: false,
         };
         crate::runner::step::run_unattended(&spec, &server.driver(), probe)
     }

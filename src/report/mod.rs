@@ -14,6 +14,7 @@ pub mod csv;
 mod doc;
 mod fmt;
 mod html;
+mod instructions;
 mod json;
 mod layout;
 mod markdown;

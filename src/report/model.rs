@@ -746,19 +746,37 @@ impl Relative {
     }
 }
 
-/// The verdicts on the costs of one relative row, by metric (those of the table with a verdict).
+/// The verdicts on the costs of one relative row, by metric (those of the table with a verdict):
+/// from paired repeats, or from one repeat against the metric's own spread.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct CostTests(BTreeMap<Metric, MetricTest>);
+pub struct CostTests {
+    paired: BTreeMap<Metric, MetricTest>,
+    spread: BTreeMap<Metric, SpreadTest>,
+}
 
 impl CostTests {
     pub fn get(&self, metric: Metric) -> Option<&MetricTest> {
-        self.0.get(&metric)
+        self.paired.get(&metric)
     }
 
     pub fn set(&mut self, metric: Metric, test: Option<MetricTest>) {
         match test {
-            Some(t) => self.0.insert(metric, t),
-            None => self.0.remove(&metric),
+            Some(t) => self.paired.insert(metric, t),
+            None => self.paired.remove(&metric),
+        };
+    }
+
+    /// The verdict of a metric judged against its spread ([`MetricDef::spread`]).
+    ///
+    /// [`MetricDef::spread`]: crate::results::metrics::MetricDef::spread
+    pub fn spread(&self, metric: Metric) -> Option<&SpreadTest> {
+        self.spread.get(&metric)
+    }
+
+    pub fn set_spread(&mut self, metric: Metric, test: Option<SpreadTest>) {
+        match test {
+            Some(t) => self.spread.insert(metric, t),
+            None => self.spread.remove(&metric),
         };
     }
 }
@@ -769,11 +787,38 @@ impl Serialize for CostTests {
         let mut map = s.serialize_map(None)?;
         for d in METRICS {
             if let Some(short) = d.verdict {
-                map.serialize_entry(&format!("{short}_test"), &self.get(d.metric))?;
+                let key = format!("{short}_test");
+                match d.spread {
+                    Some(_) => map.serialize_entry(&key, &self.spread(d.metric))?,
+                    None => map.serialize_entry(&key, &self.get(d.metric))?,
+                }
             }
         }
         map.end()
     }
+}
+
+/// A verdict from one repeat: the ratio of a metric whose own spread is known (instructions/op:
+/// the counting passes'), called a change when the spreads cannot explain it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SpreadTest {
+    /// `server_instructions_per_op`.
+    pub metric: String,
+    /// target / base.
+    pub ratio: f64,
+    /// The ratios the two sides allow, each side moved by its whole range (twice its
+    /// half-range) against the change: the verdict needs 1 outside it.
+    pub range: [f64; 2],
+    /// Each side's half-range relative to its value.
+    pub base_spread: f64,
+    pub target_spread: f64,
+    /// `regression`, `improvement` or `within noise` (inside the range or the minimum effect).
+    pub verdict: String,
+    /// The server CPU/op ratio of the same step (the timed repeats'), when known.
+    pub cpu_ratio: Option<f64>,
+    /// Instructions/op and CPU/op disagree by more than a factor of 1.25: the step's CPU goes
+    /// to what instructions do not show (waits, contention, cache misses, IO, the kernel).
+    pub cpu_disagrees: bool,
 }
 
 impl ReportModel {

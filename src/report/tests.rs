@@ -225,7 +225,11 @@ fn schema_names_every_metric_of_the_table() {
         }
         if let Some(short) = d.verdict {
             let test = &relative[format!("{short}_test")]["oneOf"][1]["$ref"];
-            assert_eq!(test, "#/$defs/metric_test", "relative.{short}_test");
+            let want = match d.spread {
+                Some(_) => "#/$defs/spread_test",
+                None => "#/$defs/metric_test",
+            };
+            assert_eq!(test, want, "relative.{short}_test");
         }
     }
 }
@@ -1237,4 +1241,85 @@ fn a_resumed_run_says_which_invocation_ran_which_cell_in_every_format() {
         false,
     );
     assert!(!once.contains("invocation"), "{once}");
+}
+
+/// Instructions/op from a counting pass (on repeat 1 at 1 client): pg17 against pg16 per step
+/// (ratio, pg17's half-range): a clear regression, a clear improvement, a change below the
+/// minimum effect, one inside the spread, and one where CPU/op says otherwise.
+fn run_with_instructions() -> crate::results::RunData {
+    let mut data = run_two_clients();
+    let pg17: [(&str, f64, f64); 5] = [
+        ("update-index", 1.10, 0.001),
+        ("update-one", 0.80, 0.001),
+        ("read-only_range=10", 1.01, 0.001),
+        ("point-query", 1.05, 0.05),
+        ("random-points_range=100", 1.00, 0.001),
+    ];
+    for m in data.measurements.iter_mut().filter(|m| m.clients == 1) {
+        let Some((_, ratio, spread)) = pg17.iter().find(|(s, ..)| *s == m.step) else {
+            continue;
+        };
+        let (value, half) = match m.target.as_str() {
+            "pg16" => (100_000.0, 100.0),
+            "pg17" => (100_000.0 * ratio, 100_000.0 * ratio * spread),
+            _ => continue,
+        };
+        m.values.set(Metric::ServerInstr, Some(value));
+        m.values.set(Metric::ServerInstrSpread, Some(half));
+        m.values.set(Metric::ClientInstr, Some(2_500.0));
+    }
+    data
+}
+
+#[test]
+fn instructions_get_verdicts_from_one_repeat() {
+    let model = build(&run_with_instructions(), None).unwrap();
+    let verdict = |step: &str| {
+        let r = (model.relative.iter())
+            .find(|r| r.target == "pg17" && r.step == step && r.clients == 1)
+            .unwrap();
+        let t = r.tests.spread(Metric::ServerInstr).unwrap();
+        (t.verdict.clone(), t.cpu_disagrees)
+    };
+    assert_eq!(verdict("update-index").0, "regression");
+    assert_eq!(verdict("update-one").0, "improvement");
+    assert_eq!(
+        verdict("read-only_range=10").0,
+        "within noise",
+        "below min_effect"
+    );
+    assert_eq!(
+        verdict("point-query").0,
+        "within noise",
+        "inside the spread"
+    );
+    // pg17's CPU/op of random-points_range=100 is 1.00 in the fixture: no disagreement; of
+    // update-one (0.80 instructions) 1.12: CPU/op says otherwise.
+    assert_eq!(
+        verdict("random-points_range=100"),
+        ("within noise".into(), false)
+    );
+    assert!(verdict("update-one").1);
+    // No counted instructions on a side: no verdict (sqlite.wal, and every step at 4 clients).
+    assert!(
+        model
+            .relative
+            .iter()
+            .filter(|r| r.target == "sqlite.wal" || r.clients == 4)
+            .all(|r| r.tests.spread(Metric::ServerInstr).is_none())
+    );
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    let text = render(&model, Format::Text, false);
+    let section: String = (text.lines())
+        .skip_while(|l| !l.starts_with("Instructions/op,"))
+        .take_while(|l| !l.is_empty() || !l.starts_with("Step length"))
+        .take(14)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("instructions_text", section);
+    let md = render(&model, Format::Markdown, false);
+    assert!(md.contains("Instructions/op, pg17 vs pg16"), "{md}");
+    let html = render(&model, Format::Html, false);
+    assert!(html.contains("Instructions/op, pg17 vs pg16"));
 }

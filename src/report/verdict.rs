@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{MetricTest, Relative, ReportModel};
+use super::model::{MetricTest, Relative, ReportModel, SpreadTest};
 use crate::results::metrics::METRICS;
 use crate::results::{Measurement, Metric};
 use crate::stats::{self, FamilyRule};
@@ -21,9 +21,11 @@ enum Tested {
 }
 
 impl Tested {
-    /// QPS, then the table's metrics with a verdict, in table order.
+    /// QPS, then the table's metrics with a verdict from paired repeats, in table order.
     fn all() -> impl Iterator<Item = Tested> {
-        let costs = METRICS.iter().filter(|d| d.verdict.is_some());
+        let costs = METRICS
+            .iter()
+            .filter(|d| d.verdict.is_some() && d.spread.is_none());
         std::iter::once(Tested::Qps).chain(costs.map(|d| Tested::Cost(d.metric)))
     }
 
@@ -85,10 +87,68 @@ pub(super) fn metric_test(
     }
 }
 
+/// How far instructions/op and CPU/op ratios may differ before the report says so.
+const DISAGREEMENT: f64 = 1.25;
+
+/// The verdict on `metric` (judged against its `spread` metric) of one relative row, from the
+/// two sides' aggregates: the ratio, and the range the sides' spreads allow.
+fn spread_test(
+    model: &ReportModel,
+    r: &Relative,
+    metric: Metric,
+    spread: Metric,
+) -> Option<SpreadTest> {
+    let side = |target: &str| {
+        let a = model.aggregate(target, &r.step, r.clients)?;
+        Some((a.get(metric)?, a.get(spread).unwrap_or(0.0)))
+    };
+    let ((b, sb), (t, st)) = (side(&r.base)?, side(&r.target)?);
+    if b <= 0.0 || t <= 0.0 {
+        return None;
+    }
+    let ratio = t / b;
+    let low = (t - 2.0 * st) / (b + 2.0 * sb);
+    let high = match b - 2.0 * sb {
+        d if d > 0.0 => (t + 2.0 * st) / d,
+        _ => f64::INFINITY,
+    };
+    let band = model.method.min_effect.ln_1p();
+    let verdict = if low > 1.0 && ratio.ln() >= band {
+        "regression"
+    } else if high < 1.0 && -ratio.ln() >= band {
+        "improvement"
+    } else {
+        "within noise"
+    };
+    let cpu_ratio = r.ratio(Metric::ServerCpu);
+    Some(SpreadTest {
+        metric: metric.id().into(),
+        ratio,
+        range: [low, high],
+        base_spread: sb / b,
+        target_spread: st / t,
+        verdict: verdict.into(),
+        cpu_ratio,
+        cpu_disagrees: cpu_ratio.is_some_and(|c| (c / ratio).ln().abs() > DISAGREEMENT.ln()),
+    })
+}
+
+/// Fills the verdicts of metrics judged against their own spread (one repeat suffices).
+fn apply_spread(model: &mut ReportModel) {
+    for i in 0..model.relative.len() {
+        for d in METRICS.iter().filter(|d| d.verdict.is_some()) {
+            let Some(spread) = d.spread else { continue };
+            let test = spread_test(model, &model.relative[i], d.metric, spread);
+            model.relative[i].tests.set_spread(d.metric, test);
+        }
+    }
+}
+
 /// Fills `qps_test`, the cost verdicts (`tests`: `server_cpu_test`) and the QPS summary fields (`paired_repeats`,
 /// `geo_mean`, `ci95`, `verdict`, `unstable`) of every relative row. A step whose server CPU
 /// is below resolution on both sides is left out of the CPU family.
 pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
+    apply_spread(model);
     let mut families: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
     for (i, r) in model.relative.iter().enumerate() {
         families

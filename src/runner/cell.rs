@@ -327,6 +327,7 @@ impl CellRun<'_> {
             client_cpus: self.target.placement.client.clone(),
             ddl: &self.target.tables,
             profile: self.profile_spec(step),
+            counting: false,
         };
         let prefix = format!("{} {}", self.label(), step.label);
         let bar = self.progress.step(&prefix, step.warmup + step.expected);

@@ -312,7 +312,7 @@ impl Counted {
         } else {
             "instrumentation off"
         };
-        for pid in &self.server {
+        if let Some(pid) = &self.server {
             counter::command(*pid, what)?;
         }
         Ok(())
@@ -322,7 +322,7 @@ impl Counted {
     /// the last take: the server's forked processes of the pass must have exited by then, and
     /// the client dumps its own before it answers.
     fn take(&self) -> Result<(u64, u64)> {
-        for pid in &self.server {
+        if let Some(pid) = &self.server {
             counter::command(*pid, "dump")?;
         }
         let (server, _) = counter::take_totals(&self.out, "server")?;
@@ -614,6 +614,7 @@ fn run_pass(
         client_cpus: None,
         ddl: &init.spec.tables,
         profile: None,
+        counting: true,
     };
     let run = super::step::run_unattended(&spec, &server.driver(), probe)?;
     Ok(Done {

@@ -43,6 +43,9 @@ pub struct StepSpec<'a> {
     pub ddl: &'a TableDdl,
     /// Record a CPU profile of the measured period (`None`: not profiled).
     pub profile: Option<ProfileSpec<'a>>,
+    /// An instruction-counting pass (a step of quotas): no memory sampler, and the coordinator
+    /// sleeps until the quotas are met, so that nothing but the operations runs and is counted.
+    pub counting: bool,
 }
 
 /// A profiled step: `perf`, its settings, and the file the recording goes to.
@@ -232,6 +235,8 @@ struct Shared {
     quota_missed: AtomicUsize,
     /// Set to end the step early (interrupt, adaptive precision reached, quotas met).
     stop: AtomicBool,
+    /// A counting pass's coordinator, woken when the quotas are met.
+    coordinator: std::sync::OnceLock<thread::Thread>,
 }
 
 /// One role thread's place in the step.
@@ -379,6 +384,7 @@ pub fn run(
         quota_left: AtomicUsize::new(quota_threads),
         quota_missed: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
+        coordinator: std::sync::OnceLock::new(),
     };
     let (ends, clock, coordinated, b, peaks, profile) = thread::scope(|s| {
         let (handles, spawn_error) = spawn_threads(s, spec, &shared, interrupt, driver);
@@ -398,7 +404,7 @@ pub fn run(
             measure_start: clock.measure_start,
             deadline: clock.deadline,
         });
-        let sampler = Sampler::start(probe.clone());
+        let sampler = (!spec.counting).then(|| Sampler::start(probe.clone()));
         // Every connection is open: perf attaches to the processes serving them now, so it
         // samples from the measured period's first instant.
         let recording = spec
@@ -413,7 +419,7 @@ pub fn run(
         let window = (coordinated.measured_from, profiler::monotonic_now());
         let profile = recording.map(|r| r.and_then(|r| r.stop(window)));
         phases.snapshotted.wait();
-        let peaks = sampler.finish();
+        let peaks = sampler.map(Sampler::finish).unwrap_or_default();
         // Join every thread before looking at any: the scope would panic over a panicked
         // thread left unjoined.
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
@@ -756,6 +762,9 @@ fn stopped(t: &ThreadSpec, shared: &Shared, quota_met: bool) {
         }
         if shared.quota_left.fetch_sub(1, Ordering::AcqRel) == 1 {
             shared.stop.store(true, Ordering::Relaxed);
+            if let Some(c) = shared.coordinator.get() {
+                c.unpark();
+            }
         }
     }
 }
@@ -1025,7 +1034,15 @@ fn coordinate(
     interrupt: &AtomicBool,
     shared: &Shared,
 ) -> Coordinated {
-    let tick = Duration::from_millis(200);
+    // A counting pass wakes only when its quotas are met (or every 10 s, to notice an
+    // interrupt): its ticks would be counted as the client's.
+    let tick = match spec.counting {
+        true => Duration::from_secs(10),
+        false => Duration::from_millis(200),
+    };
+    if spec.counting {
+        let _ = shared.coordinator.set(thread::current());
+    }
     let stop = &shared.stop;
     let total = || {
         shared
@@ -1075,7 +1092,11 @@ fn coordinate(
             (Some(_), Some(c)) => c.next.min(clock.deadline),
             (Some(_), None) => clock.deadline,
         };
-        thread::sleep(tick.min(next_boundary.saturating_duration_since(now)));
+        let wait = tick.min(next_boundary.saturating_duration_since(now));
+        match spec.counting {
+            true => thread::park_timeout(wait),
+            false => thread::sleep(wait),
+        }
         last = show_progress(progress, clock, counter.as_ref(), last, total());
     }
     if adaptive.is_none() {

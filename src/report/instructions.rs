@@ -1,0 +1,104 @@
+//! The instructions/op section of a human-readable report: per compared target, each step's
+//! instructions per operation on both sides with their spread, the ratio, its verdict from one
+//! repeat, and where instructions and CPU/op disagree.
+//!
+//! Owns that table's layout and its explanation. Must not: compute verdicts (`verdict` does,
+//! into the model's `SpreadTest`s), or format for a particular output.
+
+use super::doc::{Block, Cell, Grid, NA, Tone, rel_cell, thousands};
+use super::fmt::percent;
+use super::model::{Relative, ReportModel, SpreadTest};
+use crate::results::Metric;
+
+/// `41,518 ±0.25%`: instructions/op and its half-range.
+fn with_spread(m: &ReportModel, target: &str, step: &str, clients: u32) -> String {
+    let Some(a) = m.aggregate(target, step, clients) else {
+        return NA.into();
+    };
+    match (a.get(Metric::ServerInstr), a.get(Metric::ServerInstrSpread)) {
+        (Some(v), Some(s)) if v > 0.0 => format!("{} ±{:.2}%", thousands(v), 100.0 * s / v),
+        (Some(v), _) => thousands(v),
+        _ => NA.into(),
+    }
+}
+
+fn verdict_cell(t: &SpreadTest) -> Cell {
+    let tone = match t.verdict.as_str() {
+        "regression" => Tone::Worse,
+        "improvement" => Tone::Better,
+        _ => Tone::Plain,
+    };
+    Cell {
+        text: t.verdict.clone(),
+        tone,
+    }
+}
+
+/// What a disagreement of instructions and CPU suggests, in a few words.
+fn disagreement(t: &SpreadTest) -> String {
+    match (t.cpu_ratio, t.cpu_disagrees) {
+        (Some(c), true) if c > t.ratio => {
+            "CPU/op rose more: kernel work (system calls, IO), waits, contention or cache misses"
+                .into()
+        }
+        (Some(_), true) => "CPU/op fell more: less waiting or fewer cache misses".into(),
+        _ => String::new(),
+    }
+}
+
+fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
+    vec![
+        Cell::plain(&r.step),
+        Cell::plain(with_spread(m, &r.base, &r.step, r.clients)),
+        Cell::plain(with_spread(m, &r.target, &r.step, r.clients)),
+        rel_cell(Some(t.ratio), true),
+        Cell::plain(format!("{:.3}–{:.3}", t.range[0], t.range[1].min(99.0))),
+        verdict_cell(t),
+        rel_cell(t.cpu_ratio, true),
+        Cell::plain(disagreement(t)),
+    ]
+}
+
+/// One table per compared target with counted steps at `clients`.
+pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    for target in &m.compared {
+        let rows: Vec<(&Relative, &SpreadTest)> = (m.relative.iter())
+            .filter(|r| r.clients == clients && r.target == *target)
+            .filter_map(|r| r.tests.spread(Metric::ServerInstr).map(|t| (r, t)))
+            .collect();
+        let Some((first, _)) = rows.first() else {
+            continue;
+        };
+        doc.push(Block::SubHeading(format!(
+            "Instructions/op, {target} vs {}: verdicts from one repeat (< 1 is cheaper)",
+            first.base
+        )));
+        doc.push(Block::Para(format!(
+            "Counted under callgrind in a counting pass of its own; ± is half the range of the \
+             pass pairs' values. A change needs the ratio beyond ±{} and 1 outside the range \
+             the two sides allow when each moves by its whole range. Instructions do not show \
+             time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
+             kernel's work: where CPU/op says otherwise, believe it for time.",
+            percent(m.method.min_effect)
+        )));
+        let header = [
+            "step",
+            "base instr/op",
+            "instr/op",
+            "ratio",
+            "range",
+            "verdict",
+            "CPU/op",
+            "",
+        ];
+        let mut grid = Grid {
+            header: header.map(String::from).to_vec(),
+            right: vec![false, true, true, true, true, false, true, false],
+            rows: Vec::new(),
+        };
+        for (r, t) in rows {
+            grid.rows.push(row(m, r, t));
+        }
+        doc.push(Block::Table(grid));
+    }
+}
