@@ -154,7 +154,8 @@ impl CountCell<'_> {
             );
         }
         std::fs::create_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let out = PathBuf::from(format!("{}.callgrind", dir.display()));
+        // Absolute: a server may run in another directory (MySQL runs in its data directory).
+        let out = std::path::absolute(format!("{}.callgrind", dir.display()))?;
         std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
         // The server runs as its own user and writes its counts here.
         std::fs::set_permissions(&out, std::os::unix::fs::PermissionsExt::from_mode(0o777))?;
