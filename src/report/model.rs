@@ -108,6 +108,10 @@ pub struct TargetProfile {
     pub samples: u64,
     /// The measured engine CPU per operation the samples are scaled to (mean over them).
     pub cpu_us_per_op: Option<f64>,
+    /// The step's server instructions/op from a counting pass, which the profile's shares
+    /// are also scaled to (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_per_op: Option<f64>,
     /// Share of samples whose leaf frame has no symbol, and their modules.
     pub unresolved_share: f64,
     pub unresolved_modules: Vec<String>,
@@ -126,6 +130,9 @@ pub struct FunctionCost {
     pub function: String,
     pub self_us_per_op: f64,
     pub total_us_per_op: f64,
+    /// Its share of the CPU scaled to the step's instructions/op (with a counting pass).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_instructions_per_op: Option<f64>,
 }
 
 /// A compared target's profile against its base's.
@@ -144,6 +151,10 @@ pub struct FunctionChange {
     pub self_us_per_op: f64,
     /// Target minus base.
     pub delta_us_per_op: f64,
+    /// The change in instructions/op: each side's share of its CPU scaled to its step's
+    /// instructions/op (with counting passes on both sides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delta_instructions_per_op: Option<f64>,
 }
 
 /// LinkBench at one client count (the lab's; LinkBench's own connections are its loaders and

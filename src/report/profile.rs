@@ -139,12 +139,18 @@ fn target_profile(
     let n = f64::from(used.max(1));
     let mut stacks: Vec<(String, f64)> = stacks.into_iter().map(|(s, v)| (s, v / n)).collect();
     stacks.sort_by(|a, b| a.0.cmp(&b.0));
-    let top = top_functions(&stacks);
+    let cpu_us_per_op = (used > 0).then(|| cpu / n);
+    let instructions_per_op = (ms.iter())
+        .filter(|m| m.target == target && m.step == step && m.clients == clients && !m.failed)
+        .find_map(|m| m.values.get(Metric::ServerInstr));
+    let scale = instructions_scale(cpu_us_per_op, instructions_per_op);
+    let top = top_functions(&stacks, scale);
     Some(TargetProfile {
         target: target.to_string(),
         repeats: used,
         samples,
-        cpu_us_per_op: (used > 0).then(|| cpu / n),
+        cpu_us_per_op,
+        instructions_per_op,
         unresolved_share: if samples > 0 {
             unresolved as f64 / samples as f64
         } else {
@@ -157,12 +163,21 @@ fn target_profile(
     })
 }
 
+/// Instructions per µs of the profile's CPU: a function's share of the CPU scaled to the
+/// step's instructions/op instead (`None` without a counting pass).
+fn instructions_scale(cpu_us: Option<f64>, instructions: Option<f64>) -> Option<f64> {
+    match (cpu_us, instructions) {
+        (Some(c), Some(i)) if c > 0.0 => Some(i / c),
+        _ => None,
+    }
+}
+
 /// Self and total CPU per operation of every function of `stacks`.
 fn functions(stacks: &[(String, f64)]) -> HashMap<String, (f64, f64)> {
     profiler::functions(stacks.iter().map(|(s, v)| (s.as_str(), *v)))
 }
 
-fn top_functions(stacks: &[(String, f64)]) -> Vec<FunctionCost> {
+fn top_functions(stacks: &[(String, f64)], scale: Option<f64>) -> Vec<FunctionCost> {
     let mut all: Vec<FunctionCost> = functions(stacks)
         .into_iter()
         .filter(|(_, (s, _))| *s > 0.0)
@@ -170,6 +185,7 @@ fn top_functions(stacks: &[(String, f64)]) -> Vec<FunctionCost> {
             function: f,
             self_us_per_op: s,
             total_us_per_op: t,
+            self_instructions_per_op: scale.map(|k| s * k),
         })
         .collect();
     all.sort_by(|a, b| {
@@ -185,6 +201,8 @@ fn top_functions(stacks: &[(String, f64)]) -> Vec<FunctionCost> {
 fn diff(a: &TargetProfile, b: &TargetProfile) -> ProfileDiff {
     let fa = functions(&a.stacks);
     let fb = functions(&b.stacks);
+    let scales = instructions_scale(a.cpu_us_per_op, a.instructions_per_op)
+        .zip(instructions_scale(b.cpu_us_per_op, b.instructions_per_op));
     let mut names: Vec<&String> = fa.keys().chain(fb.keys()).collect();
     names.sort();
     names.dedup();
@@ -198,6 +216,7 @@ fn diff(a: &TargetProfile, b: &TargetProfile) -> ProfileDiff {
                 base_self_us_per_op: x,
                 self_us_per_op: y,
                 delta_us_per_op: y - x,
+                delta_instructions_per_op: scales.map(|(ka, kb)| y * kb - x * ka),
             }
         })
         .filter(|c| c.delta_us_per_op != 0.0)
@@ -433,6 +452,14 @@ fn diff_table(d: &ProfileDiff) -> Grid {
         right: vec![false, true, true, true],
         rows: Vec::new(),
     };
+    let instructions = d
+        .changed
+        .iter()
+        .any(|c| c.delta_instructions_per_op.is_some());
+    if instructions {
+        g.header.push("instr/op change".into());
+        g.right.push(true);
+    }
     for c in &d.changed {
         let tone = if c.delta_us_per_op > 0.0 {
             Tone::Worse
@@ -448,6 +475,10 @@ fn diff_table(d: &ProfileDiff) -> Grid {
                 tone,
             },
         ]);
+        if instructions {
+            let text = (c.delta_instructions_per_op).map_or("n/a".into(), |d| format!("{d:+.0}"));
+            g.rows.last_mut().expect("pushed").push(cell(text));
+        }
     }
     g
 }

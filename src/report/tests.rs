@@ -1323,3 +1323,43 @@ fn instructions_get_verdicts_from_one_repeat() {
     let html = render(&model, Format::Html, false);
     assert!(html.contains("Instructions/op, pg17 vs pg16"));
 }
+
+/// With a counting pass, a profile's shares are scaled to instructions too: pg16's point-query
+/// at 100,000 instructions/op and pg17's at 80,000, the planner's share going from 30% to 50%.
+#[test]
+fn a_profile_diff_explains_an_instruction_delta_function_by_function() {
+    let mut data = run_profiled();
+    for m in data.measurements.iter_mut() {
+        if m.step == "point-query" && m.repeat == 1 {
+            let i = if m.target == "pg16" {
+                100_000.0
+            } else {
+                80_000.0
+            };
+            m.values.set(Metric::ServerInstr, Some(i));
+        }
+    }
+    let model = build(&data, None).unwrap();
+    let step = (model.profiles.as_ref().unwrap().steps.iter())
+        .find(|s| s.step == "point-query")
+        .unwrap();
+    let pg16 = step.targets.iter().find(|t| t.target == "pg16").unwrap();
+    assert_eq!(pg16.instructions_per_op, Some(100_000.0));
+    let top = (pg16.top.iter())
+        .find(|f| f.function == "ReadBuffer")
+        .unwrap();
+    assert!(
+        (top.self_instructions_per_op.unwrap() - 50_000.0).abs() < 1.0,
+        "{top:?}"
+    );
+    let diff = &step.diffs[0];
+    let planner = (diff.changed.iter())
+        .find(|c| c.function == "pg_plan_query")
+        .unwrap();
+    // 50% of 80,000 − 30% of 100,000.
+    assert!((planner.delta_instructions_per_op.unwrap() - 10_000.0).abs() < 1.0);
+    let text = render(&model, Format::Text, false);
+    assert!(text.contains("instr/op change"), "{text}");
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+}

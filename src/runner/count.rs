@@ -33,10 +33,10 @@ use crate::results::Metric;
 use crate::store::{CellKey, Store};
 use crate::workload::{Pacer, StepPlan, SuitePlan};
 
-/// Events of the first pass of a step, which warms its caches and sizes the others.
-const SIZING_EVENTS: u64 = 20;
+/// Events of the first sizing pass of a step (then 8 times as many each round).
+const SIZING_EVENTS: u64 = 4;
 /// Bounds of a short pass's events (the long one runs three times as many).
-const MIN_EVENTS: u64 = 10;
+const MIN_EVENTS: u64 = 3;
 const MAX_EVENTS: u64 = 200_000;
 /// How long the backends of a pass may take to exit (their counts are written at exit).
 const EXIT_WAIT: Duration = Duration::from_secs(120);
@@ -389,7 +389,29 @@ fn pass(
     })
 }
 
-/// Size the passes from a first one, then `passes` pairs of n and 3n events.
+/// The marginal instructions of one event of `step`, from pairs of small passes of k and 3k
+/// events (k = 4, 32, 256, ...) until their difference is a twentieth of `budget`; they also
+/// warm the caches. A pass's fixed cost (its connections and statements) cancels in the
+/// difference; when it does not (a negative difference), the long pass's mean is taken.
+fn size(counted: &Counted, client: &mut CountClient, step: &StepPlan, budget: u64) -> Result<f64> {
+    let total = |c: &Counts| (c.server + c.client) as f64;
+    let mut k = SIZING_EVENTS;
+    loop {
+        let a = pass(counted, client, step, k, 998)?;
+        let b = pass(counted, client, step, 3 * k, 999)?;
+        let diff = total(&b) - total(&a);
+        let events = (b.events as f64 - a.events as f64).max(1.0);
+        if diff >= budget as f64 / 20.0 || k >= MAX_EVENTS / 8 {
+            return Ok(match diff > 0.0 {
+                true => diff / events,
+                false => total(&b) / b.events.max(1) as f64,
+            });
+        }
+        k *= 8;
+    }
+}
+
+/// Size the passes, then `passes` pairs of n and 3n events.
 fn count_step(
     counted: &Counted,
     client: &mut CountClient,
@@ -397,16 +419,7 @@ fn count_step(
     clients: u32,
     counting: Counting,
 ) -> Result<StepCount> {
-    // Two small passes warm the caches and give the marginal cost of an event (a pass's fixed
-    // cost, its connections and statements, would make the first alone overstate it).
-    let a = pass(counted, client, step, SIZING_EVENTS, 998)?;
-    let b = pass(counted, client, step, 3 * SIZING_EVENTS, 999)?;
-    let total = |c: &Counts| (c.server + c.client) as f64;
-    let marginal = (total(&b) - total(&a)) / (b.events as f64 - a.events as f64).max(1.0);
-    let per_event = match marginal > 0.0 {
-        true => marginal,
-        false => total(&b) / b.events.max(1) as f64,
-    };
+    let per_event = size(counted, client, step, counting.budget)?;
     let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
     let n = n.max(u64::from(clients));
     let mut out = StepCount {
