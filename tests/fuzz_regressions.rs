@@ -37,6 +37,7 @@ fn profile_with_a_huge_cpu_per_op_draws_without_overflow() {
         repeats: 1,
         samples: 2,
         cpu_us_per_op: Some(5.5e74),
+        instructions_per_op: None,
         unresolved_share: 0.0,
         unresolved_modules: Vec::new(),
         top: Vec::new(),
