@@ -352,23 +352,8 @@ fn count_cells(
         return Ok(());
     };
     let cells = counting_cells(plan);
-    if !cells.is_empty() {
-        match crate::counter::check() {
-            Ok(c) => {
-                let perf = match crate::counter::perf_counters() {
-                    Ok(()) => "hardware counters are readable here too (not used yet)".into(),
-                    Err(why) => format!("no hardware counters: {why}"),
-                };
-                let how = format!("callgrind ({}); {perf}", c.version);
-                progress.line(&format!("instructions: counted under {how}"));
-                store.set_run_instructions(work.run_id, &how)?;
-            }
-            Err(why) => {
-                progress.line(&format!("instructions are not counted: {why}"));
-                outcome.failures.push(format!("instructions: {why}"));
-                return Ok(());
-            }
-        }
+    if cells.is_empty() || !callgrind_ready(store, progress, work.run_id, outcome)? {
+        return Ok(());
     }
     for cell in cells {
         let target = &plan.targets[cell.target];
@@ -429,6 +414,33 @@ fn count_cells(
         }
     }
     Ok(())
+}
+
+/// Whether callgrind can count here: said on the terminal and recorded with the run (with
+/// whether hardware counters are there too); when it cannot, a failure of the run.
+fn callgrind_ready(
+    store: &mut Store,
+    progress: &Progress,
+    run_id: &str,
+    outcome: &mut Outcome,
+) -> Result<bool> {
+    match crate::counter::check() {
+        Ok(c) => {
+            let perf = match crate::counter::perf_counters() {
+                Ok(()) => "hardware counters are readable here too (not used yet)".into(),
+                Err(why) => format!("no hardware counters: {why}"),
+            };
+            let how = format!("callgrind ({}); {perf}", c.version);
+            progress.line(&format!("instructions: counted under {how}"));
+            store.set_run_instructions(run_id, &how)?;
+            Ok(true)
+        }
+        Err(why) => {
+            progress.line(&format!("instructions are not counted: {why}"));
+            outcome.failures.push(format!("instructions: {why}"));
+            Ok(false)
+        }
+    }
 }
 
 /// Unmark the run directory (what `--keep` keeps is not stale), then remove it (and a work

@@ -1023,6 +1023,17 @@ impl SecondCounter {
     }
 }
 
+/// How long the coordinator sleeps between looks. A counting pass's registers itself to be
+/// woken when the quotas are met and otherwise looks every 10 s (for an interrupt): its ticks
+/// would be counted as the client's.
+fn coordinator_tick(spec: &StepSpec, shared: &Shared) -> Duration {
+    if !spec.counting {
+        return Duration::from_millis(200);
+    }
+    let _ = shared.coordinator.set(thread::current());
+    Duration::from_secs(10)
+}
+
 /// The coordinator's part of a step: show progress, take the opening snapshot when the
 /// measured period starts, count whole seconds for an adaptive step and stop it early through
 /// `stop`, and return at the deadline, when the quotas are met, or on `interrupt`.
@@ -1034,15 +1045,7 @@ fn coordinate(
     interrupt: &AtomicBool,
     shared: &Shared,
 ) -> Coordinated {
-    // A counting pass wakes only when its quotas are met (or every 10 s, to notice an
-    // interrupt): its ticks would be counted as the client's.
-    let tick = match spec.counting {
-        true => Duration::from_secs(10),
-        false => Duration::from_millis(200),
-    };
-    if spec.counting {
-        let _ = shared.coordinator.set(thread::current());
-    }
+    let tick = coordinator_tick(spec, shared);
     let stop = &shared.stop;
     let total = || {
         shared
