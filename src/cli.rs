@@ -339,6 +339,15 @@ pub struct ReportArgs {
     /// default: the lab's `min_effect`, stored with the run).
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub min_effect: Option<f64>,
+    /// Evidence only: judge each step alone with Student's t instead of the moderated test.
+    #[arg(long, hide = true)]
+    pub student: bool,
+    /// Evidence only: judge as a `repeats = "auto"` run with this many looks.
+    #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub looks: Option<u32>,
+    /// Evidence only: report only repeats 1..=N, as if the run had stopped there.
+    #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub first_repeats: Option<u32>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Write the report to FILE instead of standard output.
@@ -887,6 +896,9 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
     let opts = report::Options {
         base: args.base.clone(),
         min_effect: min_effect_flag(args.min_effect)?,
+        student: args.student,
+        looks: args.looks,
+        first_repeats: args.first_repeats,
     };
     let store = Store::open_existing(store_path)?;
     let run_id = store.resolve_run(args.run.as_deref())?;
@@ -909,7 +921,7 @@ fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
     let run_id = store.resolve_run(Some(&args.run))?;
     let opts = report::Options {
         base: args.base.clone(),
-        min_effect: None,
+        ..report::Options::default()
     };
     let model = report::build_with_options(&store.load_run(&run_id)?, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
@@ -949,8 +961,8 @@ fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
         check_png_dir(dir)?;
     }
     let opts = report::Options {
-        base: None,
         min_effect: min_effect_flag(args.min_effect)?,
+        ..report::Options::default()
     };
     let store = Store::open_existing(store_path)?;
     let a = store.resolve_run(Some(&args.run_a))?;

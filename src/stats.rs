@@ -120,20 +120,30 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| (2.0 * d.sf(t.abs())).min(1.0))
 }
 
-/// Student's one-sample t test of the log ratios `ln r_i` against 0 (no change).
+/// Student's one-sample t test of the log ratios `ln r_i` against 0 (no change), with the step's
+/// own variance or, moderated ([`moderate`]), one pooled with its family's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RatioTest {
     /// Number of ratios (paired repeats).
     pub n: usize,
     /// Mean of `ln r_i`: the log of the geometric mean.
     pub mean_log: f64,
-    /// Sample standard deviation (n − 1) of `ln r_i`.
+    /// Sample standard deviation (n − 1) of `ln r_i`: the step's own.
     pub sd_log: f64,
-    /// `mean_log / (sd_log / √n)`; ±infinity when the ratios are all equal and not 1.
+    /// The standard deviation the test uses: `sd_log`, or the moderated (posterior) one.
+    pub sd_test: f64,
+    /// Degrees of freedom of the test: n − 1, or moderated `d0 + n − 1` (capped; see
+    /// [`moderate`]).
+    pub df: f64,
+    /// `mean_log / (sd_test / √n)`; ±infinity when the ratios are all equal and not 1.
     pub t: f64,
-    /// Two-sided p-value with n − 1 degrees of freedom.
+    /// Two-sided p-value with `df` degrees of freedom.
     pub p: f64,
 }
+
+/// Degrees of freedom beyond which Student's t is taken as the normal distribution it is (an
+/// infinite prior gives infinite degrees of freedom).
+const DF_NORMAL: f64 = 1e6;
 
 impl RatioTest {
     /// Geometric mean of the ratios.
@@ -141,21 +151,53 @@ impl RatioTest {
         self.mean_log.exp()
     }
 
+    /// Standard error of `mean_log`: `sd_test / √n`.
+    pub fn se(&self) -> f64 {
+        self.sd_test / (self.n as f64).sqrt()
+    }
+
     /// Two-sided confidence interval of the geometric mean at `level` (e.g. 0.95):
-    /// `exp(m ± t((1 + level) / 2, n − 1) · s / √n)`.
+    /// `exp(m ± t((1 + level) / 2, df) · se)`.
     pub fn interval(&self, level: f64) -> [f64; 2] {
-        let se = self.sd_log / (self.n as f64).sqrt();
+        let se = self.se();
         let half = if se == 0.0 {
             0.0
         } else {
-            t_quantile((1.0 + level) / 2.0, self.n as f64 - 1.0) * se
+            t_quantile((1.0 + level) / 2.0, self.df.min(DF_NORMAL)) * se
         };
         [(self.mean_log - half).exp(), (self.mean_log + half).exp()]
     }
+
+    /// The smallest change this test finds with probability `power`, when a change needs a
+    /// two-sided test at `alpha` and an interval at `1 − alpha` entirely beyond a factor of
+    /// `1 + min_effect`: `exp(ln(1 + min_effect) + (t(1 − alpha/2, df) + t(power, df)) · se) − 1`
+    /// (the normal-approximation power rule with Student's quantiles), as a relative change
+    /// (0.12: ×1.12 or ÷1.12).
+    pub fn detectable(&self, alpha: f64, power: f64, min_effect: f64) -> f64 {
+        let df = self.df.min(DF_NORMAL);
+        let k = t_quantile(1.0 - alpha / 2.0, df) + t_quantile(power, df);
+        (min_effect.ln_1p() + k * self.se()).exp() - 1.0
+    }
+
+    /// The test of `mean_log` with standard deviation `sd` and `df` degrees of freedom.
+    fn with_sd(mut self, sd: f64, df: f64) -> RatioTest {
+        let se = sd / (self.n as f64).sqrt();
+        (self.t, self.p) = if se > 0.0 {
+            let t = self.mean_log / se;
+            (t, t_two_sided_p(t, df.min(DF_NORMAL)))
+        } else if self.mean_log == 0.0 {
+            (0.0, 1.0)
+        } else {
+            (self.mean_log.signum() * f64::INFINITY, 0.0)
+        };
+        self.sd_test = sd;
+        self.df = df;
+        self
+    }
 }
 
-/// [`RatioTest`] of paired ratios; `None` with fewer than 2 ratios or any ratio that is not
-/// positive and finite.
+/// [`RatioTest`] of paired ratios with the step's own variance; `None` with fewer than 2
+/// ratios or any ratio that is not positive and finite.
 pub fn ratio_test(ratios: &[f64]) -> Option<RatioTest> {
     if ratios.len() < 2 || ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
         return None;
@@ -165,22 +207,123 @@ pub fn ratio_test(ratios: &[f64]) -> Option<RatioTest> {
     let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
     let mean_log = logs.iter().sum::<f64>() / nf;
     let sd_log = (logs.iter().map(|l| (l - mean_log).powi(2)).sum::<f64>() / (nf - 1.0)).sqrt();
-    let se = sd_log / nf.sqrt();
-    let (t, p) = if se > 0.0 {
-        let t = mean_log / se;
-        (t, t_two_sided_p(t, nf - 1.0))
-    } else if mean_log == 0.0 {
-        (0.0, 1.0)
-    } else {
-        (mean_log.signum() * f64::INFINITY, 0.0)
-    };
-    Some(RatioTest {
+    let test = RatioTest {
         n,
         mean_log,
         sd_log,
-        t,
-        p,
+        sd_test: sd_log,
+        df: nf - 1.0,
+        t: 0.0,
+        p: 1.0,
+    };
+    Some(test.with_sd(sd_log, nf - 1.0))
+}
+
+/// Trigamma, ψ′(x) for x > 0: the recurrence ψ′(x) = ψ′(x + 1) + 1/x² up to x ≥ 10, then the
+/// asymptotic series (error below 1e-12 there).
+pub fn trigamma(mut x: f64) -> f64 {
+    if x.is_nan() || x <= 0.0 {
+        return f64::NAN;
+    }
+    let mut acc = 0.0;
+    while x < 10.0 {
+        acc += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let z = 1.0 / (x * x);
+    let series =
+        1.0 / 6.0 - z * (1.0 / 30.0 - z * (1.0 / 42.0 - z * (1.0 / 30.0 - z * 5.0 / 66.0)));
+    acc + 1.0 / x + z / 2.0 + z / x * series
+}
+
+/// The x > 0 with ψ′(x) = y (y > 0): trigamma falls monotonically from ∞ to 0, so bisection on
+/// a log scale finds it.
+pub fn trigamma_inverse(y: f64) -> f64 {
+    if !(y > 0.0 && y.is_finite()) {
+        return f64::NAN;
+    }
+    let (mut lo, mut hi) = (1e-8_f64, 1e8_f64);
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        if trigamma(mid) > y {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo * hi).sqrt()
+}
+
+/// The family's prior of the variance of a step's log ratios: a scaled inverse χ² with `df`
+/// degrees of freedom (infinite: every step has the same variance) around `var`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VariancePrior {
+    pub df: f64,
+    pub var: f64,
+}
+
+/// Fewest steps with a variance before a family's prior is fitted; with fewer, steps keep their
+/// own variance.
+pub const MIN_PRIOR_STEPS: usize = 4;
+
+/// Empirical-Bayes fit of the prior from sample variances `(s², d)` (each with d > 0 degrees of
+/// freedom; zero variances are left out), by the method of moments on `ln s²` (Smyth 2004,
+/// limma's `fitFDist`): `e = ln s² − ψ(d/2) + ln(d/2)`; `ψ′(d0/2)` = the variance of `e` less
+/// the mean of `ψ′(d/2)`; `s0² = exp(mean e + ψ(d0/2) − ln(d0/2))`. When the `e` vary no more
+/// than sampling explains, `d0` is infinite and `s0² = exp(mean e)`. `None` with fewer than
+/// [`MIN_PRIOR_STEPS`] usable variances.
+pub fn variance_prior(samples: &[(f64, f64)]) -> Option<VariancePrior> {
+    use statrs::function::gamma::digamma;
+    let ok: Vec<(f64, f64)> = (samples.iter().copied())
+        .filter(|(v, d)| *v > 0.0 && v.is_finite() && *d > 0.0)
+        .collect();
+    if ok.len() < MIN_PRIOR_STEPS {
+        return None;
+    }
+    let n = ok.len() as f64;
+    let e: Vec<f64> = (ok.iter())
+        .map(|(v, d)| v.ln() - digamma(d / 2.0) + (d / 2.0).ln())
+        .collect();
+    let mean = e.iter().sum::<f64>() / n;
+    let spread = e.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let excess = spread - ok.iter().map(|(_, d)| trigamma(d / 2.0)).sum::<f64>() / n;
+    if excess <= 0.0 {
+        return Some(VariancePrior {
+            df: f64::INFINITY,
+            var: mean.exp(),
+        });
+    }
+    let d0 = 2.0 * trigamma_inverse(excess);
+    Some(VariancePrior {
+        df: d0,
+        var: (mean + digamma(d0 / 2.0) - (d0 / 2.0).ln()).exp(),
     })
+}
+
+/// The family's tests with moderated variances (limma's moderated t): each step's variance
+/// becomes `(d0 s0² + d s²) / (d0 + d)` with `d0 + d` degrees of freedom, capped at the family's
+/// total `Σ d` (the information there is); the prior comes from [`variance_prior`]. Without a
+/// prior (too few steps), the tests are returned as they are, with the prior `None`.
+pub fn moderate(tests: &[Option<RatioTest>]) -> (Vec<Option<RatioTest>>, Option<VariancePrior>) {
+    let own = |t: &RatioTest| (t.sd_log.powi(2), t.n as f64 - 1.0);
+    let samples: Vec<(f64, f64)> = tests.iter().flatten().map(own).collect();
+    let Some(prior) = variance_prior(&samples) else {
+        return (tests.to_vec(), None);
+    };
+    let total: f64 = samples.iter().map(|(_, d)| d).sum();
+    let out = (tests.iter())
+        .map(|t| {
+            let t = (*t)?;
+            let (v, d) = own(&t);
+            let var = if prior.df.is_infinite() {
+                prior.var
+            } else {
+                (prior.df * prior.var + d * v) / (prior.df + d)
+            };
+            Some(t.with_sd(var.sqrt(), (prior.df + d).min(total)))
+        })
+        .collect();
+    (out, Some(prior))
 }
 
 /// Benjamini–Hochberg adjusted p-values ("q-values"), in the order of `p`:
@@ -197,6 +340,57 @@ pub fn bh_adjusted(p: &[f64]) -> Vec<f64> {
         out[i] = running;
     }
     out
+}
+
+/// How a family of steps is judged.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FamilyRule {
+    /// Benjamini–Hochberg false discovery rate ([`FDR_Q`]).
+    pub q: f64,
+    /// Minimum effect: a change is at least a factor of `1 + min_effect` either way.
+    pub min_effect: f64,
+    /// QPS: a ratio above 1 is an improvement; costs (CPU/op): below 1 is.
+    pub higher_is_better: bool,
+    /// Moderate each step's variance with the family's ([`moderate`]); else Student's t of
+    /// each step alone.
+    pub pooled: bool,
+    /// How many times the run may have looked at the steps before it stopped adding repeats
+    /// (1 for a fixed number of repeats): each p-value is multiplied by it before
+    /// Benjamini–Hochberg (Bonferroni over the looks), so stopping a step when it is decided
+    /// does not raise the false verdicts.
+    pub looks: u32,
+}
+
+/// Power at which [`Verdict::detectable`] is stated.
+pub const POWER: f64 = 0.8;
+
+/// One step's verdict on one metric, judged within its family.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    pub test: RatioTest,
+    /// Benjamini–Hochberg adjusted p-value (of the p-value times the looks) within the family.
+    pub q: f64,
+    /// Benjamini–Hochberg selected the step at the family's `q`.
+    pub selected: bool,
+    /// Steps in the family (those with a test) and how many BH selected.
+    pub family_size: usize,
+    pub family_selected: usize,
+    /// False-coverage-rate adjusted interval (Benjamini–Yekutieli 2005) of the geometric mean,
+    /// at [`Verdict::ci_level`]: it excludes 1 exactly when the step is selected.
+    pub ci: [f64; 2],
+    /// `1 − max(R, 1) · q / (m · looks)` for R selected of m.
+    pub ci_level: f64,
+    /// The unadjusted 95% interval (one step on its own; not corrected for the family).
+    pub ci95: [f64; 2],
+    pub change: Change,
+    /// Selected (the change is not nothing), but the adjusted interval reaches inside a factor
+    /// of `1 + min_effect` of 1: the change may be smaller than the minimum effect.
+    pub may_be_below_min_effect: bool,
+    /// The repeats disagree by more than the effect (see [`unstable`]).
+    pub unstable: bool,
+    /// The smallest change (relative, either way) this step would have been called with
+    /// [`POWER`] probability at the family's interval level ([`RatioTest::detectable`]).
+    pub detectable: f64,
 }
 
 /// A verdict's direction.
@@ -218,43 +412,6 @@ impl Change {
     }
 }
 
-/// How a family of steps is judged.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FamilyRule {
-    /// Benjamini–Hochberg false discovery rate ([`FDR_Q`]).
-    pub q: f64,
-    /// Minimum effect: a change is at least a factor of `1 + min_effect` either way.
-    pub min_effect: f64,
-    /// QPS: a ratio above 1 is an improvement; costs (CPU/op): below 1 is.
-    pub higher_is_better: bool,
-}
-
-/// One step's verdict on one metric, judged within its family.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Verdict {
-    pub test: RatioTest,
-    /// Benjamini–Hochberg adjusted p-value within the family.
-    pub q: f64,
-    /// Benjamini–Hochberg selected the step at the family's `q`.
-    pub selected: bool,
-    /// Steps in the family (those with a test) and how many BH selected.
-    pub family_size: usize,
-    pub family_selected: usize,
-    /// False-coverage-rate adjusted interval (Benjamini–Yekutieli 2005) of the geometric mean,
-    /// at [`Verdict::ci_level`]: it excludes 1 exactly when the step is selected.
-    pub ci: [f64; 2],
-    /// `1 − max(R, 1) · q / m` for R selected of m.
-    pub ci_level: f64,
-    /// The unadjusted 95% interval (one step on its own; not corrected for the family).
-    pub ci95: [f64; 2],
-    pub change: Change,
-    /// Selected (the change is not nothing), but the adjusted interval reaches inside a factor
-    /// of `1 + min_effect` of 1: the change may be smaller than the minimum effect.
-    pub may_be_below_min_effect: bool,
-    /// The repeats disagree by more than the effect (see [`unstable`]).
-    pub unstable: bool,
-}
-
 /// Whether paired ratios disagree more than their effect: the largest and smallest ratio differ
 /// by a larger factor than the effect (`max(g, 1/g)` for the geometric mean `g`) and than
 /// `1 + min_effect`. In logs: `ln(max/min) > max(|ln g|, ln(1 + min_effect))`.
@@ -274,18 +431,23 @@ pub fn unstable(ratios: &[f64], geo_mean: f64, min_effect: f64) -> bool {
 /// (`ratio_sets[i]` are step i's paired ratios target / base, one per repeat). Steps without a
 /// [`ratio_test`] get `None` and are not counted in the family.
 ///
-/// Each step's ratios get a t test of their logs; the p-values are adjusted by
-/// Benjamini–Hochberg over the family; a step is a regression or improvement when BH selects it
+/// Each step's ratios get a t test of their logs (moderated with the family's variances when
+/// `rule.pooled`); the p-values, times `rule.looks`, are adjusted by Benjamini–Hochberg over
+/// the family; a step is a regression or improvement when BH selects it
 /// at `rule.q` and its whole false-coverage-rate adjusted interval lies at least a factor of
 /// `1 + min_effect` away from 1 (the change is at least the minimum effect with the interval's
 /// confidence, not only in its estimate), else within noise.
 pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<Verdict>> {
-    let tests: Vec<Option<RatioTest>> = ratio_sets.iter().map(|r| ratio_test(r)).collect();
-    let ps: Vec<f64> = tests.iter().flatten().map(|t| t.p).collect();
+    let own: Vec<Option<RatioTest>> = ratio_sets.iter().map(|r| ratio_test(r)).collect();
+    let tests = if rule.pooled { moderate(&own).0 } else { own };
+    let looks = f64::from(rule.looks.max(1));
+    let ps: Vec<f64> = (tests.iter().flatten())
+        .map(|t| (t.p * looks).min(1.0))
+        .collect();
     let adjusted = bh_adjusted(&ps);
     let m = ps.len();
     let selected_count = adjusted.iter().filter(|q| **q <= rule.q).count();
-    let ci_level = 1.0 - selected_count.max(1) as f64 * rule.q / m.max(1) as f64;
+    let alpha = selected_count.max(1) as f64 * rule.q / (m.max(1) as f64 * looks);
     let mut next = adjusted.into_iter();
     tests
         .iter()
@@ -295,7 +457,7 @@ pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<
             let q = next.next().expect("one adjusted p per test");
             let selected = q <= rule.q;
             let g = test.geo_mean();
-            let ci = test.interval(ci_level);
+            let ci = test.interval(1.0 - alpha);
             let band = rule.min_effect.ln_1p();
             let clear = ci[0].ln() >= band || ci[1].ln() <= -band;
             let better = (g > 1.0) == rule.higher_is_better;
@@ -311,11 +473,12 @@ pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<
                 family_size: m,
                 family_selected: selected_count,
                 ci,
-                ci_level,
+                ci_level: 1.0 - alpha,
                 ci95: test.interval(0.95),
                 change,
                 may_be_below_min_effect: selected && !clear,
                 unstable: unstable(ratios, g, rule.min_effect),
+                detectable: test.detectable(alpha, POWER, rule.min_effect),
             })
         })
         .collect()
@@ -534,6 +697,8 @@ mod tests {
         q: FDR_Q,
         min_effect: MIN_EFFECT,
         higher_is_better: true,
+        pooled: false,
+        looks: 1,
     };
 
     fn family() -> Vec<Vec<f64>> {
@@ -670,6 +835,137 @@ mod tests {
         // s7's estimate is 5.8%, but its interval reaches down to 0.9%: not surely ≥ 2%.
         assert!(v[6].unwrap().may_be_below_min_effect);
         assert!(!v[0].unwrap().may_be_below_min_effect && !v[3].unwrap().may_be_below_min_effect);
+    }
+
+    #[test]
+    fn trigamma_and_its_inverse_match_mpmath() {
+        // mpmath.polygamma(1, x).
+        for (x, want) in [
+            (0.1, 101.433299150793),
+            (0.5, 4.93480220054468),
+            (1.0, 1.64493406684823),
+            (2.5, 0.490357756100235),
+            (7.0, 0.153545177959338),
+            (30.0, 0.0338950603577399),
+        ] {
+            let got = trigamma(x);
+            assert!(
+                (got - want).abs() <= 1e-12 * want,
+                "ψ′({x}) = {got}, not {want}"
+            );
+            let back = trigamma_inverse(want);
+            assert!((back - x).abs() <= 1e-9 * x, "{back} vs {x}");
+        }
+        assert!(trigamma(0.0).is_nan() && trigamma_inverse(-1.0).is_nan());
+    }
+
+    const POOLED: FamilyRule = FamilyRule {
+        pooled: true,
+        ..QPS
+    };
+
+    #[test]
+    fn moderated_family_matches_limma_computed_with_mpmath() {
+        // Independently (bench/verdict-stats-reference.py: limma's fitFDist, squeezeVar and
+        // moderated t written out with mpmath at 30 digits): the prior of family() has
+        // d0 = 0.664354175297, s0² = 0.000157134430759; 4 of 8 selected, so the detectable
+        // effects are at α = 4 · 0.05 / 8, power 0.8, min effect 2%.
+        let own: Vec<Option<RatioTest>> = family().iter().map(|r| ratio_test(r)).collect();
+        let (_, prior) = moderate(&own);
+        let prior = prior.unwrap();
+        let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b.abs();
+        assert!(near(prior.df, 0.664354175297, 1e-9), "{prior:?}");
+        assert!(near(prior.var, 0.000157134430759, 1e-9), "{prior:?}");
+        let v = family_verdicts(&family(), POOLED);
+        // (moderated sd, df, p, detectable)
+        #[rustfmt::skip]
+        let want: [(f64, f64, f64, f64); 8] = [
+            (0.0275485173131, 4.6643541753, 7.98683737643e-6, 0.073896078188),
+            (0.00494799779396, 4.6643541753, 0.007580252974, 0.0294769631615),
+            (0.0461928388304, 4.6643541753, 0.819302164338, 0.111978773682),
+            (0.0310634165719, 4.6643541753, 4.18208999567e-5, 0.0809744316781),
+            (0.413501754308, 4.6643541753, 0.0359671027082, 1.20929572221),
+            (0.0483443117802, 1.6643541753, 0.0749630817814, 0.395851625164),
+            (0.0282893478524, 4.6643541753, 0.00804884087063, 0.0753841078626),
+            (0.00807854525922, 4.6643541753, 0.995811744152, 0.0355183671398),
+        ];
+        for (i, (sd, df, p, det)) in want.into_iter().enumerate() {
+            let got = v[i].unwrap();
+            let t = got.test;
+            assert!(
+                near(t.sd_test, sd, 1e-8) && near(t.df, df, 1e-9),
+                "s{}: {t:?}",
+                i + 1
+            );
+            assert!(near(t.p, p, 1e-6), "s{}: p {} vs {p}", i + 1, t.p);
+            assert!(
+                near(got.detectable, det, 1e-6),
+                "s{}: {}",
+                i + 1,
+                got.detectable
+            );
+        }
+        assert_eq!(
+            (v[0].unwrap().family_size, v[0].unwrap().family_selected),
+            (8, 4)
+        );
+        assert_eq!(v[8], None);
+    }
+
+    #[test]
+    fn two_repeats_borrow_the_familys_noise() {
+        // Six steps at 2 repeats: a 25% regression (0.74, 0.76) among unchanged steps. Alone,
+        // Student's t has 1 degree of freedom and calls nothing; moderated, the family's
+        // variances agree (d0 infinite), s0² = 0.00081707106719 with 6 degrees of freedom:
+        // p = 7.50662455031e-6, and a change below 12.32% could not be seen (mpmath, as above).
+        let sets = vec![
+            vec![1.0, 1.02],
+            vec![0.99, 1.0],
+            vec![1.01, 0.98],
+            vec![0.74, 0.76],
+            vec![1.03, 1.0],
+            vec![0.97, 0.99],
+        ];
+        let alone = family_verdicts(&sets, QPS);
+        assert!(
+            alone
+                .iter()
+                .all(|v| v.unwrap().change == Change::WithinNoise)
+        );
+        let v = family_verdicts(&sets, POOLED);
+        let pq = v[3].unwrap();
+        assert_eq!(pq.change, Change::Regression);
+        assert!(pq.test.df == 6.0 && (pq.test.p - 7.50662455031e-6).abs() < 1e-11);
+        for (i, x) in v.iter().enumerate() {
+            let x = x.unwrap();
+            assert!(
+                (x.detectable - 0.123207821237).abs() < 1e-9,
+                "f{}: {x:?}",
+                i + 1
+            );
+            assert_eq!(x.change == Change::WithinNoise, i != 3);
+        }
+        // Three looks (repeats = "auto" with 2 extra rounds): each p × 3, the detectable change
+        // grows to 14.64%, and the regression is still called.
+        let looks = family_verdicts(&sets, FamilyRule { looks: 3, ..POOLED });
+        let pq = looks[3].unwrap();
+        assert!(
+            (pq.q - 7.50662455031e-6_f64 * 3.0 * 6.0).abs() < 1e-9,
+            "{pq:?}"
+        );
+        assert!((pq.detectable - 0.146440084155).abs() < 1e-9, "{pq:?}");
+        assert_eq!(pq.change, Change::Regression);
+        assert!((pq.ci_level - (1.0 - 0.05 / 18.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_small_family_keeps_its_own_variances() {
+        // Fewer than MIN_PRIOR_STEPS steps with a variance: no prior, Student's t.
+        let sets = vec![vec![1.0, 1.02], vec![0.74, 0.76], vec![1.0, 1.0]];
+        let pooled = family_verdicts(&sets, POOLED);
+        let alone = family_verdicts(&sets, QPS);
+        assert_eq!(pooled, alone);
+        assert_eq!(moderate(&[ratio_test(&sets[0])]).1, None);
     }
 
     #[test]

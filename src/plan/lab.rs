@@ -37,7 +37,11 @@ struct RawLab {
 struct RawLabSection {
     name: String,
     #[serde(default = "one")]
-    repeats: Spanned<i64>,
+    repeats: Spanned<RawRepeats>,
+    #[serde(default)]
+    min_repeats: Option<Spanned<i64>>,
+    #[serde(default)]
+    max_repeats: Option<Spanned<i64>>,
     #[serde(default)]
     order: Option<Spanned<String>>,
     #[serde(default)]
@@ -80,8 +84,36 @@ struct RawBuild {
     train_scale: String,
 }
 
-fn one() -> Spanned<i64> {
-    Spanned::new(0..0, 1)
+/// `repeats = 3` or `repeats = "auto"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawRepeats {
+    Count(i64),
+    Word(String),
+}
+
+fn one() -> Spanned<RawRepeats> {
+    Spanned::new(0..0, RawRepeats::Count(1))
+}
+
+/// `repeats = "auto"`: the first rounds every step runs, and the most rounds an undecided step
+/// gets. Each extra round runs only the steps still undecided; the verdicts multiply p-values by
+/// [`AutoRepeats::looks`] so that stopping a step once it is decided keeps their error rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AutoRepeats {
+    pub first: u32,
+    pub max: u32,
+}
+
+impl AutoRepeats {
+    /// Default first rounds and bound.
+    pub const DEFAULT: AutoRepeats = AutoRepeats { first: 3, max: 8 };
+
+    /// How many times the run may look at a step: after the first rounds and after each extra
+    /// one.
+    pub fn looks(self) -> u32 {
+        self.max - self.first + 1
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -195,7 +227,10 @@ pub struct Lab {
     pub text: String,
     /// Where it came from (`lab.toml`, or `<built-in demo>`), for messages.
     pub origin: String,
+    /// Repeats of every cell (with `auto`: its first rounds).
     pub repeats: u32,
+    /// `repeats = "auto"`: rounds added for undecided steps, up to a bound.
+    pub auto: Option<AutoRepeats>,
     pub order: Order,
     pub clients: Vec<u32>,
     /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%).
@@ -269,10 +304,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         }
     })?;
     let lab = raw.lab;
-    let repeats = u32::try_from(*lab.repeats.get_ref())
-        .ok()
-        .filter(|r| *r >= 1)
-        .ok_or_else(|| src.error_at(lab.repeats.span(), "repeats must be a whole number ≥ 1"))?;
+    let (repeats, auto) = repeats(&src, &lab)?;
     let order = order(&src, lab.order.as_ref())?;
     let clients = clients(&src, lab.clients.as_ref())?;
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
@@ -287,6 +319,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         text: text.to_string(),
         origin: origin.to_string(),
         repeats,
+        auto,
         order,
         clients,
         min_effect,
@@ -449,6 +482,42 @@ fn clients(src: &Source<'_>, c: Option<&Spanned<Vec<i64>>>) -> Result<Vec<u32>, 
 }
 
 /// `min_effect`, a fraction (default [`crate::stats::MIN_EFFECT`]).
+/// `repeats` (a whole number ≥ 1, or `"auto"` with `min_repeats` and `max_repeats`).
+fn repeats(
+    src: &Source<'_>,
+    lab: &RawLabSection,
+) -> Result<(u32, Option<AutoRepeats>), InputError> {
+    let bad = "repeats must be a whole number ≥ 1, or \"auto\" (repeat undecided steps)";
+    let word = match lab.repeats.get_ref() {
+        RawRepeats::Count(n) => {
+            let n = (u32::try_from(*n).ok().filter(|r| *r >= 1))
+                .ok_or_else(|| src.error_at(lab.repeats.span(), bad))?;
+            if let Some(key) = lab.min_repeats.as_ref().or(lab.max_repeats.as_ref()) {
+                return Err(src.error_at(
+                    key.span(),
+                    "min_repeats and max_repeats go with repeats = \"auto\"; remove them or set it",
+                ));
+            }
+            return Ok((n, None));
+        }
+        RawRepeats::Word(w) => w,
+    };
+    if word != "auto" {
+        return Err(src.error_at(lab.repeats.span(), bad));
+    }
+    let bound = |key: &Option<Spanned<i64>>, default: u32, least: u32| match key {
+        None => Ok(default),
+        Some(k) => (u32::try_from(*k.get_ref()).ok())
+            .filter(|v| (least..=50).contains(v))
+            .ok_or_else(|| {
+                src.error_at(k.span(), format!("give a whole number from {least} to 50"))
+            }),
+    };
+    let first = bound(&lab.min_repeats, AutoRepeats::DEFAULT.first, 2)?;
+    let max = bound(&lab.max_repeats, AutoRepeats::DEFAULT.max.max(first), first)?;
+    Ok((first, Some(AutoRepeats { first, max })))
+}
+
 fn min_effect(src: &Source<'_>, m: Option<&Spanned<f64>>) -> Result<f64, InputError> {
     let Some(m) = m else {
         return Ok(crate::stats::MIN_EFFECT);
@@ -1361,6 +1430,46 @@ read_secs = 0.5
         );
         assert!(
             err(&with("profile = \"yes\"")).starts_with("lab.toml:4: [lab] profile: invalid type")
+        );
+    }
+
+    #[test]
+    fn repeats_auto_has_bounds_and_clear_errors() {
+        let with = |keys: &str| OK.replace("name = \"t\"", &format!("name = \"t\"\n{keys}"));
+        let lab = parse(&with("repeats = \"auto\""), "lab.toml", Path::new(".")).unwrap();
+        assert_eq!((lab.repeats, lab.auto), (3, Some(AutoRepeats::DEFAULT)));
+        assert_eq!(AutoRepeats::DEFAULT.looks(), 6);
+        let keys = "repeats = \"auto\"\nmin_repeats = 2\nmax_repeats = 4";
+        let lab = parse(&with(keys), "lab.toml", Path::new(".")).unwrap();
+        assert_eq!(
+            (lab.repeats, lab.auto),
+            (2, Some(AutoRepeats { first: 2, max: 4 }))
+        );
+        assert_eq!(lab.auto.unwrap().looks(), 3);
+        // A first round count above the default bound raises the bound with it.
+        let lab = parse(
+            &with("repeats = \"auto\"\nmin_repeats = 10"),
+            "x",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(lab.auto, Some(AutoRepeats { first: 10, max: 10 }));
+        assert_eq!(
+            err(&with("repeats = \"often\"")),
+            "lab.toml:4: [lab] repeats: repeats must be a whole number ≥ 1, or \"auto\" (repeat undecided steps)"
+        );
+        assert!(err(&with("repeats = 3\nmax_repeats = 5")).contains("go with repeats = \"auto\""));
+        let e = err(&with("repeats = \"auto\"\nmin_repeats = 1"));
+        assert!(
+            e.contains("min_repeats") && e.contains("from 2 to 50"),
+            "{e}"
+        );
+        let e = err(&with(
+            "repeats = \"auto\"\nmin_repeats = 4\nmax_repeats = 3",
+        ));
+        assert!(
+            e.contains("max_repeats") && e.contains("from 4 to 50"),
+            "{e}"
         );
     }
 

@@ -27,7 +27,7 @@ use std::time::Duration;
 use crate::cpus::{self, Machine, Placement};
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::plan::lab::{Lab, LabTarget, Order};
+use crate::plan::lab::{AutoRepeats, Lab, LabTarget, Order};
 use crate::profiler::ProfileSettings;
 use crate::suites::{Selection, SuiteSettings};
 use crate::workload::{StepPlan, SuitePlan};
@@ -189,7 +189,10 @@ pub struct RunPlan {
     pub lab: LabInfo,
     pub targets: Vec<TargetPlan>,
     pub clients: Vec<u32>,
+    /// Repeats of every cell (with `auto`, the first rounds).
     pub repeats: u32,
+    /// `repeats = "auto"`: extra rounds for the undecided steps, up to a bound.
+    pub auto: Option<AutoRepeats>,
     pub order: Order,
     /// The suites to run, each with its steps in run order (reported steps and, unless
     /// `--only` was given, the warm steps; the `.pre` steps only with `pre = true`). A suite
@@ -360,6 +363,10 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         Some(r) => r,
         None => lab.repeats,
     };
+    // `--repeats N` (and `--cell`, one Job's cell) run a fixed number of repeats.
+    let auto = lab
+        .auto
+        .filter(|_| opts.repeats.is_none() && opts.cell.is_none());
     let settings: Vec<_> = lab.suites.iter().map(|s| s.scaled(opts.quick)).collect();
     let suites = suites(&settings, opts)?;
     let targets = (lab.targets.iter())
@@ -373,6 +380,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         targets,
         clients,
         repeats,
+        auto,
         suites,
         settings,
         machine,

@@ -62,6 +62,9 @@ fn method(all: &RunData, opts: &Options) -> Method {
         min_step_seconds: stats::MIN_STEP_SECONDS as u32,
         resolution_units: stats::RESOLUTION_UNITS,
         clock_tick_us: stats::CLOCK_TICK_US,
+        test: if opts.student { "student" } else { "moderated" }.to_string(),
+        looks: opts.looks.or(all.run.looks).unwrap_or(1).max(1),
+        power: stats::POWER,
     }
 }
 
@@ -76,11 +79,16 @@ pub(super) fn build_with(
     runs: &BTreeMap<String, String>,
     opts: &Options,
 ) -> ReportModel {
+    let kept = |repeat: u32| opts.first_repeats.is_none_or(|n| repeat <= n);
     let data = &RunData {
-        measurements: all
-            .measurements
+        measurements: (all.measurements.iter())
+            .filter(|m| !m.warm && kept(m.repeat))
+            .cloned()
+            .collect(),
+        series: all
+            .series
             .iter()
-            .filter(|m| !m.warm)
+            .filter(|s| kept(s.repeat))
             .cloned()
             .collect(),
         ..all.clone()
@@ -999,6 +1007,30 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     out
 }
 
+/// The verdict notes' sentence on the test: moderated or not, and the looks of an auto run.
+fn test_sentence(m: &Method) -> String {
+    let mut s = if m.test == "moderated" {
+        "A moderated t test of the mean of ln r_i against 0 gives each step a p-value: each step's variance is \
+         pooled with its family's (empirical Bayes, as limma does: a prior fitted to the variances of all the \
+         family's steps, worth d0 degrees of freedom, is averaged with the step's own n−1), so 2–3 repeats \
+         borrow the noise level of the other steps measured on the same machine; a family with fewer than 4 \
+         steps uses Student's t."
+            .to_string()
+    } else {
+        "Student's t test of the mean of ln r_i against 0 (n−1 degrees of freedom) gives each step a p-value."
+            .to_string()
+    };
+    if m.looks > 1 {
+        s.push_str(&format!(
+            " The run added repeats for undecided steps (repeats = \"auto\"), so it could look at a step {} times: \
+             every p-value is multiplied by {} before the adjustment (Bonferroni over the looks), which keeps the \
+             error rate whenever the run stopped.",
+            m.looks, m.looks
+        ));
+    }
+    s
+}
+
 /// How verdicts are made, with this report's parameters (docs/verdicts.md).
 fn verdict_notes(model: &ReportModel) -> Vec<String> {
     let with_test = model
@@ -1010,30 +1042,31 @@ fn verdict_notes(model: &ReportModel) -> Vec<String> {
         return vec!["One repeat: no verdict is possible (set repeats ≥ 2).".to_string()];
     }
     let m = &model.method;
-    let (q, eff) = (m.fdr_q, percent(m.min_effect));
+    let (q, eff, power) = (m.fdr_q, percent(m.min_effect), percent(m.power));
     let source = match m.min_effect_source.as_str() {
         "lab" => "the lab's min_effect",
         "--min-effect" => "set by --min-effect",
         _ => "the default",
     };
+    let test = test_sentence(m);
     let mut out = vec![
         format!(
             "Verdicts on QPS (> 1 is better) and, second, on server CPU/op (< 1 is better): per step, the ratios \
              r_i = value(target, repeat i) / value(base, repeat i), repeats paired by number, failed repeats left \
-             out. Student's t test of the mean of ln r_i against 0 (n−1 degrees of freedom) gives each step a \
-             p-value. A family is one compared target × client count × metric over all its steps: \
+             out. {test} A family is one compared target × client count × metric over all its steps: \
              Benjamini–Hochberg adjusts its p-values (q) and selects the steps with q ≤ {q}, which keeps the \
              expected share of false changes among the selected at {q} and, when nothing changed, the chance of \
              any false verdict in the family at {q}. A selected step is a regression or an improvement when its \
              whole adjusted interval (below) lies at least a factor of 1 + min effect away from 1 (min effect \
              {eff}, {source}): the change is at least that large with the interval's confidence, not only in its \
              estimate. Otherwise it is within noise (\"may be < {eff}\" when selected but the interval reaches \
-             inside)."
+             inside; else \"a change below D could not be seen\": D is the change that would have been called \
+             with {power} probability at the noise the run measured, the interval's level and the min effect)."
         ),
         format!(
             "The interval beside a verdict is false-coverage-rate adjusted (Benjamini–Yekutieli): exp(m ± t·s/√n) \
-             at level 1 − R·{q}/m for R steps selected of the family's m (at least 1 − {q}/m), where m and s are the \
-             mean and standard deviation of ln r_i. It excludes 1 exactly when the step is selected and lies beyond \
+             at level 1 − R·{q}/(m·looks) for R steps selected of the family's m (at least 1 − {q}/(m·looks)), where \
+             m is the mean of ln r_i and s the standard deviation the test uses. It excludes 1 exactly when the step is selected and lies beyond \
              the minimum effect exactly when the step is a change, so it agrees with the verdict. The unadjusted 95% interval of a step on its own is in the JSON (ci95) and the CSV \
              (*_ci95_*): over dozens of steps some of those exclude 1 by chance, which is why verdicts do not use it."
         ),

@@ -384,6 +384,7 @@ fn combined_run(a: &RunInfo, b: &RunInfo) -> RunInfo {
         dbdelta_version: both(&a.dbdelta_version, &b.dbdelta_version),
         quick: a.quick || b.quick,
         min_effect: b.min_effect.or(a.min_effect),
+        looks: None,
         profiling: b.profiling.clone().or_else(|| a.profiling.clone()),
         invocations: Vec::new(),
     }

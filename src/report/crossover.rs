@@ -15,7 +15,7 @@ use super::model::{
 };
 use super::verdict::metric_test;
 use crate::results::Measurement;
-use crate::stats::{self, Change, FamilyRule};
+use crate::stats::{self, Change};
 
 /// Fills `group_qps` and `crossovers` and puts the crossover sentences first in the tl;dr and
 /// the method in the notes. Does nothing with fewer than 2 client counts.
@@ -166,11 +166,7 @@ fn crossovers(model: &ReportModel, ms: &[Measurement]) -> Vec<Crossover> {
                 });
                 sets.push(ratios);
             }
-            let rule = FamilyRule {
-                q: model.method.fdr_q,
-                min_effect: model.method.min_effect,
-                higher_is_better: true,
-            };
+            let rule = model.method.rule(true);
             for ((p, set), v) in points
                 .iter_mut()
                 .zip(&sets)

@@ -48,6 +48,8 @@ const HEAD: &[&str] = &[
     "relative_qps_ci_low",
     "relative_qps_ci_high",
     "relative_qps_ci_level",
+    "relative_qps_df",
+    "relative_qps_detectable",
     "tps",
     "latency_p50_us",
     "latency_p90_us",
@@ -102,7 +104,7 @@ const TAIL: &[&str] = &[
 
 /// A verdict's columns after its metric's ratio, from its short name `s`: `s_verdict`,
 /// `s_unstable`, then `relative_s_` + each of these.
-const VERDICT_STATS: [&str; 7] = [
+const VERDICT_STATS: [&str; 9] = [
     "p",
     "q",
     "ci_low",
@@ -110,6 +112,8 @@ const VERDICT_STATS: [&str; 7] = [
     "ci_level",
     "ci95_low",
     "ci95_high",
+    "df",
+    "detectable",
 ];
 
 /// The columns of the metrics of `parts` that the table aggregates, in table order: the value,
@@ -398,8 +402,8 @@ fn step_facts(r: &Row) -> [String; 12] {
     ]
 }
 
-/// `qps` to `relative_qps_ci_level`: QPS, its ratio to the base and the ratio's verdict.
-fn throughput(r: &Row) -> [String; 11] {
+/// `qps` to `relative_qps_detectable`: QPS, its ratio to the base and the ratio's verdict.
+fn throughput(r: &Row) -> [String; 13] {
     let rel = r.rel;
     let qt = rel.and_then(|r| r.qps_test.as_ref());
     [
@@ -414,6 +418,8 @@ fn throughput(r: &Row) -> [String; 11] {
         num(qt.map(|t| t.ci[0])),
         num(qt.map(|t| t.ci[1])),
         num(qt.map(|t| t.ci_level)),
+        num(qt.map(|t| t.df)),
+        num(qt.map(|t| t.detectable)),
     ]
 }
 
@@ -460,9 +466,21 @@ fn metric_cells(r: &Row, parts: &[Part]) -> Vec<String> {
 }
 
 /// The values of [`VERDICT_STATS`], in order.
-fn verdict_stats(t: Option<&MetricTest>) -> [Option<f64>; 7] {
-    let Some(t) = t else { return [None; 7] };
-    [t.p, t.q, t.ci[0], t.ci[1], t.ci_level, t.ci95[0], t.ci95[1]].map(Some)
+fn verdict_stats(t: Option<&MetricTest>) -> [Option<f64>; 9] {
+    let Some(t) = t else { return [None; 9] };
+    let (p, q, ci, level, ci95) = (t.p, t.q, t.ci, t.ci_level, t.ci95);
+    [
+        p,
+        q,
+        ci[0],
+        ci[1],
+        level,
+        ci95[0],
+        ci95[1],
+        t.df,
+        t.detectable,
+    ]
+    .map(Some)
 }
 
 /// [`BETWEEN`]: whether the device IO is the engine's, and which ratios are too coarse.

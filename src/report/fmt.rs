@@ -29,6 +29,20 @@ pub fn plural(n: usize, word: &str) -> String {
 }
 
 /// `2%`, `0.5%`: a fraction as a percent with as few decimals as it needs.
+/// A percentage to two significant digits (`12%`, `4.4%`, `0.85%`), for estimates such as the
+/// detectable change, where more digits would claim precision the noise does not have.
+pub fn rough_percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    let digits = if p >= 10.0 {
+        0
+    } else if p >= 1.0 {
+        1
+    } else {
+        2
+    };
+    format!("{p:.digits$}%")
+}
+
 pub fn percent(fraction: f64) -> String {
     let p = format!("{:.2}", fraction * 100.0);
     let p = p.trim_end_matches('0').trim_end_matches('.');

@@ -9,7 +9,7 @@ use super::doc::{
     Block, CB, COARSE, Cell, ChartRef, Grid, MAX, NA, NOISY, SHORT, Tone, mb, metric, micros, rate,
     rel_cell, thousands,
 };
-use super::fmt::{percent, two};
+use super::fmt::{percent, rough_percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
 use crate::results::metrics::{CostTable, Device, METRICS, MetricDef};
 use crate::results::{HostInfo, Metric};
@@ -964,6 +964,11 @@ fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
     let mut text = t.verdict.clone();
     if t.may_be_below_min_effect {
         text.push_str(&format!(" (may be < {})", percent(min_effect)));
+    } else if t.verdict == "within noise" {
+        text.push_str(&format!(
+            " (a change below {} could not be seen)",
+            rough_percent(t.detectable)
+        ));
     }
     if t.unstable {
         text.push_str(", unstable");

@@ -77,6 +77,13 @@ pub struct Options {
     pub base: Option<String>,
     /// Overrides the minimum effect stored with the run (`--min-effect`).
     pub min_effect: Option<f64>,
+    /// Judge each step alone (Student's t), not moderated with its family (evidence only).
+    pub student: bool,
+    /// Overrides the looks stored with the run (evidence only: what a `repeats = "auto"` run
+    /// would have said).
+    pub looks: Option<u32>,
+    /// Only repeats 1..=N (evidence only: what fewer repeats would have said).
+    pub first_repeats: Option<u32>,
 }
 
 /// Builds the report model of a run, relative to `base` (default: the run's first target).
@@ -99,6 +106,32 @@ pub fn build_with_options(
     opts: &Options,
 ) -> Result<ReportModel, ReportError> {
     build::build(data, opts)
+}
+
+/// The steps (by client count and label) that a `repeats = "auto"` run has not decided after
+/// repeats `1..=done`: some compared target's step has neither a QPS nor a server CPU/op verdict
+/// and its QPS could still hide a change of more than twice the minimum effect (its
+/// `detectable` is larger than `(1 + min_effect)² − 1`). A step without a test (a failed or
+/// missing side) counts as decided: more repeats would not give it one.
+pub fn undecided(
+    data: &crate::results::RunData,
+    done: u32,
+) -> Result<std::collections::BTreeSet<(u32, String)>, ReportError> {
+    let opts = Options {
+        first_repeats: Some(done),
+        ..Options::default()
+    };
+    let model = build::build(data, &opts)?;
+    let enough = (1.0 + model.method.min_effect).powi(2) - 1.0;
+    let called = |t: Option<&model::MetricTest>| t.is_some_and(|t| t.verdict != "within noise");
+    Ok((model.relative.iter())
+        .filter(|r| {
+            let Some(qps) = &r.qps_test else { return false };
+            let cpu = r.tests.get(crate::results::Metric::ServerCpu);
+            !(called(Some(qps)) || called(cpu) || qps.detectable <= enough)
+        })
+        .map(|r| (r.clients, r.step.clone()))
+        .collect())
 }
 
 /// The report of run `b` relative to run `a` (`dbdelta compare A B`): targets paired by name,

@@ -373,6 +373,26 @@ pub struct Method {
     pub resolution_units: f64,
     /// The resolution of CPU times: one clock tick, µs.
     pub clock_tick_us: f64,
+    /// `moderated` (each step's variance pooled with its family's) or `student` (each alone).
+    pub test: String,
+    /// How many times the run could look at the steps (`repeats = "auto"`); 1 for fixed
+    /// repeats. P-values are multiplied by it before Benjamini–Hochberg.
+    pub looks: u32,
+    /// The power at which [`MetricTest::detectable`] is stated.
+    pub power: f64,
+}
+
+impl Method {
+    /// The rule of a family of this report's verdicts.
+    pub fn rule(&self, higher_is_better: bool) -> crate::stats::FamilyRule {
+        crate::stats::FamilyRule {
+            q: self.fdr_q,
+            min_effect: self.min_effect,
+            higher_is_better,
+            pooled: self.test == "moderated",
+            looks: self.looks,
+        }
+    }
 }
 
 /// One metric's verdict for one step, judged within its family (see [`Method`]).
@@ -385,8 +405,13 @@ pub struct MetricTest {
     pub paired_repeats: u32,
     /// Geometric mean of the per-repeat ratios target / base.
     pub geo_mean: f64,
-    /// Two-sided p-value of Student's t test of the log ratios against 0.
+    /// Two-sided p-value of the t test of the log ratios against 0 (`Method::test`).
     pub p: f64,
+    /// Degrees of freedom of that test: n − 1, or moderated: the prior's plus the step's.
+    pub df: f64,
+    /// The smallest change (relative, either way) this step would have been called with
+    /// `Method::power` probability, at the noise measured in the run.
+    pub detectable: f64,
     /// Benjamini–Hochberg adjusted p-value within the family.
     pub q: f64,
     /// Benjamini–Hochberg selected the step (`q ≤ fdr_q`).

@@ -398,11 +398,26 @@ fn repeats_give_verdicts() {
     assert_eq!(verdict("update-one").as_deref(), Some("improvement"));
     assert_eq!(verdict("scan").as_deref(), Some("within noise"));
     assert!(m.relative_of("pg17", "scan", 1).unwrap().unstable);
-    let pq = m.relative_of("pg17", "point-query", 1).unwrap();
+    // Student's t on its own (the moderated interval is narrower: 4 steps lend their noise).
+    let student = Options {
+        student: true,
+        ..Options::default()
+    };
+    let alone = build_with_options(&run_three_repeats(), &student).unwrap();
+    let pq = alone.relative_of("pg17", "point-query", 1).unwrap();
     let ci = pq.ci95.unwrap();
     assert!(
         (ci[0] - 0.88546).abs() < 1e-4 && (ci[1] - 0.93515).abs() < 1e-4,
         "{ci:?}"
+    );
+    let moderated = m
+        .relative_of("pg17", "point-query", 1)
+        .unwrap()
+        .ci95
+        .unwrap();
+    assert!(
+        moderated[0] > ci[0] && moderated[1] < ci[1],
+        "{moderated:?}"
     );
     // l.i0 repeat 3 failed: only 2 pairs remain.
     assert_eq!(m.relative_of("pg17", "l.i0", 1).unwrap().paired_repeats, 2);
@@ -418,8 +433,13 @@ fn verdicts_on_qps_and_server_cpu_match_scipy() {
     // Independently, in Python: p = scipy.stats.ttest_1samp(np.log(r), 0).pvalue per step
     // (CPU/op ratios are 1/r in this fixture), q = statsmodels multipletests(p, 0.05, "fdr_bh")
     // over the 4 steps; R = 2 selected, so the intervals are at 1 - 2*0.05/4 = 97.5%:
-    // exp(mean ± scipy.stats.t.ppf(0.9875, n-1) * sd/sqrt(n)).
-    let m = build(&run_three_repeats(), None).unwrap();
+    // exp(mean ± scipy.stats.t.ppf(0.9875, n-1) * sd/sqrt(n)). Student's t: the report's
+    // evidence option (the moderated test's numbers are checked in stats).
+    let student = Options {
+        student: true,
+        ..Options::default()
+    };
+    let m = build_with_options(&run_three_repeats(), &student).unwrap();
     let test = |step: &str, cpu: bool| {
         let r = m.relative_of("pg17", step, 1).unwrap();
         if cpu {

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::model::{MetricTest, Relative, ReportModel, SpreadTest};
 use crate::results::metrics::METRICS;
 use crate::results::{Measurement, Metric};
-use crate::stats::{self, FamilyRule};
+use crate::stats;
 
 /// What a verdict is on: QPS (higher is better) or a metric of the table with a verdict (a cost:
 /// lower is better).
@@ -74,6 +74,8 @@ pub(super) fn metric_test(
         paired_repeats: repeats as u32,
         geo_mean: v.test.geo_mean(),
         p: v.test.p,
+        df: v.test.df,
+        detectable: v.detectable,
         q: v.q,
         selected: v.selected,
         family_size: v.family_size as u32,
@@ -170,11 +172,7 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
                     }
                 })
                 .collect();
-            let rule = FamilyRule {
-                q: model.method.fdr_q,
-                min_effect: model.method.min_effect,
-                higher_is_better: higher,
-            };
+            let rule = model.method.rule(higher);
             let verdicts = stats::family_verdicts(&sets, rule);
             for ((&i, set), v) in rows.iter().zip(&sets).zip(verdicts) {
                 let test = v.map(|v| metric_test(metric, higher, set.len(), &v));

@@ -65,6 +65,9 @@ pub struct RunInfo {
     /// before it was recorded (reports then use the default).
     #[serde(default)]
     pub min_effect: Option<f64>,
+    /// How many times a `repeats = "auto"` run could look at its steps (its rounds beyond the
+    /// first plus 1); `None` for fixed repeats and runs stored before dbdelta recorded it.
+    pub looks: Option<u32>,
     /// A profiled run's `perf` settings and status; `None` when profiles were not asked for.
     #[serde(default)]
     pub profiling: Option<Profiling>,

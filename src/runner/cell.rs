@@ -27,6 +27,7 @@ use crate::stats;
 use crate::store::Store;
 use crate::workload::{self, Pacer, StepPlan, SuitePlan};
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CellEnd {
     Done,
     /// The target failed (recorded); the run goes on.

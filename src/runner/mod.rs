@@ -8,6 +8,7 @@
 //! incomplete. Suites are data ([`SuitePlan`]): nothing here knows a particular one.
 //! Must not: render reports, or let drivers/workloads time themselves.
 
+mod auto;
 mod cell;
 pub mod count;
 pub mod pacer;
@@ -277,56 +278,36 @@ fn run_cells(
             continue;
         }
         for (index, suite) in plan.suites.iter().enumerate() {
-            let key = cell_key(plan, cell, suite.id());
-            if work.finished.contains_key(&key) {
-                continue;
-            }
-            if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
-                outcome.interrupted = true;
-                break 'cells;
-            }
-            let target = &plan.targets[cell.target];
-            let data_dir = data_dir_for(
-                work.run_dir,
-                &target.name,
-                cell.clients,
-                cell.repeat,
-                (index, suite.id()),
-            );
-            let mut ctx = cell::CellRun {
+            let ctx = Ctx {
                 plan,
-                suite,
-                cell,
-                target,
-                run_id,
-                data_dir: &data_dir,
-                store,
                 progress,
                 interrupt,
-                record_server: !recorded_server[cell.target],
-                failures: &mut outcome.failures,
-                log: &log_path_for(&data_dir),
-                profile: work.perf.zip(plan.profile),
-                start: work.start,
-                clients_there: None,
+                work,
             };
-            let failures_before = ctx.failures.len();
-            match ctx.run_and_record()? {
-                cell::CellEnd::Done => {
-                    recorded_server[cell.target] = true;
-                    // A cell with a failed step (a full disk, a lost connection) ran to its
-                    // end but is not finished: --resume runs it again.
-                    if outcome.failures.len() == failures_before {
-                        store.finish_cell(run_id, &key, work.invocation)?;
-                    }
-                }
-                cell::CellEnd::Failed => {}
-                cell::CellEnd::Interrupted => {
-                    outcome.interrupted = true;
-                    break 'cells;
-                }
+            let end = ctx.run_cell(
+                store,
+                cell,
+                (index, suite),
+                &mut recorded_server,
+                &mut outcome,
+            )?;
+            if end == Some(cell::CellEnd::Interrupted) {
+                break 'cells;
             }
         }
+    }
+    if !outcome.interrupted {
+        auto::rounds(
+            &Ctx {
+                plan,
+                progress,
+                interrupt,
+                work,
+            },
+            store,
+            &mut recorded_server,
+            &mut outcome,
+        )?;
     }
     if !outcome.interrupted {
         count_cells(plan, store, progress, interrupt, work, &mut outcome)?;
@@ -336,6 +317,78 @@ fn run_cells(
     store.finish_run(run_id, &now, !outcome.interrupted)?;
     store.finish_invocation(run_id, work.invocation, &now)?;
     Ok(outcome)
+}
+
+/// What every cell of an invocation shares.
+struct Ctx<'a> {
+    plan: &'a RunPlan,
+    progress: &'a Progress,
+    interrupt: &'a Arc<AtomicBool>,
+    work: &'a Work<'a>,
+}
+
+impl Ctx<'_> {
+    /// Runs one cell of `suite` (the plan's suite number `index`, or a copy with fewer steps)
+    /// unless it finished before, and records it finished when it ended with no failure.
+    /// `None`: skipped (finished before).
+    fn run_cell(
+        &self,
+        store: &mut Store,
+        cell: Cell,
+        (index, suite): (usize, &crate::workload::SuitePlan),
+        recorded_server: &mut [bool],
+        outcome: &mut Outcome,
+    ) -> Result<Option<cell::CellEnd>> {
+        let (plan, work) = (self.plan, self.work);
+        let key = cell_key(plan, cell, suite.id());
+        if work.finished.contains_key(&key) {
+            return Ok(None);
+        }
+        if self.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
+            outcome.interrupted = true;
+            return Ok(Some(cell::CellEnd::Interrupted));
+        }
+        let target = &plan.targets[cell.target];
+        let data_dir = data_dir_for(
+            work.run_dir,
+            &target.name,
+            cell.clients,
+            cell.repeat,
+            (index, suite.id()),
+        );
+        let mut ctx = cell::CellRun {
+            plan,
+            suite,
+            cell,
+            target,
+            run_id: work.run_id,
+            data_dir: &data_dir,
+            store,
+            progress: self.progress,
+            interrupt: self.interrupt,
+            record_server: !recorded_server[cell.target],
+            failures: &mut outcome.failures,
+            log: &log_path_for(&data_dir),
+            profile: work.perf.zip(plan.profile),
+            start: work.start,
+            clients_there: None,
+        };
+        let failures_before = ctx.failures.len();
+        let end = ctx.run_and_record()?;
+        match end {
+            cell::CellEnd::Done => {
+                recorded_server[cell.target] = true;
+                // A cell with a failed step (a full disk, a lost connection) ran to its end but
+                // is not finished: --resume runs it again.
+                if outcome.failures.len() == failures_before {
+                    store.finish_cell(work.run_id, &key, work.invocation)?;
+                }
+            }
+            cell::CellEnd::Failed => {}
+            cell::CellEnd::Interrupted => outcome.interrupted = true,
+        }
+        Ok(Some(end))
+    }
 }
 
 /// The counting cells that did not finish before: each target × suite's instructions per op,
@@ -506,6 +559,7 @@ fn run_info(plan: &RunPlan, run_id: &str) -> RunInfo {
         dbdelta_version: env!("CARGO_PKG_VERSION").to_string(),
         quick: plan.quick,
         min_effect: Some(plan.lab.min_effect),
+        looks: plan.auto.map(|a| a.looks()),
         profiling: None,
         invocations: Vec::new(),
     }

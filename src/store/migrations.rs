@@ -231,6 +231,9 @@ ALTER TABLE measurements ADD COLUMN server_instructions_spread REAL;
 ALTER TABLE measurements ADD COLUMN client_instructions_per_op REAL;
 ALTER TABLE runs ADD COLUMN instructions TEXT;
 "#,
+    // v13: how many times a `repeats = "auto"` run could look at its steps (issue 29): its
+    // p-values are multiplied by it; NULL for fixed repeats.
+    "ALTER TABLE runs ADD COLUMN looks INTEGER;",
 ];
 
 /// The schema version this build writes.

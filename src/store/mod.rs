@@ -131,8 +131,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, lab, lab_text, started, finished, complete, quick, host_cpu_model,
                 host_cores, host_memory_bytes, host_kernel, dbdelta_version, min_effect,
-                host_online_cpus, host_usable_cpus, host_cpu_topology_json, profiling_json)
-             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                host_online_cpus, host_usable_cpus, host_cpu_topology_json, profiling_json, looks)
+             VALUES (?1, ?2, ?3, ?4, NULL, 0, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             &[
                 (&run.id).into(),
                 (&run.lab).into(),
@@ -149,6 +149,7 @@ impl Store {
                 (&run.host.usable_cpus).into(),
                 serde_json::to_string(&run.host.cpu_topology)?.into(),
                 run.profiling.as_ref().map(serde_json::to_string).transpose()?.into(),
+                run.looks.into(),
             ],
         )?;
         for (i, t) in targets.iter().enumerate() {
@@ -663,6 +664,7 @@ mod tests {
             dbdelta_version: "0.1.0".into(),
             quick: true,
             min_effect: Some(0.03),
+            looks: Some(4),
             profiling: None,
             invocations: Vec::new(),
         }

@@ -65,6 +65,7 @@ fn run_info(db: &mut dyn Db, run_id: &str) -> Result<RunInfo> {
             },
             dbdelta_version: r.col("dbdelta_version")?,
             min_effect: r.col("min_effect")?,
+            looks: r.col("looks")?,
             profiling: json(r, "profiling_json")?,
             invocations: Vec::new(),
         })
