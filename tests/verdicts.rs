@@ -11,6 +11,9 @@
 //!   of the writes more fragmented and its range reads cost a few % more CPU, a real difference
 //!   (docs/verdicts.md, Evidence) that this test must not call wrong.
 //!
+//! - **`repeats = "auto"`**: round 3 of a run with `min_repeats = 2`, `max_repeats = 3` runs
+//!   exactly the steps the report of its first 2 rounds leaves undecided.
+//!
 //! Each run takes about 2½ minutes and holds the `measuring()` lock; its text report is kept at
 //! `<target dir>/verdicts/a-a.txt` and `a-b.txt`. The proof that these pass
 //! by design and not by luck (many repeated runs, counted) is in docs/verdicts.md (How verdicts are
@@ -215,5 +218,69 @@ fn min_effect_flag_out_of_range_is_bad_input() {
         );
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(!dir.path().join("dbdelta.db").exists(), "nothing written");
+    }
+}
+
+/// The steps `report` (JSON of the first `done` repeats) leaves undecided, the rule of
+/// docs/verdicts.md written out again: no QPS or CPU/op verdict, and a QPS detectable change
+/// above (1 + min_effect)² − 1.
+fn undecided(report: &Value) -> Vec<String> {
+    let m = report["method"]["min_effect"].as_f64().unwrap();
+    let enough = (1.0 + m).powi(2) - 1.0;
+    let rows = report["relative"].as_array().unwrap();
+    rows.iter()
+        .filter(|r| r["qps_test"].is_object())
+        .filter(|r| {
+            let called = |t: &str| r[t].is_object() && verdict(r, t) != "within noise";
+            let seen = r["qps_test"]["detectable"].as_f64().unwrap() <= enough;
+            !(called("qps_test") || called("server_cpu_test") || seen)
+        })
+        .map(|r| r["step"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn repeats_auto_adds_rounds_only_for_undecided_steps() {
+    let dir = scratch();
+    let lab = lab(
+        "auto",
+        ("full", "\"synchronous = FULL\""),
+        ("off", "\"synchronous = OFF\""),
+        false,
+    )
+    .replace(
+        &format!("repeats = {REPEATS}"),
+        "repeats = \"auto\"\nmin_repeats = 2\nmax_repeats = 3",
+    );
+    let only = ["update-*", "point-query", "random-points_*", "hot-points"];
+    let report = quick_run(dir.path(), "auto", &lab, &only);
+    assert_eq!(report["method"]["looks"], 2, "{}", report["method"]);
+    let first = run(
+        dir.path(),
+        &["report", "--format", "json", "--first-repeats", "2"],
+    );
+    let first: Value = serde_json::from_slice(&first.stdout).unwrap();
+    let open = undecided(&first);
+    let db = rusqlite::Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let third: Vec<(String, String)> = rows(
+        &db,
+        "SELECT DISTINCT target, step FROM measurements WHERE repeat = 3 AND warm = 0 ORDER BY 1, 2",
+    );
+    let mut want: Vec<(String, String)> = ["full", "off"]
+        .iter()
+        .flat_map(|t| open.iter().map(|s| (t.to_string(), s.clone())))
+        .collect();
+    want.sort();
+    assert_eq!(
+        third, want,
+        "round 3 runs exactly the steps undecided after 2 rounds, on both targets"
+    );
+    let looks: Vec<(Option<i64>,)> = rows(&db, "SELECT looks FROM runs");
+    assert_eq!(looks, [(Some(2),)]);
+    // Every step has a test; the decided ones kept their 2 repeats.
+    for r in report["relative"].as_array().unwrap() {
+        let n = r["qps_test"]["paired_repeats"].as_u64().unwrap();
+        let step = r["step"].as_str().unwrap().to_string();
+        assert_eq!(n, if open.contains(&step) { 3 } else { 2 }, "{step}");
     }
 }
