@@ -67,7 +67,9 @@ pub fn disk_need(plan: &RunPlan) -> DiskNeed {
         for (suite, rows, row_bytes) in &suites {
             let data = rows * row_bytes * engine_factor(t) / 100;
             let dir = fixed_bytes(t.engine) + data;
-            let cells = u64::from(plan.repeats) * plan.clients.len() as u64;
+            // `repeats = "auto"` may run up to `max_repeats` rounds.
+            let rounds = plan.auto.map_or(plan.repeats, |a| a.max);
+            let cells = u64::from(rounds) * plan.clients.len() as u64;
             total += dir * cells;
             if largest.as_ref().is_none_or(|(b, _)| dir > *b) {
                 largest = Some((dir, format!("{} {suite}", t.name).to_lowercase()));

@@ -164,8 +164,8 @@ pub fn resume(
     let mut info = run_info(plan, run_id);
     let perf = check_perf(plan, &mut info, progress);
     progress.line(&format!(
-        "run {run_id}: resumed (invocation {invocation}): {} of {} cell(s) finished before, results in {}",
-        finished.len(),
+        "run {run_id}: resumed (invocation {invocation}): {} of {} planned cell(s) finished before, results in {}",
+        plan_keys(plan).iter().filter(|k| finished.contains_key(k)).count(),
         plan_keys(plan).len(),
         store.path().display()
     ));
@@ -273,41 +273,26 @@ fn run_cells(
     };
     let mut recorded_server = vec![false; plan.targets.len()];
     record_broken(plan, run_id, store, &mut outcome.failures)?;
+    let ctx = Ctx {
+        plan,
+        progress,
+        interrupt,
+        work,
+    };
     'cells: for cell in plan.cells() {
         if plan.targets[cell.target].broken.is_some() {
             continue;
         }
         for (index, suite) in plan.suites.iter().enumerate() {
-            let ctx = Ctx {
-                plan,
-                progress,
-                interrupt,
-                work,
-            };
-            let end = ctx.run_cell(
-                store,
-                cell,
-                (index, suite),
-                &mut recorded_server,
-                &mut outcome,
-            )?;
+            let suite = (index, suite);
+            let end = ctx.run_cell(store, cell, suite, &mut recorded_server, &mut outcome)?;
             if end == Some(cell::CellEnd::Interrupted) {
                 break 'cells;
             }
         }
     }
     if !outcome.interrupted {
-        auto::rounds(
-            &Ctx {
-                plan,
-                progress,
-                interrupt,
-                work,
-            },
-            store,
-            &mut recorded_server,
-            &mut outcome,
-        )?;
+        auto::rounds(&ctx, store, &mut recorded_server, &mut outcome)?;
     }
     if !outcome.interrupted {
         count_cells(plan, store, progress, interrupt, work, &mut outcome)?;
