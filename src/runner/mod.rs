@@ -13,6 +13,7 @@ pub mod count;
 pub mod pacer;
 pub mod recorder;
 mod server;
+mod settle;
 pub mod step;
 mod watchdog;
 pub mod workdir;
@@ -309,6 +310,7 @@ fn run_cells(
                 profile: work.perf.zip(plan.profile),
                 start: work.start,
                 clients_there: None,
+                settling: None,
             };
             let failures_before = ctx.failures.len();
             match ctx.run_and_record()? {

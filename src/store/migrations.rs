@@ -231,6 +231,12 @@ ALTER TABLE measurements ADD COLUMN server_instructions_spread REAL;
 ALTER TABLE measurements ADD COLUMN client_instructions_per_op REAL;
 ALTER TABLE runs ADD COLUMN instructions TEXT;
 "#,
+    // v13: reserved for issue 29's `runs.looks` (repeats = "auto"), which lands from main; this
+    // branch keeps its place so that the settling guard is v14 on both.
+    "SELECT 1;",
+    // v14: the settling guard (issue 29): the idle probe before a cell's first step, as JSON
+    // (`results::Settling`), on every step of the cell.
+    "ALTER TABLE measurements ADD COLUMN settling_json TEXT;",
 ];
 
 /// The schema version this build writes.
