@@ -838,13 +838,15 @@ fn settling_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
 }
 
 /// What the idle server did and how long to wait: "mysqld wrote 73.0 MB/s and had 1,012 dirty
-/// pages draining at 200/s while idle ...: its dirty pages needed ≈ 6 s more: wait that much
-/// longer (postwrite_secs = 5)". Without a drain rate there is no estimate, and it says so.
+/// pages draining at 200/s while idle ...: its dirty pages alone needed ≈ 6 s more: wait at
+/// least that much longer (postwrite_secs = 5)" (a lower bound: its other writes may last
+/// longer). Without a drain rate there is no estimate, and it says so.
 fn settling_note(s: &Settling) -> String {
     let postwrite = format!("postwrite_secs = {}", s.postwrite_secs);
     let wait = match s.wait_secs {
         Some(w) => format!(
-            "its dirty pages needed ≈ {:.0} s more: wait that much longer ({postwrite})",
+            "its dirty pages alone needed ≈ {:.0} s more: wait at least that much longer \
+             ({postwrite})",
             w.ceil()
         ),
         None => format!(

@@ -753,8 +753,8 @@ fn settling_steps_are_flagged_in_every_format() {
     assert!(
         w.ends_with(
             "mysqld had 30,000 dirty pages draining at 2,000/s while idle for 2 s before the \
-             steps, so its steps were measured while it settled: its dirty pages needed ≈ 15 s \
-             more: wait that much longer (postwrite_secs = 5)"
+             steps, so its steps were measured while it settled: its dirty pages alone needed ≈ \
+             15 s more: wait at least that much longer (postwrite_secs = 5)"
         ),
         "{w}"
     );
