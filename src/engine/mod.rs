@@ -287,8 +287,29 @@ pub trait Server {
     fn client_url(&self) -> Option<connect::ConnectUrl> {
         None
     }
+    /// What the server says of its own background work now (the settling guard's engine
+    /// evidence; cheap status reads on the admin connection). Embedded engines and servers
+    /// that offer nothing answer the default, every field `None`.
+    fn background(&self) -> Background {
+        Background::default()
+    }
     /// Stop the engine (fast shutdown). Does not remove the data directory.
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
+}
+
+/// A server's own account of its background work at one instant ([`Server::background`]);
+/// each field `None` when the engine does not offer it or the read failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Background {
+    /// InnoDB: `Innodb_buffer_pool_pages_dirty`.
+    pub dirty_pages: Option<u64>,
+    /// InnoDB: the undo history list length (`trx_rseg_history_len`), the purge backlog.
+    pub history_length: Option<u64>,
+    /// PostgreSQL: autovacuum workers running (`pg_stat_activity`).
+    pub autovacuum_workers: Option<u64>,
+    /// PostgreSQL: buffers written by the checkpointer and the background writer since the
+    /// statistics were reset (a counter: the difference of two reads is what they wrote).
+    pub buffers_written: Option<u64>,
 }
 
 /// A server that also listens on `address` for one client host, `client`, which it trusts

@@ -12,7 +12,7 @@ use super::resolution::{self, SeriesIndex};
 use super::suites::SECTIONS;
 use super::{Options, ReportError, crossover, verdict};
 use crate::results::metrics::{Agg, METRICS, Picked};
-use crate::results::{Latency, Measurement, Metric, RunData, TargetInfo, Values};
+use crate::results::{Latency, Measurement, Metric, RunData, Settling, TargetInfo, Values};
 use crate::stats::{self, mean_known, ratio};
 
 /// Builds the model; `opts.base` defaults to the first target, and every other target is
@@ -331,6 +331,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         stop_reason: m.stop_reason.clone(),
         operations: m.operations.clone(),
         invocation: m.invocation,
+        settling: m.settling.clone(),
     }
 }
 
@@ -466,6 +467,7 @@ fn aggregate(
             .iter()
             .filter(|m| m.stop_reason.as_deref() == Some("max"))
             .count() as u32,
+        settling: ok.iter().any(|m| settling(m)),
     }
 }
 
@@ -548,6 +550,7 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                         unstable: false,
                         client_bound: t.is_some_and(|a| a.client_bound)
                             || b.is_some_and(|a| a.client_bound),
+                        settling: t.is_some_and(|a| a.settling) || b.is_some_and(|a| a.settling),
                         qps_test: None,
                         tests: CostTests::default(),
                         below_resolution: coarse,
@@ -810,7 +813,71 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     {
         out.push(wakeup_warning(&place(model, m), m));
     }
+    out.extend(settling_warnings(model, data));
     out
+}
+
+/// The settling guard found the server of this measurement still settling.
+fn settling(m: &Measurement) -> bool {
+    m.settling.as_ref().is_some_and(|s| s.settling)
+}
+
+/// A warning per cell (target × clients × repeat) whose server was still settling before its
+/// steps, with the evidence and how long to wait.
+fn settling_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for m in data
+        .measurements
+        .iter()
+        .filter(|m| settling(m) && !m.failed)
+    {
+        if !seen.insert((&m.target, m.clients, m.repeat)) {
+            continue;
+        }
+        let s = m.settling.as_ref().expect("settling(m)");
+        let mut place = format!("{} at {}", m.target, plural(m.clients as usize, "client"));
+        if model.max_repeats > 1 || m.repeat > 1 {
+            place.push_str(&format!(", repeat {}", m.repeat));
+        }
+        out.push(format!("settling: {place}: {}", settling_note(s)));
+    }
+    out
+}
+
+/// What the idle server did and how long to wait: "mysqld wrote 73.0 MB/s and had 1,012 dirty
+/// pages draining at 200/s while idle ...: its dirty pages alone needed ≈ 6 s more: wait at
+/// least that much longer (postwrite_secs = 5)" (a lower bound: its other writes may last
+/// longer). Without a drain rate there is no estimate, and it says so.
+fn settling_note(s: &Settling) -> String {
+    let postwrite = format!("postwrite_secs = {}", s.postwrite_secs);
+    let wait = match s.wait_secs {
+        Some(w) => format!(
+            "its dirty pages alone needed ≈ {:.0} s more: wait at least that much longer \
+             ({postwrite})",
+            w.ceil()
+        ),
+        None => format!(
+            "still busy after {postwrite}: no estimate of how long it needs; \
+             try a longer postwrite_secs"
+        ),
+    };
+    format!(
+        "{} {} while idle for {:.0} s before the steps, so its steps were measured while it \
+         settled: {wait}",
+        s.process,
+        and_list(&s.reasons),
+        s.probe_secs
+    )
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// Where a measurement was taken, as [`where_taken`] says it.

@@ -78,6 +78,7 @@ const TAIL: &[&str] = &[
     "too_noisy",
     "client_bound",
     "wakeup_bound",
+    "settling",
     "server_cpus_seen",
     "client_cpus_seen",
     "errors",
@@ -191,6 +192,7 @@ const BOOLEAN_COLUMNS: &[&str] = &[
     "too_noisy",
     "client_bound",
     "wakeup_bound",
+    "settling",
     "failed",
     "target_failed",
 ];
@@ -497,7 +499,7 @@ fn between(r: &Row) -> [String; 3] {
 
 /// `step_seconds` to `log_path`: within-step noise, the step's flags and CPUs seen, and
 /// whether and why it failed.
-fn outcome(r: &Row) -> [String; 14] {
+fn outcome(r: &Row) -> [String; 15] {
     let (a, t) = (r.a, r.t);
     let w = a.and_then(|a| a.within_step.as_ref());
     let step_error =
@@ -513,6 +515,7 @@ fn outcome(r: &Row) -> [String; 14] {
         flag(w.is_some_and(|w| w.too_noisy)),
         flag(a.is_some_and(|a| a.client_bound)),
         flag(a.is_some_and(|a| a.wakeup_bound)),
+        flag(a.is_some_and(|a| a.settling)),
         text(a.and_then(|a| a.server_cpus_seen.as_deref())),
         text(a.and_then(|a| a.client_cpus_seen.as_deref())),
         int(Some(a.map_or(0, |a| a.errors))),

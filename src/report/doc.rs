@@ -88,6 +88,8 @@ pub(super) const NOISY: &str = " [noisy]";
 pub(super) const MAX: &str = " [max]";
 /// Marks a step flagged client-bound in a table's step column.
 pub(super) const CB: &str = " [cb]";
+/// After a step: a side's server was still settling before its steps (the settling guard).
+pub(super) const SETTLING: &str = " [settling]";
 
 /// Relative value with its sign suffix and tone; `cost` inverts the tone (< 1 is better).
 pub fn rel_cell(v: Option<f64>, cost: bool) -> Cell {

@@ -129,6 +129,7 @@ fn measurement(
         operations: Vec::new(),
         profile: None,
         invocation: 0,
+        settling: None,
     };
     m.values.set(Metric::ScanKrows, scan);
     m
@@ -517,6 +518,38 @@ pub fn run_adaptive() -> RunData {
             m.values.set(Metric::ClientCpu, Some(26.0));
             m.values.set(Metric::ServerCpu, Some(33.0));
         }
+    }
+    data
+}
+
+/// [`run_three_repeats`] with the settling guard's probes: every cell settled except pg17's
+/// second repeat, whose server still used CPU, wrote and ran an autovacuum worker while idle
+/// before its steps (after `postwrite_secs = 5`).
+pub fn run_settling() -> RunData {
+    let mut data = run_three_repeats();
+    data.run.id = "20261126-0300".into();
+    data.run.lab = "pg16 vs pg17, a short postwrite".into();
+    for m in &mut data.measurements {
+        let busy = m.target == "pg17" && m.repeat == 2;
+        let mut s = Settling {
+            process: "postgres".into(),
+            probe_secs: 2.0,
+            postwrite_secs: 5.0,
+            cpu_share: Some(if busy { 0.45 } else { 0.004 }),
+            write_bytes_per_sec: Some(if busy { 12.3e6 } else { 4096.0 }),
+            autovacuum_workers: Some(u64::from(busy)),
+            buffers_written: Some(if busy { 1500 } else { 0 }),
+            ..Default::default()
+        };
+        if busy {
+            s.settling = true;
+            s.reasons = vec![
+                "used 45% of a core".into(),
+                "wrote 12.3 MB/s".into(),
+                "ran 1 autovacuum worker".into(),
+            ];
+        }
+        m.settling = Some(s);
     }
     data
 }

@@ -6,20 +6,24 @@
 //! Markdown syntax (that is `text` and `markdown`), or do any I/O.
 
 use super::doc::{
-    Block, CB, COARSE, Cell, ChartRef, Grid, MAX, NA, NOISY, SHORT, Tone, mb, metric, micros, rate,
-    rel_cell, thousands,
+    Block, CB, COARSE, Cell, ChartRef, Grid, MAX, NA, NOISY, SETTLING, SHORT, Tone, mb, metric,
+    micros, rate, rel_cell, thousands,
 };
 use super::fmt::{percent, rough_percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
 use crate::results::metrics::{CostTable, Device, METRICS, MetricDef};
 use crate::results::{HostInfo, Metric};
 
-fn step_label(step: &str, client_bound: bool) -> Cell {
-    Cell::plain(if client_bound {
-        format!("{step}{CB}")
-    } else {
-        step.to_string()
-    })
+/// A step's name with its flags: client-bound, measured while a server settled.
+fn step_label(step: &str, (client_bound, settling): (bool, bool)) -> Cell {
+    let mut label = step.to_string();
+    if client_bound {
+        label.push_str(CB);
+    }
+    if settling {
+        label.push_str(SETTLING);
+    }
+    Cell::plain(label)
 }
 
 /// The whole human-readable report.
@@ -57,6 +61,13 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
          too coarse to compare (see above).",
         CB.trim()
     ));
+    if m.aggregates.iter().any(|a| a.settling) {
+        notes.push(format!(
+            "\"{}\" after a step: a server was still settling before its steps (its own CPU or writes while \
+             idle, dirty pages draining, autovacuum): see the warnings for the evidence and how long to wait.",
+            SETTLING.trim()
+        ));
+    }
     notes.push(
         "Latency cells: k = thousand, M = million µs. MB = 10^6 bytes, GiB = 2^30 bytes.".into(),
     );
@@ -618,11 +629,14 @@ fn steps_at(m: &ReportModel, clients: u32) -> Vec<&str> {
         .collect()
 }
 
-fn any_client_bound(m: &ReportModel, step: &str, clients: u32) -> bool {
-    m.shown_targets().iter().any(|t| {
-        m.aggregate(t, step, clients)
-            .is_some_and(|a| a.client_bound)
-    })
+/// Whether any shown target's aggregate of the step is client-bound, and whether any was
+/// measured while its server settled.
+fn any_flag(m: &ReportModel, step: &str, clients: u32) -> (bool, bool) {
+    let shown = m.shown_targets();
+    let any = |f: fn(&Aggregate) -> bool| {
+        (shown.iter()).any(|t| m.aggregate(t, step, clients).is_some_and(f))
+    };
+    (any(|a| a.client_bound), any(|a| a.settling))
 }
 
 fn base_header(m: &ReportModel, t: &str) -> String {
@@ -704,7 +718,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     )));
 }
 
-/// A row per step (marked client-bound when `mark_cb` and a target is) and a column per shown
+/// A row per step (marked client-bound or settling when `mark_cb` and a target is) and a column per shown
 /// target: `cell` of the target's aggregate at `clients` (`None`: not measured).
 fn aggregate_table(
     m: &ReportModel,
@@ -716,8 +730,8 @@ fn aggregate_table(
     let shown = m.shown_targets();
     let mut grid = targets_grid(m, &shown);
     for step in steps {
-        let cb = mark_cb && any_client_bound(m, step, clients);
-        let mut row = vec![step_label(step, cb)];
+        let (cb, settling) = any_flag(m, step, clients);
+        let mut row = vec![step_label(step, (mark_cb && cb, mark_cb && settling))];
         for t in &shown {
             row.push(Cell::plain(cell(m.aggregate(t, step, clients))));
         }
@@ -804,7 +818,7 @@ fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Bloc
                 .chain(m.compared.iter().map(|t| format!("{t}\nrel"))),
         );
         for step in steps {
-            let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+            let mut row = vec![step_label(step, any_flag(m, step, clients))];
             for t in &shown {
                 row.push(Cell::plain(metric(
                     m.aggregate(t, step, clients).and_then(get),
@@ -840,11 +854,11 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         )));
         let mut grid = step_grid(m.compared.iter().cloned());
         for step in steps {
-            let cb = m.compared.iter().any(|t| {
-                m.relative_of(t, step, clients)
-                    .is_some_and(|r| r.client_bound)
-            });
-            let mut row = vec![step_label(step, cb)];
+            let flag = |f: fn(&Relative) -> bool| {
+                (m.compared.iter()).any(|t| m.relative_of(t, step, clients).is_some_and(f))
+            };
+            let cb = flag(|r| r.client_bound);
+            let mut row = vec![step_label(step, (cb, flag(|r| r.settling)))];
             for t in &m.compared {
                 row.push(rel_cell(
                     m.relative_of(t, step, clients).and_then(|r| r.qps),
@@ -1004,7 +1018,7 @@ fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
         "QPS" => (
             r.qps_test.as_ref(),
             false,
-            step_label(&r.step, r.client_bound),
+            step_label(&r.step, (r.client_bound, r.settling)),
         ),
         _ => (r.tests.get(Metric::ServerCpu), true, Cell::plain("")),
     };
@@ -1134,7 +1148,7 @@ fn within_step_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     )));
     let mut grid = targets_grid(m, &shown);
     for step in steps {
-        let mut row = vec![step_label(step, any_client_bound(m, step, clients))];
+        let mut row = vec![step_label(step, any_flag(m, step, clients))];
         for t in &shown {
             let a = m.aggregate(t, step, clients);
             let mut text = a

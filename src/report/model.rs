@@ -10,7 +10,7 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::results::metrics::{METRICS, Picked, pick};
-use crate::results::{ErrorCounts, HostInfo, Latency, Metric, OpMeasurement, Values};
+use crate::results::{ErrorCounts, HostInfo, Latency, Metric, OpMeasurement, Settling, Values};
 
 /// Version of the JSON contract (`schema/report-v3.schema.json`). v2 kept every v1 field and
 /// its meaning, and added `measurements[].operations` and `insert`; v3 keeps every v2 field
@@ -594,6 +594,10 @@ pub struct MeasurementRow {
     /// The invocation of `dbdelta run` that measured it (1: the first; more: a `--resume`; 0:
     /// not known).
     pub invocation: u32,
+    /// The settling guard's idle probe before the cell's first step (absent: no probe, as for
+    /// SQLite); `settling.settling` says the step was measured while the server settled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settling: Option<Settling>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean
@@ -637,6 +641,9 @@ pub struct Aggregate {
     pub duration_rule: String,
     /// Adaptive repeats that ran to their maximum without reaching the target.
     pub ran_to_max: u32,
+    /// Any repeat was measured while the server was still settling (present only when true).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub settling: bool,
 }
 
 /// A non-base target relative to its base for one step and client count.
@@ -666,6 +673,10 @@ pub struct Relative {
     pub unstable: bool,
     /// Either side was flagged client-bound.
     pub client_bound: bool,
+    /// Either side had a repeat measured while its server was still settling (present only
+    /// when true; the warnings name the target, repeat and evidence).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub settling: bool,
     /// The QPS verdict in full.
     pub qps_test: Option<MetricTest>,
     /// The verdicts on costs (lower is better), `<short>_test` for each metric of the table with

@@ -8,8 +8,8 @@ use serde_json::Value;
 use crate::results::Metric;
 
 use super::fixture::{
-    run_adaptive, run_insert, run_linkbench, run_pre_post, run_sweep, run_three_repeats,
-    run_two_clients,
+    run_adaptive, run_insert, run_linkbench, run_pre_post, run_settling, run_sweep,
+    run_three_repeats, run_two_clients,
 };
 use super::*;
 
@@ -701,6 +701,83 @@ fn adaptive_lengths_and_wakeup_warnings_in_every_format() {
     assert_eq!(&pq[col("wakeup_bound")], "true");
     assert_eq!(&pq[col("placement")], "os");
     assert_eq!(&pq[col("host_cpu_topology")], "0:0:0 1:0:1 2:0:0 3:0:1");
+}
+
+#[test]
+fn settling_steps_are_flagged_in_every_format() {
+    let m = build(&run_settling(), None).unwrap();
+    let pq = |t: &str| m.aggregate(t, "point-query", 1).unwrap().settling;
+    assert!(pq("pg17") && !pq("pg16"));
+    assert!(
+        m.relative.iter().all(|r| r.settling),
+        "either side settling"
+    );
+    let settling: Vec<&String> = (m.warnings.iter())
+        .filter(|w| w.starts_with("settling:"))
+        .collect();
+    // One warning per cell, not per step.
+    assert_eq!(settling.len(), 1, "{settling:?}");
+    let note = "settling: pg17 at 1 client, repeat 2: postgres used 45% of a core, wrote 12.3 MB/s \
+                and ran 1 autovacuum worker while idle for 2 s before the steps, so its steps were \
+                measured while it settled: still busy after postwrite_secs = 5: no estimate of how \
+                long it needs; try a longer postwrite_secs";
+    assert_eq!(settling[0], note);
+    let text = render(&m, Format::Text, false);
+    insta::assert_snapshot!("settling_text", text);
+    for out in [
+        text,
+        render(&m, Format::Markdown, false),
+        render(&m, Format::Html, false),
+    ] {
+        assert!(
+            out.contains("point-query [settling]") || out.contains("point-query \\[settling\\]"),
+            "{out}"
+        );
+        assert!(out.contains("settling: pg17 at 1 client, repeat 2: postgres used 45%"));
+    }
+    let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    assert!(schema_errors(&v).is_empty(), "{:#?}", schema_errors(&v));
+    let rows = v["measurements"].as_array().unwrap();
+    let busy = (rows.iter())
+        .find(|r| r["target"] == "pg17" && r["repeat"] == 2)
+        .unwrap();
+    assert_eq!(busy["settling"]["settling"], true);
+    assert_eq!(busy["settling"]["autovacuum_workers"], 1);
+    assert_eq!(v["relative"][0]["settling"], true);
+    let csv = render(&m, Format::Csv, false);
+    let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+    let h = r.headers().unwrap().clone();
+    let col = h.iter().position(|c| c == "settling").unwrap();
+    let flags: Vec<String> = r.records().map(|r| r.unwrap()[col].to_string()).collect();
+    assert!(flags.contains(&"true".into()) && flags.contains(&"false".into()));
+
+    // With InnoDB's dirty pages draining, the note says how long to wait.
+    let mut data = run_settling();
+    for s in data
+        .measurements
+        .iter_mut()
+        .filter_map(|m| m.settling.as_mut())
+    {
+        if s.settling {
+            s.process = "mysqld".into();
+            s.reasons = vec!["had 30,000 dirty pages draining at 2,000/s".into()];
+            s.wait_secs = Some(14.6);
+        }
+    }
+    let m = build(&data, None).unwrap();
+    let w = m
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("settling:"))
+        .unwrap();
+    assert!(
+        w.ends_with(
+            "mysqld had 30,000 dirty pages draining at 2,000/s while idle for 2 s before the \
+             steps, so its steps were measured while it settled: its dirty pages alone needed ≈ \
+             15 s more: wait at least that much longer (postwrite_secs = 5)"
+        ),
+        "{w}"
+    );
 }
 
 #[test]

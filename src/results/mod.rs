@@ -297,6 +297,51 @@ pub struct Measurement {
     /// not known).
     #[serde(default)]
     pub invocation: u32,
+    /// The idle probe before the cell's first step (the settling guard): what the server did
+    /// with no client work after the load's postwrite. The same for every step of the cell;
+    /// `None` when no probe ran (SQLite, a counting pass, a store before schema v14).
+    #[serde(default)]
+    pub settling: Option<Settling>,
+}
+
+/// The idle probe of a server after the load's postwrite and before the first measured step:
+/// its own background work with no client connected, and the verdict of the settling rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Settling {
+    /// The rule found the server still settling: its steps were measured while it worked.
+    pub settling: bool,
+    /// Why, one clause per piece of evidence over its threshold (empty when settled).
+    pub reasons: Vec<String>,
+    /// The server's process name (`mysqld`, `postgres`), for messages.
+    pub process: String,
+    /// Length of the probe, seconds.
+    pub probe_secs: f64,
+    /// The postwrite budget that preceded the probe, seconds.
+    pub postwrite_secs: f64,
+    /// The server's own CPU time over the probe, as a share of one core.
+    pub cpu_share: Option<f64>,
+    /// The server's own bytes written (`/proc/PID/io` `write_bytes`) per second of the probe.
+    pub write_bytes_per_sec: Option<f64>,
+    /// InnoDB: `Innodb_buffer_pool_pages_dirty` at the probe's start and end.
+    pub dirty_pages_start: Option<u64>,
+    pub dirty_pages_end: Option<u64>,
+    /// InnoDB: the undo history list length (purge backlog) at the probe's end.
+    pub history_length: Option<u64>,
+    /// PostgreSQL: autovacuum workers running at the probe's end.
+    pub autovacuum_workers: Option<u64>,
+    /// PostgreSQL: buffers the checkpointer and background writer wrote during the probe.
+    pub buffers_written: Option<u64>,
+    /// Seconds until the dirty pages are gone at the drain rate seen, when they were draining;
+    /// `None`: no estimate can be made (the report then names the postwrite budget instead).
+    pub wait_secs: Option<f64>,
+}
+
+impl Settling {
+    /// Dirty pages written out per second during the probe (> 0: draining).
+    pub fn drain_per_sec(&self) -> Option<f64> {
+        let (a, b) = (self.dirty_pages_start?, self.dirty_pages_end?);
+        (self.probe_secs > 0.0).then(|| (a as f64 - b as f64) / self.probe_secs)
+    }
 }
 
 /// What a profiled run asked of `perf`, and whether it could be used.

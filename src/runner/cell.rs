@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result};
 
 use super::server::{ClientsThere, StartServer, TargetServer};
+use super::settle;
 use super::step::{self, StepRun};
 use super::watchdog::Watchdog;
 use super::{DataDir, client_bound, timed_load};
@@ -20,7 +21,8 @@ use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::profiler::{self, Perf, ProfileSettings, Recorded};
 use crate::progress::{Progress, thousands};
 use crate::results::{
-    LoadResult, Measurement, Metric, OpHistograms, OpMeasurement, SecondSample, StepProfile,
+    LoadResult, Measurement, Metric, OpHistograms, OpMeasurement, SecondSample, Settling,
+    StepProfile,
 };
 use crate::sampler::Probe;
 use crate::stats;
@@ -56,6 +58,9 @@ pub(super) struct CellRun<'a> {
     /// While the server runs: its host, when the target's clients run there
     /// (`client = "remote"`).
     pub clients_there: Option<Box<dyn ClientsThere>>,
+    /// The settling guard's probe of this cell's server, once it ran (before the first
+    /// measured step), carried by every step's record.
+    pub settling: Option<Settling>,
 }
 
 impl CellRun<'_> {
@@ -199,9 +204,16 @@ impl CellRun<'_> {
                 .context("postwrite cleanup after the load")?;
         }
         let probe = Probe::new(server.observed(), server.data_dir());
+        // The settling guard watches the idle server once, before the first measured step
+        // (after the load's postwrite, or the warm-up's that carries it).
+        let mut probed = false;
         for step in &self.suite.steps {
             if self.interrupt.load(std::sync::atomic::Ordering::Relaxed) {
                 return Ok(CellEnd::Interrupted);
+            }
+            if !step.warm && !probed {
+                self.settling = self.settle(server, &probe);
+                probed = true;
             }
             let interrupted = self.step(server, &probe, step)?;
             if interrupted {
@@ -217,6 +229,26 @@ impl CellRun<'_> {
             .release(&tables)
             .context("dropping the suite's tables after the steps")?;
         Ok(CellEnd::Done)
+    }
+
+    /// The settling guard: watch the idle server before the first step (a server engine only:
+    /// an embedded one has no background work of its own) and say so when it is still settling.
+    fn settle(&self, server: &dyn Server, probe: &Probe) -> Option<Settling> {
+        if self.target.engine.embedded() {
+            return None;
+        }
+        let s = settle::probe(server, probe, self.suite.postwrite_budget);
+        let what = format!(
+            "{}: idle before the steps, {} {}",
+            self.label(),
+            s.process,
+            settle::evidence(&s)
+        );
+        match s.settling {
+            true => self.progress.line(&format!("{what}: still settling")),
+            false => self.progress.detail(&what),
+        }
+        Some(s)
     }
 
     /// Create and fill the suite's tables on a thread placed like the step clients, and store
@@ -304,6 +336,7 @@ impl CellRun<'_> {
             repeat: self.cell.repeat,
             tables: scale.tables,
             rows_per_table: scale.rows,
+            settling: self.settling.clone(),
             ..Default::default()
         }
     }

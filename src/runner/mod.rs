@@ -14,6 +14,7 @@ pub mod count;
 pub mod pacer;
 pub mod recorder;
 mod server;
+mod settle;
 pub mod step;
 mod watchdog;
 pub mod workdir;
@@ -357,6 +358,7 @@ impl Ctx<'_> {
             profile: work.perf.zip(plan.profile),
             start: work.start,
             clients_there: None,
+            settling: None,
         };
         let failures_before = ctx.failures.len();
         let end = ctx.run_and_record()?;

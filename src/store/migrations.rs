@@ -234,6 +234,9 @@ ALTER TABLE runs ADD COLUMN instructions TEXT;
     // v13: how many times a `repeats = "auto"` run could look at its steps (issue 29): its
     // p-values are multiplied by it; NULL for fixed repeats.
     "ALTER TABLE runs ADD COLUMN looks INTEGER;",
+    // v14: the settling guard (issue 29): the idle probe before a cell's first step, as JSON
+    // (`results::Settling`), on every step of the cell.
+    "ALTER TABLE measurements ADD COLUMN settling_json TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -541,6 +541,14 @@ fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
         ("precision_target", m.precision_target.into()),
         ("precision_achieved", m.precision_achieved.into()),
         ("stop_reason", s(&m.stop_reason)),
+        (
+            "settling_json",
+            m.settling
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?
+                .into(),
+        ),
         ("recorded_at", recorded_at().into()),
     ]);
     Ok(row)

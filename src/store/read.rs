@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use super::sql::{Db, Row};
 use crate::results::{
     ErrorCounts, HostInfo, Latency, LoadResult, Measurement, RunData, RunInfo, SecondSample,
-    StepProfile, TargetInfo, Values, metrics::METRICS,
+    Settling, StepProfile, TargetInfo, Values, metrics::METRICS,
 };
 
 /// Everything stored about one run.
@@ -203,6 +203,7 @@ fn costs(r: &Row) -> Result<Measurement> {
         precision_target: r.col("precision_target")?,
         precision_achieved: r.col("precision_achieved")?,
         stop_reason: r.col("stop_reason")?,
+        settling: json::<Option<Settling>>(r, "settling_json")?,
         ..Default::default()
     })
 }

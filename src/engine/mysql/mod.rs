@@ -25,8 +25,8 @@ use anyhow::{Context, bail};
 
 use crate::engine::common::process::{self, ServerProcess, ServerUser};
 use crate::engine::{
-    DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
-    TargetSpec,
+    Background, DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session,
+    StmtId, TargetSpec,
 };
 use flavor::{Build, Init, Storage, find_binaries, render_config};
 use mywire::{MyConn, Stmt};
@@ -976,7 +976,38 @@ fn effective_settings(
         .collect()
 }
 
+/// InnoDB's account of its background work: dirty pages and the purge backlog (the history
+/// list length from `INNODB_METRICS`, enabled by default since 5.6). A read that fails is `None`.
+fn innodb_background(conn: &mut MyConn) -> Background {
+    let number = |v: Option<String>| v.and_then(|v| v.trim().parse().ok());
+    let dirty = conn
+        .rows("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")
+        .ok()
+        .and_then(|rows| rows.into_iter().next()?.into_iter().nth(1).flatten());
+    let history = conn
+        .first(
+            "SELECT count FROM information_schema.INNODB_METRICS \
+             WHERE name = 'trx_rseg_history_len'",
+        )
+        .ok()
+        .flatten();
+    Background {
+        dirty_pages: number(dirty),
+        history_length: number(history),
+        ..Default::default()
+    }
+}
+
 impl Server for MysqlServer {
+    fn background(&self) -> Background {
+        match (self.storage, self.admin()) {
+            (Storage::InnoDb, Ok(mut guard)) => {
+                guard.as_mut().map(innodb_background).unwrap_or_default()
+            }
+            _ => Background::default(),
+        }
+    }
+
     fn driver(&self) -> Arc<dyn Driver> {
         self.driver.clone()
     }

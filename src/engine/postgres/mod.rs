@@ -23,8 +23,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::engine::common::process::{self, ServerProcess};
 use crate::engine::{
-    DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session, StmtId,
-    TargetSpec,
+    Background, DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session,
+    StmtId, TargetSpec,
 };
 use pgwire::PgConn;
 
@@ -561,7 +561,39 @@ pub(super) fn postwrite(
     Ok(())
 }
 
+/// PostgreSQL's account of its background work: autovacuum workers running, and the buffers
+/// written so far by the checkpointer (`pg_stat_checkpointer` from 17, `pg_stat_bgwriter`
+/// before) and the background writer. A read that fails is `None`.
+pub(super) fn pg_background(admin: &mut PgConn) -> Background {
+    let mut number = |sql: &str| -> Option<u64> {
+        let rows = admin.rows(sql).ok()?;
+        rows.into_iter()
+            .next()?
+            .into_iter()
+            .next()??
+            .trim()
+            .parse()
+            .ok()
+    };
+    let autovacuum_workers =
+        number("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'");
+    let buffers_written = number(
+        "SELECT (SELECT buffers_written FROM pg_stat_checkpointer) \
+         + (SELECT buffers_clean FROM pg_stat_bgwriter)",
+    )
+    .or_else(|| number("SELECT buffers_checkpoint + buffers_clean FROM pg_stat_bgwriter"));
+    Background {
+        autovacuum_workers,
+        buffers_written,
+        ..Default::default()
+    }
+}
+
 impl Server for PgServer {
+    fn background(&self) -> Background {
+        pg_background(&mut self.admin.lock().expect("admin lock"))
+    }
+
     fn driver(&self) -> Arc<dyn Driver> {
         self.driver.clone()
     }
