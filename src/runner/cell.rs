@@ -237,7 +237,11 @@ impl CellRun<'_> {
         if self.target.engine.embedded() {
             return None;
         }
-        let s = settle::probe(server, probe, self.suite.postwrite_budget);
+        let length = match self.plan.quick {
+            true => settle::QUICK_PROBE,
+            false => settle::PROBE,
+        };
+        let s = settle::probe(server, probe, self.suite.postwrite_budget, length);
         let what = format!(
             "{}: idle before the steps, {} {}",
             self.label(),

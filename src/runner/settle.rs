@@ -17,6 +17,9 @@ use crate::sampler::{Costs, Observed, Probe};
 
 /// How long the server is watched idle.
 pub const PROBE: Duration = Duration::from_secs(2);
+/// How long it is watched at `--quick` scale (0.3 s steps; tests): long enough for InnoDB's
+/// dirty pages and the `/proc` counters to move, short beside the cell.
+pub const QUICK_PROBE: Duration = Duration::from_millis(500);
 /// The server's own CPU while idle, as a share of one core, from which it is settling. Idle
 /// MySQL 8.0 and PostgreSQL 16 use under 1% after a settled load (docs/measurement.md).
 pub const CPU_SHARE: f64 = 0.10;
@@ -27,13 +30,18 @@ pub const WRITE_BYTES_PER_SEC: f64 = 1e6;
 /// cleaner is still flushing what the load left.
 pub const DIRTY_DRAIN_PER_SEC: f64 = 20.0;
 
-/// Watch the idle server for [`PROBE`] and apply the rule. `postwrite` is the budget of the
-/// cleanup that preceded it.
-pub fn probe(server: &dyn Server, probe: &Probe, postwrite: Duration) -> Settling {
+/// Watch the idle server for `length` ([`PROBE`], or [`QUICK_PROBE`] at `--quick`) and apply
+/// the rule. `postwrite` is the budget of the cleanup that preceded it.
+pub fn probe(
+    server: &dyn Server,
+    probe: &Probe,
+    postwrite: Duration,
+    length: Duration,
+) -> Settling {
     let start = server.background();
     let a = probe.snapshot();
     let t0 = Instant::now();
-    std::thread::sleep(PROBE);
+    std::thread::sleep(length);
     let b = probe.snapshot();
     let secs = t0.elapsed().as_secs_f64();
     let end = server.background();
