@@ -1,5 +1,7 @@
-# Independent reference for the moderated t test (limma's fitFDist + squeezeVar + moderated t),
-# computed with mpmath (no code shared with dbdelta's Rust).
+# Independent reference for dbdelta's moderated t test (limma's fitFDist + squeezeVar + moderated
+# t, with the moderated variance never below the step's own), computed with mpmath at 30 digits
+# (no code shared with dbdelta's Rust). Prints the numbers src/stats.rs's tests hold.
+# Usage: python3 bench/verdict-stats-reference.py   (needs mpmath)
 from mpmath import mp, mpf, log, exp, digamma, polygamma, findroot, sqrt, betainc, quad, inf
 mp.dps = 30
 
@@ -54,6 +56,7 @@ def family(sets, looks=1, q=0.05, min_effect=0.02, power=0.8):
         n, m, v = t
         d = n-1
         post = s0 if d0 == inf else (d0*s0 + d*v)/(d0+d)
+        post = max(post, v)  # never below the step's own variance
         df = min(d0 + d, total)
         se = sqrt(post/n)
         tt = m/se

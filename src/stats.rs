@@ -121,7 +121,7 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
 }
 
 /// Student's one-sample t test of the log ratios `ln r_i` against 0 (no change), with the step's
-/// own variance or, moderated ([`moderate`]), one pooled with its family's.
+/// own variance or, moderated ([`moderate`]), one pooled with its kind's in the family.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RatioTest {
     /// Number of ratios (paired repeats).
@@ -300,30 +300,54 @@ pub fn variance_prior(samples: &[(f64, f64)]) -> Option<VariancePrior> {
     })
 }
 
-/// The family's tests with moderated variances (limma's moderated t): each step's variance
-/// becomes `(d0 s0² + d s²) / (d0 + d)` with `d0 + d` degrees of freedom, capped at the family's
-/// total `Σ d` (the information there is); the prior comes from [`variance_prior`]. Without a
-/// prior (too few steps), the tests are returned as they are, with the prior `None`.
-pub fn moderate(tests: &[Option<RatioTest>]) -> (Vec<Option<RatioTest>>, Option<VariancePrior>) {
+/// The family's tests with moderated variances (limma's moderated t), pooled within strata:
+/// `strata[i]` names step i's kind (a report group: point reads, writes, …), and each stratum
+/// gets a prior of its own from [`variance_prior`]. Each step's variance becomes
+/// `(d0 s0² + d s²) / (d0 + d)` with `d0 + d` degrees of freedom, capped at its stratum's total
+/// `Σ d` (the information there is). A stratum too small for a prior keeps its steps' own
+/// variances. Returns the tests and each step's prior (`None`: its own variance).
+///
+/// The moderated variance never falls below the step's own (a one-sided shrinkage: limma's
+/// `robust` option serves the same end, keeping hypervariable genes' own variance).
+///
+/// Strata, because the noise of a machine is alike across steps of one kind but not across
+/// kinds: SQLite's fsync-bound writes swing 20× between repeats where its reads move 2%, and a
+/// prior fitted to both would shrink the writes' variance toward the reads' and call noise a
+/// change (2 of 5 A/A runs at 3 repeats did, docs/verdicts.md).
+pub fn moderate(
+    tests: &[Option<RatioTest>],
+    strata: &[&str],
+) -> (Vec<Option<RatioTest>>, Vec<Option<VariancePrior>>) {
     let own = |t: &RatioTest| (t.sd_log.powi(2), t.n as f64 - 1.0);
-    let samples: Vec<(f64, f64)> = tests.iter().flatten().map(own).collect();
-    let Some(prior) = variance_prior(&samples) else {
-        return (tests.to_vec(), None);
-    };
-    let total: f64 = samples.iter().map(|(_, d)| d).sum();
-    let out = (tests.iter())
-        .map(|t| {
-            let t = (*t)?;
-            let (v, d) = own(&t);
-            let var = if prior.df.is_infinite() {
+    let mut priors = vec![None; tests.len()];
+    let mut out = tests.to_vec();
+    let mut kinds: Vec<&str> = strata.to_vec();
+    kinds.sort_unstable();
+    kinds.dedup();
+    for kind in kinds {
+        let members: Vec<usize> = (0..tests.len())
+            .filter(|&i| strata.get(i).copied() == Some(kind) && tests[i].is_some())
+            .collect();
+        let samples: Vec<(f64, f64)> = members.iter().map(|&i| own(&tests[i].unwrap())).collect();
+        let Some(prior) = variance_prior(&samples) else {
+            continue;
+        };
+        let total: f64 = samples.iter().map(|(_, d)| d).sum();
+        for (&i, (v, d)) in members.iter().zip(samples) {
+            let pooled = if prior.df.is_infinite() {
                 prior.var
             } else {
                 (prior.df * prior.var + d * v) / (prior.df + d)
             };
-            Some(t.with_sd(var.sqrt(), (prior.df + d).min(total)))
-        })
-        .collect();
-    (out, Some(prior))
+            // Never below the step's own: a step noisier than its kind keeps its own variance
+            // (on a shared host the noise is heavy-tailed, and shrinking such a step toward its
+            // quieter neighbours called 1 of 5 A/A runs at 5 repeats).
+            let var = pooled.max(v);
+            out[i] = tests[i].map(|t| t.with_sd(var.sqrt(), (prior.df + d).min(total)));
+            priors[i] = Some(prior);
+        }
+    }
+    (out, priors)
 }
 
 /// Benjamini–Hochberg adjusted p-values ("q-values"), in the order of `p`:
@@ -431,15 +455,22 @@ pub fn unstable(ratios: &[f64], geo_mean: f64, min_effect: f64) -> bool {
 /// (`ratio_sets[i]` are step i's paired ratios target / base, one per repeat). Steps without a
 /// [`ratio_test`] get `None` and are not counted in the family.
 ///
-/// Each step's ratios get a t test of their logs (moderated with the family's variances when
-/// `rule.pooled`); the p-values, times `rule.looks`, are adjusted by Benjamini–Hochberg over
+/// Each step's ratios get a t test of their logs (moderated with the variances of the family's
+/// steps of its stratum, `strata[i]`, when `rule.pooled`); the p-values, times `rule.looks`, are adjusted by Benjamini–Hochberg over
 /// the family; a step is a regression or improvement when BH selects it
 /// at `rule.q` and its whole false-coverage-rate adjusted interval lies at least a factor of
 /// `1 + min_effect` away from 1 (the change is at least the minimum effect with the interval's
 /// confidence, not only in its estimate), else within noise.
-pub fn family_verdicts(ratio_sets: &[Vec<f64>], rule: FamilyRule) -> Vec<Option<Verdict>> {
+pub fn family_verdicts(
+    ratio_sets: &[Vec<f64>],
+    strata: &[&str],
+    rule: FamilyRule,
+) -> Vec<Option<Verdict>> {
     let own: Vec<Option<RatioTest>> = ratio_sets.iter().map(|r| ratio_test(r)).collect();
-    let tests = if rule.pooled { moderate(&own).0 } else { own };
+    let tests = match rule.pooled {
+        true => moderate(&own, strata).0,
+        false => own,
+    };
     let looks = f64::from(rule.looks.max(1));
     let ps: Vec<f64> = (tests.iter().flatten())
         .map(|t| (t.p * looks).min(1.0))
@@ -721,7 +752,7 @@ mod tests {
         // q = multipletests(p, 0.05, "fdr_bh"); R = 4 selected of m = 8; level = 1 - R*0.05/m
         // = 0.975; interval exp(mean ± scipy.stats.t.ppf(1 - (1 - level)/2, n-1) * sd/sqrt(n));
         // unstable: log(max/min) > max(|mean log|, log 1.02).
-        let v = family_verdicts(&family(), QPS);
+        let v = family_verdicts(&family(), &[], QPS);
         assert_eq!(v.len(), 9);
         assert_eq!(v[8], None);
         // (p, q, selected, FCR interval, 95% interval, verdict, unstable)
@@ -859,6 +890,11 @@ mod tests {
         assert!(trigamma(0.0).is_nan() && trigamma_inverse(-1.0).is_nan());
     }
 
+    /// Every step of the same stratum.
+    fn one(n: usize) -> Vec<&'static str> {
+        vec!["reads"; n]
+    }
+
     const POOLED: FamilyRule = FamilyRule {
         pooled: true,
         ..QPS
@@ -867,26 +903,27 @@ mod tests {
     #[test]
     fn moderated_family_matches_limma_computed_with_mpmath() {
         // Independently (bench/verdict-stats-reference.py: limma's fitFDist, squeezeVar and
-        // moderated t written out with mpmath at 30 digits): the prior of family() has
+        // moderated t written out with mpmath at 30 digits, the variance never below the step's own): the prior of family() has
         // d0 = 0.664354175297, s0² = 0.000157134430759; 4 of 8 selected, so the detectable
         // effects are at α = 4 · 0.05 / 8, power 0.8, min effect 2%.
         let own: Vec<Option<RatioTest>> = family().iter().map(|r| ratio_test(r)).collect();
-        let (_, prior) = moderate(&own);
+        let (_, priors) = moderate(&own, &one(9));
+        let prior = priors[0];
         let prior = prior.unwrap();
         let near = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * b.abs();
         assert!(near(prior.df, 0.664354175297, 1e-9), "{prior:?}");
         assert!(near(prior.var, 0.000157134430759, 1e-9), "{prior:?}");
-        let v = family_verdicts(&family(), POOLED);
+        let v = family_verdicts(&family(), &one(9), POOLED);
         // (moderated sd, df, p, detectable)
         #[rustfmt::skip]
         let want: [(f64, f64, f64, f64); 8] = [
-            (0.0275485173131, 4.6643541753, 7.98683737643e-6, 0.073896078188),
+            (0.0293064946544, 4.6643541753, 1.06298920042e-5, 0.0774305048572),
             (0.00494799779396, 4.6643541753, 0.007580252974, 0.0294769631615),
-            (0.0461928388304, 4.6643541753, 0.819302164338, 0.111978773682),
-            (0.0310634165719, 4.6643541753, 4.18208999567e-5, 0.0809744316781),
-            (0.413501754308, 4.6643541753, 0.0359671027082, 1.20929572221),
-            (0.0483443117802, 1.6643541753, 0.0749630817814, 0.395851625164),
-            (0.0282893478524, 4.6643541753, 0.00804884087063, 0.0753841078626),
+            (0.0496193134872, 4.6643541753, 0.831519101049, 0.119123164482),
+            (0.0331527134696, 4.6643541753, 5.63345587868e-5, 0.0852039759915),
+            (0.446493041909, 4.6643541753, 0.0458620945313, 1.34981689052),
+            (0.0615263347097, 1.6643541753, 0.108252508301, 0.520503799931),
+            (0.0301182255309, 4.6643541753, 0.0102483559638, 0.0790664192566),
             (0.00807854525922, 4.6643541753, 0.995811744152, 0.0355183671398),
         ];
         for (i, (sd, df, p, det)) in want.into_iter().enumerate() {
@@ -926,13 +963,13 @@ mod tests {
             vec![1.03, 1.0],
             vec![0.97, 0.99],
         ];
-        let alone = family_verdicts(&sets, QPS);
+        let alone = family_verdicts(&sets, &[], QPS);
         assert!(
             alone
                 .iter()
                 .all(|v| v.unwrap().change == Change::WithinNoise)
         );
-        let v = family_verdicts(&sets, POOLED);
+        let v = family_verdicts(&sets, &one(sets.len()), POOLED);
         let pq = v[3].unwrap();
         assert_eq!(pq.change, Change::Regression);
         assert!(pq.test.df == 6.0 && (pq.test.p - 7.50662455031e-6).abs() < 1e-11);
@@ -947,7 +984,7 @@ mod tests {
         }
         // Three looks (repeats = "auto" with 2 extra rounds): each p × 3, the detectable change
         // grows to 14.64%, and the regression is still called.
-        let looks = family_verdicts(&sets, FamilyRule { looks: 3, ..POOLED });
+        let looks = family_verdicts(&sets, &one(sets.len()), FamilyRule { looks: 3, ..POOLED });
         let pq = looks[3].unwrap();
         assert!(
             (pq.q - 7.50662455031e-6_f64 * 3.0 * 6.0).abs() < 1e-9,
@@ -959,13 +996,52 @@ mod tests {
     }
 
     #[test]
+    fn each_kind_of_step_pools_with_its_own_kind() {
+        // Four quiet reads and four writes that swing 10× between repeats. Pooled together, the
+        // writes' prior is the reads' small variance; by kind, each pools with its own.
+        let reads = [
+            [1.0, 1.01, 0.99],
+            [1.02, 1.0, 1.01],
+            [0.99, 0.98, 1.0],
+            [1.0, 1.0, 1.02],
+        ];
+        let writes = [
+            [0.3, 3.0, 0.4],
+            [2.5, 0.35, 3.1],
+            [0.2, 0.5, 0.3],
+            [4.0, 0.5, 1.0],
+        ];
+        let sets: Vec<Vec<f64>> = (reads.iter().chain(&writes)).map(|r| r.to_vec()).collect();
+        let kinds = [
+            "reads", "reads", "reads", "reads", "writes", "writes", "writes", "writes",
+        ];
+        let own: Vec<Option<RatioTest>> = sets.iter().map(|r| ratio_test(r)).collect();
+        let (by_kind, priors) = moderate(&own, &kinds);
+        assert!(priors.iter().all(Option::is_some));
+        assert_ne!(priors[0], priors[4], "a prior per kind");
+        let (together, _) = moderate(&own, &one(8));
+        for i in 4..8 {
+            let (a, b) = (by_kind[i].unwrap(), together[i].unwrap());
+            // Never below the step's own variance, and the writes' df comes from the writes.
+            assert!(a.sd_test >= a.sd_log && b.sd_test >= b.sd_log);
+            assert!(a.df <= 8.0 && b.df <= 16.0, "{a:?} {b:?}");
+        }
+        // The third write (0.2, 0.5, 0.3: all slower) is not called: its kind is noisy.
+        let v = family_verdicts(&sets, &kinds, POOLED);
+        assert!(
+            v.iter().all(|v| v.unwrap().change == Change::WithinNoise),
+            "{v:?}"
+        );
+    }
+
+    #[test]
     fn a_small_family_keeps_its_own_variances() {
         // Fewer than MIN_PRIOR_STEPS steps with a variance: no prior, Student's t.
         let sets = vec![vec![1.0, 1.02], vec![0.74, 0.76], vec![1.0, 1.0]];
-        let pooled = family_verdicts(&sets, POOLED);
-        let alone = family_verdicts(&sets, QPS);
+        let pooled = family_verdicts(&sets, &one(sets.len()), POOLED);
+        let alone = family_verdicts(&sets, &[], QPS);
         assert_eq!(pooled, alone);
-        assert_eq!(moderate(&[ratio_test(&sets[0])]).1, None);
+        assert_eq!(moderate(&[ratio_test(&sets[0])], &one(1)).1, [None]);
     }
 
     #[test]
@@ -975,13 +1051,14 @@ mod tests {
             higher_is_better: false,
             ..QPS
         };
-        let v = family_verdicts(&family(), cost);
+        let v = family_verdicts(&family(), &[], cost);
         assert_eq!(v[0].unwrap().change, Change::Regression);
         assert_eq!(v[3].unwrap().change, Change::Improvement);
         // A minimum effect of 0.5% lets the certain 1% change through (its interval starts at
         // 0.75%); s7's interval starts at 0.9%, so 0.5% lets it through too, 10% does not.
         let v = family_verdicts(
             &family(),
+            &[],
             FamilyRule {
                 min_effect: 0.005,
                 ..QPS
@@ -991,6 +1068,7 @@ mod tests {
         assert_eq!(v[6].unwrap().change, Change::Improvement);
         let v = family_verdicts(
             &family(),
+            &[],
             FamilyRule {
                 min_effect: 0.10,
                 ..QPS
@@ -1000,7 +1078,11 @@ mod tests {
         assert!(v[6].unwrap().may_be_below_min_effect);
         assert_eq!(v[0].unwrap().change, Change::Improvement, "from 24% > 10%");
         // The boundary is symmetric in logs: 1/1.02 is as far from 1 as 1.02.
-        let at = |g: f64| family_verdicts(&[vec![g, g, g]], QPS)[0].unwrap().change;
+        let at = |g: f64| {
+            family_verdicts(&[vec![g, g, g]], &[], QPS)[0]
+                .unwrap()
+                .change
+        };
         assert_eq!(at(1.0201), Change::Improvement);
         assert_eq!(at(1.0199), Change::WithinNoise);
         assert_eq!(at(1.0 / 1.0201), Change::Regression);
@@ -1016,11 +1098,11 @@ mod tests {
         let null = vec![1.0, 1.0, 1.0, 1.01, 0.99];
         let steady = vec![1.035, 1.065, 1.05, 1.03, 1.07];
         let noisy = vec![1.03, 1.07, 1.05, 1.025, 1.075];
-        let a = family_verdicts(&[steady, null.clone()], QPS)[0].unwrap();
+        let a = family_verdicts(&[steady, null.clone()], &[], QPS)[0].unwrap();
         assert!((a.q - 0.005899252926251524).abs() < 1e-9, "{a:?}");
         assert!((a.ci[0] - 1.0226078727768273).abs() < 1e-6, "{a:?}");
         assert_eq!(a.change, Change::Improvement);
-        let b = family_verdicts(&[noisy, null], QPS)[0].unwrap();
+        let b = family_verdicts(&[noisy, null], &[], QPS)[0].unwrap();
         assert!((b.q - 0.014564897275233853).abs() < 1e-9, "{b:?}");
         assert!((b.ci[0] - 1.0150065692014691).abs() < 1e-6, "{b:?}");
         assert!(
@@ -1038,7 +1120,7 @@ mod tests {
         // (scipy as above: [0.980808, 1.140438]).
         let mut sets = vec![vec![1.05, 1.10, 1.02, 1.08, 1.04]];
         sets.extend(std::iter::repeat_n(vec![1.0, 1.01, 0.99, 1.0, 1.0], 9));
-        let v = family_verdicts(&sets, QPS)[0].unwrap();
+        let v = family_verdicts(&sets, &[], QPS)[0].unwrap();
         assert!(v.ci95[0] > 1.0, "alone it looks like a change: {v:?}");
         assert!(!v.selected && v.change == Change::WithinNoise);
         assert!((v.q - 0.1415816160250445).abs() < 1e-9, "{v:?}");

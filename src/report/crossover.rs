@@ -167,11 +167,11 @@ fn crossovers(model: &ReportModel, ms: &[Measurement]) -> Vec<Crossover> {
                 sets.push(ratios);
             }
             let rule = model.method.rule(true);
-            for ((p, set), v) in points
-                .iter_mut()
-                .zip(&sets)
-                .zip(stats::family_verdicts(&sets, rule))
-            {
+            for ((p, set), v) in points.iter_mut().zip(&sets).zip(stats::family_verdicts(
+                &sets,
+                &vec!["group"; sets.len()],
+                rule,
+            )) {
                 p.qps_test = v.map(|v| metric_test("qps", true, set.len(), &v));
             }
             out.push(crossover(target, base, &group.id, points));

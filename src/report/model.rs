@@ -373,7 +373,7 @@ pub struct Method {
     pub resolution_units: f64,
     /// The resolution of CPU times: one clock tick, µs.
     pub clock_tick_us: f64,
-    /// `moderated` (each step's variance pooled with its family's) or `student` (each alone).
+    /// `moderated` (each step's variance pooled with its report group's) or `student` (each alone).
     pub test: String,
     /// How many times the run could look at the steps (`repeats = "auto"`); 1 for fixed
     /// repeats. P-values are multiplied by it before Benjamini–Hochberg.

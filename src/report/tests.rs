@@ -398,7 +398,8 @@ fn repeats_give_verdicts() {
     assert_eq!(verdict("update-one").as_deref(), Some("improvement"));
     assert_eq!(verdict("scan").as_deref(), Some("within noise"));
     assert!(m.relative_of("pg17", "scan", 1).unwrap().unstable);
-    // Student's t on its own (the moderated interval is narrower: 4 steps lend their noise).
+    // Student's t on its own; the moderated test is the same here: no group of this run has
+    // the 4 steps a prior needs, so each keeps its own variance.
     let student = Options {
         student: true,
         ..Options::default()
@@ -415,10 +416,7 @@ fn repeats_give_verdicts() {
         .unwrap()
         .ci95
         .unwrap();
-    assert!(
-        moderated[0] > ci[0] && moderated[1] < ci[1],
-        "{moderated:?}"
-    );
+    assert_eq!(moderated, ci);
     // l.i0 repeat 3 failed: only 2 pairs remain.
     assert_eq!(m.relative_of("pg17", "l.i0", 1).unwrap().paired_repeats, 2);
     assert!(

@@ -173,7 +173,12 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
                 })
                 .collect();
             let rule = model.method.rule(higher);
-            let verdicts = stats::family_verdicts(&sets, rule);
+            // The noise is pooled within a report group (reads with reads, writes with writes).
+            let groups: Vec<&str> = rows
+                .iter()
+                .map(|&i| model.relative[i].group.as_str())
+                .collect();
+            let verdicts = stats::family_verdicts(&sets, &groups, rule);
             for ((&i, set), v) in rows.iter().zip(&sets).zip(verdicts) {
                 let test = v.map(|v| metric_test(metric, higher, set.len(), &v));
                 let r = &mut model.relative[i];
