@@ -68,19 +68,10 @@ fn method(all: &RunData, opts: &Options) -> Method {
     }
 }
 
-/// The model with explicit pairs: `pairs` maps each compared target to the target it is
-/// relative to (targets not in it are not compared); `runs` maps a target to the run its
-/// numbers come from (default: `all.run.id`). `base` must be one of `all.targets`; `opts.base`
-/// is not read.
-pub(super) fn build_with(
-    all: &RunData,
-    base: &str,
-    pairs: &BTreeMap<String, String>,
-    runs: &BTreeMap<String, String>,
-    opts: &Options,
-) -> ReportModel {
+/// What a report reads of `all`: no warm step, and with `opts.first_repeats` only those repeats.
+fn reported(all: &RunData, opts: &Options) -> RunData {
     let kept = |repeat: u32| opts.first_repeats.is_none_or(|n| repeat <= n);
-    let data = &RunData {
+    RunData {
         measurements: (all.measurements.iter())
             .filter(|m| !m.warm && kept(m.repeat))
             .cloned()
@@ -92,7 +83,21 @@ pub(super) fn build_with(
             .cloned()
             .collect(),
         ..all.clone()
-    };
+    }
+}
+
+/// The model with explicit pairs: `pairs` maps each compared target to the target it is
+/// relative to (targets not in it are not compared); `runs` maps a target to the run its
+/// numbers come from (default: `all.run.id`). `base` must be one of `all.targets`; `opts.base`
+/// is not read.
+pub(super) fn build_with(
+    all: &RunData,
+    base: &str,
+    pairs: &BTreeMap<String, String>,
+    runs: &BTreeMap<String, String>,
+    opts: &Options,
+) -> ReportModel {
+    let data = &reported(all, opts);
     let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
     let base = base.to_string();
     let bases: BTreeSet<&str> = pairs
