@@ -978,6 +978,8 @@ fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
     let mut text = t.verdict.clone();
     if t.may_be_below_min_effect {
         text.push_str(&format!(" (may be < {})", percent(min_effect)));
+    } else if t.verdict == "within noise" && t.detectable >= 9.0 {
+        text.push_str(" (even a 10× change could not be seen)");
     } else if t.verdict == "within noise" {
         text.push_str(&format!(
             " (a change below {} could not be seen)",
