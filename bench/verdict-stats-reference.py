@@ -57,7 +57,7 @@ def family(sets, looks=1, q=0.05, min_effect=0.02, power=0.8):
         d = n-1
         post = s0 if d0 == inf else (d0*s0 + d*v)/(d0+d)
         post = max(post, v)  # never below the step's own variance
-        df = min(d0 + d, total)
+        df = min(d0 + d, total, 2*d)  # capped at twice the step's own
         se = sqrt(post/n)
         tt = m/se
         p = 2*(1 - tcdf(abs(tt), df))

@@ -989,6 +989,9 @@ fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
     if t.unstable {
         text.push_str(", unstable");
     }
+    if t.uneven_load {
+        text.push_str(", uneven load");
+    }
     let tone = match t.verdict.as_str() {
         "regression" => Tone::Worse,
         "improvement" => Tone::Better,

@@ -432,6 +432,9 @@ pub struct MetricTest {
     pub may_be_below_min_effect: bool,
     /// The repeats disagree more than the effect.
     pub unstable: bool,
+    /// In some repeat, the CPU of other processes differed between the two sides by more than
+    /// a quarter of a core: the step was judged on its own variance, not its group's.
+    pub uneven_load: bool,
 }
 
 /// The noise inside a step: its per-second QPS series.
