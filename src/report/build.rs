@@ -1084,9 +1084,10 @@ fn test_sentence(m: &Method) -> String {
     let mut s = if m.test == "moderated" {
         "A moderated t test of the mean of ln r_i against 0 gives each step a p-value: each step's variance is \
          pooled with its report group's (empirical Bayes, as limma does: a prior fitted to the variances of the \
-         group's steps, worth d0 degrees of freedom, is averaged with the step's own n−1, and never lowers it), \
-         so 2–3 repeats borrow the noise level of the steps of the same kind measured on the same machine; a \
-         group with fewer than 4 steps uses Student's t."
+         group's steps, worth d0 degrees of freedom, is averaged with the step's own n−1, never lowers it and \
+         at most doubles its degrees of freedom), so 2–3 repeats borrow the noise level of the steps of the same \
+         kind measured on the same machine; a group with fewer than 4 steps, and a step whose two sides ran \
+         beside other processes' CPU more than a core apart (\"uneven load\"), use Student's t."
             .to_string()
     } else {
         "Student's t test of the mean of ln r_i against 0 (n−1 degrees of freedom) gives each step a p-value."
