@@ -239,13 +239,21 @@ fn targets_table(m: &ReportModel) -> Grid {
             .measurements
             .iter()
             .any(|x| x.target == t.name && !x.failed);
+        // A target with no step at all never ran: an interrupted run stopped before it.
+        let ran = m.measurements.iter().any(|x| x.target == t.name);
+        let not_run = match m.run.complete {
+            true => "not run",
+            false => "not run (run interrupted)",
+        };
         let status = match (t.is_base, t.failed, measured) {
-            (true, false, _) => "base",
-            (true, true, false) => "base, FAILED",
-            (true, true, true) => "base, FAILED in part",
-            (false, true, false) => "FAILED",
-            (false, true, true) => "FAILED in part",
-            (false, false, _) => "ok",
+            (true, false, _) if !ran => format!("base, {not_run}"),
+            (false, false, _) if !ran => not_run.to_string(),
+            (true, false, _) => "base".into(),
+            (true, true, false) => "base, FAILED".into(),
+            (true, true, true) => "base, FAILED in part".into(),
+            (false, true, false) => "FAILED".into(),
+            (false, true, true) => "FAILED in part".into(),
+            (false, false, _) => "ok".into(),
         };
         grid.rows.push(vec![
             Cell::plain(&t.name),
