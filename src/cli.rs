@@ -2,14 +2,14 @@
 //! parse → plan → run → report.
 //!
 //! Owns flag definitions, reading the lab file or choosing the demo, terminal decisions
-//! (colour, progress mode), Ctrl-C handling and exit codes. Must not: measure, render or
+//! (colour, progress mode), what a terminating signal does and exit codes. Must not: measure, render or
 //! touch SQL itself; it calls `plan`, `runner`, `store` and `report`.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -538,7 +538,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let plan = plan::prepare(plan, progress)?;
 
     // Run: results reach the store after every step.
-    let interrupt = interrupt_flag();
+    let interrupt = interrupt_flag()?;
     let mut store = Store::open(store_path)?;
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::execute(
@@ -587,6 +587,7 @@ fn resume(
         args.keep,
     )?;
     check_report_args(&plan, args)?;
+    crate::runner::workdir::refuse_if_owned(&plan.workdir, &run_id)?;
     let finished = store.finished_cells(&run_id)?;
     let keys = crate::runner::plan_keys(&plan);
     if data.run.complete && keys.iter().all(|k| finished.contains_key(k)) {
@@ -596,7 +597,7 @@ fn resume(
     }
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
-    let interrupt = interrupt_flag();
+    let interrupt = interrupt_flag()?;
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::resume(
         &plan,
@@ -656,10 +657,14 @@ fn report_outcome(
     Ok(exit_status(outcome, store))
 }
 
-/// `dbdelta clean`: name and remove the run directories interrupted runs left.
+/// `dbdelta clean`: name and remove the run directories interrupted runs left; a run a live
+/// dbdelta works on is named with its PID and left alone.
 fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
     use crate::runner::workdir;
-    let stale = workdir::stale_runs(&args.workdir)?;
+    let (stale, live) = workdir::scan(&args.workdir)?;
+    for l in &live {
+        eprintln!("kept {}", l.describe());
+    }
     if stale.is_empty() {
         println!(
             "{}: nothing left by interrupted runs",
@@ -684,17 +689,26 @@ fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// Set on the first Ctrl-C (the run stops after the current step); a second one ends the
-/// process at once.
-fn interrupt_flag() -> Arc<AtomicBool> {
-    let interrupt = Arc::new(AtomicBool::new(false));
-    let flag = interrupt.clone();
-    let _ = ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(EXIT_INTERRUPTED as i32);
-        }
-    });
-    interrupt
+/// Set on the first terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: the step and any
+/// wait end at once, the server is stopped, the run stays resumable); a second one kills every
+/// server and tool dbdelta started and ends the process at once, exit 128 + its number.
+fn interrupt_flag() -> Result<Arc<AtomicBool>> {
+    crate::signals::install(|signal| {
+        crate::engine::common::process::kill_started();
+        let _ = writeln!(
+            std::io::stderr(),
+            "dbdelta: {} again: servers killed, exiting at once; `dbdelta run --resume` continues the run",
+            crate::signals::name(signal)
+        );
+        std::process::exit(interrupted_code(signal).into());
+    })
+    .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")
+}
+
+/// The exit code of a run a signal ended: 128 + the signal's number (130 for Ctrl-C, 143 for
+/// SIGTERM, 129 for SIGHUP, 131 for SIGQUIT), as a shell reports a process the signal killed.
+fn interrupted_code(signal: i32) -> u8 {
+    u8::try_from(128 + signal).unwrap_or(EXIT_INTERRUPTED)
 }
 
 /// After the report: say what was interrupted or failed, and the exit code that goes with it.
@@ -705,7 +719,8 @@ fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
             outcome.run_id,
             store.path().display()
         );
-        return ExitCode::from(EXIT_INTERRUPTED);
+        let code = crate::signals::first().map_or(EXIT_INTERRUPTED, interrupted_code);
+        return ExitCode::from(code);
     }
     if !outcome.failures.is_empty() {
         eprintln!(

@@ -27,7 +27,7 @@ pub fn input<T>(msg: impl Into<String>) -> anyhow::Result<T> {
 pub const EXIT_INPUT: u8 = 2;
 /// Exit code when a run finished but some target or step failed.
 pub const EXIT_FAILED: u8 = 1;
-/// Exit code after Ctrl-C (128 + SIGINT).
+/// Exit code after Ctrl-C (128 + SIGINT); another terminating signal gives 128 + its number.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Map an error that reached `main` to its exit code.

@@ -21,6 +21,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sampler;
+pub mod signals;
 pub mod stats;
 pub mod store;
 pub mod suites;

@@ -1268,11 +1268,8 @@ fn main() -> Result<()> {
     if let Some(list) = &args.server_cpu_list {
         parse_cpu_list(list)?;
     }
-    let interrupt = Arc::new(AtomicBool::new(false));
-    {
-        let flag = interrupt.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))?;
-    }
+    // A second signal only repeats the first: the benchmark stops at its next check.
+    let interrupt = dbdelta::signals::install(|_| {})?;
     let root = args
         .workdir
         .join(format!("dbdelta-client-cost-{}", std::process::id()));

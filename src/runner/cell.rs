@@ -72,10 +72,13 @@ impl CellRun<'_> {
     }
 
     /// Run the cell; a failing target is recorded (with its log, which is then kept) and
-    /// reported as [`CellEnd::Failed`]. Errors are only for the store.
+    /// reported as [`CellEnd::Failed`]. A cell that ends in an error because dbdelta was
+    /// signalled (a tool or server stopped, the load cut short) is [`CellEnd::Interrupted`],
+    /// not failed: it runs again whole on `--resume`. Errors are only for the store.
     pub fn run_and_record(&mut self) -> Result<CellEnd> {
         let result = self.run();
-        let keep_log = self.plan.keep || result.is_err();
+        let interrupted = self.interrupt.load(std::sync::atomic::Ordering::Relaxed);
+        let keep_log = self.plan.keep || (result.is_err() && !interrupted);
         if !keep_log {
             let _ = std::fs::remove_file(self.log);
         }
@@ -85,6 +88,15 @@ impl CellRun<'_> {
             Err(e) => e,
         };
         let (target, cell) = (&self.target.name, self.cell);
+        if interrupted {
+            self.progress.line(&format!(
+                "target {target} (clients {}, repeat {}) interrupted: {}",
+                cell.clients,
+                cell.repeat,
+                format!("{e:#}").lines().next().unwrap_or("")
+            ));
+            return Ok(CellEnd::Interrupted);
+        }
         let msg = format!("{e:#}");
         let first_line = msg.lines().next().unwrap_or("").to_string();
         let log_note = log_shown

@@ -4,8 +4,8 @@
 //! the engine, record its version and settings, load and index (timed here), postwrite
 //! cleanup, then every step ([`step::run`]), each stored the moment it ends; stop the engine
 //! and remove the data directory unless `--keep`. A failing target is recorded with its reason
-//! and the run goes on; Ctrl-C stops the current step, cleans up and leaves the run marked
-//! incomplete. Suites are data ([`SuitePlan`]): nothing here knows a particular one.
+//! and the run goes on; a terminating signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) stops the
+//! current step or wait, cleans up and leaves the run marked incomplete. Suites are data ([`SuitePlan`]): nothing here knows a particular one.
 //! Must not: render reports, or let drivers/workloads time themselves.
 
 mod auto;
@@ -106,7 +106,7 @@ pub fn execute(
 ) -> Result<Outcome> {
     name_stale(plan, progress)?;
     let run_id = new_run_id();
-    let (run_dir, created_workdir) = make_run_dir(plan, &run_id)?;
+    let (run_dir, created_workdir, lock) = make_run_dir(plan, &run_id)?;
     let mut info = run_info(plan, &run_id);
     let perf = check_perf(plan, &mut info, progress);
     store.begin_run(&info, &target_infos(plan))?;
@@ -122,6 +122,7 @@ pub fn execute(
         run_id: &run_id,
         run_dir: &run_dir,
         created_workdir,
+        lock,
         invocation,
         perf: perf.as_ref(),
         finished: BTreeMap::new(),
@@ -131,9 +132,10 @@ pub fn execute(
 }
 
 /// Continue the stored, interrupted run `run_id` with `plan` (rebuilt from what the run
-/// stored): stale run directories are removed (their servers stopped), what the unfinished
-/// cells stored is deleted, and every cell that did not finish runs whole (servers started by
-/// `start`), recorded as this invocation's.
+/// stored): first the run's directory is claimed (refused, naming its PID, while another
+/// dbdelta works on the run) and cleared, then stale run directories are removed (their
+/// servers stopped), what the unfinished cells stored is deleted, and every cell that did not
+/// finish runs whole (servers started by `start`), recorded as this invocation's.
 pub fn resume(
     plan: &RunPlan,
     store: &mut Store,
@@ -142,6 +144,14 @@ pub fn resume(
     run_id: &str,
     start: StartServer,
 ) -> Result<Outcome> {
+    let (run_dir, created_workdir, lock) = make_run_dir(plan, run_id)?;
+    let left = lock.clear()?;
+    if left > 0 {
+        progress.line(&format!(
+            "removed {left} data director(ies)/file(s) an earlier invocation left in {}",
+            run_dir.display()
+        ));
+    }
     for stale in workdir::stale_runs(&plan.workdir)? {
         progress.line(&format!("removing stale {}", stale.describe()));
         workdir::remove(&stale, true)?;
@@ -161,7 +171,6 @@ pub fn resume(
     store.reopen_run(run_id)?;
     let started = chrono::Utc::now().to_rfc3339();
     let invocation = store.begin_invocation(run_id, &started)?;
-    let (run_dir, created_workdir) = make_run_dir(plan, run_id)?;
     let mut info = run_info(plan, run_id);
     let perf = check_perf(plan, &mut info, progress);
     progress.line(&format!(
@@ -174,6 +183,7 @@ pub fn resume(
         run_id,
         run_dir: &run_dir,
         created_workdir,
+        lock,
         invocation,
         perf: perf.as_ref(),
         finished,
@@ -250,6 +260,8 @@ struct Work<'a> {
     run_id: &'a str,
     run_dir: &'a Path,
     created_workdir: bool,
+    /// This process owns the run directory while this lives.
+    lock: workdir::RunLock,
     invocation: u32,
     perf: Option<&'a Perf>,
     finished: BTreeMap<CellKey, u32>,
@@ -443,6 +455,11 @@ fn count_cells(
                     outcome.interrupted = true;
                     return Ok(());
                 }
+                // Ended because dbdelta was signalled: interrupted, not failed.
+                Err(_) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+                    outcome.interrupted = true;
+                    return Ok(());
+                }
                 Err(e) => {
                     let msg = format!("counting instructions: {e:#} (log: {})", log.display());
                     progress.line(&format!("target {}: {msg}", target.name));
@@ -487,7 +504,7 @@ fn callgrind_ready(
 /// directory this run created) when empty, unless `--keep`: whatever is left in them is kept
 /// for inspection.
 fn leave_run_dir(plan: &RunPlan, work: &Work<'_>) {
-    workdir::unmark(work.run_dir);
+    work.lock.unmark();
     if plan.keep {
         return;
     }
@@ -497,10 +514,13 @@ fn leave_run_dir(plan: &RunPlan, work: &Work<'_>) {
     }
 }
 
-/// The run's own directory under the work directory, marked as this process's (a resumed
-/// run's may exist already); `true` when the work directory itself was created here (and so
-/// is removed again when the run leaves it empty).
-fn make_run_dir(plan: &RunPlan, run_id: &str) -> Result<(std::path::PathBuf, bool)> {
+/// The run's own directory under the work directory, claimed as this process's (a resumed
+/// run's may exist already; refused while another dbdelta owns it); `true` when the work
+/// directory itself was created here (and so is removed again when the run leaves it empty).
+fn make_run_dir(
+    plan: &RunPlan,
+    run_id: &str,
+) -> Result<(std::path::PathBuf, bool, workdir::RunLock)> {
     let created_workdir = !plan.workdir.exists();
     std::fs::create_dir_all(&plan.workdir).with_context(|| {
         format!(
@@ -511,8 +531,8 @@ fn make_run_dir(plan: &RunPlan, run_id: &str) -> Result<(std::path::PathBuf, boo
     let run_dir = plan.workdir.join(run_id);
     std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
-    workdir::mark(&run_dir, run_id)?;
-    Ok((run_dir, created_workdir))
+    let lock = workdir::claim(&run_dir, run_id)?;
+    Ok((run_dir, created_workdir, lock))
 }
 
 /// Targets that failed before the run (their build): recorded as failed with their log, so
@@ -615,6 +635,9 @@ pub fn timed_load(
     let started = Instant::now();
     suite.fill(session, dialect, ddl, clients)?;
     let load_secs = started.elapsed().as_secs_f64();
+    if crate::signals::interrupted() {
+        anyhow::bail!("the load was interrupted: dbdelta was signalled");
+    }
     let started = Instant::now();
     suite.index(session, dialect, ddl, clients)?;
     Ok((load_secs, started.elapsed().as_secs_f64()))

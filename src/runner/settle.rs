@@ -41,7 +41,8 @@ pub fn probe(
     let start = server.background();
     let a = probe.snapshot();
     let t0 = Instant::now();
-    std::thread::sleep(length);
+    // A terminating signal cuts it short; the run then ends before any step.
+    crate::signals::sleep(length);
     let b = probe.snapshot();
     let secs = t0.elapsed().as_secs_f64();
     let end = server.background();

@@ -1,15 +1,21 @@
 //! The work directory's run directories: whose they are, and what an interrupted run left.
 //!
 //! Every run directory (`<workdir>/<run id>/`) holds a marker file, [`MARKER`], naming the run
-//! and the PID of the dbdelta working in it; it is removed with the directory when the run
-//! ends. A run directory whose marker names a process that is no longer a running dbdelta was
-//! left by a run that was killed (kill -9, power loss): its data directories are stale. A
-//! server such a run started can outlive it (it runs in its own process group); it is found by
-//! its working directory (PostgreSQL and MySQL servers run in their data directory) and, when
-//! asked, stopped. Nothing without a marker is ever touched.
+//! and the PID of the dbdelta working in it, which holds an exclusive `flock` on it for as long
+//! as it works there ([`claim`]): one owner per run directory, and so per run on a host (the
+//! work directory is stored absolute, and `--resume` uses the run's). The lock dies with its
+//! process, however it ends. A marked run directory whose lock is free was left by a run that
+//! was killed (kill -9, power loss): its data directories are stale. A server such a run started
+//! can outlive it (it runs in its own process group); it is found by its working directory
+//! (PostgreSQL and MySQL servers run in their data directory) and, when asked, stopped. Nothing
+//! without a marker, and nothing a live dbdelta holds, is ever touched.
 //! Must not: run cells, or remove anything not provably dbdelta's.
 
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -17,8 +23,9 @@ use anyhow::{Context, Result};
 /// The marker file in every run directory.
 pub const MARKER: &str = ".dbdelta-run";
 
-/// A run directory an interrupted run left behind.
-#[derive(Debug, Clone, PartialEq)]
+/// A run directory an interrupted run left behind. Its lock is held (so no other dbdelta
+/// claims it) until this is dropped.
+#[derive(Debug, Clone)]
 pub struct StaleRun {
     pub dir: PathBuf,
     pub run_id: String,
@@ -26,6 +33,28 @@ pub struct StaleRun {
     pub entries: Vec<PathBuf>,
     /// Server processes still running in it (PIDs).
     pub servers: Vec<u32>,
+    _lock: Arc<File>,
+}
+
+/// A run directory a live dbdelta works in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveRun {
+    pub dir: PathBuf,
+    pub run_id: String,
+    /// The owner's PID, as its marker says.
+    pub pid: Option<u32>,
+}
+
+impl LiveRun {
+    /// One line naming it and its owner.
+    pub fn describe(&self) -> String {
+        let pid = self.pid.map_or("?".to_string(), |p| p.to_string());
+        format!(
+            "{}: run {} is running (dbdelta PID {pid} owns it)",
+            self.dir.display(),
+            self.run_id
+        )
+    }
 }
 
 impl StaleRun {
@@ -51,16 +80,108 @@ impl StaleRun {
     }
 }
 
-/// Write the marker of `run_dir`: this process works on `run_id` there.
-pub fn mark(run_dir: &Path, run_id: &str) -> Result<()> {
-    let path = run_dir.join(MARKER);
-    std::fs::write(&path, format!("run {run_id}\npid {}\n", std::process::id()))
-        .with_context(|| format!("cannot write {}", path.display()))
+/// The ownership of a run directory: its marker, locked while this lives.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+    dir: PathBuf,
 }
 
-/// Remove the marker as the run leaves its directory.
-pub fn unmark(run_dir: &Path) {
-    let _ = std::fs::remove_file(run_dir.join(MARKER));
+impl RunLock {
+    /// Remove the marker as the run leaves its directory (the lock goes when `self` does).
+    pub fn unmark(&self) {
+        let _ = std::fs::remove_file(self.dir.join(MARKER));
+    }
+
+    /// What a killed invocation of this run left in its directory: its servers stopped
+    /// ([`stop_servers`]), its data directories and files removed (the marker stays). Returns
+    /// how many entries were removed.
+    pub fn clear(&self) -> Result<usize> {
+        stop_servers(&self.dir, Duration::from_secs(10))?;
+        let mut removed = 0;
+        for entry in std::fs::read_dir(&self.dir)?.flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == MARKER) {
+                continue;
+            }
+            let gone = match path.is_dir() && !path.is_symlink() {
+                true => std::fs::remove_dir_all(&path),
+                false => std::fs::remove_file(&path),
+            };
+            gone.with_context(|| format!("cannot remove {}", path.display()))?;
+            removed += 1;
+        }
+        Ok(removed)
+    }
+}
+
+/// Take `flock` `how` on `file` without waiting: false when another open file holds it.
+fn try_flock(file: &File, how: i32) -> Result<bool> {
+    // SAFETY: flock(2) on a descriptor `file` owns; no memory is shared.
+    if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EWOULDBLOCK) => Ok(false),
+        _ => Err(e).context("locking a run directory's marker"),
+    }
+}
+
+/// Make this process the owner of `run_dir` (which exists) for `run_id`: lock its marker and
+/// write our PID in it. Refused (bad input: exit 2) while another dbdelta owns it, naming it.
+pub fn claim(run_dir: &Path, run_id: &str) -> Result<RunLock> {
+    let path = run_dir.join(MARKER);
+    let mut file = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    // Another dbdelta's scan holds a marker only for a moment: look again for a second.
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while !try_flock(&file, libc::LOCK_EX)? {
+        if Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        return Err(owned_by_another(run_dir, run_id, file));
+    }
+    let text = format!("run {run_id}\npid {}\n", std::process::id());
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| file.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(RunLock {
+        _file: file,
+        dir: run_dir.to_path_buf(),
+    })
+}
+
+/// Refuse (as [`claim`] would) while another dbdelta owns the run directory of `run_id` under
+/// `workdir`, without claiming it: `--resume` says so before it prepares anything.
+pub fn refuse_if_owned(workdir: &Path, run_id: &str) -> Result<()> {
+    let dir = workdir.join(run_id);
+    let Ok(file) = File::open(dir.join(MARKER)) else {
+        return Ok(());
+    };
+    match try_flock(&file, libc::LOCK_EX)? {
+        true => Ok(()),
+        false => Err(owned_by_another(&dir, run_id, file)),
+    }
+}
+
+/// The refusal of a run directory another dbdelta owns, naming its PID from the marker.
+fn owned_by_another(run_dir: &Path, run_id: &str, mut marker: File) -> anyhow::Error {
+    let mut text = String::new();
+    let _ = marker.read_to_string(&mut text);
+    let pid = parse_marker(&text).map_or("?".into(), |(_, p)| p.to_string());
+    crate::error::InputError::new(format!(
+        "run {run_id} is running: dbdelta PID {pid} owns {}; wait for it to end or stop it (kill {pid}), then `dbdelta run --resume {run_id}`",
+        run_dir.display()
+    ))
+    .into()
 }
 
 /// (run id, PID) from a marker's text.
@@ -77,58 +198,69 @@ fn parse_marker(text: &str) -> Option<(String, u32)> {
     Some((run?, pid?))
 }
 
-/// Whether `pid` is a running dbdelta (not a reused PID of something else, nor a killed one
-/// its parent has not reaped yet: a zombie keeps its name in `/proc` until then).
-fn dbdelta_alive(pid: u32) -> bool {
-    let named =
-        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "dbdelta");
-    named && !zombie(pid)
+/// A marked run directory under the work directory: stale (its lock taken here) or live.
+enum Marked {
+    Stale(StaleRun),
+    Live(LiveRun),
 }
 
-/// Whether `pid` has exited and waits to be reaped (state `Z`, or `X` while it goes).
-fn zombie(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // The state is the first field after the command name, which ends with the last ')'.
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().next());
-    matches!(state, Some("Z" | "X") | None)
-}
-
-/// The run directories under `workdir` left by runs whose dbdelta is gone (this process's own
-/// excepted). A missing work directory has none.
-pub fn stale_runs(workdir: &Path) -> Result<Vec<StaleRun>> {
-    let Ok(entries) = std::fs::read_dir(workdir) else {
-        return Ok(Vec::new());
+/// The marked run directory `dir`, or `None` (no marker, or one being written).
+fn marked(dir: PathBuf) -> Result<Option<Marked>> {
+    let Ok(mut file) = File::open(dir.join(MARKER)) else {
+        return Ok(None);
     };
-    let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let dir = entry.path();
-        let Ok(text) = std::fs::read_to_string(dir.join(MARKER)) else {
-            continue;
-        };
-        let Some((run_id, pid)) = parse_marker(&text) else {
-            continue;
-        };
-        if pid == std::process::id() || dbdelta_alive(pid) {
-            continue;
-        }
-        let mut inside: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .with_context(|| format!("reading {}", dir.display()))?
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.file_name().is_some_and(|n| n != MARKER))
-            .collect();
-        inside.sort();
-        out.push(StaleRun {
-            servers: processes_in(&dir),
-            dir,
-            run_id,
-            entries: inside,
-        });
+    let mut text = String::new();
+    let _ = file.read_to_string(&mut text);
+    if !try_flock(&file, libc::LOCK_EX)? {
+        let run_id = parse_marker(&text).map_or_else(
+            || dir.file_name().unwrap_or_default().to_string_lossy().into(),
+            |(r, _)| r,
+        );
+        let pid = parse_marker(&text).map(|(_, p)| p);
+        return Ok(Some(Marked::Live(LiveRun { dir, run_id, pid })));
     }
-    out.sort_by(|a, b| a.dir.cmp(&b.dir));
-    Ok(out)
+    let Some((run_id, _)) = parse_marker(&text) else {
+        return Ok(None);
+    };
+    let mut inside: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != MARKER))
+        .collect();
+    inside.sort();
+    Ok(Some(Marked::Stale(StaleRun {
+        servers: processes_in(&dir),
+        dir,
+        run_id,
+        entries: inside,
+        _lock: Arc::new(file),
+    })))
+}
+
+/// The marked run directories under `workdir`: those left by runs whose dbdelta is gone
+/// (locked here until dropped) and those a live dbdelta owns (this process's own among them).
+/// A missing work directory has none.
+pub fn scan(workdir: &Path) -> Result<(Vec<StaleRun>, Vec<LiveRun>)> {
+    let Ok(entries) = std::fs::read_dir(workdir) else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let (mut stale, mut live) = (Vec::new(), Vec::new());
+    for entry in entries.flatten() {
+        match marked(entry.path())? {
+            Some(Marked::Stale(s)) => stale.push(s),
+            Some(Marked::Live(l)) => live.push(l),
+            None => {}
+        }
+    }
+    stale.sort_by(|a, b| a.dir.cmp(&b.dir));
+    live.sort_by(|a, b| a.dir.cmp(&b.dir));
+    Ok((stale, live))
+}
+
+/// The run directories under `workdir` left by runs whose dbdelta is gone.
+pub fn stale_runs(workdir: &Path) -> Result<Vec<StaleRun>> {
+    Ok(scan(workdir)?.0)
 }
 
 /// PIDs of processes whose working directory is `dir` or below it.
@@ -208,28 +340,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_killed_process_not_yet_reaped_is_not_alive() {
-        let mut running = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .unwrap();
-        assert!(!zombie(running.id()), "a sleeping process is alive");
-        running.kill().unwrap();
-        // Killed and not waited for: a zombie until we reap it.
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while !zombie(running.id()) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never became a zombie"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let pid = running.id();
-        running.wait().unwrap();
-        assert!(zombie(pid), "a reaped process is gone");
-    }
-
-    #[test]
     fn a_marker_names_its_run_and_process() {
         assert_eq!(
             parse_marker("run 20261125-0901-ab12\npid 4242\n"),
@@ -248,7 +358,7 @@ mod tests {
         std::fs::write(dead.join(MARKER), "run 20261125-000000-0001\npid 0\n").unwrap();
         let live = work.path().join("20261125-000000-0002");
         std::fs::create_dir_all(live.join("a.c1.r1")).unwrap();
-        mark(&live, "20261125-000000-0002").unwrap();
+        let _owner = claim(&live, "20261125-000000-0002").unwrap();
         let foreign = work.path().join("not-ours");
         std::fs::create_dir_all(foreign.join("a.c1.r1")).unwrap();
 
@@ -259,5 +369,38 @@ mod tests {
         assert!(stale[0].servers.is_empty());
         remove(&stale[0], false).unwrap();
         assert!(!dead.exists() && live.exists() && foreign.exists());
+        let (_, running) = scan(work.path()).unwrap();
+        assert_eq!(
+            running,
+            vec![LiveRun {
+                dir: live.clone(),
+                run_id: "20261125-000000-0002".into(),
+                pid: Some(std::process::id()),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_run_directory_has_one_owner_until_it_lets_go() {
+        let work = tempfile::tempdir().unwrap();
+        let dir = work.path().join("20261125-000000-0003");
+        std::fs::create_dir_all(&dir).unwrap();
+        let owner = claim(&dir, "20261125-000000-0003").unwrap();
+        // A second claim (another open file: as another process's) is refused, naming the PID.
+        let e = claim(&dir, "20261125-000000-0003").unwrap_err();
+        let pid = format!("dbdelta PID {} owns", std::process::id());
+        assert!(format!("{e:#}").contains(&pid), "{e:#}");
+        assert!(e.is::<crate::error::InputError>());
+        let e = refuse_if_owned(work.path(), "20261125-000000-0003").unwrap_err();
+        assert!(format!("{e:#}").contains(&pid), "{e:#}");
+        assert!(
+            stale_runs(work.path()).unwrap().is_empty(),
+            "a live run is not stale"
+        );
+        // Its owner gone (the lock dies with the open file), the directory is stale.
+        drop(owner);
+        refuse_if_owned(work.path(), "20261125-000000-0003").unwrap();
+        assert_eq!(stale_runs(work.path()).unwrap().len(), 1);
+        drop(claim(&dir, "20261125-000000-0003").unwrap());
     }
 }

@@ -3,8 +3,10 @@
 //! Owns: the unprivileged user servers run as when dbdelta is root, picking a free loopback
 //! port, spawning with the target's environment and a log file, waiting until the server
 //! accepts connections (or showing the end of its log when it died), and stopping it by its PID
-//! (a polite signal, then SIGKILL after a timeout). A `ServerProcess` that is dropped while
-//! running is killed, so no server outlives dbdelta's own cleanup. Whether a server is stopped
+//! (a polite signal, then SIGKILL after a timeout). Servers and helper tools run in
+//! process groups of their own (a terminal's Ctrl-C reaches only dbdelta); one that is dropped
+//! while running is killed with its group, and [`kill_started`] kills every one still running
+//! (dbdelta's way out at once), so none outlives dbdelta's own cleanup. Whether a server is stopped
 //! (`is_stopped`) and killing its whole process group (`kill_group`) serve the runner's
 //! watchdog. A server with a placement starts pinned: its CPU mask is set between fork and
 //! exec, so every process and thread it ever creates inherits it. Helper tools (`run_tool`: initdb, install-db) are not pinned:
@@ -16,6 +18,7 @@ use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -145,8 +148,10 @@ pub fn check_port_free(port: u16) -> Result<()> {
     }
 }
 
-/// Run a helper program (initdb, install-db) as the server user, its output into `log`.
-/// On failure the error carries the last lines of the log.
+/// Run a helper program (initdb, install-db) as the server user, its output into `log`, in a
+/// process group of its own (a terminal's Ctrl-C reaches only dbdelta). A signal for dbdelta
+/// ([`crate::signals`]) stops it (SIGKILL to its group) and fails with "interrupted"; on
+/// failure the error carries the last lines of the log.
 pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &str) -> Result<()> {
     let out = File::options().create(true).append(true).open(log)?;
     cmd.stdin(Stdio::null())
@@ -155,9 +160,21 @@ pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &
     if let Some(u) = user {
         cmd.uid(u.uid).gid(u.gid);
     }
-    let status = cmd
-        .status()
+    cmd.process_group(0);
+    let child = cmd
+        .spawn()
         .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    let mut tool = Started::new(child);
+    let status = loop {
+        if let Some(status) = tool.exited()? {
+            break status;
+        }
+        if crate::signals::interrupted() {
+            drop(tool);
+            bail!("{what} interrupted: dbdelta was signalled");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     if !status.success() {
         bail!(
             "{what} failed ({status}); last lines of {}:\n{}",
@@ -166,6 +183,75 @@ pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &
         );
     }
     Ok(())
+}
+
+/// The process groups of the servers and tools started and not yet reaped: what
+/// [`kill_started`] kills.
+static STARTED: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn started() -> MutexGuard<'static, Vec<u32>> {
+    STARTED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// SIGKILL the process group of every server and tool dbdelta started that still runs: the
+/// way out when dbdelta must end at once (a second terminating signal) and leave none behind.
+pub fn kill_started() {
+    for &pid in started().iter() {
+        // SAFETY: kill(2) reads and writes no memory of ours. `pid` leads its own process group
+        // (spawned with `process_group(0)`) and is not reaped while listed (reaping happens
+        // under the same lock), so the group is still ours.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    }
+}
+
+/// A child in its own process group, listed in [`STARTED`] until it is reaped; dropped while
+/// running, its group is killed.
+struct Started(Option<Child>);
+
+impl Started {
+    fn new(child: Child) -> Started {
+        started().push(child.id());
+        Started(Some(child))
+    }
+
+    /// Its exit status once it exited (reaped, and no longer listed).
+    fn exited(&mut self) -> Result<Option<std::process::ExitStatus>> {
+        let Some(child) = self.0.as_mut() else {
+            return Ok(None);
+        };
+        let mut list = started();
+        let status = child.try_wait().context("waiting for a child process")?;
+        if status.is_some() {
+            let pid = child.id();
+            list.retain(|&p| p != pid);
+            self.0 = None;
+        }
+        Ok(status)
+    }
+
+    /// SIGKILL it (its group, when `group`), then reap it.
+    fn kill(&mut self, group: bool) {
+        let Some(mut child) = self.0.take() else {
+            return;
+        };
+        {
+            let mut list = started();
+            let pid = child.id();
+            if group && list.contains(&pid) {
+                // SAFETY: as in `kill_started`: an unreaped child leading its own group.
+                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+            }
+            let _ = child.kill();
+            list.retain(|&p| p != pid);
+        }
+        let _ = child.wait();
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        self.kill(true);
+    }
 }
 
 /// Whether process `pid` is stopped (state `T`: SIGSTOP, or a terminal stop).
@@ -210,7 +296,7 @@ fn wrapped(cmd: Command, wrap: &[String]) -> Command {
 
 /// A running server.
 pub struct ServerProcess {
-    child: Option<Child>,
+    child: Started,
     pid: u32,
     log: PathBuf,
     what: String,
@@ -253,7 +339,7 @@ impl ServerProcess {
         })?;
         Ok(ServerProcess {
             pid: child.id(),
-            child: Some(child),
+            child: Started::new(child),
             log: log.to_path_buf(),
             what: what.into(),
             wrapped: !wrap.is_empty(),
@@ -278,10 +364,7 @@ impl ServerProcess {
 
     /// True while the process has not exited.
     pub fn alive(&mut self) -> bool {
-        match self.child.as_mut() {
-            Some(c) => matches!(c.try_wait(), Ok(None)),
-            None => false,
-        }
+        self.child.0.is_some() && matches!(self.child.exited(), Ok(None))
     }
 
     /// Poll `ready` until it returns true; fail when the process exits or `timeout` passes.
@@ -316,38 +399,25 @@ impl ServerProcess {
     /// Send `signal`, wait up to `timeout`, then SIGKILL. Only our own child's PID is signalled.
     pub fn stop(&mut self, signal: i32, timeout: Duration) -> Result<()> {
         let timeout = self.allowed(timeout);
-        let Some(mut child) = self.child.take() else {
-            return Ok(());
-        };
-        if matches!(child.try_wait(), Ok(Some(_))) {
+        if !self.alive() {
             return Ok(());
         }
         // SAFETY: kill(2) reads and writes no memory of ours. `self.pid` is our child, not reaped
-        // yet (`child` is waited for only below), so the PID cannot name another process.
+        // yet (`alive` just said so; only this thread reaps it), so the PID names no other process.
         unsafe { libc::kill(self.pid as i32, signal) };
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
+            if !self.alive() {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        self.child.kill(false);
         bail!(
             "{} did not stop within {} s and was killed; see {}",
             self.what,
             timeout.as_secs(),
             self.log.display()
         )
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }

@@ -173,7 +173,7 @@ impl Server for MyExisting {
                 .with_context(|| format!("ANALYZE TABLE {t}"))?;
         }
         // No forced flush: that would change the server's global variables.
-        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        crate::signals::sleep(deadline.saturating_duration_since(Instant::now()));
         Ok(())
     }
 

@@ -652,7 +652,11 @@ impl MysqlServer {
             if dirty.is_none_or(|n| n == 0) || Instant::now() >= deadline {
                 return Ok(());
             }
-            std::thread::sleep(FLUSH_POLL.min(deadline.saturating_duration_since(Instant::now())));
+            if !crate::signals::sleep(
+                FLUSH_POLL.min(deadline.saturating_duration_since(Instant::now())),
+            ) {
+                return Ok(());
+            }
         }
     }
 }
@@ -860,24 +864,28 @@ fn innodb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> 
 
 /// MyRocks' postwrite (methodology §2.6): wait (polling every 10 s) until no compaction runs,
 /// flush the memtable, wait 20 s, compact L0, then wait out the deadline. Every wait ends at
-/// the deadline.
+/// the deadline, or at once on a terminating signal (the run is ending).
 fn rocksdb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
     let sleep_until = |until: Instant| {
-        std::thread::sleep(
+        crate::signals::sleep(
             until
                 .min(deadline)
                 .saturating_duration_since(Instant::now()),
-        );
+        )
     };
     loop {
         if rocksdb_compactions(conn)? == 0 || Instant::now() >= deadline {
             break;
         }
-        sleep_until(Instant::now() + ROCKSDB_COMPACTION_POLL);
+        if !sleep_until(Instant::now() + ROCKSDB_COMPACTION_POLL) {
+            return Ok(());
+        }
     }
     conn.query("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
         .context("SET GLOBAL rocksdb_force_flush_memtable_now = 1")?;
-    sleep_until(Instant::now() + ROCKSDB_FLUSH_WAIT);
+    if !sleep_until(Instant::now() + ROCKSDB_FLUSH_WAIT) {
+        return Ok(());
+    }
     let mut compacted = false;
     for name in ROCKSDB_LZERO {
         match conn.query(&format!("SET GLOBAL {name} = 1")) {

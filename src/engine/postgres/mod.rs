@@ -557,7 +557,8 @@ pub(super) fn postwrite(
     if checkpoint_required {
         checkpoint.context("CHECKPOINT")?;
     }
-    std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+    // Cut short by a terminating signal: the run is ending, nothing is measured after this.
+    crate::signals::sleep(deadline.saturating_duration_since(Instant::now()));
     Ok(())
 }
 

@@ -528,6 +528,10 @@ pub fn fill(
     scale: Scale,
 ) -> anyhow::Result<()> {
     for t in 1..=scale.tables {
+        // A terminating signal ends the load at the next table: the run is ending.
+        if crate::signals::interrupted() {
+            anyhow::bail!("the load was interrupted: dbdelta was signalled");
+        }
         session
             .execute_sql(&sql::create_table(dialect, t, ddl))
             .context("create table")?;

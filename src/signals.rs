@@ -1,0 +1,136 @@
+//! Terminating signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT all end a run the way Ctrl-C does.
+//!
+//! Owns the process-wide interrupt flag ([`flag`]), which signal came first ([`first`]) and
+//! the interruptible wait every long sleep in the crate uses ([`sleep`]: it returns within
+//! [`POLL`] of the flag being set). The handler itself only notes the signal and writes one
+//! byte to a pipe (both async-signal-safe); a thread reads the pipe and does the rest: the first
+//! signal sets the flag, every later one calls the `again` the caller installed.
+//! Must not: exit the process or stop anything itself (the caller's `again` decides), or know
+//! what a run is.
+
+use std::io::{Read, Write};
+use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, LazyLock, Once};
+use std::time::{Duration, Instant};
+
+/// The signals that end a run: Ctrl-C, `kill`/systemd/`timeout`, a closed terminal or SSH
+/// session, Ctrl-\.
+pub const SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// How often [`sleep`] looks at the flag.
+pub const POLL: Duration = Duration::from_millis(100);
+
+static FLAG: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+/// The first signal received (0: none).
+static FIRST: AtomicI32 = AtomicI32::new(0);
+/// The pipe's write end, for the handler (-1 until installed).
+static PIPE: AtomicI32 = AtomicI32::new(-1);
+static INSTALL: Once = Once::new();
+
+/// The process-wide interrupt flag, set by the first terminating signal.
+pub fn flag() -> Arc<AtomicBool> {
+    FLAG.clone()
+}
+
+/// Whether a terminating signal arrived.
+pub fn interrupted() -> bool {
+    FLAG.load(Ordering::Relaxed)
+}
+
+/// The first terminating signal received, if any.
+pub fn first() -> Option<i32> {
+    Some(FIRST.load(Ordering::Relaxed)).filter(|&s| s != 0)
+}
+
+/// The signal's usual name (`SIGTERM`), for messages.
+pub fn name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGQUIT => "SIGQUIT",
+        _ => "a signal",
+    }
+}
+
+/// Sleep `length`, or less once the interrupt flag is set. True when it slept the whole time.
+pub fn sleep(length: Duration) -> bool {
+    let deadline = Instant::now() + length;
+    loop {
+        if interrupted() {
+            return false;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(POLL));
+    }
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    // SAFETY: only async-signal-safe calls: atomics, write(2) to a pipe, errno saved and
+    // restored so the interrupted code sees its own.
+    unsafe {
+        let errno = *libc::__errno_location();
+        let _ = FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        let fd = PIPE.load(Ordering::SeqCst);
+        if fd >= 0 {
+            let byte = signal as u8;
+            libc::write(fd, (&raw const byte).cast(), 1);
+        }
+        *libc::__errno_location() = errno;
+    }
+}
+
+/// Catch [`SIGNALS`] for the rest of the process (once; later calls only return the flag):
+/// the first sets [`flag`], each later one calls `again` with its number, on a thread of its
+/// own. Returns the flag.
+pub fn install(again: impl Fn(i32) + Send + 'static) -> std::io::Result<Arc<AtomicBool>> {
+    let mut result = Ok(());
+    INSTALL.call_once(|| result = install_now(Box::new(again)));
+    result.map(|()| flag())
+}
+
+fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`, which has room for them.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fds[0]` is the pipe's read end, just created and owned by nothing else.
+    let mut read = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    PIPE.store(fds[1], Ordering::SeqCst);
+    std::thread::Builder::new()
+        .name("dbdelta-signals".into())
+        .spawn(move || {
+            let mut byte = [0u8; 1];
+            while read.read_exact(&mut byte).is_ok() {
+                let signal = i32::from(byte[0]);
+                if FLAG.swap(true, Ordering::SeqCst) {
+                    again(signal);
+                    continue;
+                }
+                // A closed terminal (SIGHUP) makes this fail: the message is then nobody's.
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "dbdelta: {}: stopping the run (resumable); send it again to stop at once",
+                    name(signal)
+                );
+            }
+        })?;
+    for signal in SIGNALS {
+        // SAFETY: a zeroed sigaction is valid; the handler only does async-signal-safe work.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
