@@ -74,8 +74,10 @@ fn a_loose_target_stops_once_met_and_an_unreachable_one_runs_to_max_secs() {
     let (_, seconds, _, _, achieved, stop, series) = &rows[0];
     assert_eq!(stop, "max");
     // The last operation may end a hair before the deadline (3.99999997 s seen in CI); the
-    // series counts that as a whole second too (1 ms slack, `cell::series_of`).
-    assert!((3.999..4.2).contains(seconds), "{seconds}");
+    // series counts that as a whole second too (1 ms slack, `cell::series_of`). It may also end
+    // after it when a busy 2-core host stalls it: up to 1 s is margin for that (the next
+    // deadline a wrong rule could pick, 5 s and on, stays out).
+    assert!((3.999..5.0).contains(seconds), "{seconds}");
     assert_eq!(*series, 4);
     assert!(achieved.unwrap() > 0.000001);
     let report = text(&out.stdout);

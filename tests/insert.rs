@@ -2,6 +2,10 @@
 //! Debian's PostgreSQL and MariaDB), at a tiny scale with 2 clients: after every step each
 //! table `piN` holds exactly the rows the step definitions say (l.i0 inserts, l.x adds 100,
 //! every deleter removes what its inserter added), and every role met its quota.
+//!
+//! Quotas are met in time, which a busy host can deny (a fresh-clone CI run once saw MyRocks
+//! miss qp20's within its 2x cap): a run with a quota unmet is repeated once on a fresh server
+//! before the test fails. The row counts are exact in every run that met its quotas.
 
 mod common;
 
@@ -54,6 +58,22 @@ fn every_step_keeps_its_row_count(engine: EngineKind, dir: &Path) {
         ..Default::default()
     };
     steps_keep_their_row_counts(&spec, dir, settings());
+}
+
+/// [`quotas_met_and_row_counts`] on `spec`; a run with a quota unmet (timing: the host was
+/// busy) is repeated once, on a fresh server in a fresh directory, before the test fails.
+fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path, s: Settings) {
+    let first = dir.join("first");
+    std::fs::create_dir(&first).unwrap();
+    let Err(unmet) = quotas_met_and_row_counts(spec, &first, s.clone()) else {
+        return;
+    };
+    eprintln!("{unmet}; once more on a fresh server before failing");
+    let again = dir.join("again");
+    std::fs::create_dir(&again).unwrap();
+    if let Err(unmet) = quotas_met_and_row_counts(spec, &again, s) {
+        panic!("twice in a row: {unmet}");
+    }
 }
 
 /// A started server with the suite's empty tables, running its steps through `step::run`.
@@ -114,8 +134,10 @@ impl Rig {
     }
 }
 
-/// Run every step of the suite on the target `spec`, checking the rows after each.
-fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path, s: Settings) {
+/// Run every step of the suite on the target `spec`, checking the rows after each (a wrong
+/// count fails the test at once). `Err` names the first step whose quota was not met in time;
+/// the steps stop there.
+fn quotas_met_and_row_counts(spec: &TargetSpec, dir: &Path, s: Settings) -> Result<(), String> {
     let rig = Rig::new(spec, dir, s.clone(), CLIENTS);
     let (server, ddl) = (&rig.server, &rig.ddl);
     let mut admin = rig.driver.connect().unwrap();
@@ -142,16 +164,19 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path, s: Settings) {
     for (plan, (label, kind)) in plans.iter().zip(&kinds) {
         assert_eq!(&plan.label, label);
         let run = rig.run(plan, 7 << 32);
-        assert!(
-            run.quota_met,
-            "{label}: every quota met (in {:.2} s: {:?}; {:?})",
-            run.seconds,
-            run.ops
-                .iter()
-                .map(|o| (o.role, o.merged.units))
-                .collect::<Vec<_>>(),
-            run.fatal
-        );
+        if !run.quota_met {
+            let unmet = format!(
+                "{label}: a quota not met (in {:.2} s: {:?}; {:?})",
+                run.seconds,
+                run.ops
+                    .iter()
+                    .map(|o| (o.role, o.merged.units))
+                    .collect::<Vec<_>>(),
+                run.fatal
+            );
+            rig.server.stop().unwrap();
+            return Err(unmet);
+        }
         if plan.postwrite_after {
             server
                 .postwrite(&rig.suite.tables(CLIENTS), Duration::from_secs(30))
@@ -167,6 +192,7 @@ fn steps_keep_their_row_counts(spec: &TargetSpec, dir: &Path, s: Settings) {
         assert!(run.merged.units > 0, "{label}: counted something");
     }
     rig.server.stop().unwrap();
+    Ok(())
 }
 
 #[test]

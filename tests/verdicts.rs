@@ -15,7 +15,8 @@
 //!   exactly the steps the report of its first 2 rounds leaves undecided.
 //!
 //! Each run takes about 2½ minutes and holds the `measuring()` lock; its text report is kept at
-//! `<target dir>/verdicts/a-a.txt` and `a-b.txt`. The proof that these pass
+//! `<target dir>/verdicts/a-a.txt` and `a-b.txt`. A/A and A/B are timing checks: one with a
+//! wrong verdict is run once more before the test fails (`twice`). The proof that these pass
 //! by design and not by luck (many repeated runs, counted) is in docs/verdicts.md (How verdicts are
 //! made, "Evidence").
 
@@ -114,34 +115,55 @@ fn verdict<'a>(r: &'a Value, test: &str) -> &'a str {
     r[test]["verdict"].as_str().unwrap()
 }
 
+/// Run `check` (one run and its verdicts); when it fails, once more before the test fails: a
+/// verdict is a timing check (QPS and CPU/op on a shared host), and a host that gets busy for
+/// part of a run can tilt one step (a fresh-clone CI run beside other work did). The method's
+/// error rate is what docs/verdicts.md measures; two wrong runs in a row are a real failure.
+fn twice(what: &str, check: impl Fn() -> Result<(), String>) {
+    let Err(first) = check() else {
+        return;
+    };
+    eprintln!("{what}: {first}\nonce more before failing");
+    if let Err(again) = check() {
+        panic!("{what}, twice in a row; first:\n{first}\nthen:\n{again}");
+    }
+}
+
 #[test]
 fn a_a_gets_no_verdict_on_qps_or_cpu() {
-    let dir = scratch();
-    let report = quick_run(
-        dir.path(),
-        "a-a",
-        &lab("A/A", ("a", ""), ("b", ""), false),
-        &[],
-    );
-    let rows = tested_rows(&report, 32);
-    let called: Vec<&&Value> = rows
-        .iter()
-        .filter(|r| {
+    twice("A/A", || {
+        let dir = scratch();
+        let report = quick_run(
+            dir.path(),
+            "a-a",
+            &lab("A/A", ("a", ""), ("b", ""), false),
+            &[],
+        );
+        assert_eq!(report["method"]["min_effect_source"], "lab");
+        let rows = tested_rows(&report, 32);
+        let called = rows.iter().any(|r| {
             ["qps_test", "server_cpu_test"]
                 .iter()
                 .any(|t| verdict(r, t) != "within noise")
-        })
-        .collect();
-    assert!(
-        called.is_empty(),
-        "A/A: the same target twice got a verdict:\n{}",
-        table(&rows)
-    );
-    assert_eq!(report["method"]["min_effect_source"], "lab");
+        });
+        match called {
+            false => Ok(()),
+            true => Err(format!(
+                "the same target twice got a verdict:\n{}",
+                table(&rows)
+            )),
+        }
+    });
 }
 
 #[test]
 fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
+    twice("A/B", a_b_verdicts);
+}
+
+/// One A/B run: `synchronous = FULL` (base) vs `OFF`; `Err` lists the steps with a wrong
+/// verdict.
+fn a_b_verdicts() -> Result<(), String> {
     let dir = scratch();
     // The .pre reads, then the writes (exactly these steps: no warm step, no read after writes).
     let only = [
@@ -190,11 +212,10 @@ fn a_b_synchronous_full_vs_off_finds_every_write_and_no_read() {
         })
         .map(|r| r["step"].as_str().unwrap().to_string())
         .collect();
-    assert!(
-        wrong.is_empty(),
-        "wrong verdicts for {wrong:?}:\n{}",
-        table(&rows)
-    );
+    match wrong.is_empty() {
+        true => Ok(()),
+        false => Err(format!("wrong verdicts for {wrong:?}:\n{}", table(&rows))),
+    }
 }
 
 #[test]
