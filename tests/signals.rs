@@ -4,7 +4,8 @@
 //!   [`EXIT_BOUND`] with 128 + the signal, leaves no process and no data directory, and
 //!   `--resume` completes the run with every planned cell (each signal once in each phase: the
 //!   run is signalled in its load, resumed, signalled in a step, resumed to the end);
-//! - SIGINT during the wait after a load (`postwrite_secs = 60`) exits within the bound;
+//! - SIGINT during the wait after a load (`postwrite_secs = 60`) exits within the bound; a
+//!   second signal (SIGTERM then SIGQUIT) ends dbdelta at once with its server killed;
 //! - a terminal's Ctrl-C (SIGINT to dbdelta's whole process group) during `initdb` leaves the
 //!   target interrupted, not failed;
 //! - while a run is being resumed, a second `--resume` of it is refused naming the owner's PID,
@@ -83,11 +84,17 @@ fn backend_shows(dir: &Path, title: &str) -> bool {
         .any(|(_, cmd)| cmd.starts_with("postgres: ") && cmd.contains(title))
 }
 
-/// Send `sig` to `child` (to its whole process group when `group`: a terminal's Ctrl-C); check
-/// it ends within [`EXIT_BOUND`] with 128 + `sig`, leaving no process and no data directory.
-fn signal_and_check(dir: &Path, name: &str, mut child: Child, sig: i32, group: bool) {
+/// Send `sigs` to `child`, 20 ms apart (to its whole process group when `group`: a terminal's
+/// Ctrl-C); check it ends within [`EXIT_BOUND`] with 128 + the last, leaving no process, and
+/// (after one signal: a second kills the servers and exits at once) no data directory.
+fn signal_and_check(dir: &Path, name: &str, mut child: Child, sigs: &[i32], group: bool) {
     let pid = child.id() as i32;
-    signal(if group { (-pid) as u32 } else { pid as u32 }, sig);
+    for (i, &sig) in sigs.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(if group { (-pid) as u32 } else { pid as u32 }, sig);
+    }
     let t0 = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -97,17 +104,26 @@ fn signal_and_check(dir: &Path, name: &str, mut child: Child, sig: i32, group: b
             signal(pid as u32, libc::SIGKILL);
             let _ = child.wait();
             panic!(
-                "{name}: still running {EXIT_BOUND:?} after signal {sig}: {}",
+                "{name}: still running {EXIT_BOUND:?} after signals {sigs:?}: {}",
                 stderr_of(dir, name)
             );
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let err = stderr_of(dir, name);
-    assert_eq!(status.code(), Some(128 + sig), "{name}: {err}");
+    let last = *sigs.last().unwrap();
+    assert_eq!(status.code(), Some(128 + last), "{name}: {err}");
     // The server's last backends may take a moment after the postmaster is reaped.
     let left = settle(dir);
     assert!(left.is_empty(), "{name}: processes left: {left:?}");
+    eprintln!(
+        "{name}: signals {sigs:?} → exit {:?} in {:.1} s",
+        status.code(),
+        t0.elapsed().as_secs_f64()
+    );
+    if sigs.len() > 1 {
+        return;
+    }
     let work = dir.join("dbdelta-work");
     let entries: Vec<_> = std::fs::read_dir(&work)
         .map(|d| d.flatten().map(|e| e.path()).collect())
@@ -115,11 +131,6 @@ fn signal_and_check(dir: &Path, name: &str, mut child: Child, sig: i32, group: b
     assert!(
         entries.is_empty(),
         "{name}: left in the work directory: {entries:?}"
-    );
-    eprintln!(
-        "{name}: signal {sig} → exit {:?} in {:.1} s",
-        status.code(),
-        t0.elapsed().as_secs_f64()
     );
 }
 
@@ -139,7 +150,7 @@ fn load_then_step(first: i32, second: i32, check_owner: bool) {
     let lab = lab(d, 0.2, &["a", "b"]);
     let mut child = spawn(d, "run", &["run", lab.to_str().unwrap(), "--only", ONLY]);
     until("the load's COPY", &mut child, || backend_shows(d, "COPY"));
-    signal_and_check(d, "run", child, first, false);
+    signal_and_check(d, "run", child, &[first], false);
     assert!(
         stderr_of(d, "run").contains("the load was interrupted"),
         "{}",
@@ -174,7 +185,7 @@ fn load_then_step(first: i32, second: i32, check_owner: bool) {
     until("b's update-index step", &mut child, || {
         backend_shows(d, "UPDATE")
     });
-    signal_and_check(d, "resume1", child, second, false);
+    signal_and_check(d, "resume1", child, &[second], false);
     let err = stderr_of(d, "resume1");
     assert!(err.contains("interrupted (not recorded)"), "{err}");
 
@@ -270,7 +281,27 @@ fn sigint_in_the_wait_after_the_load_and_ctrl_c_in_initdb() {
     until("the load", &mut child, || {
         count(&db, "SELECT count(*) FROM loads") == 1
     });
-    signal_and_check(d, "run", child, libc::SIGINT, false);
+    signal_and_check(d, "run", child, &[libc::SIGINT], false);
+
+    // A second signal ends dbdelta at once, its server killed first (SIGQUIT: exit 131); what
+    // it leaves is stale, and `dbdelta clean` removes it.
+    let dir = scratch();
+    let d = dir.path();
+    let mut child = one_target_run(d, 60.0);
+    let db = d.join("dbdelta.db");
+    until("the load", &mut child, || {
+        count(&db, "SELECT count(*) FROM loads") == 1
+    });
+    signal_and_check(d, "run", child, &[libc::SIGTERM, libc::SIGQUIT], false);
+    let err = stderr_of(d, "run");
+    assert!(err.contains("SIGQUIT again: servers killed"), "{err}");
+    let out = run(d, &["clean"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("removed"),
+        "{}",
+        text(&out.stdout)
+    );
 
     let dir = scratch();
     let d = dir.path();
@@ -280,7 +311,7 @@ fn sigint_in_the_wait_after_the_load_and_ctrl_c_in_initdb() {
             std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "initdb")
         })
     });
-    signal_and_check(d, "run", child, libc::SIGINT, true);
+    signal_and_check(d, "run", child, &[libc::SIGINT], true);
     let err = stderr_of(d, "run");
     assert!(!err.contains("initdb failed"), "{err}");
     let r = report(d, "dbdelta.db", None);
