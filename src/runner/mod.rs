@@ -148,7 +148,7 @@ pub fn resume(
     let left = lock.clear()?;
     if left > 0 {
         progress.line(&format!(
-            "removed {left} data director(ies)/file(s) an earlier invocation left in {}",
+            "removing stale {}: {left} data director(ies)/file(s) an earlier invocation of run {run_id} left",
             run_dir.display()
         ));
     }
