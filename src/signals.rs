@@ -4,7 +4,8 @@
 //! the interruptible wait every long sleep in the crate uses ([`sleep`]: it returns within
 //! [`POLL`] of the flag being set). The handler itself only notes the signal and writes one
 //! byte to a pipe (both async-signal-safe); a thread reads the pipe and does the rest: the first
-//! signal sets the flag, every later one calls the `again` the caller installed.
+//! signal sets the flag, every later one calls the `again` the caller installed (except the
+//! same signal within [`DUPLICATE`]: one signal delivered twice).
 //! Must not: exit the process or stop anything itself (the caller's `again` decides), or know
 //! what a run is.
 
@@ -17,6 +18,10 @@ use std::time::{Duration, Instant};
 /// The signals that end a run: Ctrl-C, `kill`/systemd/`timeout`, a closed terminal or SSH
 /// session, Ctrl-\.
 pub const SIGNALS: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// The same signal again within this long is one signal delivered twice (`timeout` sends
+/// SIGTERM to its child and then to its process group), not a second one.
+pub const DUPLICATE: Duration = Duration::from_secs(1);
 
 /// How often [`sleep`] looks at the flag.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -106,12 +111,20 @@ fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
         .name("dbdelta-signals".into())
         .spawn(move || {
             let mut byte = [0u8; 1];
+            let mut first: Option<(i32, Instant)> = None;
             while read.read_exact(&mut byte).is_ok() {
                 let signal = i32::from(byte[0]);
-                if FLAG.swap(true, Ordering::SeqCst) {
-                    again(signal);
-                    continue;
+                match first {
+                    None => first = Some((signal, Instant::now())),
+                    // One signal delivered twice (timeout(1) signals its child, then its
+                    // process group): not a second request.
+                    Some((s, at)) if s == signal && at.elapsed() < DUPLICATE => continue,
+                    Some(_) => {
+                        again(signal);
+                        continue;
+                    }
                 }
+                FLAG.store(true, Ordering::SeqCst);
                 // A closed terminal (SIGHUP) makes this fail: the message is then nobody's.
                 let _ = writeln!(
                     std::io::stderr(),
