@@ -587,7 +587,14 @@ fn resume(
         args.keep,
     )?;
     check_report_args(&plan, args)?;
+    // One owner per run: the work directory's lock on this host, the store's across hosts.
     crate::runner::workdir::refuse_if_owned(&plan.workdir, &run_id)?;
+    if !store.hold_run(&run_id)? {
+        return crate::error::input(format!(
+            "run {run_id} is running: another dbdelta holds it in {} (on another host); wait for it to end, then `dbdelta run --resume {run_id}`",
+            store.path().display()
+        ));
+    }
     let finished = store.finished_cells(&run_id)?;
     let keys = crate::runner::plan_keys(&plan);
     if data.run.complete && keys.iter().all(|k| finished.contains_key(k)) {

@@ -2,8 +2,9 @@
 //! test's own (Debian's, as `nobody`, on a unix socket in a scratch directory): two runs
 //! writing into one store at once both succeed and `list`, `report` and `compare` read them
 //! from it; a run made into a local SQLite store and copied by `dbdelta store push` reports
-//! exactly as it does from SQLite, and a second push is refused. Bad and unreachable URLs are
-//! one line without the password. The runs are SQLite targets at tiny scale (cheap); needs root
+//! exactly as it does from SQLite, and a second push is refused. A run held through one
+//! connection to the store is refused to another (one owner per run across hosts). Bad and
+//! unreachable URLs are one line without the password. The runs are SQLite targets at tiny scale (cheap); needs root
 //! and Debian's PostgreSQL, otherwise it says why and passes, except under CI.
 
 mod common;
@@ -249,4 +250,27 @@ fn bad_and_unreachable_urls_are_one_line_without_the_password() {
         &["--store", "mysql://root@h/db", "list", "runs"],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// One owner per run across hosts: a run one connection to the shared store holds (a
+/// dbdelta running it) is refused to another (a second host's `--resume`) until the first
+/// connection ends, however its dbdelta ended.
+#[test]
+fn a_run_is_held_by_one_connection_to_a_shared_store() {
+    let Some((server, _dir)) = server() else {
+        return;
+    };
+    let url = server.url();
+    let run = "20261126-000000-0001";
+    let mut one = dbdelta::store::Store::open(Path::new(&url)).unwrap();
+    let mut two = dbdelta::store::Store::open(Path::new(&url)).unwrap();
+    assert!(one.hold_run(run).unwrap(), "a free run");
+    assert!(one.hold_run(run).unwrap(), "its holder may ask again");
+    assert!(!two.hold_run(run).unwrap(), "another connection may not");
+    assert!(
+        two.hold_run("20261126-000000-0002").unwrap(),
+        "another run is free"
+    );
+    drop(one);
+    assert!(two.hold_run(run).unwrap(), "free once its holder is gone");
 }

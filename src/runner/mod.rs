@@ -110,6 +110,8 @@ pub fn execute(
     let mut info = run_info(plan, &run_id);
     let perf = check_perf(plan, &mut info, progress);
     store.begin_run(&info, &target_infos(plan))?;
+    // A new id: nobody else holds it; held, another host's --resume of it is refused.
+    store.hold_run(&run_id)?;
     store.set_run_options(&run_id, options)?;
     let invocation = store.begin_invocation(&run_id, &info.started)?;
     progress.line(&format!(

@@ -115,6 +115,16 @@ impl Store {
         Ok(store)
     }
 
+    /// Hold run `run_id` in the store for as long as this process keeps the store open: false
+    /// when another dbdelta holds it (a PostgreSQL store shared by hosts: its session advisory
+    /// lock on the run; a store file: always true, the work directory's lock decides there).
+    pub fn hold_run(&mut self, run_id: &str) -> Result<bool> {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(run_id.as_bytes());
+        let key = i32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
+        self.db().try_hold(key)
+    }
+
     /// The file, or the URL without its password.
     pub fn path(&self) -> &Path {
         &self.path

@@ -26,6 +26,9 @@ use crate::error::InputError;
 
 /// The advisory lock key migrations hold ("dbdelta" in ASCII).
 const MIGRATION_LOCK: i64 = 0x0064_6264_656c_7461;
+/// The first key of the runs' advisory locks ("dbdr"); the second is the run's
+/// ([`super::Store::hold_run`]).
+const RUN_LOCKS: i32 = 0x6462_6472;
 
 /// Whether a `--store` value names a PostgreSQL database rather than a file.
 pub fn is_url(location: &str) -> bool {
@@ -216,6 +219,15 @@ impl Db for Postgres {
                 .execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
         }
         Ok(())
+    }
+
+    /// A session advisory lock in the two-key space (`RUN_LOCKS`, `key`), apart from the
+    /// one-key migration lock; it goes with the connection, however dbdelta ends.
+    fn try_hold(&mut self, key: i32) -> Result<bool> {
+        let row = self
+            .client
+            .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&RUN_LOCKS, &key])?;
+        Ok(row.get(0))
     }
 
     fn schema_version(&mut self) -> Result<i64> {

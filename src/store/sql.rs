@@ -228,6 +228,15 @@ pub trait Db: Send {
     /// A migration (SQLite's DDL) in this backend's dialect.
     fn dialect(&self, migration: &str) -> String;
 
+    /// Hold the lock named `key` for as long as this connection lives, unless another
+    /// connection holds it (then false). Only a store shared by hosts needs one (PostgreSQL: a
+    /// session advisory lock); a store file lives on one host, and the work directory's lock
+    /// already keeps one owner per run there.
+    fn try_hold(&mut self, key: i32) -> Result<bool> {
+        let _ = key;
+        Ok(true)
+    }
+
     fn commit(&mut self) -> Result<()> {
         self.batch("COMMIT")
     }
