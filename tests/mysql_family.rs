@@ -259,7 +259,12 @@ fn myrocks_on_debian_mariadb_runs_with_rocksdb_tables() {
     while child.try_wait().unwrap().is_none() && seen.is_none() {
         assert!(Instant::now() < deadline, "no answer in 180 s");
         if let Some(sock) = socket_under(dir.path()) {
+            // The server's password, for dbdelta's own user only, beside its data directory.
+            let data_dir = sock.parent().unwrap();
+            let password = std::fs::read_to_string(format!("{}.password", data_dir.display()))
+                .unwrap_or_default();
             let q = Command::new("mariadb")
+                .env("MYSQL_PWD", password.trim())
                 .args(["-uroot", "-N", "-S"])
                 .arg(&sock)
                 .args([
