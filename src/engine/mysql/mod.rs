@@ -578,7 +578,10 @@ impl MysqlServer {
     }
 
     fn start_inner(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
-        let bins = find_binaries(target.bin.as_deref())?;
+        // Absolute, as PostgreSQL's: the tools run in the data directory, where a relative
+        // `bin` (the lab's folder joined to `../mdb/bin`) would name nothing.
+        let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
+        let bins = find_binaries(bin.as_deref())?;
         let env = bins.env(&target.env);
         let build = Build::probe(bins, &env)?;
         let storage = Storage::of(&target.tables);
@@ -691,7 +694,9 @@ impl MysqlServer {
 }
 
 /// Initialise `data_dir` the build's way ([`Init`]), as the server user, with `config`. The
-/// config sits beside the data directory meanwhile: `--initialize` wants an empty directory.
+/// config sits beside the data directory meanwhile (`--initialize` wants an empty directory),
+/// or in a private directory under the temporary directory when the data directory's path has
+/// whitespace: install-db scripts split `--defaults-file` at spaces.
 fn initialise(
     build: &Build,
     config: &str,
@@ -700,10 +705,39 @@ fn initialise(
     env: &BTreeMap<String, String>,
     log: &Path,
 ) -> anyhow::Result<()> {
-    let init_cnf = PathBuf::from(format!("{}.init.cnf", data_dir.display()));
-    std::fs::write(&init_cnf, config).with_context(|| format!("writing {}", init_cnf.display()))?;
-    let result = initialise_with(build, &init_cnf, data_dir, user, env, log);
+    let spaced = |p: &Path| p.to_string_lossy().contains(char::is_whitespace);
+    let mut apart = None;
+    let init_cnf = if spaced(data_dir) {
+        let tmp = std::env::temp_dir();
+        let dir = tmp.join(format!(
+            "dbdelta-init-{}-{}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        if spaced(&dir) {
+            bail!(
+                "the work directory {} has whitespace in its path and so has the temporary directory {}; mariadb-install-db cannot take such a path: choose a --workdir or TMPDIR without spaces",
+                data_dir.parent().unwrap_or(data_dir).display(),
+                tmp.display()
+            );
+        }
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        apart = Some(dir.clone());
+        dir.join("init.cnf")
+    } else {
+        PathBuf::from(format!("{}.init.cnf", data_dir.display()))
+    };
+    let written = std::fs::write(&init_cnf, config)
+        .with_context(|| format!("writing {}", init_cnf.display()))
+        .and_then(|()| match (user, &apart) {
+            (Some(u), Some(dir)) => process::chown_tree(dir, u),
+            _ => Ok(()),
+        });
+    let result = written.and_then(|()| initialise_with(build, &init_cnf, data_dir, user, env, log));
     let _ = std::fs::remove_file(&init_cnf);
+    if let Some(dir) = apart {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     result
 }
 
@@ -762,8 +796,16 @@ fn initialise_with(
     let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     if let Err(e) = process::run_tool(cmd, user, log, "initialising the data directory") {
         // install-db ends with a page of advice that pushes the cause out of the log tail:
-        // put the server's own error lines first.
-        let errors = error_lines(&read_from(log, log_start));
+        // put the server's own error lines first, else the tool's first lines.
+        let output = read_from(log, log_start);
+        let mut errors = error_lines(&output);
+        if errors.is_empty() {
+            errors = (output.lines().map(str::trim))
+                .filter(|l| !l.is_empty())
+                .take(2)
+                .map(str::to_string)
+                .collect();
+        }
         if errors.is_empty() {
             return Err(e);
         }
