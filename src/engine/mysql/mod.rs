@@ -594,8 +594,10 @@ impl MysqlServer {
             process::check_reachable(&data_dir, u)?;
         }
         let config = render_config(&build, storage, &target.tables, &target.settings, None);
+        // Nobody else may read the files or reach the socket inside: before the tool writes
+        // the first file, and again after (a tool may set its own mode).
+        secret::private_dir(&data_dir)?;
         initialise(&build, &config, &data_dir, user.as_ref(), &env, log)?;
-        // Nobody else may read the files or reach the socket inside.
         secret::private_dir(&data_dir)?;
         let password = secret::new_password();
         let password_file = secret::password_file(&data_dir, &password)?;
