@@ -75,7 +75,7 @@ fn start_run(dir: &Path, engine: &str) -> Run {
         dir.join("lab.toml"),
         format!(
             "[lab]\nname = \"security\"\n[[target]]\nname = \"t\"\nengine = \"{engine}\"\n\
-             [suite.sysbench]\nrows = 1000\nwarmup_secs = 0.1\nread_secs = {STEP_SECS}\n"
+             [suite.sysbench]\nrows = 1000\nwarmup_secs = 0.1\nread_secs = {STEP_SECS}\npostwrite_secs = 1\n"
         ),
     )
     .unwrap();
@@ -183,9 +183,12 @@ fn a_postgres_run_lets_no_other_local_user_in() {
     let mut run = start_run(dir.path(), "postgres");
     let port_of = |args: &[String]| {
         let data_dir = args.iter().skip_while(|a| *a != "-D").nth(1)?;
-        // postmaster.pid: line 4 is the port, once the server has written it.
+        // postmaster.pid: line 4 is the port; line 8 says `ready` once the server accepts
+        // logins (before, a login is refused as "starting up", not for its password).
         let pid = std::fs::read_to_string(Path::new(data_dir).join("postmaster.pid")).ok()?;
-        pid.lines().nth(3)?.trim().parse().ok()
+        let lines: Vec<&str> = pid.lines().map(str::trim).collect();
+        (lines.get(7) == Some(&"ready")).then_some(())?;
+        lines.get(3)?.parse().ok()
     };
     let (args, port) = wait_for_server(dir.path(), &mut run, port_of);
     let data_dir = PathBuf::from(args.iter().skip_while(|a| *a != "-D").nth(1).unwrap());
