@@ -798,16 +798,8 @@ fn initialise_with(
     let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     if let Err(e) = process::run_tool(cmd, user, log, "initialising the data directory") {
         // install-db ends with a page of advice that pushes the cause out of the log tail:
-        // put the server's own error lines first, else the tool's first lines.
-        let output = read_from(log, log_start);
-        let mut errors = error_lines(&output);
-        if errors.is_empty() {
-            errors = (output.lines().map(str::trim))
-                .filter(|l| !l.is_empty())
-                .take(2)
-                .map(str::to_string)
-                .collect();
-        }
+        // put the cause first.
+        let errors = cause_lines(&read_from(log, log_start));
         if errors.is_empty() {
             return Err(e);
         }
@@ -1052,6 +1044,20 @@ fn error_lines(log: &str) -> Vec<String> {
         .collect()
 }
 
+/// The cause of a failed initialisation in its output: the server's `[ERROR]` lines, else the
+/// tool's first two lines (install-db's own complaints come first, its advice after).
+fn cause_lines(output: &str) -> Vec<String> {
+    let errors = error_lines(output);
+    if !errors.is_empty() {
+        return errors;
+    }
+    (output.lines().map(str::trim))
+        .filter(|l| !l.is_empty())
+        .take(2)
+        .map(str::to_string)
+        .collect()
+}
+
 /// `VERSION()` as recorded: MariaDB's says so itself; Oracle MySQL's gets a `MySQL ` prefix.
 pub(super) fn version_label(version: String) -> String {
     if version.contains("MariaDB") {
@@ -1289,6 +1295,24 @@ mod tests {
         assert!(!s.contains_key("port"));
         assert_eq!(s["version"], "");
         assert_eq!(s["plugin_dir"], "<basedir>/lib/plugin/");
+    }
+
+    #[test]
+    fn a_failed_install_db_without_error_lines_shows_its_first_lines() {
+        // mariadb-install-db on a --defaults-file with a space (issue 30, item 9).
+        let log = "Could not open required defaults file: /tmp/w\n\
+                   Fatal error in defaults handling. Program aborted\n\
+                   Installing MariaDB/MySQL system tables in '/tmp/w d/x' ...\n\n\
+                   Installation of system tables failed!  Examine the logs in\n";
+        assert_eq!(
+            cause_lines(log),
+            [
+                "Could not open required defaults file: /tmp/w",
+                "Fatal error in defaults handling. Program aborted"
+            ]
+        );
+        let with_errors = "x\n2026-11-22  2:52:17 0 [ERROR] Aborting\n";
+        assert_eq!(cause_lines(with_errors), ["[ERROR] Aborting"]);
     }
 
     #[test]
