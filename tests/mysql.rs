@@ -227,6 +227,53 @@ fn a_bin_dir_without_a_server_fails_clearly() {
     );
 }
 
+/// A relative `bin` resolves from the lab file's folder as PostgreSQL's does (issue 30, item
+/// 9: the server and install-db ran in the data directory, where the relative path named
+/// nothing). The lab is named relatively too, from a run in its parent folder.
+#[test]
+fn a_relative_bin_resolves_from_the_lab_folder() {
+    if !mariadb_installed("a_relative_bin_resolves_from_the_lab_folder") {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    // `bin = "../usr/sbin"` from `labs/`: Debian's server through a link named `usr`.
+    std::os::unix::fs::symlink("/usr", dir.path().join("usr")).unwrap();
+    let labs = dir.path().join("labs");
+    std::fs::create_dir(&labs).unwrap();
+    lab(
+        &labs,
+        "[[target]]\nname = \"rel\"\nengine = \"mariadb\"\nbin = \"../usr/sbin\"\n",
+    );
+    let out = dbdelta(dir.path())
+        .args(["run", "labs/lab.toml", "-q", "--only", "point-query"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// A work directory with a space in its path (issue 30, item 9: mariadb-install-db split its
+/// `--defaults-file` there and failed with the cause cut off).
+#[test]
+fn a_workdir_with_a_space_works() {
+    if !mariadb_installed("a_workdir_with_a_space_works") {
+        return;
+    }
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = lab(
+        dir.path(),
+        "[[target]]\nname = \"spaced\"\nengine = \"mariadb\"\n",
+    );
+    let out = dbdelta(dir.path())
+        .args(["run", lab.to_str().unwrap(), "-q", "--only", "point-query"])
+        .args(["--workdir", "work dir"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(servers_under(dir.path()).is_empty());
+}
+
 /// Both load paths (`LOAD DATA LOCAL INFILE`, and multi-row INSERTs when the server has
 /// `local_infile = OFF`) load every row, read back by SQL text (`prepared = false`; the whole
 /// catalog above uses prepared statements).

@@ -259,7 +259,12 @@ fn myrocks_on_debian_mariadb_runs_with_rocksdb_tables() {
     while child.try_wait().unwrap().is_none() && seen.is_none() {
         assert!(Instant::now() < deadline, "no answer in 180 s");
         if let Some(sock) = socket_under(dir.path()) {
+            // The server's password, for dbdelta's own user only, beside its data directory.
+            let data_dir = sock.parent().unwrap();
+            let password = std::fs::read_to_string(format!("{}.password", data_dir.display()))
+                .unwrap_or_default();
             let q = Command::new("mariadb")
+                .env("MYSQL_PWD", password.trim())
                 .args(["-uroot", "-N", "-S"])
                 .arg(&sock)
                 .args([
@@ -339,4 +344,60 @@ fn myrocks_on_a_build_without_the_plugin_fails_clearly() {
         err.contains("has no RocksDB plugin") && err.contains("mariadb-plugin-rocksdb"),
         "{err}"
     );
+}
+
+/// A remote target's client logs in to a fetched MySQL 8.0 over TCP with the server's password
+/// (issue 30, item 1): `root@client` is a `caching_sha2_password` account, so the first login
+/// after the start takes the full authentication, the password sealed with the server's RSA key;
+/// the next one the fast path. Here the "remote" client is 127.0.0.1, through the engine as
+/// the agent starts it.
+#[test]
+fn a_remote_client_logs_in_to_mysql80_over_tcp_with_the_password() {
+    let _lock = measuring();
+    let out = fetch(shared_cache(), "mysql@8.0");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // "MySQL 8.0.31: <bin> (…)"
+    let said = text(&out.stdout) + &text(&out.stderr);
+    let bin = said
+        .split_whitespace()
+        .find(|w| w.starts_with('/') && w.ends_with("/bin"))
+        .unwrap_or_else(|| panic!("no bin directory in {said}"));
+    let dir = scratch();
+    let data_dir = dir.path().join("data");
+    std::fs::create_dir(&data_dir).unwrap();
+    let spec = dbdelta::engine::TargetSpec {
+        name: "mysql80".into(),
+        engine: dbdelta::engine::EngineKind::Mysql,
+        bin: Some(PathBuf::from(bin)),
+        listen: Some(dbdelta::engine::Listen {
+            address: "127.0.0.1".into(),
+            client: "127.0.0.1".into(),
+        }),
+        ..Default::default()
+    };
+    let server = dbdelta::engine::start(&spec, &data_dir, &dir.path().join("server.log"))
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let tcp = server.tcp_endpoint().expect("listens for the client");
+    let mut url = dbdelta::engine::connect::ConnectUrl {
+        engine: dbdelta::engine::EngineKind::Mysql,
+        user: tcp.user.clone(),
+        password: Some(tcp.password.clone()),
+        address: dbdelta::engine::connect::Address::Tcp("127.0.0.1".into()),
+        port: tcp.port,
+        database: tcp.database.clone(),
+    };
+    use dbdelta::engine::mysql::mywire::MyConn;
+    for login in ["full authentication (RSA)", "fast path"] {
+        let mut c = MyConn::connect_url(&url).unwrap_or_else(|e| panic!("{login}: {e}"));
+        let plugin = c
+            .first("SELECT plugin FROM mysql.user WHERE host = '127.0.0.1'")
+            .unwrap();
+        assert_eq!(plugin.as_deref(), Some("caching_sha2_password"), "{login}");
+    }
+    url.password = Some("guess".into());
+    let e = MyConn::connect_url(&url)
+        .err()
+        .expect("a wrong password is refused");
+    assert_eq!(e.code(), Some(1045), "{e}");
+    server.stop().unwrap();
 }

@@ -28,7 +28,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 
+use dbdelta::engine::common::connect::Address;
 use dbdelta::engine::common::process;
+use dbdelta::engine::common::secret::PrivateFile;
 use dbdelta::engine::common::wire::Wait;
 use dbdelta::engine::postgres::pgwire::PgConn;
 use dbdelta::engine::{self, EngineKind, Param, Server, TargetSpec};
@@ -78,28 +80,41 @@ struct Args {
     workdir: PathBuf,
 }
 
-/// How a client reaches the server.
+/// How a client reaches the server: where, the server's password, and a 0600 sysbench
+/// `--config-file` holding it (a password on a command line is visible to every user).
 #[derive(Debug, Clone)]
 enum Endpoint {
-    Pg { dir: PathBuf, port: u16 },
-    My { socket: PathBuf },
+    Pg {
+        dir: PathBuf,
+        port: u16,
+        password: String,
+        conf: PathBuf,
+    },
+    My {
+        socket: PathBuf,
+        conf: PathBuf,
+    },
 }
 
 impl Endpoint {
     fn sysbench_args(&self) -> Vec<String> {
         match self {
-            Endpoint::Pg { dir, port } => vec![
+            Endpoint::Pg {
+                dir, port, conf, ..
+            } => vec![
                 "--db-driver=pgsql".into(),
                 format!("--pgsql-host={}", dir.display()),
                 format!("--pgsql-port={port}"),
                 "--pgsql-user=postgres".into(),
                 "--pgsql-db=postgres".into(),
+                format!("--config-file={}", conf.display()),
             ],
-            Endpoint::My { socket } => vec![
+            Endpoint::My { socket, conf } => vec![
                 "--db-driver=mysql".into(),
                 format!("--mysql-socket={}", socket.display()),
                 "--mysql-user=root".into(),
                 "--mysql-db=dbdelta".into(),
+                format!("--config-file={}", conf.display()),
             ],
         }
     }
@@ -491,6 +506,7 @@ struct Target<'a> {
     endpoint: Endpoint,
     work: &'a Path,
     script: PathBuf,
+    _password_file: PrivateFile,
 }
 
 fn server_delta(a: &Snapshot, b: &Snapshot) -> f64 {
@@ -565,11 +581,21 @@ impl Bench<'_> {
     }
 
     fn pgbench_cmd(&self, t: &Target, clients: u32, secs: u64) -> Result<Command> {
-        let (Some(pgbench), Endpoint::Pg { dir, port }) = (&self.pgbench, &t.endpoint) else {
+        let (
+            Some(pgbench),
+            Endpoint::Pg {
+                dir,
+                port,
+                password,
+                ..
+            },
+        ) = (&self.pgbench, &t.endpoint)
+        else {
             bail!("pgbench needs PostgreSQL and Debian's pgbench");
         };
         let mut c = self.command(pgbench);
-        c.arg("-h")
+        c.env("PGPASSWORD", password)
+            .arg("-h")
             .arg(dir)
             .arg("-p")
             .arg(port.to_string())
@@ -699,7 +725,13 @@ impl Bench<'_> {
     /// executing it in a bare loop (ids from an xorshift, a clock read every 256 queries, no
     /// histogram, no runner). Accounted like dbdelta: `getrusage(RUSAGE_SELF)` around it all.
     fn floor(&self, t: &Target, clients: u32, wait: Wait) -> Result<Sample> {
-        let Endpoint::Pg { dir, port } = &t.endpoint else {
+        let Endpoint::Pg {
+            dir,
+            port,
+            password,
+            ..
+        } = &t.endpoint
+        else {
             bail!("the wire floor is measured on PostgreSQL only");
         };
         let rows = self.args.rows.max(1);
@@ -712,7 +744,8 @@ impl Bench<'_> {
             let handles: Vec<_> = (0..clients)
                 .map(|i| {
                     s.spawn(move || {
-                        let mut c = PgConn::connect(dir, *port, "postgres", "postgres")?;
+                        let mut c =
+                            PgConn::connect(dir, *port, "postgres", "postgres", Some(password))?;
                         c.set_wait(wait);
                         c.prepare("floor", "SELECT c FROM sbtest1 WHERE id = $1")?;
                         let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (u64::from(i) + 1);
@@ -1174,18 +1207,33 @@ impl Bench<'_> {
         settings: &[String],
         work: &Path,
     ) -> Result<()> {
+        let url = server
+            .client_url()
+            .context("the server has no client URL")?;
+        let (Address::Unix(at), Some(password)) = (&url.address, &url.password) else {
+            bail!("the server gave no socket and password: {}", url.shown());
+        };
+        let driver = match kind {
+            EngineKind::Postgres => "pgsql",
+            _ => "mysql",
+        };
+        let password_file = PrivateFile::create(
+            &work.join("sysbench-password.conf"),
+            &format!("{driver}-password={password}\n"),
+            None,
+        )?;
+        let conf = password_file.path().to_path_buf();
         let endpoint = match kind {
             EngineKind::Postgres => Endpoint::Pg {
-                dir: std::path::absolute(data_dir)?,
+                dir: at.clone(),
                 port,
+                password: password.clone(),
+                conf,
             },
-            _ => {
-                let socket = std::path::absolute(data_dir)?.join("mysqld.sock");
-                if !socket.exists() {
-                    bail!("no MariaDB socket at {}", socket.display());
-                }
-                Endpoint::My { socket }
-            }
+            _ => Endpoint::My {
+                socket: at.clone(),
+                conf,
+            },
         };
         let engine::Observed::Tree(root_pid) = server.observed() else {
             bail!("{} is not a server", kind.name());
@@ -1217,6 +1265,7 @@ impl Bench<'_> {
             endpoint,
             work,
             script,
+            _password_file: password_file,
         };
         self.say("");
         self.say(&format!("=== {} ===", server.version()));

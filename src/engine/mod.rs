@@ -312,22 +312,37 @@ pub struct Background {
     pub buffers_written: Option<u64>,
 }
 
-/// A server that also listens on `address` for one client host, `client`, which it trusts
-/// (a remote target's agent asks for this: `address` is where the SSH connection arrived).
+/// A server that also listens on `address` for one client host, `client`, which may log in
+/// with the server's password (a remote target's agent asks for this: `address` is where the
+/// SSH connection arrived).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Listen {
     pub address: String,
     pub client: String,
 }
 
-/// How a client reaches a started server over TCP (the server trusts the client's address).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// How a client reaches a started server over TCP: the client's address may log in as
+/// `user` with `password` (the server's random one; it crosses only the SSH connection).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TcpEndpoint {
     pub port: u16,
     pub user: String,
+    pub password: String,
     pub database: String,
     /// MySQL/MariaDB: the server reads backslashes in literals as escapes.
     pub backslash_escapes: bool,
+}
+
+impl fmt::Debug for TcpEndpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpEndpoint")
+            .field("port", &self.port)
+            .field("user", &self.user)
+            .field("password", &"***")
+            .field("database", &self.database)
+            .field("backslash_escapes", &self.backslash_escapes)
+            .finish()
+    }
 }
 
 /// Everything an engine needs to start one target: its own settings, not the plan's (`plan`

@@ -7,9 +7,10 @@
 //! liveness, stop; with `client = "remote"` the plan of the lab it is sent and its load and
 //! steps, run by the runner's own `timed_load` and `step::run`), and its work directory
 //! (`$TMPDIR/dbdelta-agent.PID`, removed at exit). The server listens where the SSH connection
-//! arrived and trusts only the address it came from (`SSH_CONNECTION`). When its stdin closes
-//! (the run ended, or the SSH connection was lost) it stops the server and removes the work
-//! directory; if that takes over [`STOP_GRACE`] it kills the server's process group and exits.
+//! arrived and lets in only the address it came from (`SSH_CONNECTION`), with the server's
+//! password. When its stdin closes (the run ended, or the SSH connection was lost) it stops the
+//! server and removes the work directory; if that takes over [`STOP_GRACE`] it kills the
+//! server's process group and exits.
 //! Must not: time database work itself (the runner's code does, here as on the other side),
 //! or write anything outside its work directory but what the engine writes.
 

@@ -150,7 +150,7 @@ impl RemoteServer {
         let url = ConnectUrl {
             engine: target.engine,
             user: started.tcp.user.clone(),
-            password: None,
+            password: Some(started.tcp.password.clone()),
             address: Address::Tcp(started.address.clone()),
             port: started.tcp.port,
             database: started.tcp.database.clone(),

@@ -50,7 +50,8 @@ struct Init {
     spec: TargetSpec,
     suite: String,
     clients: u32,
-    /// The server's URL (its unix socket); `None`: an in-process engine in `data_dir`.
+    /// The server's URL (its unix socket) with its password (this goes over a pipe); `None`:
+    /// an in-process engine in `data_dir`.
     url: Option<String>,
     data_dir: PathBuf,
 }
@@ -220,7 +221,7 @@ impl CountCell<'_> {
             spec: spec.clone(),
             suite: suite.id().into(),
             clients,
-            url: server.client_url().map(|u| u.shown()),
+            url: server.client_url().map(|u| u.with_secret()),
             data_dir: server.data_dir().to_path_buf(),
         })?;
         let counted = Counted {

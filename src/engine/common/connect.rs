@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use percent_encoding::percent_decode_str;
+use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 use crate::engine::EngineKind;
 
@@ -114,11 +114,24 @@ impl ConnectUrl {
 
     /// The URL as recorded and shown: the password replaced by `***`.
     pub fn shown(&self) -> String {
+        let pw = if self.password.is_some() { ":***" } else { "" };
+        self.render(pw)
+    }
+
+    /// The whole URL, password included (percent-encoded), for handing to a child process
+    /// over a pipe. Never for a message, a log or the store: those take [`ConnectUrl::shown`].
+    pub fn with_secret(&self) -> String {
+        match &self.password {
+            Some(p) => self.render(&format!(":{}", utf8_percent_encode(p, NON_ALPHANUMERIC))),
+            None => self.render(""),
+        }
+    }
+
+    fn render(&self, pw: &str) -> String {
         let scheme = match self.engine {
             EngineKind::Postgres => "postgres",
             _ => "mysql",
         };
-        let pw = if self.password.is_some() { ":***" } else { "" };
         match &self.address {
             Address::Tcp(h) => format!(
                 "{scheme}://{}{pw}@{h}:{}/{}",
@@ -211,6 +224,10 @@ mod tests {
         assert_eq!((u.engine, u.port), (EngineKind::Mysql, 3306));
         let u = ConnectUrl::parse("mariadb://root@/bench?socket=/tmp/my.sock").unwrap();
         assert_eq!(u.address, Address::Unix("/tmp/my.sock".into()));
+        let mut u = ConnectUrl::parse("mysql://root@/bench?socket=/tmp/my.sock").unwrap();
+        u.password = Some("p@ss:w/rd".into());
+        assert_eq!(ConnectUrl::parse(&u.with_secret()).unwrap(), u);
+        assert!(!u.shown().contains("rd"), "{}", u.shown());
         let e = ConnectUrl::parse("oracle://u:pw@h/db").unwrap_err();
         assert!(e.contains("u:***@h/db") && !e.contains("pw"), "{e}");
         let e = ConnectUrl::parse("postgres://u:pw@h:99999/db").unwrap_err();

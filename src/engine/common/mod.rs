@@ -1,9 +1,11 @@
 //! What the engine families share: running a server as a child process ([`process`]), the
-//! receive side of dbdelta's own wire clients ([`wire`]), and `connect` URLs ([`connect`]).
+//! receive side of dbdelta's own wire clients ([`wire`]), `connect` URLs ([`connect`]), and the
+//! superuser password of a started server ([`secret`]).
 //!
 //! Must not: know a particular engine's SQL, files or protocol (the families do), or remote
 //! hosts.
 
 pub mod connect;
 pub mod process;
+pub mod secret;
 pub mod wire;

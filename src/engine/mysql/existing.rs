@@ -2,7 +2,7 @@
 //! starts, configures and stops nothing, changes no global variable, and creates and drops only
 //! its suite's tables in the URL's database (which must exist).
 //!
-//! Owns: connecting as the URL's user (no password yet), reading back the version and
+//! Owns: connecting as the URL's user (with its password, if any), reading back the version and
 //! `SHOW GLOBAL VARIABLES`, and finding the server's process on this host from what it says of
 //! itself (`@@pid_file`, readable here, naming a `mysqld`/`mariadbd` process whose working
 //! directory is `@@datadir`), else the reason its CPU is not measured. Must not: start, signal or

@@ -74,11 +74,37 @@ pub struct Flavor {
     pub init: Init,
     /// `[mysqld]` lines this version needs on top of [`DEFAULTS`], each with why.
     pub lines: &'static [(&'static str, &'static str)],
-    /// How `root` logs in (empty password over the socket; `mywire` speaks both).
+    /// How `root` logs in (with the server's random password; `mywire` speaks both).
     pub auth: &'static str,
+    /// The `--init-file` statements that leave `root@localhost` the only account that can log
+    /// in, with the password `{password}` ([`secure_sql`]): they run before the server
+    /// accepts its first connection.
+    pub secure: &'static [&'static str],
     /// Whether the family has MyRocks (`ha_rocksdb.so`) at all.
     pub myrocks: bool,
 }
+
+/// Securing a data directory whose grant tables are plain tables (MySQL 5.6's template and
+/// MariaDB before 10.4 hold anonymous users and `root` at other hosts, all without a password).
+const SECURE_TABLES: &[&str] = &[
+    "DELETE FROM mysql.user WHERE User = '' OR (User = 'root' AND Host <> 'localhost');",
+    "DELETE FROM mysql.db WHERE User = '';",
+    "DELETE FROM mysql.proxies_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');",
+    "FLUSH PRIVILEGES;",
+    "SET PASSWORD FOR 'root'@'localhost' = PASSWORD('{password}');",
+];
+/// MySQL 5.7 and later: `--initialize-insecure` creates `root@localhost` alone (and locked
+/// system accounts).
+const SECURE_ALTER: &[&str] = &["ALTER USER 'root'@'localhost' IDENTIFIED BY '{password}';"];
+/// MariaDB 10.4 and later: accounts live in `mysql.global_priv`; `root@localhost` may also
+/// allow `unix_socket`, which the password replaces.
+const SECURE_GLOBAL_PRIV: &[&str] = &[
+    "DELETE FROM mysql.global_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');",
+    "DELETE FROM mysql.db WHERE User = '';",
+    "DELETE FROM mysql.proxies_priv WHERE User = '' OR (User = 'root' AND Host <> 'localhost');",
+    "FLUSH PRIVILEGES;",
+    "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('{password}');",
+];
 
 const MARIADB_INSTALL_10_2: &[&str] = &["--auth-root-authentication-method=normal"];
 const MARIADB_INSTALL_10_5: &[&str] =
@@ -93,6 +119,7 @@ pub const FLAVORS: &[Flavor] = &[
         init: Init::Template,
         lines: &[],
         auth: "mysql_native_password",
+        secure: SECURE_TABLES,
         myrocks: false,
     },
     Flavor {
@@ -102,6 +129,7 @@ pub const FLAVORS: &[Flavor] = &[
         init: Init::InitializeInsecure,
         lines: &[],
         auth: "mysql_native_password",
+        secure: SECURE_ALTER,
         myrocks: false,
     },
     Flavor {
@@ -124,6 +152,7 @@ pub const FLAVORS: &[Flavor] = &[
             ),
         ],
         auth: "caching_sha2_password (fast path)",
+        secure: SECURE_ALTER,
         myrocks: false,
     },
     Flavor {
@@ -133,15 +162,27 @@ pub const FLAVORS: &[Flavor] = &[
         init: Init::InstallDb(&[]),
         lines: &[],
         auth: "mysql_native_password",
+        secure: SECURE_TABLES,
         myrocks: true,
     },
     Flavor {
-        name: "MariaDB 10.2-10.4",
+        name: "MariaDB 10.2-10.3",
         mariadb: true,
         since: (10, 2, 0),
         init: Init::InstallDb(MARIADB_INSTALL_10_2),
         lines: &[],
         auth: "mysql_native_password",
+        secure: SECURE_TABLES,
+        myrocks: true,
+    },
+    Flavor {
+        name: "MariaDB 10.4",
+        mariadb: true,
+        since: (10, 4, 0),
+        init: Init::InstallDb(MARIADB_INSTALL_10_2),
+        lines: &[],
+        auth: "mysql_native_password",
+        secure: SECURE_GLOBAL_PRIV,
         myrocks: true,
     },
     Flavor {
@@ -151,11 +192,24 @@ pub const FLAVORS: &[Flavor] = &[
         init: Init::InstallDb(MARIADB_INSTALL_10_5),
         lines: &[],
         auth: "mysql_native_password",
+        secure: SECURE_GLOBAL_PRIV,
         myrocks: true,
     },
 ];
 
 impl Flavor {
+    /// The `--init-file` text that secures a fresh data directory with `password` (which must
+    /// need no quoting: [`crate::engine::common::secret::new_password`]'s do not).
+    pub fn secure_sql(&self, password: &str) -> String {
+        debug_assert!(password.chars().all(|c| c.is_ascii_alphanumeric()));
+        let mut out = String::new();
+        for line in self.secure {
+            out.push_str(&line.replace("{password}", password));
+            out.push('\n');
+        }
+        out
+    }
+
     /// The row for a build of `version` (MariaDB or not).
     pub fn of(mariadb: bool, version: (u64, u64, u64)) -> &'static Flavor {
         let family: Vec<&'static Flavor> =
@@ -529,8 +583,24 @@ mod tests {
         assert_eq!(name(false, (8, 0, 12)), "MySQL 8.0");
         assert_eq!(name(false, (9, 1, 0)), "MySQL 8.0");
         assert_eq!(name(false, (5, 5, 9)), "MySQL 5.6");
-        assert_eq!(name(true, (10, 2, 11)), "MariaDB 10.2-10.4");
-        assert_eq!(name(true, (10, 4, 1)), "MariaDB 10.2-10.4");
+        assert_eq!(name(true, (10, 2, 11)), "MariaDB 10.2-10.3");
+        assert_eq!(name(true, (10, 4, 1)), "MariaDB 10.4");
+        // The grant tables became `mysql.global_priv` in 10.4: securing them changes there.
+        assert!(
+            Flavor::of(true, (10, 3, 9))
+                .secure_sql("pw")
+                .contains("mysql.user")
+        );
+        assert!(
+            Flavor::of(true, (10, 4, 1))
+                .secure_sql("pw")
+                .contains("global_priv")
+        );
+        assert!(
+            Flavor::of(false, (8, 0, 31))
+                .secure_sql("pw")
+                .contains("BY 'pw'")
+        );
         assert_eq!(name(true, (10, 11, 19)), "MariaDB 10.5+");
         assert_eq!(name(true, (11, 4, 5)), "MariaDB 10.5+");
         assert_eq!(Flavor::of(false, (8, 0, 31)).init, Init::InitializeInsecure);

@@ -3,7 +3,9 @@
 //! Owns: finding the server and install-db binaries (the target's `bin`, else Debian's
 //! MariaDB), the config file (dbdelta's defaults, then the target's settings), initialising the
 //! data directory and starting the server as the unprivileged server user on a unix socket and
-//! a free loopback port, recording version and effective settings, the InnoDB "postwrite"
+//! a free loopback port (`root@localhost` the only account, with a fresh random password set by
+//! `--init-file` before the first connection; the data directory and the socket's directory
+//! the server account's alone), recording version and effective settings, the InnoDB "postwrite"
 //! cleanup (`ANALYZE TABLE`, forced dirty-page flush, settings restored), and the client side:
 //! sessions over the unix socket with server-side prepared statements (or SQL text with escaped
 //! literals when `prepared = false`), multi-row-insert bulk loads, error classification.
@@ -24,6 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use crate::engine::common::process::{self, ServerProcess, ServerUser};
+use crate::engine::common::secret;
 use crate::engine::{
     Background, DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session,
     StmtId, TargetSpec,
@@ -153,10 +156,10 @@ pub struct MysqlDriver {
     backslash_escapes: bool,
 }
 
-/// Where clients connect: the socket of a server of dbdelta's own (as root, to its database),
-/// or a `connect` URL.
+/// Where clients connect: the socket of a server of dbdelta's own (as root with the server's
+/// password, to its database), or a `connect` URL.
 pub(super) enum MyEndpoint {
-    Own(PathBuf),
+    Own { socket: PathBuf, password: String },
     Url(crate::engine::common::connect::ConnectUrl),
 }
 
@@ -170,13 +173,17 @@ impl MysqlDriver {
     }
 }
 
-/// The user dbdelta's servers create without a password.
+/// The user dbdelta logs in as on its own servers (with the server's random password).
 const USER: &str = "root";
+/// Access denied: the server is up, the password did not take.
+const ER_ACCESS_DENIED: &[u16] = &[1045, 1698];
 
 impl Driver for MysqlDriver {
     fn connect(&self) -> Result<Box<dyn Session>, DbError> {
         let conn = match &self.endpoint {
-            MyEndpoint::Own(socket) => MyConn::connect(socket, USER, Some(DB_NAME))?,
+            MyEndpoint::Own { socket, password } => {
+                MyConn::connect(socket, USER, Some(password), Some(DB_NAME))?
+            }
             MyEndpoint::Url(url) => MyConn::connect_url(url)?,
         };
         Ok(Box::new(MysqlSession {
@@ -470,8 +477,15 @@ pub struct MysqlServer {
     driver: Arc<MysqlDriver>,
     version: String,
     settings: BTreeMap<String, String>,
-    /// A socket outside the data directory (long paths), removed at stop.
-    outside_socket: Option<PathBuf>,
+    /// The unix socket clients connect to.
+    socket: PathBuf,
+    /// `root`'s password on this server.
+    password: String,
+    /// `<data_dir>.password`, removed when the server goes.
+    _password_file: secret::PrivateFile,
+    /// A private directory outside the data directory holding the socket (long paths), removed
+    /// at stop.
+    outside_dir: Option<PathBuf>,
     storage: Storage,
     /// `dbdelta.cnf` as recorded with the run (`<basedir>` for the build's directory).
     config: String,
@@ -488,13 +502,14 @@ fn prepare_admin(
     data_dir: &Path,
     socket: &Path,
     build: &Build,
+    password: &str,
 ) -> anyhow::Result<(String, bool, BTreeMap<String, String>)> {
     admin
         .query(&format!("CREATE DATABASE {DB_NAME}"))
         .context("creating the dbdelta database")?;
     admin.query(&format!("USE {DB_NAME}"))?;
     if let Some(l) = &target.listen {
-        let_client_in(admin, &l.client)?;
+        let_client_in(admin, &l.client, password)?;
     }
     // The admin connection idles through whole steps: do not let the server drop it.
     let _ = admin.query("SET SESSION wait_timeout = 31536000");
@@ -519,11 +534,12 @@ fn prepare_admin(
     ))
 }
 
-/// A remote target's client host may log in as `root` without a password (like the socket's
-/// `root`: the address exists only on the link between the two hosts).
-fn let_client_in(admin: &mut MyConn, client: &str) -> anyhow::Result<()> {
+/// A remote target's client host may log in as `root` with the server's password.
+fn let_client_in(admin: &mut MyConn, client: &str, password: &str) -> anyhow::Result<()> {
     admin
-        .query(&format!("CREATE USER '{USER}'@'{client}'"))
+        .query(&format!(
+            "CREATE USER '{USER}'@'{client}' IDENTIFIED BY '{password}'"
+        ))
         .with_context(|| format!("creating {USER}@{client} for the remote client"))?;
     admin
         .query(&format!(
@@ -562,7 +578,10 @@ impl MysqlServer {
     }
 
     fn start_inner(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result<Self> {
-        let bins = find_binaries(target.bin.as_deref())?;
+        // Absolute, as PostgreSQL's: the tools run in the data directory, where a relative
+        // `bin` (the lab's folder joined to `../mdb/bin`) would name nothing.
+        let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
+        let bins = find_binaries(bin.as_deref())?;
         let env = bins.env(&target.env);
         let build = Build::probe(bins, &env)?;
         let storage = Storage::of(&target.tables);
@@ -575,25 +594,40 @@ impl MysqlServer {
             process::check_reachable(&data_dir, u)?;
         }
         let config = render_config(&build, storage, &target.tables, &target.settings, None);
+        // Nobody else may read the files or reach the socket inside: before the tool writes
+        // the first file, and again after (a tool may set its own mode).
+        secret::private_dir(&data_dir)?;
         initialise(&build, &config, &data_dir, user.as_ref(), &env, log)?;
+        secret::private_dir(&data_dir)?;
+        let password = secret::new_password();
+        let password_file = secret::password_file(&data_dir, &password)?;
         let cnf = data_dir.join(CONFIG_NAME);
         std::fs::write(&cnf, &config).with_context(|| format!("writing {}", cnf.display()))?;
         if let Some(u) = &user {
             process::chown_tree(&cnf, u)?;
         }
-        let launched = launch(target, &build, &cnf, &data_dir, user.as_ref(), &env, log)?;
+        let place = Place {
+            cnf: &cnf,
+            data_dir: &data_dir,
+            user: user.as_ref(),
+            env: &env,
+            log,
+        };
+        let launched = launch(target, &build, &place, &password)?;
         let Launched {
             process: proc,
             mut admin,
             socket,
-            outside_socket,
+            outside_dir,
             port,
         } = launched;
-
         let (version, backslash_escapes, settings) =
-            prepare_admin(&mut admin, target, &data_dir, &socket, &build)?;
+            prepare_admin(&mut admin, target, &data_dir, &socket, &build, &password)?;
         let driver = Arc::new(MysqlDriver::new(
-            MyEndpoint::Own(socket.clone()),
+            MyEndpoint::Own {
+                socket: socket.clone(),
+                password: password.clone(),
+            },
             target.prepared,
             backslash_escapes,
         ));
@@ -615,15 +649,19 @@ impl MysqlServer {
             driver,
             version,
             settings,
-            outside_socket,
+            socket,
+            outside_dir,
             storage,
             config: recorded,
             tcp: target.listen.as_ref().map(|_| crate::engine::TcpEndpoint {
                 port,
                 user: USER.into(),
+                password: password.clone(),
                 database: DB_NAME.into(),
                 backslash_escapes,
             }),
+            password,
+            _password_file: password_file,
         })
     }
 
@@ -662,7 +700,9 @@ impl MysqlServer {
 }
 
 /// Initialise `data_dir` the build's way ([`Init`]), as the server user, with `config`. The
-/// config sits beside the data directory meanwhile: `--initialize` wants an empty directory.
+/// config sits beside the data directory meanwhile (`--initialize` wants an empty directory),
+/// or in a private directory under the temporary directory when the data directory's path has
+/// whitespace: install-db scripts split `--defaults-file` at spaces.
 fn initialise(
     build: &Build,
     config: &str,
@@ -671,10 +711,39 @@ fn initialise(
     env: &BTreeMap<String, String>,
     log: &Path,
 ) -> anyhow::Result<()> {
-    let init_cnf = PathBuf::from(format!("{}.init.cnf", data_dir.display()));
-    std::fs::write(&init_cnf, config).with_context(|| format!("writing {}", init_cnf.display()))?;
-    let result = initialise_with(build, &init_cnf, data_dir, user, env, log);
+    let spaced = |p: &Path| p.to_string_lossy().contains(char::is_whitespace);
+    let mut apart = None;
+    let init_cnf = if spaced(data_dir) {
+        let tmp = std::env::temp_dir();
+        let dir = tmp.join(format!(
+            "dbdelta-init-{}-{}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        if spaced(&dir) {
+            bail!(
+                "the work directory {} has whitespace in its path and so has the temporary directory {}; mariadb-install-db cannot take such a path: choose a --workdir or TMPDIR without spaces",
+                data_dir.parent().unwrap_or(data_dir).display(),
+                tmp.display()
+            );
+        }
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        apart = Some(dir.clone());
+        dir.join("init.cnf")
+    } else {
+        PathBuf::from(format!("{}.init.cnf", data_dir.display()))
+    };
+    let written = std::fs::write(&init_cnf, config)
+        .with_context(|| format!("writing {}", init_cnf.display()))
+        .and_then(|()| match (user, &apart) {
+            (Some(u), Some(dir)) => process::chown_tree(dir, u),
+            _ => Ok(()),
+        });
+    let result = written.and_then(|()| initialise_with(build, &init_cnf, data_dir, user, env, log));
     let _ = std::fs::remove_file(&init_cnf);
+    if let Some(dir) = apart {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     result
 }
 
@@ -733,8 +802,8 @@ fn initialise_with(
     let log_start = std::fs::metadata(log).map(|m| m.len()).unwrap_or(0);
     if let Err(e) = process::run_tool(cmd, user, log, "initialising the data directory") {
         // install-db ends with a page of advice that pushes the cause out of the log tail:
-        // put the server's own error lines first.
-        let errors = error_lines(&read_from(log, log_start));
+        // put the cause first.
+        let errors = cause_lines(&read_from(log, log_start));
         if errors.is_empty() {
             return Err(e);
         }
@@ -771,20 +840,45 @@ struct Launched {
     process: ServerProcess,
     admin: MyConn,
     socket: PathBuf,
-    /// A socket outside the data directory (long paths), removed at stop.
-    outside_socket: Option<PathBuf>,
+    /// A private directory outside the data directory holding the socket (long paths).
+    outside_dir: Option<PathBuf>,
     port: u16,
 }
 
-/// Start the server on a unix socket and a loopback port and wait until it accepts `root`.
+/// Where a server starts: its config, data directory, account, environment and log.
+struct Place<'a> {
+    cnf: &'a Path,
+    data_dir: &'a Path,
+    user: Option<&'a ServerUser>,
+    env: &'a BTreeMap<String, String>,
+    log: &'a Path,
+}
+
+/// The socket's path: in the data directory, or when that path is too long to bind, in a
+/// directory of its own under the temporary directory that only the server account may enter
+/// (returned second, for removal at stop).
+fn socket_path(place: &Place<'_>, port: u16) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+    let socket = place.data_dir.join(SOCKET_NAME);
+    if socket.as_os_str().len() <= MAX_SOCKET_PATH {
+        return Ok((socket, None));
+    }
+    let dir = std::env::temp_dir().join(format!("dbdelta-mysqld-{}-{port}", std::process::id()));
+    std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    secret::private_dir(&dir)?;
+    if let Some(u) = place.user {
+        process::chown_tree(&dir, u)?;
+    }
+    Ok((dir.join(SOCKET_NAME), Some(dir)))
+}
+
+/// Start the server on a unix socket and a loopback port, `root`'s password set by an
+/// `--init-file` (a 0600 file removed once the server is up), and wait until it accepts
+/// `root` with it.
 fn launch(
     target: &TargetSpec,
     build: &Build,
-    cnf: &Path,
-    data_dir: &Path,
-    user: Option<&ServerUser>,
-    env: &BTreeMap<String, String>,
-    log: &Path,
+    place: &Place<'_>,
+    password: &str,
 ) -> anyhow::Result<Launched> {
     let port = match target.port {
         Some(p) => {
@@ -793,49 +887,59 @@ fn launch(
         }
         None => process::free_port()?,
     };
-    let mut socket = data_dir.join(SOCKET_NAME);
-    let mut outside_socket = None;
-    if socket.as_os_str().len() > MAX_SOCKET_PATH {
-        socket =
-            std::env::temp_dir().join(format!("dbdelta-mysqld-{}-{port}.sock", std::process::id()));
-        outside_socket = Some(socket.clone());
-    }
+    let (socket, outside_dir) = socket_path(place, port)?;
+    let init = secret::PrivateFile::create(
+        &PathBuf::from(format!("{}.init.sql", place.data_dir.display())),
+        &build.flavor.secure_sql(password),
+        place.user,
+    )?;
     let mut cmd = Command::new(&build.bins.server);
-    cmd.arg(format!("--defaults-file={}", cnf.display()))
-        .arg(format!("--datadir={}", data_dir.display()))
+    cmd.arg(format!("--defaults-file={}", place.cnf.display()))
+        .arg(format!("--datadir={}", place.data_dir.display()))
         .arg(format!("--socket={}", socket.display()))
         .arg(format!("--port={port}"))
+        .arg(format!("--init-file={}", init.path().display()))
         .arg(match &target.listen {
             // One address: MySQL before 8.0.13 and MariaDB before 10.11 take no list.
             Some(l) => format!("--bind-address={}", l.address),
             None => "--bind-address=127.0.0.1".into(),
         })
         .args(&target.args)
-        .current_dir(data_dir)
-        .envs(env);
+        .current_dir(place.data_dir)
+        .envs(place.env);
     let mut proc = ServerProcess::spawn(
         cmd,
         &target.wrap,
-        user,
+        place.user,
         target.server_cpus.as_ref(),
-        log,
+        place.log,
         "the MySQL server",
     )?;
     let mut first = None;
     proc.wait_ready(READY_TIMEOUT, || {
-        match MyConn::connect(&socket, USER, None) {
-            Ok(c) => {
-                first = Some(c);
-                true
+        match MyConn::connect(&socket, USER, Some(password), None) {
+            Ok(c) => first = Some(Ok(c)),
+            Err(e) if e.code().is_some_and(|c| ER_ACCESS_DENIED.contains(&c)) => {
+                first = Some(Err(e))
             }
-            Err(_) => false,
+            Err(_) => {}
         }
+        first.is_some()
     })?;
+    drop(init);
+    let admin = match first.expect("connected when ready") {
+        Ok(c) => c,
+        Err(e) => bail!(
+            "the server refused root with the password its --init-file set ({e}); last lines of {}:\n{}",
+            place.log.display(),
+            crate::sys::log_tail(place.log, 20)
+        ),
+    };
     Ok(Launched {
         process: proc,
-        admin: first.expect("connected when ready"),
+        admin,
         socket,
-        outside_socket,
+        outside_dir,
         port,
     })
 }
@@ -948,6 +1052,20 @@ fn error_lines(log: &str) -> Vec<String> {
         .collect()
 }
 
+/// The cause of a failed initialisation in its output: the server's `[ERROR]` lines, else the
+/// tool's first two lines (install-db's own complaints come first, its advice after).
+fn cause_lines(output: &str) -> Vec<String> {
+    let errors = error_lines(output);
+    if !errors.is_empty() {
+        return errors;
+    }
+    (output.lines().map(str::trim))
+        .filter(|l| !l.is_empty())
+        .take(2)
+        .map(str::to_string)
+        .collect()
+}
+
 /// `VERSION()` as recorded: MariaDB's says so itself; Oracle MySQL's gets a `MySQL ` prefix.
 pub(super) fn version_label(version: String) -> String {
     if version.contains("MariaDB") {
@@ -1025,13 +1143,11 @@ impl Server for MysqlServer {
     }
 
     fn client_url(&self) -> Option<crate::engine::connect::ConnectUrl> {
-        let socket =
-            (self.outside_socket.clone()).unwrap_or_else(|| self.data_dir.join(SOCKET_NAME));
         Some(crate::engine::connect::ConnectUrl {
             engine: crate::engine::EngineKind::Mysql,
             user: USER.into(),
-            password: None,
-            address: crate::engine::connect::Address::Unix(socket),
+            password: Some(self.password.clone()),
+            address: crate::engine::connect::Address::Unix(self.socket.clone()),
             port: 3306,
             database: DB_NAME.into(),
         })
@@ -1105,8 +1221,8 @@ impl Server for MysqlServer {
         // Close our connection first, so the server has no client left.
         drop(lock(&self.admin).take());
         let result = lock(&self.process).stop(libc::SIGTERM, STOP_TIMEOUT);
-        if let Some(s) = &self.outside_socket {
-            let _ = std::fs::remove_file(s);
+        if let Some(d) = &self.outside_dir {
+            let _ = std::fs::remove_dir_all(d);
         }
         result
     }
@@ -1187,6 +1303,24 @@ mod tests {
         assert!(!s.contains_key("port"));
         assert_eq!(s["version"], "");
         assert_eq!(s["plugin_dir"], "<basedir>/lib/plugin/");
+    }
+
+    #[test]
+    fn a_failed_install_db_without_error_lines_shows_its_first_lines() {
+        // mariadb-install-db on a --defaults-file with a space (issue 30, item 9).
+        let log = "Could not open required defaults file: /tmp/w\n\
+                   Fatal error in defaults handling. Program aborted\n\
+                   Installing MariaDB/MySQL system tables in '/tmp/w d/x' ...\n\n\
+                   Installation of system tables failed!  Examine the logs in\n";
+        assert_eq!(
+            cause_lines(log),
+            [
+                "Could not open required defaults file: /tmp/w",
+                "Fatal error in defaults handling. Program aborted"
+            ]
+        );
+        let with_errors = "x\n2026-11-22  2:52:17 0 [ERROR] Aborting\n";
+        assert_eq!(cause_lines(with_errors), ["[ERROR] Aborting"]);
     }
 
     #[test]

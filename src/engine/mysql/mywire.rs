@@ -10,8 +10,10 @@
 //! the prepare response and authentication data come from the `mysql_common` crate; this file
 //! frames packets and encodes `COM_STMT_EXECUTE` with borrowed parameters.
 //!
-//! Owns: the handshake (`mysql_native_password` with an empty password, as dbdelta's own servers
-//! create `root`, or any plugin that needs no password data such as `unix_socket`), `COM_QUERY`
+//! Owns: the handshake (`mysql_native_password`, `caching_sha2_password` with its fast path
+//! and its full authentication: the password in clear over a unix socket, RSA-encrypted with
+//! the server's public key over TCP; or a plugin that needs no password data such as
+//! `unix_socket`), `COM_QUERY`
 //! (text results), `COM_STMT_PREPARE`/`COM_STMT_EXECUTE` (binary results), `LOAD DATA LOCAL
 //! INFILE` fed from memory, and server errors with their codes. Must not: time anything, or
 //! allocate per execution beyond growing its two reusable buffers.
@@ -168,22 +170,38 @@ pub struct MyConn {
 }
 
 impl MyConn {
-    /// Connect over the unix socket `socket` as `user` (no password) to `db` (or none).
-    pub fn connect(socket: &Path, user: &str, db: Option<&str>) -> Result<MyConn, MyError> {
-        Self::login(Stream::unix(socket)?, user, db)
+    /// Connect over the unix socket `socket` as `user` with `password` (`None`: none) to `db`
+    /// (or none).
+    pub fn connect(
+        socket: &Path,
+        user: &str,
+        password: Option<&str>,
+        db: Option<&str>,
+    ) -> Result<MyConn, MyError> {
+        Self::login(Stream::unix(socket)?, user, password, db)
     }
 
-    /// Connect to a `connect` target (a socket file or a TCP host) as its user, without a
-    /// password.
+    /// Connect to a `connect` target (a socket file or a TCP host) as its user, with its
+    /// password when it has one.
     pub fn connect_url(url: &ConnectUrl) -> Result<MyConn, MyError> {
         let sock = match &url.address {
             Address::Unix(path) => Stream::unix(path)?,
             Address::Tcp(host) => Stream::tcp(host, url.port)?,
         };
-        Self::login(sock, &url.user, Some(&url.database))
+        Self::login(
+            sock,
+            &url.user,
+            url.password.as_deref(),
+            Some(&url.database),
+        )
     }
 
-    fn login(sock: Stream, user: &str, db: Option<&str>) -> Result<MyConn, MyError> {
+    fn login(
+        sock: Stream,
+        user: &str,
+        password: Option<&str>,
+        db: Option<&str>,
+    ) -> Result<MyConn, MyError> {
         let mut c = MyConn {
             sock,
             out: Vec::with_capacity(8192),
@@ -193,7 +211,7 @@ impl MyConn {
             cache_metadata: false,
             server_version: String::new(),
         };
-        c.handshake(user, db)?;
+        c.handshake(user, password, db)?;
         Ok(c)
     }
 
@@ -202,7 +220,12 @@ impl MyConn {
         &self.server_version
     }
 
-    fn handshake(&mut self, user: &str, db: Option<&str>) -> Result<(), MyError> {
+    fn handshake(
+        &mut self,
+        user: &str,
+        password: Option<&str>,
+        db: Option<&str>,
+    ) -> Result<(), MyError> {
         let p = self.next_packet()?;
         if self.rx.buf.get(p.start) == Some(&0xFF) {
             return Err(self.server_error(p));
@@ -224,7 +247,7 @@ impl MyConn {
         self.cache_metadata = !ext.is_empty();
         let nonce = hs.nonce();
         let plugin = hs.auth_plugin().map(|p| p.into_owned());
-        let data = plugin.as_ref().and_then(|p| p.gen_data(None, &nonce));
+        let data = plugin.as_ref().and_then(|p| p.gen_data(password, &nonce));
         let mut scramble = Vec::new();
         if let Some(d) = &data {
             d.serialize(&mut scramble);
@@ -246,33 +269,73 @@ impl MyConn {
         response.serialize(&mut self.out);
         let seq = self.seq.wrapping_add(1);
         self.send(seq)?;
+        self.authenticate(password, nonce)
+    }
+
+    /// The server's answers after the handshake response, until its OK or its error.
+    fn authenticate(&mut self, password: Option<&str>, mut nonce: Vec<u8>) -> Result<(), MyError> {
         loop {
             let p = self.next_packet()?;
-            match self.rx.buf.get(p.start) {
+            let payload = self.rx.buf[p.clone()].to_vec();
+            match payload.first() {
                 Some(0x00) => return Ok(()),
                 Some(0xFF) => return Err(self.server_error(p)),
                 Some(0xFE) => {
-                    // Auth switch: answer for the plugin the server names (no password).
-                    let payload = self.rx.buf[p].to_vec();
+                    // Auth switch: answer for the plugin the server names.
                     let req: AuthSwitchRequest<'_> = ParseBuf(&payload).parse(())?;
-                    let nonce = req.plugin_data();
-                    let nonce = nonce.strip_suffix(&[0]).unwrap_or(nonce);
+                    let data = req.plugin_data();
+                    nonce = data.strip_suffix(&[0]).unwrap_or(data).to_vec();
                     self.begin_packet();
-                    if let Some(d) = req.auth_plugin().gen_data(None, nonce) {
+                    if let Some(d) = req.auth_plugin().gen_data(password, &nonce) {
                         d.serialize(&mut self.out);
                     }
-                    let seq = self.seq.wrapping_add(1);
-                    self.send(seq)?;
+                    self.send(self.seq.wrapping_add(1))?;
                 }
                 // caching_sha2_password's "fast authentication succeeded"; the OK follows.
-                Some(0x01) if self.rx.buf[p.clone()] == [0x01, 0x03] => {}
+                Some(0x01) if payload == [0x01, 0x03] => {}
+                // caching_sha2_password's "perform full authentication": the server has not
+                // cached this account's password since it started.
+                Some(0x01) if payload == [0x01, 0x04] => self.full_auth(password)?,
+                // The public key asked for by `full_auth`.
+                Some(0x01) => {
+                    let pem = &payload[1..];
+                    let mut clear = password.unwrap_or_default().as_bytes().to_vec();
+                    clear.push(0);
+                    for (i, b) in clear.iter_mut().enumerate() {
+                        *b ^= nonce.get(i % nonce.len().max(1)).copied().unwrap_or(0);
+                    }
+                    let sealed = mysql_common::crypto::encrypt(&clear, pem);
+                    self.begin_packet();
+                    self.out.extend_from_slice(&sealed);
+                    self.send(self.seq.wrapping_add(1))?;
+                }
                 _ => {
                     return Err(protocol(
-                        "the server asks for more authentication data; dbdelta's client logs in without a password (its own servers need none)",
+                        "an authentication packet this client does not know",
                     ));
                 }
             }
         }
+    }
+
+    /// caching_sha2_password's full authentication: the password in clear over a unix socket
+    /// (the server accepts it there), else a request for the server's RSA public key, which
+    /// [`MyConn::authenticate`] answers with the password sealed by it.
+    fn full_auth(&mut self, password: Option<&str>) -> Result<(), MyError> {
+        let Some(password) = password else {
+            return Err(protocol(
+                "the server asks for a password (caching_sha2_password); put it in the connect URL (mysql://user:password@host/db)",
+            ));
+        };
+        self.begin_packet();
+        match self.sock {
+            Stream::Unix(_) => {
+                self.out.extend_from_slice(password.as_bytes());
+                self.out.push(0);
+            }
+            Stream::Tcp(_) => self.out.push(0x02),
+        }
+        self.send(self.seq.wrapping_add(1))
     }
 
     // -----------------------------------------------------------------------------------------

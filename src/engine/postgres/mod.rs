@@ -1,7 +1,9 @@
 //! PostgreSQL: a server of our own per target, driven over its unix socket.
 //!
 //! Owns: finding the binaries (`bin`, else Debian's newest `/usr/lib/postgresql/N/bin`),
-//! `initdb` as the unprivileged server user, the config (dbdelta's lines, then the target's),
+//! `initdb` as the unprivileged server user with SCRAM-SHA-256 authentication and a fresh
+//! random password for `postgres` (held in memory; the socket is the server account's alone),
+//! the config (dbdelta's lines, then the target's),
 //! start and readiness, version and `SHOW ALL`, `pg_database_size`, the postwrite cleanup
 //! (`VACUUM (ANALYZE)` per table, `CHECKPOINT`, then wait out the budget), fast shutdown; and
 //! the client: dbdelta's own wire client (`pgwire`) with server-side prepared statements (or
@@ -22,6 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::common::process::{self, ServerProcess};
+use crate::engine::common::secret;
 use crate::engine::{
     Background, DbError, Dialect, Driver, Observed, Param, RowSink, RowSource, Server, Session,
     StmtId, TargetSpec,
@@ -123,17 +126,18 @@ fn base_config(socket_dir: &Path, port: u16, listen: Option<&crate::engine::List
          listen_addresses = '{addresses}'\n\
          port = {port}\n\
          unix_socket_directories = '{}'\n\
+         unix_socket_permissions = 0700\n\
          max_connections = 200\n",
         socket_dir.display()
     )
 }
 
-/// The `pg_hba.conf` line that lets a remote target's client host in (trust, like initdb's
-/// loopback lines: the address exists only on the link between the two hosts).
+/// The `pg_hba.conf` line that lets a remote target's client host in, with the password like
+/// every other connection.
 fn hba_line(listen: &crate::engine::Listen) -> String {
     let bits = if listen.client.contains(':') { 128 } else { 32 };
     format!(
-        "# dbdelta: the remote client\nhost all all {}/{bits} trust\n",
+        "# dbdelta: the remote client\nhost all all {}/{bits} scram-sha-256\n",
         listen.client
     )
 }
@@ -201,16 +205,23 @@ fn inline_params(sql: &str, params: &[Param<'_>], out: &mut String) {
     }
 }
 
-/// Where and as whom clients connect.
-#[derive(Debug, Clone)]
+/// Where and as whom clients connect: `postgres` with this server's password.
+#[derive(Clone)]
 pub(super) struct Endpoint {
     socket_dir: PathBuf,
     port: u16,
+    password: String,
 }
 
 impl Endpoint {
     fn connect(&self) -> Result<PgConn, DbError> {
-        PgConn::connect(&self.socket_dir, self.port, "postgres", "postgres")
+        PgConn::connect(
+            &self.socket_dir,
+            self.port,
+            "postgres",
+            "postgres",
+            Some(&self.password),
+        )
     }
 }
 
@@ -382,6 +393,8 @@ pub struct PgServer {
     settings: BTreeMap<String, String>,
     /// The port a remote client reaches, when the target listens for one.
     tcp_port: Option<u16>,
+    /// `<data_dir>.password`, removed when the server goes.
+    _password_file: secret::PrivateFile,
 }
 
 impl PgServer {
@@ -406,7 +419,8 @@ impl PgServer {
             process::check_reachable(data_dir, u)?;
             process::chown_tree(data_dir, u)?;
         }
-        init_cluster(&bins, data_dir, user.as_ref(), log)?;
+        let password = secret::new_password();
+        init_cluster(&bins, data_dir, user.as_ref(), log, &password)?;
         let port = match target.port {
             Some(p) => {
                 process::check_port_free(p)?;
@@ -414,9 +428,11 @@ impl PgServer {
             }
             None => process::free_port()?,
         };
+        let password_file = secret::password_file(data_dir, &password)?;
         let endpoint = Endpoint {
             socket_dir: socket_dir(data_dir, port),
             port,
+            password,
         };
         write_config(target, data_dir, &endpoint, user.as_ref())?;
         let mut cmd = Command::new(&bins.postgres);
@@ -451,25 +467,35 @@ impl PgServer {
             version,
             settings,
             tcp_port: target.listen.as_ref().map(|_| port),
+            _password_file: password_file,
         })
     }
 }
 
-/// `initdb` as the server user: trust authentication, UTF-8, the C locale.
+/// `initdb` as the server user: SCRAM-SHA-256 for every connection (initdb then also sets
+/// `password_encryption` so, from PostgreSQL 10 on), `password` for `postgres` (handed over in
+/// a 0600 file beside the data directory, removed right after), UTF-8, the C locale.
 fn init_cluster(
     bins: &Binaries,
     data_dir: &Path,
     user: Option<&process::ServerUser>,
     log: &Path,
+    password: &str,
 ) -> Result<()> {
+    let pwfile = secret::PrivateFile::create(
+        &PathBuf::from(format!("{}.pw", data_dir.display())),
+        &format!("{password}\n"),
+        user,
+    )?;
     let mut initdb = Command::new(&bins.initdb);
     initdb.arg("-D").arg(data_dir).args([
         "-U",
         "postgres",
-        "--auth=trust",
+        "--auth=scram-sha-256",
         "--encoding=UTF8",
         "--locale=C",
     ]);
+    initdb.arg(format!("--pwfile={}", pwfile.path().display()));
     if bins.major >= 18 {
         // Parity with 12–17, whose initdb does not enable checksums by default.
         initdb.arg("--no-data-checksums");
@@ -606,7 +632,7 @@ impl Server for PgServer {
         Some(crate::engine::connect::ConnectUrl {
             engine: crate::engine::EngineKind::Postgres,
             user: "postgres".into(),
-            password: None,
+            password: Some(e.password.clone()),
             address: crate::engine::connect::Address::Unix(e.socket_dir.clone()),
             port: e.port,
             database: "postgres".into(),
@@ -614,9 +640,13 @@ impl Server for PgServer {
     }
 
     fn tcp_endpoint(&self) -> Option<crate::engine::TcpEndpoint> {
+        let Connect::Own(e) = &self.driver.endpoint else {
+            return None;
+        };
         Some(crate::engine::TcpEndpoint {
             port: self.tcp_port?,
             user: "postgres".into(),
+            password: e.password.clone(),
             database: "postgres".into(),
             backslash_escapes: false,
         })

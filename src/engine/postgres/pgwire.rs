@@ -6,9 +6,10 @@
 //! read with as few `read`s as its size needs. Message encoding and framing come from the
 //! `postgres-protocol` crate; this file only moves bytes and reads message tags.
 //!
-//! Owns: startup (trust authentication; what dbdelta's own servers use), the extended protocol
-//! (Parse/Describe/Sync once, then Bind/Execute/Sync per execution, parameters and results in
-//! text format as pgbench and sysbench send them), simple queries, `COPY ... FROM STDIN`, and
+//! Owns: startup (trust, clear-text, MD5 or SCRAM-SHA-256: dbdelta's own servers ask for
+//! SCRAM), the extended protocol (Parse/Describe/Sync once, then Bind/Execute/Sync per
+//! execution, parameters and results in text format as pgbench and sysbench send them), simple
+//! queries, `COPY ... FROM STDIN`, and
 //! turning `ErrorResponse` into a classified [`DbError`]. Must not: time anything, or allocate
 //! per execution beyond growing its two reusable buffers.
 
@@ -109,15 +110,17 @@ pub struct PgConn {
 }
 
 impl PgConn {
-    /// Connect over the unix socket of `socket_dir`/`port` and log in (trust authentication).
+    /// Connect over the unix socket of `socket_dir`/`port` and log in (with `password` when
+    /// the server asks for one).
     pub fn connect(
         socket_dir: &Path,
         port: u16,
         user: &str,
         dbname: &str,
+        password: Option<&str>,
     ) -> Result<PgConn, DbError> {
         let path = socket_dir.join(format!(".s.PGSQL.{port}"));
-        Self::login(Stream::unix(&path).map_err(io_err)?, user, dbname, None)
+        Self::login(Stream::unix(&path).map_err(io_err)?, user, dbname, password)
     }
 
     /// Connect to a `connect` target: a socket directory or a TCP host, logging in with
