@@ -2,15 +2,14 @@
 //!
 //! Owns the process-wide interrupt flag ([`flag`]), which signal came first ([`first`]) and
 //! the interruptible wait every long sleep in the crate uses ([`sleep`]: it returns within
-//! [`POLL`] of the flag being set). The handler itself only notes the signal and writes one
-//! byte to a pipe (both async-signal-safe); a thread reads the pipe and does the rest: the first
+//! [`POLL`] of the flag being set). The signal handler is signal-hook's (it only wakes a
+//! self-pipe); a thread of ours reads the signals from it and does the rest: the first
 //! signal sets the flag, every later one calls the `again` the caller installed (except the
 //! same signal within [`DUPLICATE`]: one signal delivered twice).
 //! Must not: exit the process or stop anything itself (the caller's `again` decides), or know
 //! what a run is.
 
-use std::io::{Read, Write};
-use std::os::fd::FromRawFd;
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, LazyLock, Once};
 use std::time::{Duration, Instant};
@@ -29,8 +28,6 @@ pub const POLL: Duration = Duration::from_millis(100);
 static FLAG: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 /// The first signal received (0: none).
 static FIRST: AtomicI32 = AtomicI32::new(0);
-/// The pipe's write end, for the handler (-1 until installed).
-static PIPE: AtomicI32 = AtomicI32::new(-1);
 static INSTALL: Once = Once::new();
 
 /// The process-wide interrupt flag, set by the first terminating signal.
@@ -74,21 +71,6 @@ pub fn sleep(length: Duration) -> bool {
     }
 }
 
-extern "C" fn on_signal(signal: libc::c_int) {
-    // SAFETY: only async-signal-safe calls: atomics, write(2) to a pipe, errno saved and
-    // restored so the interrupted code sees its own.
-    unsafe {
-        let errno = *libc::__errno_location();
-        let _ = FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
-        let fd = PIPE.load(Ordering::SeqCst);
-        if fd >= 0 {
-            let byte = signal as u8;
-            libc::write(fd, (&raw const byte).cast(), 1);
-        }
-        *libc::__errno_location() = errno;
-    }
-}
-
 /// Catch [`SIGNALS`] for the rest of the process (once; later calls only return the flag):
 /// the first sets [`flag`], each later one calls `again` with its number, on a thread of its
 /// own. Returns the flag.
@@ -98,22 +80,15 @@ pub fn install(again: impl Fn(i32) + Send + 'static) -> std::io::Result<Arc<Atom
     result.map(|()| flag())
 }
 
+/// signal-hook's iterator does the async-signal-safe part (its handler only notes the signal
+/// and wakes a self-pipe); everything else happens here, on an ordinary thread.
 fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`, which has room for them.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fds[0]` is the pipe's read end, just created and owned by nothing else.
-    let mut read = unsafe { std::fs::File::from_raw_fd(fds[0]) };
-    PIPE.store(fds[1], Ordering::SeqCst);
+    let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
     std::thread::Builder::new()
         .name("dbdelta-signals".into())
         .spawn(move || {
-            let mut byte = [0u8; 1];
             let mut first: Option<(i32, Instant)> = None;
-            while read.read_exact(&mut byte).is_ok() {
-                let signal = i32::from(byte[0]);
+            for signal in signals.forever() {
                 match first {
                     None => first = Some((signal, Instant::now())),
                     // One signal delivered twice (timeout(1) signals its child, then its
@@ -124,6 +99,7 @@ fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
                         continue;
                     }
                 }
+                FIRST.store(signal, Ordering::SeqCst);
                 FLAG.store(true, Ordering::SeqCst);
                 // A closed terminal (SIGHUP) makes this fail: the message is then nobody's.
                 let _ = writeln!(
@@ -133,17 +109,5 @@ fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
                 );
             }
         })?;
-    for signal in SIGNALS {
-        // SAFETY: a zeroed sigaction is valid; the handler only does async-signal-safe work.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-    }
     Ok(())
 }
