@@ -221,7 +221,7 @@ impl ShapeArgs {
 
     /// The plan options these flags give, with `run`'s default work directory (where the
     /// disk estimate is checked).
-    fn options(&self) -> RunOptions {
+    pub fn options(&self) -> RunOptions {
         RunOptions {
             workdir: PathBuf::from(DEFAULT_WORKDIR),
             quick: self.quick,
@@ -230,6 +230,20 @@ impl ShapeArgs {
             clients: self.clients.clone(),
             repeats: self.repeats,
             ..RunOptions::default()
+        }
+    }
+}
+
+impl RunArgs {
+    /// The plan options of a `run` command line (the fuzz target `cli_parse` plans with them).
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            keep: self.keep,
+            workdir: self.workdir.clone(),
+            profile: self.profile,
+            instructions: self.instructions,
+            cell: self.cell.clone(),
+            ..self.shape.options()
         }
     }
 }
@@ -412,7 +426,7 @@ pub enum ListWhat {
 /// before its usage block, with a pointer to `--help`) and exit code 2; `--help` and
 /// `--version` print and exit 0.
 pub fn parse() -> std::result::Result<Cli, ExitCode> {
-    Cli::try_parse().map_err(|e| {
+    parse_from(std::env::args_os()).map_err(|e| {
         if !e.use_stderr() {
             let _ = e.print();
             return ExitCode::SUCCESS;
@@ -420,6 +434,15 @@ pub fn parse() -> std::result::Result<Cli, ExitCode> {
         eprintln!("error: {}", usage_error(&e));
         ExitCode::from(crate::error::EXIT_INPUT)
     })
+}
+
+/// Parse a command line (`argv[0]` first); a usage error is clap's, for [`usage_error`].
+pub fn parse_from<I, T>(argv: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(argv)
 }
 
 /// clap's message for a usage error as one line: its text before the first blank line (a
@@ -548,14 +571,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     }
     // Parse and plan: every input error surfaces here, before anything is written.
     let lab = load_lab(args.lab.as_deref())?;
-    let opts = RunOptions {
-        keep: args.keep,
-        workdir: args.workdir.clone(),
-        profile: args.profile,
-        instructions: args.instructions,
-        cell: args.cell.clone(),
-        ..args.shape.options()
-    };
+    let opts = args.options();
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
