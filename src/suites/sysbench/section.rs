@@ -142,13 +142,17 @@ const MAX_ROWS: u64 = 1_000_000_000_000;
 /// `tables`, `rows` and the step lengths, each within its range; an error names the key's line.
 fn check_scale(src: &Section<'_>, s: &RawSysbench) -> Result<(), InputError> {
     if !(1..=1000).contains(&s.tables) {
-        return Err(src.key_error("tables", "tables must be from 1 to 1000"));
+        return Err(src.key_error(
+            "tables",
+            format!("tables must be from 1 to 1000, not {}", s.tables),
+        ));
     }
     if !(200..=MAX_ROWS).contains(&s.rows) {
         return Err(src.key_error(
             "rows",
             format!(
-                "rows must be from 200 (the hot-points and range steps need them) to {MAX_ROWS} (10^12)"
+                "rows must be from 200 (the hot-points and range steps need them) to {MAX_ROWS} (10^12), not {}",
+                s.rows
             ),
         ));
     }
