@@ -19,6 +19,7 @@ use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, InputError};
 use crate::plan::{self, RunOptions};
 use crate::progress::{Mode, Progress};
 use crate::provision::Product;
+use crate::range;
 use crate::report::{self, Format};
 use crate::store::Store;
 
@@ -184,11 +185,12 @@ pub struct ShapeArgs {
     /// Skip steps matching these globs (comma-separated and/or repeated).
     #[arg(long, value_name = "STEP_GLOB")]
     pub skip: Vec<String>,
-    /// Client counts to sweep, e.g. 1,4,16 (overrides the lab).
+    /// Client counts to sweep, each from 1 to 10000, e.g. 1,4,16 (overrides the lab).
     #[arg(long, value_name = "LIST")]
     pub clients: Option<String>,
-    /// Repeats per target (overrides the lab; ≥ 2 enables verdicts).
-    #[arg(long, value_name = "N")]
+    /// Repeats per target, from 1 to 1000 (overrides the lab; ≥ 2 enables verdicts); a plan
+    /// has at most 10000 cells (targets × client counts × repeats).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(range::REPEATS.min..=range::REPEATS.max))]
     pub repeats: Option<u32>,
 }
 
@@ -219,7 +221,7 @@ impl ShapeArgs {
 
     /// The plan options these flags give, with `run`'s default work directory (where the
     /// disk estimate is checked).
-    fn options(&self) -> RunOptions {
+    pub fn options(&self) -> RunOptions {
         RunOptions {
             workdir: PathBuf::from(DEFAULT_WORKDIR),
             quick: self.quick,
@@ -228,6 +230,20 @@ impl ShapeArgs {
             clients: self.clients.clone(),
             repeats: self.repeats,
             ..RunOptions::default()
+        }
+    }
+}
+
+impl RunArgs {
+    /// The plan options of a `run` command line (the fuzz target `cli_parse` plans with them).
+    pub fn options(&self) -> RunOptions {
+        RunOptions {
+            keep: self.keep,
+            workdir: self.workdir.clone(),
+            profile: self.profile,
+            instructions: self.instructions,
+            cell: self.cell.clone(),
+            ..self.shape.options()
         }
     }
 }
@@ -406,6 +422,42 @@ pub enum ListWhat {
     Versions,
 }
 
+/// Parse this process's command line. A usage error is one line (`error: …`, what clap says
+/// before its usage block, with a pointer to `--help`) and exit code 2; `--help` and
+/// `--version` print and exit 0.
+pub fn parse() -> std::result::Result<Cli, ExitCode> {
+    parse_from(std::env::args_os()).map_err(|e| {
+        if !e.use_stderr() {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("error: {}", usage_error(&e));
+        ExitCode::from(crate::error::EXIT_INPUT)
+    })
+}
+
+/// Parse a command line (`argv[0]` first); a usage error is clap's, for [`usage_error`].
+pub fn parse_from<I, T>(argv: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(argv)
+}
+
+/// clap's message for a usage error as one line: its text before the first blank line (a
+/// list of missing flags joined in), then where the flags are listed.
+pub fn usage_error(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first: Vec<&str> = (text.lines())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let msg = first.join(" ");
+    let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
+    format!("{msg} (dbdelta help [COMMAND] lists the flags)")
+}
+
 /// Run a parsed command line. Returns the process exit code.
 pub fn execute(cli: Cli) -> Result<ExitCode> {
     let progress = Progress {
@@ -519,14 +571,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     }
     // Parse and plan: every input error surfaces here, before anything is written.
     let lab = load_lab(args.lab.as_deref())?;
-    let opts = RunOptions {
-        keep: args.keep,
-        workdir: args.workdir.clone(),
-        profile: args.profile,
-        instructions: args.instructions,
-        cell: args.cell.clone(),
-        ..args.shape.options()
-    };
+    let opts = args.options();
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
@@ -1138,5 +1183,47 @@ mod tests {
     fn cli_definition_is_consistent() {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
+    }
+
+    /// The help states the ranges of `crate::range`, where they are written once.
+    #[test]
+    fn the_help_states_the_ranges() {
+        use clap::CommandFactory;
+        let mut cmd = super::Cli::command();
+        let help = cmd
+            .find_subcommand_mut("run")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for range in [crate::range::REPEATS, crate::range::CLIENTS] {
+            assert!(help.contains(&range.words()), "{}: {help}", range.words());
+        }
+        assert!(help.contains(&format!("at most {} cells", crate::range::MAX_CELLS)));
+    }
+
+    #[test]
+    fn usage_errors_are_one_line() {
+        use clap::Parser;
+        for argv in [
+            &["dbdelta", "run", "--repeats", "4294967295"][..],
+            &["dbdelta", "run", "--frob"],
+            &["dbdelta", "store", "push"],
+            &["dbdelta", "run", "--format", "xml"],
+            &["dbdelta", "nope"],
+        ] {
+            let e = super::Cli::try_parse_from(argv).unwrap_err();
+            let line = super::usage_error(&e);
+            assert!(
+                !line.contains('\n') && !line.starts_with("error"),
+                "{argv:?}: {line}"
+            );
+            assert!(
+                line.ends_with("(dbdelta help [COMMAND] lists the flags)"),
+                "{line}"
+            );
+        }
+        let e = super::Cli::try_parse_from(["dbdelta", "run", "--repeats", "0"]).unwrap_err();
+        assert!(super::usage_error(&e).contains("0 is not in 1..=1000"));
     }
 }

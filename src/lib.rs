@@ -16,6 +16,7 @@ pub mod plan;
 pub mod profiler;
 pub mod progress;
 pub mod provision;
+pub mod range;
 pub mod remote;
 pub mod report;
 pub mod results;

@@ -2,10 +2,11 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = dbdelta::cli::Cli::parse();
+    let cli = match dbdelta::cli::parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     match dbdelta::cli::execute(cli) {
         Ok(code) => code,
         Err(err) => {

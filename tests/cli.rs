@@ -380,6 +380,49 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             vec!["--clients", "0"],
             "--clients 0:",
         ),
+        // Issue 30: a panic (exit 101), an abort (exit 134) and unstated ranges before.
+        (
+            "huge step",
+            "write_secs = 1e20\n".into(),
+            vec![],
+            "lab.toml:11: [suite.sysbench] write_secs: write_secs must be a number of seconds above 0 and at most 604800 (7 days), not 1e20",
+        ),
+        (
+            "tables at its line",
+            "tables = 0\n".into(),
+            vec![],
+            "lab.toml:11: [suite.sysbench] tables: tables must be from 1 to 1000",
+        ),
+        (
+            "huge repeats",
+            String::new(),
+            vec!["--repeats", "4294967295", "--dry-run"],
+            "4294967295 is not in 1..=1000",
+        ),
+        (
+            "too many cells",
+            String::new(),
+            vec!["--repeats", "1000", "--clients", "1,2,3,4,5,6,7,8,9,10,11"],
+            "the plan has 11000 cells",
+        ),
+        (
+            "clients cap",
+            String::new(),
+            vec!["--clients", "100000"],
+            "client counts from 1 to 10000",
+        ),
+        (
+            "unknown flag",
+            String::new(),
+            vec!["--frob"],
+            "unexpected argument '--frob' found",
+        ),
+        (
+            "missing store dir",
+            String::new(),
+            vec!["--store", "no/such/dir/x.db"],
+            "the directory no/such/dir does not exist",
+        ),
     ];
     for (name, sysbench, extra, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -445,6 +488,39 @@ fn a_store_that_is_a_directory_or_another_file_is_bad_input() {
         !dir.path().join("dbdelta-work").exists(),
         "no work directory"
     );
+}
+
+#[test]
+fn a_workdir_that_is_a_file_or_a_lab_not_in_utf8_is_bad_input_before_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path(), ONE_TARGET, "");
+    std::fs::write(dir.path().join("afile"), "").unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            lab.to_str().unwrap(),
+            "--quick",
+            "--workdir",
+            "afile",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--workdir afile: afile is a file, not a directory"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("dbdelta.db").exists(),
+        "no store was created"
+    );
+
+    std::fs::write(&lab, b"[lab]\nname = \"caf\xe9\"\n").unwrap();
+    let out = run(dir.path(), &["run", lab.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("lab.toml:2: is not UTF-8 text"), "{err}");
 }
 
 #[test]

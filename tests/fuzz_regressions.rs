@@ -115,3 +115,59 @@ fn a_column_name_that_is_not_utf8_is_an_error() {
     };
     assert!(format!("{e:#}").contains("damaged"), "{e:#}");
 }
+
+/// `lab_parse` (extended to plan what it parses, issue 30): a step length of `1e20` seconds
+/// panicked in `plan::plan_on` converting it to a `Duration`; `1e12` was planned. Every
+/// duration key of every suite, each now bad input naming its line.
+#[test]
+fn lab_durations_past_their_range_are_bad_input_not_a_panic() {
+    let cases = [
+        ("sysbench", "rows = 1000\n", "read_secs"),
+        ("sysbench", "rows = 1000\n", "write_secs"),
+        ("sysbench", "rows = 1000\n", "warmup_secs"),
+        ("sysbench", "rows = 1000\n", "postwrite_secs"),
+        ("sysbench", "duration = \"adaptive\"\n", "max_secs"),
+        ("sysbench", "duration = \"adaptive\"\n", "min_secs"),
+        ("insert", "rows = 10000\n", "query_secs"),
+        ("linkbench", "maxid1 = 5000\n", "request_secs"),
+        ("linkbench", "maxid1 = 5000\n", "warmup_secs"),
+    ];
+    for (suite, other, key) in cases {
+        for value in ["1e20", "1e12", "nan", "inf", "-1"] {
+            let text = format!(
+                "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+                 [suite.{suite}]\n{other}{key} = {value}\n"
+            );
+            let e = dbdelta::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap_err();
+            assert!(
+                e.0.starts_with(&format!("lab.toml:8: [suite.{suite}] {key}: ")),
+                "{suite} {key} = {value}: {}",
+                e.0
+            );
+        }
+    }
+}
+
+/// `cli_parse`: `--repeats 4294967295` made the plan allocate a cell per repeat (4 GiB, then an
+/// abort); the flag's range is now clap's, and a plan of more cells than
+/// `range::MAX_CELLS` is refused before any is allocated.
+#[test]
+fn huge_repeats_and_client_lists_are_refused_before_the_plan_allocates() {
+    let e = dbdelta::cli::parse_from(["dbdelta", "run", "--repeats", "4294967295", "--dry-run"])
+        .unwrap_err();
+    assert!(dbdelta::cli::usage_error(&e).contains("4294967295 is not in 1..=1000"));
+    let lab = dbdelta::plan::lab::parse(dbdelta::plan::DEMO_LAB, "demo", Path::new(".")).unwrap();
+    let opts = dbdelta::plan::RunOptions {
+        repeats: Some(1000),
+        clients: Some(
+            (1..=100)
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ..Default::default()
+    };
+    let machine = dbdelta::cpus::Machine::simple(2);
+    let e = dbdelta::plan::plan_on(lab, &opts, machine).unwrap_err();
+    assert!(e.0.starts_with("the plan has 200000 cells"), "{}", e.0);
+}

@@ -1,5 +1,7 @@
 //! Fuzz target `lab_parse`: arbitrary bytes, as UTF-8 text, through the lab parser
-//! (`dbdelta::plan::lab::parse`), the code behind every `dbdelta run LAB`.
+//! (`dbdelta::plan::lab::parse`), the code behind every `dbdelta run LAB`, and for a lab it
+//! accepts, the dry-run planning that follows (`plan::plan_on`, `describe`, the cells, the
+//! time and disk estimates), where the lab's numbers become durations and allocations.
 //!
 //! Any `Err` is a fine answer; a panic, abort, stack overflow, running out of memory or time is
 //! a bug. The parser reads a target's `config` file: relative paths resolve in a scratch
@@ -9,8 +11,8 @@
 //! only checked for existence.
 #![no_main]
 
-use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
+#[path = "shared/mod.rs"]
+mod shared;
 
 use libfuzzer_sys::fuzz_target;
 
@@ -18,43 +20,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if !configs_stay_inside(text) {
+    if !shared::configs_stay_inside(text) {
         return;
     }
-    let _ = dbdelta::plan::lab::parse(text, "fuzz.toml", scratch());
+    if let Ok(lab) = dbdelta::plan::lab::parse(text, "fuzz.toml", shared::scratch()) {
+        shared::dry_run(lab, &dbdelta::plan::RunOptions::default());
+    }
 });
-
-/// The directory relative paths of the lab resolve in, made once per process.
-fn scratch() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("dbdelta-fuzz-lab-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        std::fs::write(
-            dir.join("pg.conf"),
-            "shared_buffers = '128MB'\n# a comment\nwork_mem = 4MB; x\n",
-        )
-        .expect("a config file in the scratch directory");
-        dir
-    })
-}
-
-/// False when a `[[target]]` names a `config` that could be read from outside the scratch
-/// directory. Text that is not TOML is parsed as it is: the parser rejects it before it
-/// reads any file.
-fn configs_stay_inside(text: &str) -> bool {
-    let Ok(doc) = text.parse::<toml::Table>() else {
-        return true;
-    };
-    let Some(targets) = doc.get("target").and_then(|t| t.as_array()) else {
-        return true;
-    };
-    targets
-        .iter()
-        .all(|t| match t.get("config").and_then(|c| c.as_str()) {
-            None => true,
-            Some(path) => Path::new(path)
-                .components()
-                .all(|c| matches!(c, Component::Normal(_) | Component::CurDir)),
-        })
-}

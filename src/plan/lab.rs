@@ -19,6 +19,7 @@ use crate::error::InputError;
 use crate::profiler::{CallGraph, ProfileSettings};
 use crate::provision::Product;
 use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
+use crate::range;
 use crate::suites::{LabText as Source, Section, SuiteConfig};
 
 #[derive(Debug, Deserialize)]
@@ -472,10 +473,13 @@ fn order(src: &Source<'_>, o: Option<&Spanned<String>>) -> Result<Order, InputEr
 fn clients(src: &Source<'_>, c: Option<&Spanned<Vec<i64>>>) -> Result<Vec<u32>, InputError> {
     let Some(c) = c else { return Ok(vec![1]) };
     let list = c.get_ref();
-    if list.is_empty() || list.iter().any(|n| *n < 1 || *n > 10_000) {
+    if list.is_empty() || list.iter().any(|n| !range::CLIENTS.contains(*n)) {
         return Err(src.error_at(
             c.span(),
-            "clients must be a non-empty list of client counts from 1 to 10000, e.g. [1, 4]",
+            format!(
+                "clients must be a non-empty list of client counts {}, e.g. [1, 4]",
+                range::CLIENTS.words()
+            ),
         ));
     }
     Ok(list.iter().map(|n| *n as u32).collect())
@@ -487,11 +491,14 @@ fn repeats(
     src: &Source<'_>,
     lab: &RawLabSection,
 ) -> Result<(u32, Option<AutoRepeats>), InputError> {
-    let bad = "repeats must be a whole number ≥ 1, or \"auto\" (repeat undecided steps)";
+    let bad = format!(
+        "repeats must be a whole number {}, or \"auto\" (repeat undecided steps)",
+        range::REPEATS.words()
+    );
     let word = match lab.repeats.get_ref() {
         RawRepeats::Count(n) => {
-            let n = (u32::try_from(*n).ok().filter(|r| *r >= 1))
-                .ok_or_else(|| src.error_at(lab.repeats.span(), bad))?;
+            let n =
+                (range::REPEATS.get(*n)).ok_or_else(|| src.error_at(lab.repeats.span(), &bad))?;
             if let Some(key) = lab.min_repeats.as_ref().or(lab.max_repeats.as_ref()) {
                 return Err(src.error_at(
                     key.span(),
@@ -503,15 +510,19 @@ fn repeats(
         RawRepeats::Word(w) => w,
     };
     if word != "auto" {
-        return Err(src.error_at(lab.repeats.span(), bad));
+        return Err(src.error_at(lab.repeats.span(), &bad));
     }
     let bound = |key: &Option<Spanned<i64>>, default: u32, least: u32| match key {
         None => Ok(default),
-        Some(k) => (u32::try_from(*k.get_ref()).ok())
-            .filter(|v| (least..=50).contains(v))
-            .ok_or_else(|| {
-                src.error_at(k.span(), format!("give a whole number from {least} to 50"))
-            }),
+        Some(k) => {
+            let within = range::Count {
+                min: least.into(),
+                max: range::AUTO_REPEATS_MAX,
+            };
+            (within.get(*k.get_ref())).ok_or_else(|| {
+                src.error_at(k.span(), format!("give a whole number {}", within.words()))
+            })
+        }
     };
     let first = bound(&lab.min_repeats, AutoRepeats::DEFAULT.first, 2)?;
     let max = bound(&lab.max_repeats, AutoRepeats::DEFAULT.max.max(first), first)?;
@@ -594,7 +605,7 @@ fn target(
         src.error_at(
             t.engine.span(),
             format!(
-                "unknown engine \"{}\"; this version supports: {}",
+                "unknown engine \"{}\"; this version supports: {}, mariadb (an alias of mysql: the same family)",
                 t.engine.get_ref(),
                 EngineKind::NAMES.join(", ")
             ),
@@ -1116,20 +1127,56 @@ fn malloc_library(name: &str) -> Result<String, String> {
 
 /// Read and parse a lab file.
 pub fn load(path: &Path) -> Result<Lab, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = std::fs::read(path).map_err(|e| {
         InputError(format!(
             "cannot read lab file {}: {e}; check the path",
             path.display()
         ))
     })?;
+    let text = utf8(&bytes, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     parse(&text, &path.display().to_string(), base)
+}
+
+/// A lab file's bytes as text; otherwise where it stops being UTF-8 (a UTF-16 file by its
+/// byte-order mark), and the fix.
+fn utf8(bytes: &[u8], origin: &str) -> Result<String, InputError> {
+    let e = match std::str::from_utf8(bytes) {
+        Ok(text) => return Ok(text.to_string()),
+        Err(e) => e,
+    };
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return Err(InputError(format!(
+            "{origin}: is UTF-16 text, a lab file must be UTF-8; save it as UTF-8"
+        )));
+    }
+    let good = &bytes[..e.valid_up_to()];
+    let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+    let column = good.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+    Err(InputError(format!(
+        "{origin}:{line}: is not UTF-8 text (byte 0x{:02X} at column {column}; Latin-1?); save the lab as UTF-8",
+        bytes[e.valid_up_to()]
+    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::suites::sysbench::SysbenchConfig;
+
+    #[test]
+    fn a_lab_that_is_not_utf8_says_where_and_what_to_do() {
+        let e = utf8(b"[lab]\nname = \"caf\xe9\"\n", "lab.toml")
+            .unwrap_err()
+            .0;
+        assert_eq!(
+            e,
+            "lab.toml:2: is not UTF-8 text (byte 0xE9 at column 12; Latin-1?); save the lab as UTF-8"
+        );
+        let e = utf8(b"\xff\xfe[\x00l\x00", "lab.toml").unwrap_err().0;
+        assert!(e.contains("is UTF-16 text"), "{e}");
+        assert_eq!(utf8(b"[lab]", "x").unwrap(), "[lab]");
+    }
 
     fn err(text: &str) -> String {
         parse(text, "lab.toml", Path::new(".")).unwrap_err().0
@@ -1217,7 +1264,8 @@ read_secs = 0.5
     fn unknown_engine_and_bad_clients() {
         let e = err(&OK.replace("engine = \"sqlite\"", "engine = \"oracle\""));
         assert!(
-            e.contains("unknown engine \"oracle\"; this version supports: sqlite"),
+            e.contains("unknown engine \"oracle\"; this version supports: sqlite")
+                && e.contains("mariadb"),
             "{e}"
         );
         let e = err(&OK.replace("name = \"t\"", "name = \"t\"\nclients = [0]"));
@@ -1451,7 +1499,18 @@ read_secs = 0.5
         assert_eq!(lab.auto, Some(AutoRepeats { first: 10, max: 10 }));
         assert_eq!(
             err(&with("repeats = \"often\"")),
-            "lab.toml:4: [lab] repeats: repeats must be a whole number ≥ 1, or \"auto\" (repeat undecided steps)"
+            "lab.toml:4: [lab] repeats: repeats must be a whole number from 1 to 1000, or \"auto\" (repeat undecided steps)"
+        );
+        // 2^32 wrapped to a u32 would be 0; the range is stated whatever the number.
+        for n in ["4294967296", "4294967295", "1001", "0", "-1"] {
+            let e = err(&with(&format!("repeats = {n}")));
+            assert!(e.contains("from 1 to 1000"), "{n}: {e}");
+        }
+        assert_eq!(
+            parse(&with("repeats = 1000"), "x", Path::new("."))
+                .unwrap()
+                .repeats,
+            1000
         );
         assert!(err(&with("repeats = 3\nmax_repeats = 5")).contains("go with repeats = \"auto\""));
         let e = err(&with("repeats = \"auto\"\nmin_repeats = 1"));

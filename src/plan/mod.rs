@@ -29,6 +29,7 @@ use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::plan::lab::{AutoRepeats, Lab, LabTarget, Order};
 use crate::profiler::ProfileSettings;
+use crate::range;
 use crate::suites::{Selection, SuiteSettings};
 use crate::workload::{StepPlan, SuitePlan};
 
@@ -218,17 +219,14 @@ pub struct RunPlan {
 pub fn parse_clients(text: &str) -> Result<Vec<u32>, InputError> {
     let bad = || {
         InputError::new(format!(
-            "--clients {text}: expected a comma-separated list of client counts ≥ 1, e.g. --clients 1,4"
+            "--clients {text}: expected a comma-separated list of client counts {}, e.g. --clients 1,4",
+            range::CLIENTS.words()
         ))
     };
-    let list: Vec<u32> = text
-        .split(',')
-        .map(|s| s.trim().parse::<u32>().map_err(|_| bad()))
-        .collect::<Result<_, _>>()?;
-    if list.is_empty() || list.iter().any(|&c| c == 0 || c > 10_000) {
-        return Err(bad());
-    }
-    Ok(list)
+    text.split(',')
+        .map(|s| (s.trim().parse::<i64>().ok()).and_then(|c| range::CLIENTS.get(c)))
+        .map(|c| c.ok_or_else(bad))
+        .collect()
 }
 
 /// Parse `--cell TARGET:CLIENTS:REPEAT` against the plan's targets, client counts and repeats
@@ -343,6 +341,20 @@ fn describe_build(b: &crate::provision::build::BuildRequest) -> String {
     }
 }
 
+/// Refuse a plan of more than [`range::MAX_CELLS`] cells, before any is allocated.
+fn check_cells(targets: usize, clients: usize, repeats: u32) -> Result<(), InputError> {
+    let cells = (targets as u64)
+        .saturating_mul(clients as u64)
+        .saturating_mul(repeats.into());
+    if cells <= range::MAX_CELLS {
+        return Ok(());
+    }
+    Err(InputError::new(format!(
+        "the plan has {cells} cells ({targets} targets × {clients} client counts × {repeats} repeats), at most {} are allowed: lower repeats (--repeats), the client counts (--clients) or the targets",
+        range::MAX_CELLS
+    )))
+}
+
 /// Combine a lab and the command line into a plan, on this machine's CPUs.
 pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
     plan_on(lab, opts, crate::host::machine())
@@ -355,10 +367,11 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         None => lab.clients.clone(),
     };
     let repeats = match opts.repeats {
-        Some(0) => {
-            return Err(InputError::new(
-                "--repeats 0: a run needs at least one repeat",
-            ));
+        Some(r) if !range::REPEATS.contains(r.into()) => {
+            return Err(InputError::new(format!(
+                "--repeats {r}: give a whole number {}",
+                range::REPEATS.words()
+            )));
         }
         Some(r) => r,
         None => lab.repeats,
@@ -372,6 +385,11 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
+    check_cells(
+        targets.len(),
+        clients.len(),
+        auto.map_or(repeats, |a| a.max),
+    )?;
     let only_cell = (opts.cell.as_deref())
         .map(|c| parse_cell(c, &targets, &clients, repeats))
         .transpose()?;
@@ -941,6 +959,35 @@ mod tests {
             e.starts_with("lab.toml:6: [lab] placement: \"split\" needs at least 2 CPUs"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn repeats_and_cells_are_capped_before_the_plan_allocates() {
+        let with = |repeats: Option<u32>, clients: Option<&str>| RunOptions {
+            repeats,
+            clients: clients.map(str::to_string),
+            ..RunOptions::default()
+        };
+        // `--repeats 4294967295` allocated 4 GiB of cells and aborted (issue 30).
+        for r in [0, 1001, u32::MAX] {
+            let e = plan(demo(), &with(Some(r), None)).unwrap_err().0;
+            assert_eq!(
+                e,
+                format!("--repeats {r}: give a whole number from 1 to 1000")
+            );
+        }
+        let p = plan(demo(), &with(Some(1000), None)).unwrap();
+        assert_eq!(p.cells().len(), 2000);
+        // 2 targets × 6 client counts × 1000 repeats.
+        let e = plan(demo(), &with(Some(1000), Some("1,2,3,4,5,6")))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("the plan has 12000 cells (2 targets × 6 client counts × 1000 repeats), at most 10000"),
+            "{e}"
+        );
+        let e = plan(demo(), &with(None, Some("100000"))).unwrap_err().0;
+        assert!(e.contains("client counts from 1 to 10000"), "{e}");
     }
 
     #[test]

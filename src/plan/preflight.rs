@@ -65,12 +65,17 @@ pub fn disk_need(plan: &RunPlan) -> DiskNeed {
     // A running server's data is not ours, and a remote target's is on its own host.
     for t in (plan.targets.iter()).filter(|t| t.connect.is_none() && t.remote.is_none()) {
         for (suite, rows, row_bytes) in &suites {
-            let data = rows * row_bytes * engine_factor(t) / 100;
-            let dir = fixed_bytes(t.engine) + data;
+            // Saturating: the lab's largest scales (10^12 rows × 1000 tables) overflow u64,
+            // and such a need is refused as more than any filesystem has.
+            let data = rows
+                .saturating_mul(*row_bytes)
+                .saturating_mul(engine_factor(t))
+                / 100;
+            let dir = fixed_bytes(t.engine).saturating_add(data);
             // `repeats = "auto"` may run up to `max_repeats` rounds.
             let rounds = plan.auto.map_or(plan.repeats, |a| a.max);
             let cells = u64::from(rounds) * plan.clients.len() as u64;
-            total += dir * cells;
+            total = total.saturating_add(dir.saturating_mul(cells));
             if largest.as_ref().is_none_or(|(b, _)| dir > *b) {
                 largest = Some((dir, format!("{} {suite}", t.name).to_lowercase()));
             }
@@ -128,9 +133,26 @@ pub fn describe(need: &DiskNeed, free: Option<(&Path, u64)>) -> String {
     format!("disk: about {} needed{largest}{free}", human(need.bytes))
 }
 
+/// The work directory, or the nearest of its ancestors that exists, must be a directory: a
+/// file there is bad input before the store or anything else is created.
+fn workdir_is_a_directory(dir: &Path) -> Result<(), InputError> {
+    let Some(existing) = dir.ancestors().find(|p| p.exists()) else {
+        return Ok(());
+    };
+    if existing.is_dir() {
+        return Ok(());
+    }
+    Err(InputError::new(format!(
+        "--workdir {}: {} is a file, not a directory; name a directory (created when missing)",
+        dir.display(),
+        existing.display()
+    )))
+}
+
 /// Refuse a run whose work directory's filesystem cannot hold the estimate: bad input naming
 /// both numbers and the fixes.
 pub fn check(plan: &RunPlan) -> Result<DiskNeed, InputError> {
+    workdir_is_a_directory(&plan.workdir)?;
     let need = disk_need(plan);
     let Ok((dir, free)) = free_bytes(&plan.workdir) else {
         return Ok(need);
@@ -180,6 +202,32 @@ mod tests {
         let kept = disk_need(&plan(targets, true));
         let sqlite = 2_000_000 * 280 * 90 / 100;
         assert_eq!(kept.bytes, 4 * need.bytes + 4 * sqlite);
+    }
+
+    #[test]
+    fn a_work_directory_that_is_a_file_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("afile");
+        std::fs::write(&file, "").unwrap();
+        for workdir in [file.clone(), file.join("below")] {
+            let e = workdir_is_a_directory(&workdir).unwrap_err().0;
+            assert!(e.contains("is a file, not a directory"), "{e}");
+        }
+        workdir_is_a_directory(&dir.path().join("new/dir")).unwrap();
+    }
+
+    #[test]
+    fn the_largest_scale_saturates_instead_of_overflowing() {
+        let text = "[lab]\nname = \"big\"\n[[target]]\nname = \"m\"\nengine = \"mysql\"\n\
+                    [suite.sysbench]\ntables = 1000\nrows = 1_000_000_000_000\n";
+        let lab = crate::plan::lab::parse(text, "lab.toml", Path::new(".")).unwrap();
+        let opts = RunOptions {
+            keep: true,
+            ..RunOptions::default()
+        };
+        let plan = plan_on(lab, &opts, Machine::simple(2)).unwrap();
+        // More than any filesystem has (about 1.8e17 bytes), and no overflow panic.
+        assert!(disk_need(&plan).bytes >= u64::MAX / 100);
     }
 
     #[test]

@@ -110,16 +110,45 @@ pub fn plan_difference(before: &RunPlan, now: &RunPlan) -> Option<String> {
     for (a, b) in before.targets.iter().zip(&now.targets) {
         for ((field, x), (_, y)) in target_fields(a).into_iter().zip(target_fields(b)) {
             if x != y {
-                return Some(format!("target {}: {field} {x} is now {y}", a.name));
+                return Some(format!("target {}: {field} {}", a.name, changed(&x, &y)));
             }
         }
     }
     for ((what, x), (_, y)) in run_fields(before).into_iter().zip(run_fields(now)) {
         if x != y {
-            return Some(format!("{what} {x} is now {y}"));
+            return Some(format!("{what} {}", changed(&x, &y)));
         }
     }
     None
+}
+
+/// `X is now Y` for two different values as text; of a long one (a suite's settings, as
+/// `Debug` writes them), only the first `key: value` that differs, so the message stays one
+/// short line.
+fn changed(x: &str, y: &str) -> String {
+    const SHORT: usize = 60;
+    if x.len() <= SHORT && y.len() <= SHORT {
+        return format!("{x} is now {y}");
+    }
+    let parts = |s: &str| -> Vec<String> {
+        (s.split(['{', '}', '(', ')', '[', ']', ',']))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (a, b) = (parts(x), parts(y));
+    let n = a.iter().zip(&b).take_while(|(p, q)| p == q).count();
+    let short = |p: Option<&String>| match p {
+        None => "(nothing)".to_string(),
+        Some(p) if p.chars().count() > SHORT => p.chars().take(SHORT).collect::<String>() + "…",
+        Some(p) => p.clone(),
+    };
+    let (p, q) = (short(a.get(n)), short(b.get(n)));
+    match (p.split_once(": "), q.split_once(": ")) {
+        (Some((k, v)), Some((l, w))) if k == l => format!("{k} {v} is now {w}"),
+        _ => format!("{p} is now {q}"),
+    }
 }
 
 /// What of a target shapes its cells, each as text to compare and show.
@@ -212,7 +241,11 @@ mod tests {
         let e = rebuild_plan("r", LAB, &opts, Some(&file), false)
             .unwrap_err()
             .0;
-        assert!(e.contains("[suite.sysbench]"), "{e}");
+        assert!(
+            e.contains("([suite.sysbench] rows 1000 is now 2000)") && !e.contains("Some("),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
 
         std::fs::remove_file(&file).unwrap();
         rebuild_plan("r", LAB, &opts, None, false).expect("the stored text when the file is gone");

@@ -101,6 +101,9 @@ impl Store {
                     location.display()
                 ));
             }
+            if existing && !sqlite::writable_store(location) {
+                return Store::read_only(location, flag);
+            }
             let db = sqlite::Sqlite::open(location, flag)?;
             (Box::new(db), location.to_path_buf())
         };
@@ -123,6 +126,24 @@ impl Store {
         let digest = sha2::Sha256::digest(run_id.as_bytes());
         let key = i32::from_be_bytes([digest[0], digest[1], digest[2], digest[3]]);
         self.db().try_hold(key)
+    }
+
+    /// An existing SQLite store this process cannot write, opened to read (`list`, `report`,
+    /// `compare`, `profile`): without migrating it, so it must be at this build's schema.
+    fn read_only(location: &Path, flag: &str) -> Result<Store> {
+        let mut db = sqlite::Sqlite::open_read_only(location, flag)?;
+        let version = db.schema_version()?;
+        if version != schema_version() {
+            return crate::error::input(format!(
+                "{flag} {}: the results store is read-only and at schema version {version}, this dbdelta reads version {}; copy it somewhere writable",
+                location.display(),
+                schema_version()
+            ));
+        }
+        Ok(Store {
+            db: RefCell::new(Box::new(db)),
+            path: location.to_path_buf(),
+        })
     }
 
     /// The file, or the URL without its password.
@@ -761,6 +782,90 @@ mod tests {
         assert!(
             format!("{e}").contains("is not a dbdelta results store"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn another_programs_sqlite_file_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("other.db");
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);")
+            .unwrap();
+        drop(conn);
+        let before = std::fs::read(&other).unwrap();
+        for e in [
+            Store::open(&other).err().unwrap(),
+            Store::open_existing(&other).err().unwrap(),
+        ] {
+            assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+            assert!(
+                format!("{e}").contains("other.db: is an SQLite database of another program"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            std::fs::read(&other).unwrap(),
+            before,
+            "the file is unchanged"
+        );
+        // An empty SQLite file (no objects) becomes a store.
+        let empty = dir.path().join("empty.db");
+        drop(rusqlite::Connection::open(&empty).unwrap());
+        Store::open(&empty).unwrap();
+    }
+
+    /// What `list`/`report` open when this user cannot write the store (root can write any
+    /// file, so the fallback is called directly; the read-only file itself is shown in the
+    /// issue 30 note with an unprivileged user).
+    #[test]
+    fn a_store_opened_read_only_reads_and_leaves_no_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut store = Store::open(&path).unwrap();
+        store.begin_run(&run(), &[]).unwrap();
+        drop(store);
+        let files = || std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(files(), 1, "only the store file");
+        let ro = Store::read_only(&path, "--store").unwrap();
+        assert_eq!(ro.list_runs().unwrap().len(), 1);
+        drop(ro);
+        assert_eq!(files(), 1, "no -wal or -shm left");
+    }
+
+    #[test]
+    fn a_store_in_a_missing_directory_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Store::open(&dir.path().join("no/such/x.db")).err().unwrap();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+        assert!(format!("{e}").contains("does not exist; create it"), "{e}");
+        assert!(!dir.path().join("no").exists());
+    }
+
+    #[test]
+    fn a_full_store_is_named_as_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        // SQLite reports a database at its page limit as full, as it does a full disk.
+        let pages: i64 = store.db().query("PRAGMA page_count", &[]).unwrap()[0]
+            .get(0)
+            .unwrap();
+        store
+            .db()
+            .batch(&format!("PRAGMA max_page_count = {pages}"))
+            .unwrap();
+        let t = TargetInfo {
+            name: "a".into(),
+            engine: "sqlite".into(),
+            ..Default::default()
+        };
+        let mut big = run();
+        big.lab_text = "x".repeat(100_000);
+        let e = store.begin_run(&big, &[t]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(
+            msg.contains("s.db: the results store's filesystem is full; free space there"),
+            "{msg}"
         );
     }
 

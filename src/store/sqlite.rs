@@ -32,14 +32,108 @@ impl Sqlite {
             .into());
         }
         let shown = format!("{flag} {}", path.display());
+        if path.exists() && !writable_store(path) {
+            return Err(InputError::new(format!(
+                "{shown}: the results store is read-only to this user (the file or its directory); make both writable or name another file"
+            ))
+            .into());
+        }
+        if !path.exists() {
+            let dir = dir_of(path);
+            if !dir.is_dir() {
+                return Err(InputError::new(format!(
+                    "{shown}: the directory {} does not exist; create it, or name a file in an existing directory",
+                    dir.display()
+                ))
+                .into());
+            }
+        }
         let conn = Connection::open(path)
             .with_context(|| format!("{shown}: cannot open the results store"))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        // Before WAL, which would rewrite another program's file header.
+        not_foreign(&conn, &shown)?;
         wal(&conn).map_err(|e| not_a_store(&shown, e))?;
-        conn.execute_batch("PRAGMA synchronous = FULL")?;
+        conn.execute_batch("PRAGMA synchronous = FULL")
+            .map_err(|e| not_a_store(&shown, e))?;
         schema_is_text(&conn, &shown)?;
         Ok(Sqlite { conn, shown })
     }
+
+    /// Open an existing store that this process cannot write (a read-only file, directory or
+    /// filesystem) for reading only. Without a `-wal` file beside it (no writer has it open)
+    /// it is read as immutable: SQLite then needs no `-shm` file, which it could not create in
+    /// a read-only directory and could not remove after itself in a writable one.
+    pub fn open_read_only(path: &Path, flag: &str) -> Result<Sqlite> {
+        use rusqlite::OpenFlags;
+        let shown = format!("{flag} {}", path.display());
+        let wal_file = path.with_file_name(format!(
+            "{}-wal",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        // An SQLite URI: `%`, `?` and `#` in the path escaped.
+        let mut uri = String::from("file:");
+        for c in std::path::absolute(path)?.to_string_lossy().chars() {
+            match c {
+                '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+                c => uri.push(c),
+            }
+        }
+        uri.push_str("?mode=ro");
+        if !wal_file.exists() {
+            uri.push_str("&immutable=1");
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&uri, flags)
+            .with_context(|| format!("{shown}: cannot open the results store to read it"))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        not_foreign(&conn, &shown)?;
+        schema_is_text(&conn, &shown)?;
+        Ok(Sqlite { conn, shown })
+    }
+}
+
+/// The directory a store file is in (`.` for a bare file name).
+pub fn dir_of(file: &Path) -> &Path {
+    (file.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether this process may write the store file `path` and create its `-wal` and `-shm`
+/// files beside it.
+pub fn writable_store(path: &Path) -> bool {
+    writable(path) && writable(dir_of(path))
+}
+
+/// Whether this process may write `path` (a file to open for writing, a directory to create
+/// files in).
+fn writable(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path; access only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// Refuse an SQLite file of another program: objects in its schema, but no schema version
+/// (every dbdelta store has one from its first migration, written in the same transaction
+/// as its tables). Adding dbdelta's tables to it would change a file that is not ours.
+fn not_foreign(conn: &Connection, shown: &str) -> Result<()> {
+    let (version, objects): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT user_version FROM pragma_user_version), count(*) FROM sqlite_master",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| not_a_store(shown, e))?;
+    if version == 0 && objects > 0 {
+        return Err(InputError::new(format!(
+            "{shown}: is an SQLite database of another program (it has tables, none of them a dbdelta results store's); name a new file or a dbdelta store"
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// A damaged store whose schema text is not UTF-8 is an error here: rusqlite panics on a
@@ -87,8 +181,23 @@ fn not_a_store(shown: &str, e: rusqlite::Error) -> anyhow::Error {
              file, or move this one away"
         ))
         .into(),
-        _ => anyhow::Error::new(e).context(shown.to_string()),
+        _ => store_error(shown, e),
     }
+}
+
+/// An error of the store's file named as the store's, with what to do when its filesystem is
+/// full or it cannot be written (so a failed write is not taken for the target's fault).
+fn store_error(shown: &str, e: rusqlite::Error) -> anyhow::Error {
+    let why = match e.sqlite_error_code() {
+        Some(ErrorCode::DiskFull) => {
+            "the results store's filesystem is full; free space there, then continue with `dbdelta run --resume`"
+        }
+        Some(ErrorCode::ReadOnly) => {
+            "the results store is read-only; make it writable or name another file"
+        }
+        _ => "the results store",
+    };
+    anyhow::Error::new(e).context(format!("{shown}: {why}"))
 }
 
 impl rusqlite::ToSql for Value {
@@ -116,7 +225,9 @@ fn value_of(v: ValueRef<'_>) -> Value {
 impl Db for Sqlite {
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
         let mut stmt = self.conn.prepare_cached(sql)?;
-        Ok(stmt.execute(rusqlite::params_from_iter(params))? as u64)
+        (stmt.execute(rusqlite::params_from_iter(params)))
+            .map(|n| n as u64)
+            .map_err(|e| store_error(&self.shown, e))
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
@@ -135,7 +246,7 @@ impl Db for Sqlite {
     }
 
     fn batch(&mut self, sql: &str) -> Result<()> {
-        Ok(self.conn.execute_batch(sql)?)
+        (self.conn.execute_batch(sql)).map_err(|e| store_error(&self.shown, e))
     }
 
     fn begin(&mut self, lock: Lock) -> Result<()> {
@@ -155,7 +266,8 @@ impl Db for Sqlite {
     }
 
     fn set_schema_version(&mut self, version: i64) -> Result<()> {
-        Ok(self.conn.pragma_update(None, "user_version", version)?)
+        (self.conn.pragma_update(None, "user_version", version))
+            .map_err(|e| store_error(&self.shown, e))
     }
 
     fn dialect(&self, migration: &str) -> String {

@@ -123,6 +123,33 @@ impl<'a> Section<'a> {
         self.lab.error_at(span, message)
     }
 
+    /// `origin:line: [section] key: message` at the line of `key`'s value; at the section's
+    /// when the lab leaves the key out (its default can be wrong only next to another key).
+    pub fn key_error(&self, key: &str, message: impl AsRef<str>) -> InputError {
+        let span = self
+            .value
+            .as_ref()
+            .map(|table| match table.get_ref().get(key) {
+                Some(value) => value.span(),
+                None => table.span(),
+            });
+        self.lab.error_at(span.unwrap_or(0..0), message)
+    }
+
+    /// Each `(key, value, range)` of seconds the lab gave (`None`: left out) within its range;
+    /// else the first that is not, at its key's line, with the range.
+    pub fn check_secs(
+        &self,
+        keys: &[(&str, Option<f64>, crate::range::Secs)],
+    ) -> Result<(), InputError> {
+        for &(key, v, range) in keys {
+            if let Some(v) = v {
+                range.check(key, v).map_err(|e| self.key_error(key, e))?;
+            }
+        }
+        Ok(())
+    }
+
     /// `origin:line: [section] key`: where a value was written.
     pub fn locate(&self, span: Range<usize>) -> String {
         self.lab.locate(span)

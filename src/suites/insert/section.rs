@@ -7,6 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::InputError;
+use crate::range;
 use crate::suites::Section;
 
 mod defaults {
@@ -83,50 +84,54 @@ pub(super) fn insert(
     src: &Section<'_>,
     raw: Spanned<RawInsert>,
 ) -> Result<InsertConfig, InputError> {
-    let span = raw.span();
     let s = raw.into_inner();
-    let bad = |what: &str| src.error_at(span.clone(), what);
+    let at = |key: &str, what: &str| src.key_error(key, what);
     let commit = [
         s.rows_per_commit_l_i0,
         s.rows_per_commit_l_i1,
         s.rows_per_commit_l_i2,
     ];
-    if commit.iter().any(|c| !(1..=1000).contains(c)) {
-        return Err(bad(
-            "rows_per_commit_l_i0/_l_i1/_l_i2 must be from 1 to 1000",
-        ));
+    let commit_keys = [
+        "rows_per_commit_l_i0",
+        "rows_per_commit_l_i1",
+        "rows_per_commit_l_i2",
+    ];
+    for (key, c) in commit_keys.iter().zip(commit) {
+        if !(1..=1000).contains(&c) {
+            return Err(at(key, &format!("{key} must be from 1 to 1000, not {c}")));
+        }
     }
     if s.rows < u64::from(s.rows_per_commit_l_i0) {
-        return Err(bad(
+        return Err(at(
+            "rows",
             "rows must be at least rows_per_commit_l_i0 (l.i0 inserts them)",
         ));
     }
     let write_rows = s.write_rows.unwrap_or(s.rows);
     // Far beyond any table that can be loaded, and small enough that `write_rows * 4` (here and
     // in `insert::Settings`) cannot overflow.
-    if s.rows > MAX_INSERT_ROWS || write_rows > MAX_INSERT_ROWS {
-        return Err(bad(
-            "rows and write_rows must be at most 1000000000000 (10^12) per table",
-        ));
+    for (key, v) in [("rows", s.rows), ("write_rows", write_rows)] {
+        if v > MAX_INSERT_ROWS {
+            return Err(at(
+                key,
+                "rows and write_rows must be at most 1000000000000 (10^12) per table",
+            ));
+        }
     }
     if write_rows * 4 / 5 < u64::from(commit[1]) || write_rows / 5 < u64::from(commit[2]) {
-        return Err(bad(
+        return Err(at(
+            "write_rows",
             "write_rows is too small: l.i1 inserts 4/5 of it (at least rows_per_commit_l_i1) and l.i2 1/5 (at least rows_per_commit_l_i2)",
         ));
     }
-    if !(s.query_secs > 0.0 && s.query_secs.is_finite()) {
-        return Err(bad("query_secs must be a positive number of seconds"));
-    }
+    src.check_secs(&[
+        ("query_secs", Some(s.query_secs), range::STEP_SECS),
+        ("postwrite_secs", s.postwrite_secs, range::WAIT_SECS),
+    ])?;
     if s.rates.is_empty() || s.rates.iter().any(|r| *r < 1 || *r > 1_000_000) {
-        return Err(bad(
+        return Err(at(
+            "rates",
             "rates must be a non-empty list of inserts per second per client from 1 to 1000000, e.g. [100, 500, 1000]",
-        ));
-    }
-    if s.postwrite_secs
-        .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
-    {
-        return Err(bad(
-            "postwrite_secs must be zero or a positive number of seconds",
         ));
     }
     Ok(InsertConfig {
@@ -214,6 +219,27 @@ rates = [100, 1000]
         let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\nwrite_rows = 20"));
         assert!(e.contains("write_rows is too small"), "{e}");
         let e = err(&INSERT.replace("rows = 10_000", "query_secs = -1"));
-        assert!(e.contains("query_secs must be a positive number"), "{e}");
+        assert!(
+            e.contains("query_secs must be a number of seconds above 0"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn huge_or_non_finite_query_secs_are_refused_at_their_line() {
+        // `Duration::from_secs_f64(1e20)` panicked in the plan (issue 30).
+        for v in ["1e20", "1e12", "nan", "inf", "604800.5"] {
+            let e =
+                err(&INSERT.replace("rows = 10_000", &format!("rows = 10_000\nquery_secs = {v}")));
+            assert!(
+                e.starts_with("lab.toml:11: [suite.insert] query_secs: query_secs must be a number of seconds above 0 and at most 604800 (7 days)"),
+                "{v}: {e}"
+            );
+        }
+        let e = err(&INSERT.replace("rows = 10_000", "rows = 10_000\n\nrows_per_commit_l_i2 = 0"));
+        assert!(
+            e.starts_with("lab.toml:12: [suite.insert] rows_per_commit_l_i2: rows_per_commit_l_i2 must be from 1 to 1000, not 0"),
+            "{e}"
+        );
     }
 }

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::InputError;
+use crate::range;
 use crate::suites::Section;
 
 mod defaults {
@@ -105,37 +106,30 @@ pub(super) fn linkbench(
     src: &Section<'_>,
     raw: Spanned<RawLinkbench>,
 ) -> Result<LinkbenchConfig, InputError> {
-    let span = raw.span();
     let s = raw.into_inner();
-    let bad = |what: &str| src.error_at(span.clone(), what);
     let [maxid1, loaders, node_bytes, link_bytes, batch, partitions] =
-        linkbench_counts(&s).map_err(bad)?;
-    if s.requesters.is_empty() || s.requesters.iter().any(|r| !(1..=10_000).contains(r)) {
-        return Err(bad(
-            "requesters must be a non-empty list of connection counts from 1 to 10000, e.g. [1, 4]",
+        linkbench_counts(&s).map_err(|(key, what)| src.key_error(key, what))?;
+    if s.requesters.is_empty() || s.requesters.iter().any(|r| !range::CLIENTS.contains(*r)) {
+        return Err(src.key_error(
+            "requesters",
+            format!(
+                "requesters must be a non-empty list of connection counts {}, e.g. [1, 4]",
+                range::CLIENTS.words()
+            ),
         ));
     }
-    let secs_ok = |v: f64, zero: bool| v.is_finite() && (v > 0.0 || (zero && v == 0.0));
-    if !secs_ok(s.request_secs, false) {
-        return Err(bad("request_secs must be a positive number of seconds"));
-    }
-    for (name, v) in [
-        ("warmup_secs", Some(s.warmup_secs)),
-        ("postwrite_secs", s.postwrite_secs),
-    ] {
-        if v.is_some_and(|v| !secs_ok(v, true)) {
-            return Err(bad(&format!(
-                "{name} must be zero or a positive number of seconds"
-            )));
-        }
-    }
+    src.check_secs(&[
+        ("request_secs", Some(s.request_secs), range::STEP_SECS),
+        ("warmup_secs", Some(s.warmup_secs), range::WAIT_SECS),
+        ("postwrite_secs", s.postwrite_secs, range::WAIT_SECS),
+    ])?;
     Ok(LinkbenchConfig {
         maxid1: maxid1 as u64,
         loaders: loaders as u32,
         requesters: s.requesters.iter().map(|r| *r as u32).collect(),
         request_secs: s.request_secs,
         warmup_secs: s.warmup_secs,
-        mix: mix(s.mix).map_err(|e| bad(&e))?,
+        mix: mix(s.mix).map_err(|e| src.key_error("mix", e))?,
         node_bytes: node_bytes as u32,
         link_bytes: link_bytes as u32,
         batch: batch as u32,
@@ -146,8 +140,8 @@ pub(super) fn linkbench(
 }
 
 /// `maxid1`, `loaders`, `node_bytes`, `link_bytes`, `batch`, `partitions`, each within its
-/// range; else what is wrong with the first that is not.
-fn linkbench_counts(s: &RawLinkbench) -> Result<[i64; 6], &'static str> {
+/// range; else the first that is not and what is wrong with it.
+fn linkbench_counts(s: &RawLinkbench) -> Result<[i64; 6], (&'static str, &'static str)> {
     let checks: [(i64, i64, i64, &'static str); 6] = [
         (
             s.maxid1,
@@ -189,7 +183,8 @@ fn linkbench_counts(s: &RawLinkbench) -> Result<[i64; 6], &'static str> {
     let mut out = [0; 6];
     for (o, (v, lo, hi, what)) in out.iter_mut().zip(checks) {
         if !(lo..=hi).contains(&v) {
-            return Err(what);
+            // Each message starts with its key.
+            return Err((what.split(' ').next().unwrap_or(what), what));
         }
         *o = v;
     }

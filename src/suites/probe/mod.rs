@@ -48,10 +48,9 @@ impl SuiteKind for ProbeSuite {
     fn parse(&self, section: &Section<'_>) -> Result<Box<dyn SuiteConfig>, InputError> {
         let raw = section.parse::<RawProbe>()?;
         let secs = raw.as_ref().and_then(|r| r.get_ref().secs).unwrap_or(1.0);
-        if !(secs > 0.0 && secs.is_finite()) {
-            let span = raw.map(|r| r.span()).unwrap_or_default();
-            return Err(section.error_at(span, "secs must be a positive number of seconds"));
-        }
+        crate::range::STEP_SECS
+            .check("secs", secs)
+            .map_err(|e| section.key_error("secs", e))?;
         Ok(Box::new(ProbeConfig { secs }))
     }
 }

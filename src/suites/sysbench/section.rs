@@ -7,6 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::InputError;
+use crate::range;
 use crate::suites::Section;
 
 mod defaults {
@@ -115,34 +116,8 @@ pub(super) fn sysbench(
             max_secs: None,
         },
         Some(s) => {
-            let span = s.span();
             let s = s.into_inner();
-            let bad = |what: &str| src.error_at(span.clone(), what);
-            if s.tables < 1 || s.tables > 1000 {
-                return Err(bad("tables must be from 1 to 1000"));
-            }
-            if s.rows < 200 {
-                return Err(bad(
-                    "rows must be at least 200 (the hot-points and range steps need them)",
-                ));
-            }
-            for (key, v) in [("read_secs", s.read_secs), ("write_secs", s.write_secs)] {
-                if !(v > 0.0 && v.is_finite()) {
-                    return Err(bad(&format!("{key} must be a positive number of seconds")));
-                }
-            }
-            if s.postwrite_secs
-                .is_some_and(|p| !(p >= 0.0 && p.is_finite()))
-            {
-                return Err(bad(
-                    "postwrite_secs must be zero or a positive number of seconds",
-                ));
-            }
-            if !(s.warmup_secs >= 0.0 && s.warmup_secs.is_finite()) {
-                return Err(bad(
-                    "warmup_secs must be zero or a positive number of seconds",
-                ));
-            }
+            check_scale(src, &s)?;
             s
         }
     };
@@ -158,6 +133,36 @@ pub(super) fn sysbench(
         pre: sysbench.pre,
         length,
     })
+}
+
+/// The most rows per table `rows` may ask for (far beyond any table that can be loaded, and
+/// small enough that `tables * rows` cannot overflow).
+const MAX_ROWS: u64 = 1_000_000_000_000;
+
+/// `tables`, `rows` and the step lengths, each within its range; an error names the key's line.
+fn check_scale(src: &Section<'_>, s: &RawSysbench) -> Result<(), InputError> {
+    if !(1..=1000).contains(&s.tables) {
+        return Err(src.key_error(
+            "tables",
+            format!("tables must be from 1 to 1000, not {}", s.tables),
+        ));
+    }
+    if !(200..=MAX_ROWS).contains(&s.rows) {
+        return Err(src.key_error(
+            "rows",
+            format!(
+                "rows must be from 200 (the hot-points and range steps need them) to {MAX_ROWS} (10^12), not {}",
+                s.rows
+            ),
+        ));
+    }
+    src.check_secs(&[
+        ("read_secs", Some(s.read_secs), range::STEP_SECS),
+        ("write_secs", Some(s.write_secs), range::STEP_SECS),
+        ("warmup_secs", Some(s.warmup_secs), range::WAIT_SECS),
+        ("postwrite_secs", s.postwrite_secs, range::WAIT_SECS),
+    ])?;
+    Ok(())
 }
 
 /// `duration` and the keys of adaptive steps.
@@ -199,20 +204,27 @@ fn step_length(src: &Section<'_>, s: &RawSysbench) -> Result<StepLength, InputEr
         ));
     }
     let min_secs = value(&s.min_secs).unwrap_or(defaults::MIN_SECS);
+    let most = range::STEP_SECS.max;
     if let Some(m) = &s.min_secs
-        && !(min_secs >= 3.0 && min_secs.is_finite())
+        && !(min_secs >= 3.0 && range::STEP_SECS.contains(min_secs))
     {
         return Err(src.error_at(
             m.span(),
-            "min_secs must be at least 3 (the precision of fewer seconds is unknown)",
+            format!(
+                "min_secs must be from 3 (the precision of fewer seconds is unknown) to {most} (7 days), not {}",
+                range::shown(min_secs)
+            ),
         ));
     }
     if let Some(m) = &s.max_secs
-        && !(*m.get_ref() >= min_secs && m.get_ref().is_finite())
+        && !(*m.get_ref() >= min_secs && range::STEP_SECS.contains(*m.get_ref()))
     {
         return Err(src.error_at(
             m.span(),
-            format!("max_secs must be a number of seconds ≥ min_secs ({min_secs})"),
+            format!(
+                "max_secs must be a number of seconds from min_secs ({min_secs}) to {most} (7 days), not {}",
+                range::shown(*m.get_ref())
+            ),
         ));
     }
     Ok(StepLength::Adaptive {
@@ -246,6 +258,83 @@ settings = ["synchronous = NORMAL"]
 rows = 1000
 read_secs = 0.5
 "#;
+
+    #[test]
+    fn range_errors_name_the_keys_line_and_the_range() {
+        // Line 11 is `rows = 1000`, 12 `read_secs = 0.5`; the section's header is line 10.
+        let cases = [
+            ("rows = 1000", "rows = 0", 11, "rows must be from 200"),
+            (
+                "rows = 1000",
+                "rows = 1000\ntables = 0",
+                12,
+                "tables must be from 1 to 1000",
+            ),
+            (
+                "read_secs = 0.5",
+                "read_secs = -1",
+                12,
+                "read_secs must be a number of seconds above 0",
+            ),
+            (
+                "read_secs = 0.5",
+                "read_secs = 0.5\nwrite_secs = 1e20",
+                13,
+                "at most 604800 (7 days), not 1e20",
+            ),
+            (
+                "read_secs = 0.5",
+                "read_secs = 0.5\nwrite_secs = 1e12",
+                13,
+                "not 1e12",
+            ),
+            (
+                "read_secs = 0.5",
+                "read_secs = 0.5\nwarmup_secs = nan",
+                13,
+                "warmup_secs must be a number of seconds from 0",
+            ),
+            (
+                "read_secs = 0.5",
+                "read_secs = 0.5\npostwrite_secs = inf",
+                13,
+                "postwrite_secs must",
+            ),
+            (
+                "rows = 1000",
+                "rows = 1_000_000_000_001",
+                11,
+                "to 1000000000000",
+            ),
+        ];
+        for (from, to, line, expected) in cases {
+            let e = err(&OK.replace(from, to));
+            let key = to.lines().last().unwrap().split(' ').next().unwrap();
+            assert!(
+                e.starts_with(&format!("lab.toml:{line}: [suite.sysbench] {key}: ")),
+                "{to}: {e}"
+            );
+            assert!(e.contains(expected), "{to}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_longest_steps_plan_without_overflow() {
+        let most = "read_secs = 604800\nwrite_secs = 604800\nwarmup_secs = 604800\npostwrite_secs = 604800\nduration = \"adaptive\"\nmax_secs = 604800\nmin_secs = 604800";
+        let lab = parse(
+            &OK.replace("read_secs = 0.5", most),
+            "lab.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        let opts = crate::plan::RunOptions {
+            repeats: Some(crate::range::REPEATS.max as u32),
+            ..Default::default()
+        };
+        let plan = crate::plan::plan_on(lab, &opts, crate::cpus::Machine::simple(2)).unwrap();
+        assert!(plan.estimated().as_secs() >= 1000 * 604_800);
+        assert!(plan.describe().contains("604800"));
+    }
 
     #[test]
     fn adaptive_duration_keys() {
@@ -292,12 +381,14 @@ read_secs = 0.5
             "{e}"
         );
         let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmin_secs = 2"));
-        assert!(e.contains("min_secs must be at least 3"), "{e}");
+        assert!(e.contains("min_secs must be from 3 (the precision"), "{e}");
         let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmax_secs = 4"));
         assert!(
-            e.contains("max_secs must be a number of seconds ≥ min_secs (10)"),
+            e.contains("max_secs must be a number of seconds from min_secs (10) to 604800"),
             "{e}"
         );
+        let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nmax_secs = 1e20"));
+        assert!(e.contains("to 604800 (7 days), not 1e20"), "{e}");
         let e = err(&adaptive.replace("adaptive\"", "adaptive\"\nprecision = 1.5"));
         assert!(
             e.contains("precision must be a fraction between 0 and 1"),
