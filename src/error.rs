@@ -18,6 +18,19 @@ impl InputError {
     }
 }
 
+/// The results store could not be written or read (its filesystem full, the file made
+/// read-only, its server gone): no target is to blame, and the run cannot go on, so the runner
+/// ends it with this message instead of recording a target's failure. Its message names the
+/// store and the fix.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(pub String);
+
+/// Whether `err` is (or was caused by) a [`StoreError`].
+pub fn is_store_error(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<StoreError>()) || err.downcast_ref::<StoreError>().is_some()
+}
+
 /// Shorthand: `Err(input_error!("..."))`-style construction for bad input.
 pub fn input<T>(msg: impl Into<String>) -> anyhow::Result<T> {
     Err(InputError::new(msg).into())

@@ -170,6 +170,15 @@ fn case(fault: Fault, engine: &str) -> String {
         .or_else(|| stderr.lines().last())
         .map(|l| l.trim().chars().take(110).collect::<String>())
         .unwrap_or_default();
+    if fault == Fault::StoreFull {
+        // The store's failure is named as the store's and ends the run; no target is blamed.
+        assert!(
+            stderr.contains("store/dbdelta.db: the results store's filesystem is full")
+                && stderr.contains("no fault of the target's")
+                && !stderr.contains("target b failed"),
+            "{engine}: a full store is named as the store's: {stderr}"
+        );
+    }
     // The orphaned server of a SIGKILLed dbdelta stays (checked below): no need to wait.
     let left = if fault == Fault::Kill9 && engine == "postgres" {
         processes_under(dir.path())

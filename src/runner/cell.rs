@@ -88,6 +88,13 @@ impl CellRun<'_> {
             Err(e) => e,
         };
         let (target, cell) = (&self.target.name, self.cell);
+        // The store's own failure (full, read-only) is nobody's target's: the run ends with it.
+        if crate::error::is_store_error(&e) {
+            return Err(e.context(format!(
+                "run {} stopped at target {target} (clients {}, repeat {}), no fault of the target's; its finished steps are stored",
+                self.run_id, cell.clients, cell.repeat
+            )));
+        }
         if interrupted {
             self.progress.line(&format!(
                 "target {target} (clients {}, repeat {}) interrupted: {}",

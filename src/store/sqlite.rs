@@ -197,7 +197,7 @@ fn store_error(shown: &str, e: rusqlite::Error) -> anyhow::Error {
         }
         _ => "the results store",
     };
-    anyhow::Error::new(e).context(format!("{shown}: {why}"))
+    anyhow::Error::new(e).context(crate::error::StoreError(format!("{shown}: {why}")))
 }
 
 impl rusqlite::ToSql for Value {
