@@ -1,7 +1,7 @@
 //! Instructions per operation end to end (issue 28): a `--quick` run with `--instructions`
 //! counts each step of two identical SQLite targets, a SQLite target with a 10-page cache, and
 //! two identical PostgreSQL targets (Debian's) in their counting passes under callgrind. The
-//! identical targets must agree within 1%; the small cache, which makes SQLite re-read and
+//! identical targets must agree within 1% (counted once more before failing: see the test); the small cache, which makes SQLite re-read and
 //! re-parse pages, must be a regression from this one repeat.
 //!
 //! Needs valgrind (installed by `.ci/run`) and Debian's PostgreSQL; without them the test says
@@ -61,14 +61,10 @@ fn relative<'a>(report: &'a Value, base: &str, target: &str, step: &str) -> &'a 
         .unwrap_or_else(|| panic!("no relative row {target}/{base} {step}"))
 }
 
-#[test]
-fn counted_twice_agree_and_a_known_difference_gets_its_verdict() {
-    if !valgrind_installed() || !postgres_installed() {
-        return;
-    }
+/// One `--quick --instructions` run of [`LAB`] over `steps`: its JSON report.
+fn count(steps: &str) -> Value {
     let dir = scratch();
     std::fs::write(dir.path().join("lab.toml"), LAB).unwrap();
-    let steps = "point-query,read-only_range=10";
     let out = {
         let _lock = measuring();
         run(
@@ -81,32 +77,62 @@ fn counted_twice_agree_and_a_known_difference_gets_its_verdict() {
     assert!(out.status.success(), "run failed: {}", text(&out.stderr));
     let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
     assert_eq!(schema_errors(&report), Vec::<String>::new());
-    let aggregate = |target: &str, step: &str, metric: &str| -> Option<f64> {
-        (report["aggregates"].as_array().unwrap().iter())
-            .find(|a| a["target"] == target && a["step"] == step)
-            .and_then(|a| a[metric].as_f64())
-    };
-    let instructions = |target: &str, step: &str| -> f64 {
-        aggregate(target, step, "server_instructions_per_op")
-            .unwrap_or_else(|| panic!("{target} {step}: no instructions/op"))
-    };
+    report
+}
+
+fn aggregate(report: &Value, target: &str, step: &str, metric: &str) -> Option<f64> {
+    (report["aggregates"].as_array().unwrap().iter())
+        .find(|a| a["target"] == target && a["step"] == step)
+        .and_then(|a| a[metric].as_f64())
+}
+
+/// The same target counted twice, per step: the pairs more than 1% apart.
+fn aa_gaps(report: &Value, steps: &str) -> Vec<String> {
+    let mut gaps = Vec::new();
     for step in steps.split(',') {
-        // The same target counted twice: within 1%.
         for (a, b) in [("sqlite-a", "sqlite-b"), ("pg-a", "pg-b")] {
-            let (x, y) = (instructions(a, step), instructions(b, step));
+            let instructions = |t: &str| {
+                aggregate(report, t, step, "server_instructions_per_op")
+                    .unwrap_or_else(|| panic!("{t} {step}: no instructions/op"))
+            };
+            let (x, y) = (instructions(a), instructions(b));
             eprintln!(
                 "{step}: {a} {x:.0}, {b} {y:.0} instructions/op ({:+.3}%)",
                 100.0 * (y / x - 1.0)
             );
             assert!(x > 1000.0 && y > 1000.0, "{step}: {a} {x}, {b} {y}");
-            assert!((y / x - 1.0).abs() < 0.01, "{step}: {a} {x} vs {b} {y}");
+            if (y / x - 1.0).abs() >= 0.01 {
+                gaps.push(format!("{step}: {a} {x} vs {b} {y}"));
+            }
         }
+    }
+    gaps
+}
+
+#[test]
+fn counted_twice_agree_and_a_known_difference_gets_its_verdict() {
+    if !valgrind_installed() || !postgres_installed() {
+        return;
+    }
+    let steps = "point-query,read-only_range=10";
+    // The same target counted twice agrees within 1%. Once, on a host busy with other tests,
+    // PostgreSQL's point-query pair came out 1.9% apart (what a pass counts beyond the
+    // operations, such as background processes' work, grows with how long it lasts): an A/A
+    // gap is counted once more, from scratch, before it fails (the load tolerance is this
+    // repeat, not a wider bound).
+    let mut report = count(steps);
+    let gaps = aa_gaps(&report, steps);
+    if !gaps.is_empty() {
+        eprintln!("A/A gaps over 1% (counting again once): {gaps:?}");
+        report = count(steps);
+        let gaps = aa_gaps(&report, steps);
+        assert!(gaps.is_empty(), "counted twice, twice apart: {gaps:?}");
+    }
+    for step in steps.split(',') {
+        let aggregate = |target: &str, metric: &str| aggregate(&report, target, step, metric);
         // PostgreSQL's client is dbdelta's own, counted too; SQLite's is in its engine's count.
-        assert!(aggregate("pg-a", step, "client_instructions_per_op").is_some_and(|c| c > 100.0));
-        assert_eq!(
-            aggregate("sqlite-a", step, "client_instructions_per_op"),
-            None
-        );
+        assert!(aggregate("pg-a", "client_instructions_per_op").is_some_and(|c| c > 100.0));
+        assert_eq!(aggregate("sqlite-a", "client_instructions_per_op"), None);
         // A 10-page cache costs instructions: a regression from one repeat.
         let small = relative(&report, "sqlite-a", "sqlite-cache10", step);
         let test = &small["server_instructions_test"];
