@@ -2,7 +2,8 @@
 //!
 //! Owns the distinction between bad input (exit 2: the user can fix the command or the lab file)
 //! and failures while running (exit 1). Inside the application errors are `anyhow` with context;
-//! only input problems are typed, so `main` can pick the exit code.
+//! two kinds are typed: input problems, so `main` can pick the exit code, and a failing results
+//! store, so the runner ends the run with it instead of blaming the target it was running.
 
 use std::process::ExitCode;
 
