@@ -564,6 +564,15 @@ pub(super) fn db_size(admin: &mut PgConn) -> Option<u64> {
     rows.first()?.first()?.as_deref()?.parse().ok()
 }
 
+/// The postwrite's `VACUUM` options for a server of `server_version_num` `version`:
+/// INDEX_CLEANUP is PostgreSQL 12's; 10 and 11 know no such option (and clean up anyway).
+fn vacuum_options(version: Option<u32>) -> &'static str {
+    match version {
+        Some(v) if v < 120_000 => "ANALYZE",
+        _ => "ANALYZE, INDEX_CLEANUP ON",
+    }
+}
+
 /// `VACUUM (ANALYZE)` each table, `CHECKPOINT` (an error only when `checkpoint_required`: a
 /// `connect` user may lack the right), then wait out the budget so background writers settle,
 /// as the reference does.
@@ -574,9 +583,12 @@ pub(super) fn postwrite(
     checkpoint_required: bool,
 ) -> Result<()> {
     let deadline = Instant::now() + budget;
+    let version = (admin.rows("SHOW server_version_num").ok())
+        .and_then(|r| r.first()?.first()?.as_deref()?.parse::<u32>().ok());
+    let options = vacuum_options(version);
     for t in tables {
         admin
-            .simple(&format!("VACUUM (ANALYZE, INDEX_CLEANUP ON) {t}"))
+            .simple(&format!("VACUUM ({options}) {t}"))
             .with_context(|| format!("VACUUM (ANALYZE) {t}"))?;
     }
     let checkpoint = admin.simple("CHECKPOINT");
@@ -715,6 +727,16 @@ impl Server for PgServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn postgresql_10_and_11_vacuum_without_index_cleanup() {
+        // PostgreSQL 10.23 refused the option: 42601 unrecognized VACUUM option "index_cleanup".
+        assert_eq!(vacuum_options(Some(100_023)), "ANALYZE");
+        assert_eq!(vacuum_options(Some(110_022)), "ANALYZE");
+        assert_eq!(vacuum_options(Some(120_000)), "ANALYZE, INDEX_CLEANUP ON");
+        assert_eq!(vacuum_options(Some(170_010)), "ANALYZE, INDEX_CLEANUP ON");
+        assert_eq!(vacuum_options(None), "ANALYZE, INDEX_CLEANUP ON");
+    }
 
     #[test]
     fn the_socket_leaves_a_data_directory_too_deep_to_bind_it() {
