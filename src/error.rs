@@ -27,9 +27,10 @@ impl InputError {
 #[error("{0}")]
 pub struct StoreError(pub String);
 
-/// Whether `err` is (or was caused by) a [`StoreError`].
+/// Whether `err` is (or was caused by) a [`StoreError`]: anyhow's downcast finds it as the
+/// error itself or as context at any depth.
 pub fn is_store_error(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.is::<StoreError>()) || err.downcast_ref::<StoreError>().is_some()
+    err.downcast_ref::<StoreError>().is_some()
 }
 
 /// Shorthand: `Err(input_error!("..."))`-style construction for bad input.

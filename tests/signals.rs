@@ -268,6 +268,17 @@ fn one_target_run(dir: &Path, postwrite: f64) -> Child {
     spawn(dir, "run", &args)
 }
 
+/// A one-target run in `dir`, once it is in its 60 s wait after the load (the load is stored
+/// before the wait starts).
+fn in_the_wait_after_the_load(dir: &Path) -> Child {
+    let mut child = one_target_run(dir, 60.0);
+    let db = dir.join("dbdelta.db");
+    until("the load", &mut child, || {
+        count(&db, "SELECT count(*) FROM loads") == 1
+    });
+    child
+}
+
 /// SIGINT in the 60 s wait after the load: out within the bound, not after the wait; and a
 /// terminal's Ctrl-C (SIGINT to dbdelta's whole process group) during initdb: initdb runs in
 /// its own group, so dbdelta stops it and the target is interrupted, not failed.
@@ -279,23 +290,14 @@ fn sigint_in_the_wait_after_the_load_and_ctrl_c_in_initdb() {
     let _lock = measuring();
     let dir = scratch();
     let d = dir.path();
-    let mut child = one_target_run(d, 60.0);
-    let db = d.join("dbdelta.db");
-    // The load is stored before the wait starts; the wait lasts 60 s.
-    until("the load", &mut child, || {
-        count(&db, "SELECT count(*) FROM loads") == 1
-    });
+    let child = in_the_wait_after_the_load(d);
     signal_and_check(d, "run", child, &[libc::SIGINT], false);
 
     // A second signal ends dbdelta at once, its server killed first (SIGQUIT: exit 131); what
     // it leaves is stale, and `dbdelta clean` removes it.
     let dir = scratch();
     let d = dir.path();
-    let mut child = one_target_run(d, 60.0);
-    let db = d.join("dbdelta.db");
-    until("the load", &mut child, || {
-        count(&db, "SELECT count(*) FROM loads") == 1
-    });
+    let child = in_the_wait_after_the_load(d);
     signal_and_check(d, "run", child, &[libc::SIGTERM, libc::SIGQUIT], false);
     let err = stderr_of(d, "run");
     assert!(err.contains("SIGQUIT again: servers killed"), "{err}");
