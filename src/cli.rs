@@ -966,6 +966,7 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
         student: args.student,
         looks: args.looks,
         first_repeats: args.first_repeats,
+        separate_runs: false,
     };
     let store = Store::open_existing(store_path)?;
     let run_id = store.resolve_run(args.run.as_deref())?;

@@ -1,6 +1,7 @@
 //! Reports of real runs: the CSV loads into pandas-like readers and the real `sqlite3` shell
 //! without fixes, a failed target is warned about in every format, and `dbdelta compare`
-//! pairs two stored runs of the same lab and refuses runs of another scale or client count.
+//! pairs two stored runs of the same lab (an A/A: no verdict, the runs were not interleaved)
+//! and refuses runs of another scale or client count.
 //!
 //! Real binary, real embedded SQLite, tiny tables and sub-second steps.
 
@@ -145,8 +146,9 @@ fn compare_pairs_two_runs_and_refuses_another_scale_or_client_count() {
     let _lock = measuring();
     let dir = tempfile::tempdir().unwrap();
     let same = lab(dir.path(), "lab.toml", GOOD, 2000);
-    ok(&run_lab(dir.path(), &same, &[]));
-    ok(&run_lab(dir.path(), &same, &[]));
+    // An A/A of two separate runs, with the repeats a run's own verdicts need.
+    ok(&run_lab(dir.path(), &same, &["--repeats", "2"]));
+    ok(&run_lab(dir.path(), &same, &["--repeats", "2"]));
 
     let out = ok(&run(dir.path(), &["compare", "previous", "latest"]));
     assert!(out.starts_with("dbdelta compare: report lab"), "{out}");
@@ -155,6 +157,8 @@ fn compare_pairs_two_runs_and_refuses_another_scale_or_client_count() {
         "{out}"
     );
     assert!(out.contains("a@B"), "{out}");
+    let words = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("The runs were not interleaved"), "{out}");
     let json: serde_json::Value = serde_json::from_str(&ok(&run(
         dir.path(),
         &["compare", "previous", "latest", "--format", "json"],
@@ -177,7 +181,11 @@ fn compare_pairs_two_runs_and_refuses_another_scale_or_client_count() {
             (Some("a@B"), Some("a@A"))
         );
         assert!(r["qps"].as_f64().unwrap() > 0.0, "{r}");
+        // Separate runs: repeats are not pairs, so no verdict on QPS or CPU/op, only ratios.
+        assert!(r["verdict"].is_null() && r["qps_test"].is_null(), "{r}");
+        assert!(r["server_cpu_test"].is_null(), "{r}");
     }
+    assert_eq!(json["method"]["test"], "none");
     let ids: Vec<String> = text(&run(dir.path(), &["list", "runs"]).stdout)
         .lines()
         .map(|l| l.split_whitespace().next().unwrap().to_string())

@@ -10,7 +10,7 @@ use super::fmt::{percent, plural, signed_percent, two};
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
 use super::suites::SECTIONS;
-use super::{Options, ReportError, crossover, verdict};
+use super::{Options, ReportError, crossover, settings, verdict};
 use crate::results::metrics::{Agg, METRICS, Picked};
 use crate::results::{Latency, Measurement, Metric, RunData, Settling, TargetInfo, Values};
 use crate::stats::{self, mean_known, ratio};
@@ -62,7 +62,12 @@ fn method(all: &RunData, opts: &Options) -> Method {
         min_step_seconds: stats::MIN_STEP_SECONDS as u32,
         resolution_units: stats::RESOLUTION_UNITS,
         clock_tick_us: stats::CLOCK_TICK_US,
-        test: if opts.student { "student" } else { "moderated" }.to_string(),
+        test: match (opts.separate_runs, opts.student) {
+            (true, _) => "none",
+            (false, true) => "student",
+            (false, false) => "moderated",
+        }
+        .to_string(),
         looks: opts.looks.or(all.run.looks).unwrap_or(1).max(1),
         power: stats::POWER,
     }
@@ -1111,6 +1116,13 @@ fn verdict_notes(model: &ReportModel) -> Vec<String> {
         .iter()
         .filter(|r| r.qps_test.is_some())
         .count();
+    if model.method.test == "none" {
+        return vec![
+            "No verdict on QPS or CPU/op: the two sides come from separate runs, whose repeats are not pairs \
+             (see Compare above)."
+                .to_string(),
+        ];
+    }
     if with_test == 0 {
         return vec!["One repeat: no verdict is possible (set repeats ≥ 2).".to_string()];
     }
@@ -1271,12 +1283,14 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
                     .filter(|l| !tl.contains(l))
                     .map(|l| format!("- {l}")),
             );
-            let settings =
+            let mut settings =
                 if t.engine == base.engine && !t.settings.is_empty() && !base.settings.is_empty() {
                     diff_maps(&base.settings, &t.settings)
                 } else {
                     Vec::new()
                 };
+            let set = settings::keys_set(&format!("{}\n{}", base.config_text, t.config_text));
+            settings::order(&mut settings, &set);
             (config, settings, diff_maps(&base.env, &t.env))
         }
     };

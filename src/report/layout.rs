@@ -277,7 +277,13 @@ fn difference(m: &ReportModel, t: &TargetSummary) -> String {
         parts.push(format!("config {}", t.config_diff.join("; ")));
     }
     if !t.settings_diff.is_empty() {
-        parts.push(format!("settings {}", settings_diff(t).join("; ")));
+        let order = match t.settings_diff.len() {
+            n if n > MAX_SETTINGS => {
+                format!("({n} differ; what the lab set and what shapes performance first) ")
+            }
+            _ => String::new(),
+        };
+        parts.push(format!("settings {order}{}", settings_diff(t).join("; ")));
     }
     if !t.env_diff.is_empty() {
         let e: Vec<String> = t
@@ -303,9 +309,11 @@ fn difference(m: &ReportModel, t: &TargetSummary) -> String {
     }
 }
 
+/// How many setting differences a report lists (the JSON has all).
+const MAX_SETTINGS: usize = 10;
+
 /// The first ten setting differences (`key base → target`), then how many more there are.
 fn settings_diff(t: &TargetSummary) -> Vec<String> {
-    const MAX_SETTINGS: usize = 10;
     let mut s: Vec<String> = t
         .settings_diff
         .iter()

@@ -21,6 +21,7 @@ mod markdown;
 pub mod model;
 pub mod profile;
 mod resolution;
+mod settings;
 mod suites;
 mod text;
 mod verdict;
@@ -84,6 +85,9 @@ pub struct Options {
     pub looks: Option<u32>,
     /// Only repeats 1..=N (evidence only: what fewer repeats would have said).
     pub first_repeats: Option<u32>,
+    /// The sides ran in separate runs, not interleaved (`compare`): their repeats are not
+    /// pairs, so there is no verdict from repeats (method `test` = `none`).
+    pub separate_runs: bool,
 }
 
 /// Builds the report model of a run, relative to `base` (default: the run's first target).

@@ -234,6 +234,9 @@ fn apply_spread(model: &mut ReportModel) {
 /// is below resolution on both sides is left out of the CPU family.
 pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
     apply_spread(model);
+    if model.method.test == "none" {
+        return; // separate runs: their repeats are not pairs (`compare`)
+    }
     let mut families: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
     for (i, r) in model.relative.iter().enumerate() {
         families

@@ -1,0 +1,158 @@
+//! Which of a target's setting differences from its base a reader needs first.
+//!
+//! Owns the order of `TargetSummary::settings_diff`: first the settings the lab set (a key in
+//! either side's config or settings lines), then those that shape performance (buffer pool and
+//! caches, redo/WAL, binlog, durability, IO, performance schema), then the rest by name. Two
+//! servers of different versions differ in hundreds of defaults (MySQL 8.0 vs 5.6: 332), and an
+//! alphabetical list put `admin_ssl_*` first and cut the InnoDB and binlog ones. It must not
+//! read the store or format anything.
+
+use std::collections::BTreeSet;
+
+use super::model::Difference;
+
+/// Setting name fragments that shape performance, most telling first (after normalising `-` to
+/// `_` and lower case). A key's rank is the position of the first fragment it contains.
+const PERFORMANCE: &[&str] = &[
+    // memory for data: buffer pools and caches
+    "buffer_pool_size",
+    "shared_buffers",
+    "effective_cache_size",
+    "key_buffer_size",
+    "block_cache",
+    "cache_size",
+    // redo and WAL
+    "redo_log_capacity",
+    "log_file_size",
+    "log_files_in_group",
+    "log_buffer_size",
+    "max_wal_size",
+    "min_wal_size",
+    "wal_buffers",
+    "wal_level",
+    "wal_compression",
+    "wal_",
+    "checkpoint",
+    "journal_mode",
+    // binlog
+    "log_bin",
+    "binlog",
+    "sync_binlog",
+    // durability
+    "flush_log_at_trx_commit",
+    "synchronous_commit",
+    "synchronous",
+    "fsync",
+    "full_page_writes",
+    "doublewrite",
+    "flush_method",
+    // IO and background work
+    "io_capacity",
+    "read_io_threads",
+    "write_io_threads",
+    "purge_threads",
+    "page_cleaners",
+    "autovacuum",
+    "change_buffer",
+    "adaptive_hash_index",
+    "random_page_cost",
+    "work_mem",
+    // instrumentation
+    "performance_schema",
+    "track_io_timing",
+    "jit",
+];
+
+/// The keys named in config or settings lines (`key = value`, `key=value`, `--key=value`,
+/// `PRAGMA key = value`), normalised.
+pub(super) fn keys_set(config_text: &str) -> BTreeSet<String> {
+    config_text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('['))
+        .filter_map(|l| {
+            let l = l.strip_prefix("PRAGMA ").unwrap_or(l);
+            let key = l.split(['=', ' ']).next()?.trim_start_matches('-');
+            (!key.is_empty()).then(|| normal(key))
+        })
+        .collect()
+}
+
+fn normal(key: &str) -> String {
+    key.to_ascii_lowercase().replace('-', "_")
+}
+
+/// The rank of `key`: 0 for a key the lab set, 1 + the fragment's position for a performance
+/// setting, then everything else.
+fn rank(key: &str, set: &BTreeSet<String>) -> usize {
+    let k = normal(key);
+    if set.contains(&k) {
+        return 0;
+    }
+    match PERFORMANCE.iter().position(|f| k.contains(f)) {
+        Some(i) => 1 + i,
+        None => 1 + PERFORMANCE.len(),
+    }
+}
+
+/// Sorts `diffs` as the module doc says: set by the lab, then performance, then by name.
+pub(super) fn order(diffs: &mut [Difference], set: &BTreeSet<String>) {
+    diffs.sort_by(|a, b| (rank(&a.key, set), &a.key).cmp(&(rank(&b.key, set), &b.key)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(key: &str) -> Difference {
+        Difference {
+            key: key.into(),
+            base: Some("1".into()),
+            target: Some("2".into()),
+        }
+    }
+
+    #[test]
+    fn lab_keys_then_performance_then_the_rest() {
+        let set = keys_set("# mine\n[mysqld]\ninnodb-io-capacity = 2000\nsort_buffer_size=1M\n");
+        assert!(set.contains("innodb_io_capacity") && set.contains("sort_buffer_size"));
+        let mut diffs: Vec<Difference> = [
+            "admin_ssl_ca",
+            "admin_port",
+            "binlog_format",
+            "innodb_buffer_pool_size",
+            "innodb_io_capacity",
+            "performance_schema",
+            "innodb_redo_log_capacity",
+            "sort_buffer_size",
+            "innodb_flush_log_at_trx_commit",
+        ]
+        .map(d)
+        .to_vec();
+        order(&mut diffs, &set);
+        let keys: Vec<&str> = diffs.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "innodb_io_capacity",
+                "sort_buffer_size",
+                "innodb_buffer_pool_size",
+                "innodb_redo_log_capacity",
+                "binlog_format",
+                "innodb_flush_log_at_trx_commit",
+                "performance_schema",
+                "admin_port",
+                "admin_ssl_ca",
+            ]
+        );
+    }
+
+    #[test]
+    fn sqlite_pragmas_and_postgres_settings_are_keys() {
+        let set = keys_set("PRAGMA synchronous = NORMAL\nshared_buffers = '1GB'\n");
+        assert_eq!(
+            set.into_iter().collect::<Vec<_>>(),
+            ["shared_buffers", "synchronous"]
+        );
+    }
+}
