@@ -2,7 +2,8 @@
 //!
 //! Owns the order of `TargetSummary::settings_diff`: first the settings the lab set (a key in
 //! either side's config or settings lines), then those that shape performance (buffer pool and
-//! caches, redo/WAL, binlog, durability, IO, performance schema), then the rest by name. Two
+//! caches, redo/WAL, binlog, durability, IO, performance schema), then the rest by name, and
+//! last where the server keeps its files (paths, ports). Two
 //! servers of different versions differ in hundreds of defaults (MySQL 8.0 vs 5.6: 332), and an
 //! alphabetical list put `admin_ssl_*` first and cut the InnoDB and binlog ones. It must not
 //! read the store or format anything.
@@ -20,7 +21,8 @@ const PERFORMANCE: &[&str] = &[
     "effective_cache_size",
     "key_buffer_size",
     "block_cache",
-    "cache_size",
+    "query_cache_size",
+    "table_open_cache",
     // redo and WAL
     "redo_log_capacity",
     "log_file_size",
@@ -63,6 +65,42 @@ const PERFORMANCE: &[&str] = &[
     "jit",
 ];
 
+/// Settings a reader of a performance report needs whole: SQLite's pragmas that shape its
+/// cache, pages and locking (too short to match as fragments).
+const EXACT: &[&str] = &[
+    "cache_size",
+    "page_size",
+    "mmap_size",
+    "temp_store",
+    "locking_mode",
+];
+
+/// Where a server keeps its files and what dbdelta records around it (paths, ports, how it was
+/// initialised): they differ between any two builds and say nothing about performance, so they
+/// come last, even when a config line names them.
+const PLACES: &[&str] = &[
+    "basedir",
+    "datadir",
+    "data_directory",
+    "socket",
+    "port",
+    "pid_file",
+    "lc_messages_dir",
+    "plugin_dir",
+    "tmpdir",
+    "log_error",
+    "general_log_file",
+    "slow_query_log_file",
+    "hba_file",
+    "ident_file",
+    "config_file",
+    "unix_socket_directories",
+    "init",
+    "auth",
+    "env",
+    "table_options",
+];
+
 /// The keys named in config or settings lines (`key = value`, `key=value`, `--key=value`,
 /// `PRAGMA key = value`), normalised.
 pub(super) fn keys_set(config_text: &str) -> BTreeSet<String> {
@@ -86,12 +124,19 @@ fn normal(key: &str) -> String {
 /// setting, then everything else.
 fn rank(key: &str, set: &BTreeSet<String>) -> usize {
     let k = normal(key);
+    let rest = 1 + PERFORMANCE.len();
+    if PLACES.contains(&k.as_str()) {
+        return rest + 1;
+    }
     if set.contains(&k) {
         return 0;
     }
+    if EXACT.contains(&k.as_str()) {
+        return 1;
+    }
     match PERFORMANCE.iter().position(|f| k.contains(f)) {
         Some(i) => 1 + i,
-        None => 1 + PERFORMANCE.len(),
+        None => rest,
     }
 }
 
@@ -114,10 +159,14 @@ mod tests {
 
     #[test]
     fn lab_keys_then_performance_then_the_rest() {
-        let set = keys_set("# mine\n[mysqld]\ninnodb-io-capacity = 2000\nsort_buffer_size=1M\n");
+        let set = keys_set(
+            "# mine\n[mysqld]\ninnodb-io-capacity = 2000\nsort_buffer_size=1M\nbasedir = /opt/x\n",
+        );
         assert!(set.contains("innodb_io_capacity") && set.contains("sort_buffer_size"));
         let mut diffs: Vec<Difference> = [
             "admin_ssl_ca",
+            "basedir",
+            "metadata_locks_cache_size",
             "admin_port",
             "binlog_format",
             "innodb_buffer_pool_size",
@@ -143,6 +192,8 @@ mod tests {
                 "performance_schema",
                 "admin_port",
                 "admin_ssl_ca",
+                "metadata_locks_cache_size",
+                "basedir",
             ]
         );
     }
