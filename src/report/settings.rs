@@ -75,15 +75,18 @@ const EXACT: &[&str] = &[
     "locking_mode",
 ];
 
-/// Where a server keeps its files and what dbdelta records around it (paths, ports, how it was
-/// initialised): they differ between any two builds and say nothing about performance, so they
-/// come last, even when a config line names them.
+/// Where a server keeps its files, its identity and what dbdelta records around it (paths,
+/// ports, random ids, how it was initialised): they differ between any two servers and say
+/// nothing about performance, so they come last, even when a config line names them.
 const PLACES: &[&str] = &[
     "basedir",
     "datadir",
     "data_directory",
     "socket",
     "port",
+    "report_port",
+    "server_uid",
+    "server_uuid",
     "pid_file",
     "lc_messages_dir",
     "plugin_dir",
