@@ -333,6 +333,10 @@ pub struct RunArgs {
     /// Where `--reuse-load` keeps its snapshots (default: `<workdir>/snapshots`).
     #[arg(long, value_name = "DIR")]
     pub snapshots: Option<PathBuf>,
+    /// Print a line every SECS seconds (1-3600) on stderr while each step runs: elapsed
+    /// time, QPS and errors of the interval (sysbench's --report-interval).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub report_interval: Option<u32>,
     /// Target the report compares against (default: the lab's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
@@ -475,6 +479,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
     let progress = Progress {
         mode: Mode::detect(cli.quiet),
         verbose: cli.verbose,
+        interval: None,
     };
     match cli.command {
         Command::Run(args) => run(&cli.store, args, &progress),
@@ -578,6 +583,10 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
+    let progress = &Progress {
+        interval: (args.report_interval).map(|s| std::time::Duration::from_secs(s.into())),
+        ..*progress
+    };
     if let Some(run) = &args.resume {
         return resume(store_path, run.as_deref(), &args, progress);
     }
