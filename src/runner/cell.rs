@@ -253,7 +253,7 @@ impl CellRun<'_> {
             self.store.save_load(self.run_id, &load)?;
         }
         self.progress.line(&format!(
-            "{}: load: reused {from}, {:.1} s instead of {:.1} s ({:.1} MB copied and checked)",
+            "{}: load: reused {from}, {:.2} s instead of {:.2} s ({:.1} MB copied and checked)",
             self.label(),
             r.secs,
             m.load_secs + m.index_secs,

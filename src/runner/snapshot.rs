@@ -137,8 +137,8 @@ pub enum Found {
     Nothing,
 }
 
-/// Look for `w`'s snapshot; without one, say how the latest of the same target and suite
-/// differs from it.
+/// Look for `w`'s snapshot; without one, say how the closest of the same target and suite
+/// (the fewest keys apart; of those, the latest) differs from it.
 pub fn find(w: &Wanted) -> Found {
     if let Ok(m) = read_manifest(&w.root.join(&w.name))
         && m.key == w.key
@@ -146,11 +146,14 @@ pub fn find(w: &Wanted) -> Found {
         return Found::Same(Box::new(m));
     }
     let others = std::fs::read_dir(&w.root).into_iter().flatten().flatten();
-    let latest = others
+    let closest = others
         .filter(|e| e.file_name().to_string_lossy().starts_with(&w.prefix))
         .filter_map(|e| read_manifest(&e.path()).ok())
-        .max_by(|a, b| a.saved.cmp(&b.saved));
-    match latest {
+        .min_by(|a, b| {
+            let apart = |m: &Manifest| differing(&m.key, &w.key).len();
+            apart(a).cmp(&apart(b)).then(b.saved.cmp(&a.saved))
+        });
+    match closest {
         Some(m) => Found::Differs(format!(
             "snapshot {} (saved {}) was saved with {}",
             m.name,
@@ -176,27 +179,36 @@ pub fn shown_time(rfc3339: &str) -> String {
 /// What differs between a saved key and the wanted one, e.g.
 /// `load "sysbench tables=1 rows=10000", not "sysbench tables=1 rows=20000"`.
 pub fn differences(saved: &Key, now: &Key) -> String {
-    let field = |k: &Key| serde_json::to_value(k).expect("key serializes");
-    let (a, b) = (field(saved), field(now));
-    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return "another key".into();
-    };
-    let out: Vec<String> = (a.iter())
-        .filter(|(name, v)| b.get(*name) != Some(*v))
-        .map(|(name, v)| {
+    let out: Vec<String> = (differing(saved, now).into_iter())
+        .map(|(name, was, is)| {
             // A digest is told apart by its first 12 digits.
             let shown = |v: &serde_json::Value| match (name.as_str(), v.as_str()) {
+                ("build_sha256", Some("")) => "none".to_string(),
                 ("build_sha256", Some(d)) => format!("{}…", &d[..d.len().min(12)]),
                 _ => v.to_string(),
             };
-            let now = b.get(name).map(shown).unwrap_or_default();
-            format!("{name} {}, not {now}", shown(v))
+            format!("{name} {}, not {}", shown(&was), shown(&is))
         })
         .collect();
     match out.is_empty() {
         true => "the same key in another format".into(),
         false => out.join("; "),
     }
+}
+
+/// The fields of two keys that differ: (name, saved value, wanted value).
+fn differing(saved: &Key, now: &Key) -> Vec<(String, serde_json::Value, serde_json::Value)> {
+    let field = |k: &Key| serde_json::to_value(k).expect("key serializes");
+    let (serde_json::Value::Object(a), serde_json::Value::Object(b)) = (field(saved), field(now))
+    else {
+        unreachable!("a key serializes to an object")
+    };
+    (a.into_iter())
+        .filter_map(|(name, v)| {
+            let w = b.get(&name).cloned().unwrap_or_default();
+            (v != w).then_some((name, v, w))
+        })
+        .collect()
 }
 
 /// Copy the snapshot `m` into the empty directory `into`, checking every file's checksum on
@@ -412,6 +424,37 @@ mod tests {
             d,
             r#"load "sysbench tables=1 rows=10", not "sysbench tables=1 rows=20""#
         );
+    }
+
+    #[test]
+    fn a_refusal_names_the_closest_snapshot_not_the_latest() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("db");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("a"), b"one").unwrap();
+        let at = |key: Key, name: &str| Wanted {
+            root: dir.path().join("snaps"),
+            key,
+            name: name.into(),
+            prefix: "t.sysbench.".into(),
+        };
+        save(&at(key(10), "t.sysbench.a"), &data, 1.0, 0.5).unwrap();
+        save(&at(key(20), "t.sysbench.b"), &data, 1.0, 0.5).unwrap();
+        // Rows 10 on another build: one field from the first snapshot, two from the latest.
+        let other_build = Key {
+            build: "/usr/lib/libsqlite3.so".into(),
+            ..key(10)
+        };
+        match find(&at(other_build, "t.sysbench.c")) {
+            Found::Differs(why) => {
+                assert!(why.starts_with("snapshot t.sysbench.a "), "{why}");
+                assert!(
+                    why.ends_with(r#"build "bundled SQLite 3", not "/usr/lib/libsqlite3.so""#),
+                    "{why}"
+                );
+            }
+            f => panic!("expected a refusal, got {f:?}"),
+        }
     }
 
     #[test]
