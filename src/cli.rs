@@ -354,7 +354,7 @@ pub struct RunArgs {
         num_args = 0..=1,
         conflicts_with_all = [
             "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir",
-            "cell"
+            "cell", "reuse_load", "snapshots"
         ]
     )]
     pub resume: Option<Option<String>>,
