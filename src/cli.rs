@@ -119,6 +119,9 @@ pub struct CleanArgs {
     /// kept and named).
     #[arg(long)]
     pub stop: bool,
+    /// Also remove the saved loads of `reuse_load` in DIR (default: `<workdir>/snapshots`).
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub snapshots: Option<Option<PathBuf>>,
 }
 
 #[derive(Debug, Args)]
@@ -243,6 +246,8 @@ impl RunArgs {
             profile: self.profile,
             instructions: self.instructions,
             cell: self.cell.clone(),
+            reuse_load: self.reuse_load,
+            snapshots: self.snapshots.clone(),
             ..self.shape.options()
         }
     }
@@ -321,6 +326,17 @@ pub struct RunArgs {
     /// Where data directories are created.
     #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
     pub workdir: PathBuf,
+    /// Start each cell from a saved copy of its load (the lab's `reuse_load = true`): a
+    /// matching snapshot is copied instead of loading; without one, the load is saved.
+    #[arg(long)]
+    pub reuse_load: bool,
+    /// Where `--reuse-load` keeps its snapshots (default: `<workdir>/snapshots`).
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<PathBuf>,
+    /// Print a line every SECS seconds (1-3600) on stderr while each step runs: elapsed
+    /// time, QPS and errors of the interval (sysbench's --report-interval).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=3600))]
+    pub report_interval: Option<u32>,
     /// Target the report compares against (default: the lab's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
@@ -338,7 +354,7 @@ pub struct RunArgs {
         num_args = 0..=1,
         conflicts_with_all = [
             "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir",
-            "cell"
+            "cell", "reuse_load", "snapshots"
         ]
     )]
     pub resume: Option<Option<String>>,
@@ -463,6 +479,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
     let progress = Progress {
         mode: Mode::detect(cli.quiet),
         verbose: cli.verbose,
+        interval: None,
     };
     match cli.command {
         Command::Run(args) => run(&cli.store, args, &progress),
@@ -566,6 +583,10 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
+    let progress = &Progress {
+        interval: (args.report_interval).map(|s| std::time::Duration::from_secs(s.into())),
+        ..*progress
+    };
     if let Some(run) = &args.resume {
         return resume(store_path, run.as_deref(), &args, progress);
     }
@@ -713,6 +734,13 @@ fn report_outcome(
 /// dbdelta works on is named with its PID and left alone.
 fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
     use crate::runner::workdir;
+    if let Some(dir) = &args.snapshots {
+        clean_snapshots(
+            dir.clone()
+                .unwrap_or_else(|| args.workdir.join("snapshots")),
+            args,
+        )?;
+    }
     let (stale, live) = workdir::scan(&args.workdir)?;
     for l in &live {
         eprintln!("kept {}", l.describe());
@@ -739,6 +767,26 @@ fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
         }
     }
     Ok(code)
+}
+
+/// `dbdelta clean --snapshots`: remove (or, with --dry-run, name) the saved loads in `dir`.
+fn clean_snapshots(dir: PathBuf, args: &CleanArgs) -> Result<()> {
+    use crate::runner::snapshot;
+    if args.dry_run {
+        for name in snapshot::list(&dir) {
+            println!("would remove snapshot {name} in {}", dir.display());
+        }
+        return Ok(());
+    }
+    let removed = snapshot::remove_all(&dir)
+        .with_context(|| format!("--snapshots {}: cannot remove its snapshots", dir.display()))?;
+    for name in &removed {
+        println!("removed snapshot {name} in {}", dir.display());
+    }
+    if removed.is_empty() {
+        println!("{}: no snapshots", dir.display());
+    }
+    Ok(())
 }
 
 /// Set on the first terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: the step and any

@@ -36,6 +36,8 @@ impl Mode {
 pub struct Progress {
     pub mode: Mode,
     pub verbose: bool,
+    /// `run --report-interval`: a line per interval while each step runs; `None`: none.
+    pub interval: Option<Duration>,
 }
 
 /// The bar (or nothing) of one running step.
@@ -43,6 +45,8 @@ pub struct StepProgress {
     bar: Option<ProgressBar>,
     total: Duration,
     mode: Mode,
+    prefix: String,
+    interval: Option<Duration>,
 }
 
 impl Progress {
@@ -76,6 +80,8 @@ impl Progress {
             bar,
             total,
             mode: self.mode,
+            prefix: prefix.to_string(),
+            interval: self.interval,
         }
     }
 }
@@ -94,6 +100,39 @@ impl StepProgress {
                 "{phase}{max}{left:.0}s left · {} qps{state}",
                 thousands(qps)
             ));
+        }
+    }
+
+    /// How often the step's runner should hand over an interval's numbers
+    /// ([`StepProgress::interval_line`]); `None`: not asked for.
+    pub fn interval(&self) -> Option<Duration> {
+        self.interval
+    }
+
+    /// One `--report-interval` line: the step's `elapsed` time at the interval's end (warm-up
+    /// included), its counted `ops` over its measured `secs`, and its errors. Shown unless
+    /// quiet, above the bar on a terminal.
+    pub fn interval_line(
+        &self,
+        elapsed: Duration,
+        warming: bool,
+        ops: u64,
+        secs: f64,
+        errors: u64,
+    ) {
+        let phase = if warming { ", warm-up" } else { "" };
+        let qps = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
+        let line = format!(
+            "{}: [{:.0} s{phase}] {} qps ({} ops in {secs:.2} s), {errors} errors",
+            self.prefix,
+            elapsed.as_secs_f64(),
+            thousands(qps),
+            thousands(ops as f64)
+        );
+        match (&self.bar, self.mode) {
+            (Some(bar), _) => bar.println(line),
+            (None, Mode::Lines) => eprintln!("{line}"),
+            _ => {}
         }
     }
 

@@ -111,6 +111,7 @@ impl Rig {
             quiet: Progress {
                 mode: Mode::Quiet,
                 verbose: false,
+                interval: None,
             },
             interrupt: Arc::new(AtomicBool::new(false)),
         }

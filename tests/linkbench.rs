@@ -161,6 +161,7 @@ impl Rig {
             quiet: Progress {
                 mode: Mode::Quiet,
                 verbose: false,
+                interval: None,
             },
             interrupt: Arc::new(AtomicBool::new(false)),
         }

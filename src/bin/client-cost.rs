@@ -677,6 +677,7 @@ impl Bench<'_> {
         let quiet = Progress {
             mode: Mode::Quiet,
             verbose: false,
+            interval: None,
         };
         let bar = quiet.step("point-query", warmup + measure);
         let _pin = Affinity::pin(self.client_cpus.as_deref())?;

@@ -386,6 +386,11 @@ pub struct TargetSpec {
     /// then gets [`WRAPPED_START_FACTOR`] times its usual start-up time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wrap: Vec<String>,
+    /// The data directory already holds this target's database, copied from a saved load
+    /// (`runner::snapshot`): the engine starts on it as it is (a server engine rewrites only
+    /// its per-start lines and its superuser's password) instead of creating one.
+    #[serde(skip)]
+    pub restored: bool,
 }
 
 /// How much longer a server run under [`TargetSpec::wrap`] may take to start and stop.
@@ -413,6 +418,20 @@ pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result
         EngineKind::Sqlite => Ok(Box::new(sqlite::SqliteServer::start(target, data_dir)?)),
         EngineKind::Postgres => postgres::PgServer::start(target, data_dir, log),
         EngineKind::Mysql => mysql::MysqlServer::start(target, data_dir, log),
+    }
+}
+
+/// The file that is the target's engine build: the server binary (`bin`, else Debian's
+/// install), or SQLite's `library`; `None`: the SQLite bundled into dbdelta. A saved load is
+/// keyed by its path and contents.
+pub fn build_file(target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
+    match target.engine {
+        EngineKind::Sqlite => Ok(target.library.clone()),
+        EngineKind::Postgres => postgres::server_binary(target.bin.as_deref()).map(Some),
+        EngineKind::Mysql => {
+            let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
+            Ok(Some(mysql::flavor::find_binaries(bin.as_deref())?.server))
+        }
     }
 }
 

@@ -65,6 +65,8 @@ struct RawLabSection {
     instructions: Option<Spanned<bool>>,
     #[serde(default)]
     instruction_passes: Option<Spanned<i64>>,
+    #[serde(default)]
+    reuse_load: Option<bool>,
 }
 
 /// A target's `build = { source = "postgresql-15", variant = "lto" }`.
@@ -248,6 +250,9 @@ pub struct Lab {
     /// `instructions = true` (with `instruction_passes`): a counting pass per target that
     /// counts every step's instructions per op under callgrind; `None`: none.
     pub instructions: Option<crate::counter::Counting>,
+    /// `reuse_load = true`: each cell starts from a saved copy of its load when one matches
+    /// (`runner::snapshot`), and saves one when none does.
+    pub reuse_load: bool,
 }
 
 /// The placement keys of one section, checked for syntax (the CPUs themselves are checked
@@ -328,6 +333,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         suites,
         profile,
         instructions,
+        reuse_load: lab.reuse_load.unwrap_or(false),
     })
 }
 
@@ -839,6 +845,7 @@ pub fn for_agent(text: &str, target: &str, engine: EngineKind) -> Result<String,
             "profile_call_graph",
             "instructions",
             "instruction_passes",
+            "reuse_load",
         ] {
             lab.remove(key);
         }

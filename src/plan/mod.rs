@@ -78,6 +78,11 @@ pub struct RunOptions {
     pub cell: Option<String>,
     /// `--instructions`: a counting pass per target (with the lab's `instruction_passes`).
     pub instructions: bool,
+    /// `--reuse-load`: start each cell from a saved load when one matches (as the lab's
+    /// `reuse_load = true`).
+    pub reuse_load: bool,
+    /// `--snapshots DIR`: where saved loads live (default: `<workdir>/snapshots`).
+    pub snapshots: Option<PathBuf>,
 }
 
 /// One target as the runner needs it.
@@ -146,6 +151,7 @@ impl TargetPlan {
             remote: self.remote.clone(),
             listen: None,
             wrap: Vec::new(),
+            restored: false,
         }
     }
 }
@@ -213,6 +219,33 @@ pub struct RunPlan {
     pub instructions: Option<crate::counter::Counting>,
     /// `--cell`: the one cell to run (a Kubernetes Job runs one); `None`: every cell.
     pub only_cell: Option<Cell>,
+    /// `reuse_load`/`--reuse-load`: the directory of saved loads; `None`: every cell loads.
+    pub reuse_load: Option<PathBuf>,
+}
+
+/// Where saved loads live when the lab or the command line asks to reuse them: `--snapshots`,
+/// else `<workdir>/snapshots`. Only targets whose server starts here can be saved: a
+/// `connect` or `host` target is bad input.
+fn reuse_load(
+    lab: &Lab,
+    targets: &[TargetPlan],
+    opts: &RunOptions,
+) -> Result<Option<PathBuf>, InputError> {
+    if !(lab.reuse_load || opts.reuse_load) {
+        return Ok(None);
+    }
+    let elsewhere = targets
+        .iter()
+        .find(|t| t.connect.is_some() || t.remote.is_some());
+    if let Some(t) = elsewhere {
+        return Err(InputError::new(format!(
+            "target {}: reuse_load (--reuse-load) needs a server dbdelta starts on this host; a `connect` or `host` target's data cannot be saved: drop reuse_load or the target",
+            t.name
+        )));
+    }
+    Ok(Some(
+        (opts.snapshots.clone()).unwrap_or_else(|| opts.workdir.join("snapshots")),
+    ))
 }
 
 /// Parse `--clients 1,4,16`.
@@ -393,6 +426,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     let only_cell = (opts.cell.as_deref())
         .map(|c| parse_cell(c, &targets, &clients, repeats))
         .transpose()?;
+    let reuse_load = reuse_load(&lab, &targets, opts)?;
     Ok(RunPlan {
         order: lab.order,
         targets,
@@ -411,6 +445,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         instructions: (lab.instructions)
             .or_else(|| opts.instructions.then(crate::counter::Counting::default)),
         only_cell,
+        reuse_load,
         lab: LabInfo::of(&lab),
     })
 }

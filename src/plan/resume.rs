@@ -35,6 +35,7 @@ impl StoredOptions {
             lab_path: lab.map(abs),
             options: RunOptions {
                 workdir: abs(&opts.workdir),
+                snapshots: opts.snapshots.as_deref().map(abs),
                 ..opts.clone()
             },
         }

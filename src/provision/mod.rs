@@ -28,6 +28,7 @@ use anyhow::{Context, Result};
 
 use crate::error::InputError;
 pub use cache::{Cached, cache_dir, cached, tree_of};
+pub use unpack::{hex, sha256_file};
 use version::{matches, parse_version};
 
 /// A DBMS whose builds dbdelta can fetch by version.

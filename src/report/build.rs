@@ -1322,20 +1322,26 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
     }
 }
 
+/// The loads per target × suite × clients, averaged over repeats; loads copied from a saved
+/// one (`reuse_load`) are a row of their own: a copy's seconds are not a load's.
 fn loads(data: &RunData) -> Vec<LoadSummary> {
-    let mut keys: Vec<(&str, &str, u32)> = Vec::new();
+    let mut keys: Vec<(&str, &str, u32, bool)> = Vec::new();
     for l in &data.loads {
-        let k = (l.target.as_str(), l.suite.as_str(), l.clients);
+        let k = (
+            l.target.as_str(),
+            l.suite.as_str(),
+            l.clients,
+            l.reused.is_some(),
+        );
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     keys.into_iter()
-        .map(|(target, suite, clients)| {
-            let ls: Vec<_> = data
-                .loads
-                .iter()
+        .map(|(target, suite, clients, reused)| {
+            let ls: Vec<_> = (data.loads.iter())
                 .filter(|l| l.target == target && l.suite == suite && l.clients == clients)
+                .filter(|l| l.reused.is_some() == reused)
                 .collect();
             let n = ls.len() as f64;
             LoadSummary {
@@ -1350,6 +1356,7 @@ fn loads(data: &RunData) -> Vec<LoadSummary> {
                 index_secs: ls.iter().map(|l| l.index_secs).sum::<f64>() / n,
                 db_size_bytes: mean_known(ls.iter().map(|l| l.db_size_bytes.map(|b| b as f64)))
                     .map(|b| b.round() as u64),
+                reused: ls[0].reused.clone(),
             }
         })
         .collect()

@@ -181,6 +181,7 @@ fn load(target: &str, clients: u32, repeat: u32, rows_per_sec: f64, index_secs: 
         rows_per_sec: Some(rows_per_sec),
         index_secs,
         db_size_bytes: Some(24_117_248),
+        reused: None,
     }
 }
 

@@ -475,12 +475,27 @@ fn load(m: &ReportModel, doc: &mut Vec<Block>) {
             l.tables as f64 * l.rows_per_table as f64,
         )));
         row.push(Cell::plain(format!("{:.1}", l.load_secs)));
-        row.push(Cell::plain(rate(l.rows_per_sec)));
-        row.push(Cell::plain(format!("{:.1}", l.index_secs)));
+        match &l.reused {
+            // A copy of a saved load: its seconds are the copy's, no rows/s, no index build.
+            Some(_) => row.extend([Cell::plain("reused"), Cell::plain("-")]),
+            None => {
+                row.push(Cell::plain(rate(l.rows_per_sec)));
+                row.push(Cell::plain(format!("{:.1}", l.index_secs)));
+            }
+        }
         row.push(Cell::plain(mb(l.db_size_bytes)));
         grid.rows.push(row);
     }
     doc.push(Block::Table(grid));
+    let reused: Vec<String> = (m.loads.iter())
+        .filter_map(|l| l.reused.as_ref().map(|r| format!("{}: {r}", l.target)))
+        .collect();
+    if !reused.is_empty() {
+        doc.push(Block::Para(format!(
+            "\"reused\": the load was copied from a saved one (reuse_load); its load s is the copy's time. {}.",
+            reused.join("; ")
+        )));
+    }
 }
 
 /// An empty table with two left-aligned label columns and a column per client count.

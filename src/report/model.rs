@@ -756,6 +756,9 @@ pub struct LoadSummary {
     pub rows_per_sec: Option<f64>,
     pub index_secs: f64,
     pub db_size_bytes: Option<u64>,
+    /// Copied from a saved load (`reuse_load`): the snapshot and when it was saved (the first
+    /// repeat's); `load_secs` is then the copy's mean seconds.
+    pub reused: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -176,6 +176,10 @@ pub struct LoadResult {
     pub index_secs: f64,
     /// Logical database size after the load and index build.
     pub db_size_bytes: Option<u64>,
+    /// The load was copied from a saved one (`reuse_load`): its name and when it was saved;
+    /// `load_secs` is then the copy's seconds, and no rows/s or index time is claimed.
+    #[serde(default)]
+    pub reused: Option<String>,
 }
 
 /// Latency distribution of one step's events, in µs.

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 
 use super::server::{ClientsThere, StartServer, TargetServer};
 use super::settle;
+use super::snapshot::{self, Found, Restored};
 use super::step::{self, StepRun};
 use super::watchdog::Watchdog;
 use super::{DataDir, client_bound, timed_load};
@@ -35,6 +36,16 @@ pub(super) enum CellEnd {
     /// The target failed (recorded); the run goes on.
     Failed,
     Interrupted,
+}
+
+/// Where a cell's data comes from when its steps' server starts.
+pub(super) enum Loaded {
+    /// Nowhere yet: that server loads it.
+    Fresh,
+    /// Loaded and recorded by a server of its own, stopped and saved (`reuse_load`).
+    Saved,
+    /// Copied from a saved load.
+    Reused(Restored),
 }
 
 /// One target × clients × repeat running one suite.
@@ -61,6 +72,8 @@ pub(super) struct CellRun<'a> {
     /// The settling guard's probe of this cell's server, once it ran (before the first
     /// measured step), carried by every step's record.
     pub settling: Option<Settling>,
+    /// Where the data comes from (`Fresh` unless `reuse_load` copied or saved it).
+    pub loaded: Loaded,
 }
 
 impl CellRun<'_> {
@@ -136,7 +149,13 @@ impl CellRun<'_> {
             path: path.to_path_buf(),
             keep: self.plan.keep,
         };
-        let spec = self.target.spec(self.suite.prepared);
+        let mut spec = self.target.spec(self.suite.prepared);
+        if let Some(root) = &self.plan.reuse_load
+            && let Some(loaded) = self.reuse(root, &spec, path)?
+        {
+            self.loaded = loaded;
+            spec.restored = true;
+        }
         let TargetServer {
             server,
             clients_there,
@@ -146,6 +165,101 @@ impl CellRun<'_> {
         // The link to a remote server's host goes with the server, whatever ended the cell.
         self.clients_there = None;
         end
+    }
+
+    /// `reuse_load`: copy a matching saved load into the empty `path`, or else load on a
+    /// server of its own there, stop it cleanly and save the load. `None`: this cell's load
+    /// cannot be saved (said why); the steps' server loads it.
+    fn reuse(
+        &mut self,
+        root: &Path,
+        spec: &engine::TargetSpec,
+        path: &Path,
+    ) -> Result<Option<Loaded>> {
+        let label = self.label();
+        let w = match snapshot::wanted(root, spec, self.suite.suite.as_ref(), self.cell.clients) {
+            Ok(w) => w,
+            Err(why) => {
+                self.progress
+                    .line(&format!("{label}: load: not saved: {why}"));
+                return Ok(None);
+            }
+        };
+        match snapshot::find(&w) {
+            Found::Same(m) => match snapshot::restore(&w, m, path) {
+                Ok(r) => return Ok(Some(Loaded::Reused(r))),
+                Err(e) => self.progress.line(&format!("{label}: load: {e:#}")),
+            },
+            Found::Differs(why) => self.progress.line(&format!(
+                "{label}: load: no snapshot of this key, {why}: loading afresh"
+            )),
+            Found::Nothing => {}
+        }
+        self.load_and_save(&w, spec, path)?;
+        Ok(Some(Loaded::Saved))
+    }
+
+    /// Load on a server of its own in `path` (recorded as every load is), stop it cleanly and
+    /// save the data directory as `w`'s snapshot (a failed save is said, and the run goes on).
+    fn load_and_save(
+        &mut self,
+        w: &snapshot::Wanted,
+        spec: &engine::TargetSpec,
+        path: &Path,
+    ) -> Result<()> {
+        let TargetServer { server, .. } = (self.start)(spec, path, self.log)?;
+        let loaded = self.load(server.as_ref());
+        let stopped = server.stop();
+        let (load_secs, index_secs) = loaded?;
+        stopped.context("stopping the server after the load, to save it")?;
+        let label = self.label();
+        match snapshot::save(w, path, load_secs, index_secs) {
+            Ok((m, secs)) => self.progress.line(&format!(
+                "{label}: load: saved snapshot {} in {} ({:.1} MB, copied and checksummed in {secs:.1} s)",
+                m.name,
+                w.root.display(),
+                m.files.values().map(|(b, _)| *b).sum::<u64>() as f64 / 1e6
+            )),
+            Err(e) => self.progress.line(&format!("{label}: load: not saved: {e:#}")),
+        }
+        Ok(())
+    }
+
+    /// A load copied from a snapshot: recorded as reused, with the copy's seconds (not a
+    /// load's), and said with the load it saved.
+    fn record_reused(&mut self, server: &dyn Server, r: Restored) -> Result<()> {
+        let suite = self.suite.suite.as_ref();
+        let m = &r.manifest;
+        let from = format!(
+            "snapshot {} (saved {})",
+            m.name,
+            snapshot::shown_time(&m.saved)
+        );
+        if suite.records_load() {
+            let scale = suite.scale(self.cell.clients);
+            let load = LoadResult {
+                target: self.target.name.clone(),
+                suite: suite.id().into(),
+                clients: self.cell.clients,
+                repeat: self.cell.repeat,
+                tables: scale.tables,
+                rows_per_table: scale.rows,
+                load_secs: r.secs,
+                rows_per_sec: None,
+                index_secs: 0.0,
+                db_size_bytes: server.db_size(),
+                reused: Some(from.clone()),
+            };
+            self.store.save_load(self.run_id, &load)?;
+        }
+        self.progress.line(&format!(
+            "{}: load: reused {from}, {:.2} s instead of {:.2} s ({:.1} MB copied and checked)",
+            self.label(),
+            r.secs,
+            m.load_secs + m.index_secs,
+            r.bytes as f64 / 1e6
+        ));
+        Ok(())
     }
 
     /// Record the started server, load, run the steps, stop it.
@@ -216,7 +330,11 @@ impl CellRun<'_> {
         server
             .release(&tables)
             .context("dropping the suite's tables before the load")?;
-        self.load(server)?;
+        match std::mem::replace(&mut self.loaded, Loaded::Fresh) {
+            Loaded::Fresh => drop(self.load(server)?),
+            Loaded::Saved => {}
+            Loaded::Reused(r) => self.record_reused(server, r)?,
+        }
         if self.suite.postwrite_after_load {
             server
                 .postwrite(&tables, self.suite.postwrite_budget)
@@ -275,8 +393,8 @@ impl CellRun<'_> {
     }
 
     /// Create and fill the suite's tables on a thread placed like the step clients, and store
-    /// the load when the suite has one of its own.
-    fn load(&mut self, server: &dyn Server) -> Result<()> {
+    /// the load when the suite has one of its own; the load's and the index build's seconds.
+    fn load(&mut self, server: &dyn Server) -> Result<(f64, f64)> {
         let suite = self.suite.suite.as_ref();
         let clients = self.cell.clients;
         let (load_secs, index_secs) = match self.clients_there.as_deref() {
@@ -284,7 +402,7 @@ impl CellRun<'_> {
             None => self.load_here(server)?,
         };
         if !suite.records_load() {
-            return Ok(());
+            return Ok((load_secs, index_secs));
         }
         let scale = suite.scale(clients);
         let total = suite.rows_loaded(clients);
@@ -300,6 +418,7 @@ impl CellRun<'_> {
             rows_per_sec,
             index_secs,
             db_size_bytes: server.db_size(),
+            reused: None,
         };
         self.store.save_load(self.run_id, &load)?;
         self.progress.line(&format!(
@@ -310,7 +429,7 @@ impl CellRun<'_> {
             thousands(rows_per_sec.unwrap_or(0.0)),
             index_secs
         ));
-        Ok(())
+        Ok((load_secs, index_secs))
     }
 
     /// Create and fill the suite's tables from here, on a thread placed like the step clients;

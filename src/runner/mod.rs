@@ -15,6 +15,7 @@ pub mod pacer;
 pub mod recorder;
 mod server;
 mod settle;
+pub mod snapshot;
 pub mod step;
 mod watchdog;
 pub mod workdir;
@@ -373,6 +374,7 @@ impl Ctx<'_> {
             start: work.start,
             clients_there: None,
             settling: None,
+            loaded: cell::Loaded::Fresh,
         };
         let failures_before = ctx.failures.len();
         let end = ctx.run_and_record()?;

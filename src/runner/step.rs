@@ -148,6 +148,8 @@ struct Live {
     events: AtomicU64,
     /// Counted units of the counted operations (warm-up included).
     units: AtomicU64,
+    /// Failed operations (warm-up included): `--report-interval`'s errors.
+    errors: AtomicU64,
 }
 
 struct Window {
@@ -357,6 +359,7 @@ pub fn run_unattended(
     let quiet = crate::progress::Progress {
         mode: crate::progress::Mode::Quiet,
         verbose: false,
+        interval: None,
     };
     let bar = quiet.step(&spec.step.label, spec.step.warmup + spec.step.expected);
     run(spec, driver, probe, &bar, &Arc::new(AtomicBool::new(false)))
@@ -793,6 +796,7 @@ struct OpLoop<'a> {
     units: u64,
     done: u64,
     slot: u64,
+    errors: u64,
     /// (wall, thread CPU) when the first measured operation started.
     measured_from: Option<(Instant, Duration)>,
     /// Rows touched when the measured period began.
@@ -827,6 +831,10 @@ impl OpLoop<'_> {
         let d = match result {
             Ok(d) => d,
             Err(e) => {
+                self.errors += 1;
+                self.shared.live[self.t.index]
+                    .errors
+                    .store(self.errors, Ordering::Relaxed);
                 if measured {
                     // The executor does not say which operation type failed: the role's first.
                     self.recorders[0].record_error(e.kind, e.code, end);
@@ -889,6 +897,7 @@ fn run_ops(
         units: 0,
         done: 0,
         slot: 0,
+        errors: 0,
         measured_from: None,
         rows_before: None,
     };
@@ -1023,6 +1032,49 @@ impl SecondCounter {
     }
 }
 
+/// `--report-interval`: the live counters at the last interval's end, read by the coordinator
+/// (the threads only store their running counts; nothing is added to an operation).
+struct Intervals {
+    every: Duration,
+    /// The next interval's end.
+    next: Instant,
+    /// (instant, counted units, errors) at the last one.
+    last: (Instant, u64, u64),
+}
+
+impl Intervals {
+    /// When the progress asks for intervals (never for a counting pass, which is not timed).
+    fn new(spec: &StepSpec, progress: &StepProgress, t0: Instant) -> Option<Intervals> {
+        let every = progress.interval().filter(|_| !spec.counting)?;
+        Some(Intervals {
+            every,
+            next: t0 + every,
+            last: (t0, 0, 0),
+        })
+    }
+
+    /// At or past the interval's end: hand its counts and measured length to `progress`
+    /// (`warming` when it began in the warm-up).
+    fn tick(&mut self, clock: &Clock, progress: &StepProgress, (units, errors): (u64, u64)) {
+        let now = Instant::now();
+        if now < self.next {
+            return;
+        }
+        let (from, u0, e0) = self.last;
+        progress.interval_line(
+            now.duration_since(clock.t0),
+            from < clock.measure_start,
+            units.saturating_sub(u0),
+            now.duration_since(from).as_secs_f64(),
+            errors.saturating_sub(e0),
+        );
+        self.last = (now, units, errors);
+        while self.next <= now {
+            self.next += self.every;
+        }
+    }
+}
+
 /// How long the coordinator sleeps between looks. A counting pass's registers itself to be
 /// woken when the quotas are met and otherwise looks every 10 s (for an interrupt): its ticks
 /// would be counted as the client's.
@@ -1054,6 +1106,12 @@ fn coordinate(
             .map(|l| l.units.load(Ordering::Relaxed))
             .sum::<u64>()
     };
+    let errors = || {
+        (shared.live.iter())
+            .map(|l| l.errors.load(Ordering::Relaxed))
+            .sum::<u64>()
+    };
+    let mut intervals = Intervals::new(spec, progress, clock.t0);
     let mut last = (clock.t0, 0u64);
     let mut a = None;
     let mut cpus = CpuUse::default();
@@ -1082,6 +1140,9 @@ fn coordinate(
             stop.store(true, Ordering::Relaxed);
             break;
         }
+        if let Some(i) = intervals.as_mut() {
+            i.tick(clock, progress, (total(), errors()));
+        }
         if now >= clock.deadline || stop.load(Ordering::Relaxed) {
             break;
         }
@@ -1094,6 +1155,10 @@ fn coordinate(
             (None, _) => clock.measure_start,
             (Some(_), Some(c)) => c.next.min(clock.deadline),
             (Some(_), None) => clock.deadline,
+        };
+        let next_boundary = match &intervals {
+            Some(i) => next_boundary.min(i.next),
+            None => next_boundary,
         };
         let wait = tick.min(next_boundary.saturating_duration_since(now));
         match spec.counting {

@@ -237,6 +237,9 @@ ALTER TABLE runs ADD COLUMN instructions TEXT;
     // v14: the settling guard (issue 29): the idle probe before a cell's first step, as JSON
     // (`results::Settling`), on every step of the cell.
     "ALTER TABLE measurements ADD COLUMN settling_json TEXT;",
+    // v15: a load copied from a saved one (issue 31, `reuse_load`): the snapshot's name and
+    // when it was saved; NULL for a load that ran.
+    "ALTER TABLE loads ADD COLUMN reused TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -263,6 +263,7 @@ impl Store {
             ("rows_per_sec", l.rows_per_sec.into()),
             ("index_secs", l.index_secs.into()),
             ("db_size_bytes", l.db_size_bytes.into()),
+            ("reused", l.reused.as_deref().into()),
         ];
         upsert(&mut **self.db.get_mut(), "loads", LOAD_KEY, row)
     }

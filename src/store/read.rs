@@ -115,6 +115,7 @@ fn loads_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<LoadResult>> {
             rows_per_sec: r.col("rows_per_sec")?,
             index_secs: r.col("index_secs")?,
             db_size_bytes: r.col("db_size_bytes")?,
+            reused: r.col("reused")?,
         })
     })
 }

@@ -43,6 +43,12 @@ pub trait Suite: Send + Sync {
     fn records_load(&self) -> bool;
     /// Rows loaded over all tables at `clients` clients (the load's rows/s).
     fn rows_loaded(&self, clients: u32) -> u64;
+    /// What shapes the loaded data at `clients` clients, as one line naming every setting
+    /// (e.g. `sysbench tables=1 rows=10000`): a saved load is reused only under the same line.
+    /// `None`: the suite's load cannot be reused (its first step is its load).
+    fn load_key(&self, _clients: u32) -> Option<String> {
+        None
+    }
 }
 
 /// A suite with its planned steps.

@@ -152,11 +152,20 @@ pub fn check_port_free(port: u16) -> Result<()> {
 /// process group of its own (a terminal's Ctrl-C reaches only dbdelta). A signal for dbdelta
 /// ([`crate::signals`]) stops it (SIGKILL to its group) and fails with "interrupted"; on
 /// failure the error carries the last lines of the log.
-pub fn run_tool(mut cmd: Command, user: Option<&ServerUser>, log: &Path, what: &str) -> Result<()> {
+pub fn run_tool(cmd: Command, user: Option<&ServerUser>, log: &Path, what: &str) -> Result<()> {
+    run_tool_with_input(cmd, Stdio::null(), user, log, what)
+}
+
+/// [`run_tool`] with `input` as the tool's standard input.
+pub fn run_tool_with_input(
+    mut cmd: Command,
+    input: Stdio,
+    user: Option<&ServerUser>,
+    log: &Path,
+    what: &str,
+) -> Result<()> {
     let out = File::options().create(true).append(true).open(log)?;
-    cmd.stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out);
+    cmd.stdin(input).stdout(out.try_clone()?).stderr(out);
     if let Some(u) = user {
         cmd.uid(u.uid).gid(u.gid);
     }

@@ -504,8 +504,9 @@ fn prepare_admin(
     build: &Build,
     password: &str,
 ) -> anyhow::Result<(String, bool, BTreeMap<String, String>)> {
+    // A restored data directory (`TargetSpec::restored`) holds it already.
     admin
-        .query(&format!("CREATE DATABASE {DB_NAME}"))
+        .query(&format!("CREATE DATABASE IF NOT EXISTS {DB_NAME}"))
         .context("creating the dbdelta database")?;
     admin.query(&format!("USE {DB_NAME}"))?;
     if let Some(l) = &target.listen {
@@ -597,7 +598,13 @@ impl MysqlServer {
         // Nobody else may read the files or reach the socket inside: before the tool writes
         // the first file, and again after (a tool may set its own mode).
         secret::private_dir(&data_dir)?;
-        initialise(&build, &config, &data_dir, user.as_ref(), &env, log)?;
+        // A restored data directory is initialised already: its config is written again
+        // below and `root`'s password is set by the `--init-file` of every start.
+        if !target.restored {
+            initialise(&build, &config, &data_dir, user.as_ref(), &env, log)?;
+        } else if let Some(u) = &user {
+            process::chown_tree(&data_dir, u)?;
+        }
         secret::private_dir(&data_dir)?;
         let password = secret::new_password();
         let password_file = secret::password_file(&data_dir, &password)?;

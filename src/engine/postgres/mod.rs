@@ -100,6 +100,11 @@ fn find_binaries(bin: Option<&Path>) -> Result<Binaries> {
     })
 }
 
+/// The `postgres` binary of the installation in `bin` (`None`: Debian's).
+pub(super) fn server_binary(bin: Option<&Path>) -> Result<PathBuf> {
+    Ok(find_binaries(bin)?.postgres)
+}
+
 /// Settings that name this cell's own files, socket or port: they differ between any two runs,
 /// so recording them would only hide the differences that matter.
 const PER_CELL_SETTINGS: &[&str] = &[
@@ -420,7 +425,8 @@ impl PgServer {
             process::chown_tree(data_dir, u)?;
         }
         let password = secret::new_password();
-        init_cluster(&bins, data_dir, user.as_ref(), log, &password)?;
+        let how = (password.as_str(), target.restored);
+        ready_cluster(&bins, data_dir, user.as_ref(), log, how)?;
         let port = match target.port {
             Some(p) => {
                 process::check_port_free(p)?;
@@ -472,21 +478,40 @@ impl PgServer {
     }
 }
 
-/// `initdb` as the server user: SCRAM-SHA-256 for every connection (initdb then also sets
-/// `password_encryption` so, from PostgreSQL 10 on), `password` for `postgres` (handed over in
-/// a 0600 file beside the data directory, removed right after), UTF-8, the C locale.
-fn init_cluster(
+/// The cluster in `data_dir` as this start needs it, `password` set for `postgres`: made by
+/// `initdb`, or, restored from a saved load, reused. The password crosses in a 0600 file
+/// beside the data directory, removed right after.
+fn ready_cluster(
     bins: &Binaries,
     data_dir: &Path,
     user: Option<&process::ServerUser>,
     log: &Path,
-    password: &str,
+    (password, restored): (&str, bool),
 ) -> Result<()> {
-    let pwfile = secret::PrivateFile::create(
-        &PathBuf::from(format!("{}.pw", data_dir.display())),
-        &format!("{password}\n"),
-        user,
-    )?;
+    let (ext, text) = match restored {
+        false => ("pw", format!("{password}\n")),
+        true => (
+            "pw.sql",
+            format!("ALTER USER postgres PASSWORD '{password}';\n"),
+        ),
+    };
+    let beside = PathBuf::from(format!("{}.{ext}", data_dir.display()));
+    let file = secret::PrivateFile::create(&beside, &text, user)?;
+    let tool = match restored {
+        false => init_cluster(bins, data_dir, file.path()),
+        true => reuse_cluster(bins, data_dir, file.path())?,
+    };
+    let (cmd, input, what) = tool;
+    process::run_tool_with_input(cmd, input, user, log, what)
+}
+
+/// `initdb` with the password in `pwfile`: SCRAM-SHA-256 for every connection (initdb then
+/// also sets `password_encryption` so, from PostgreSQL 10 on), UTF-8, the C locale.
+fn init_cluster(
+    bins: &Binaries,
+    data_dir: &Path,
+    pwfile: &Path,
+) -> (Command, std::process::Stdio, &'static str) {
     let mut initdb = Command::new(&bins.initdb);
     initdb.arg("-D").arg(data_dir).args([
         "-U",
@@ -495,13 +520,37 @@ fn init_cluster(
         "--encoding=UTF8",
         "--locale=C",
     ]);
-    initdb.arg(format!("--pwfile={}", pwfile.path().display()));
+    initdb.arg(format!("--pwfile={}", pwfile.display()));
     if bins.major >= 18 {
         // Parity with 12–17, whose initdb does not enable checksums by default.
         initdb.arg("--no-data-checksums");
     }
-    process::run_tool(initdb, user, log, "initdb")
+    (initdb, std::process::Stdio::null(), "initdb")
 }
+
+/// A data directory restored from a saved load: its `postgresql.conf` cut back to initdb's
+/// lines (the saving cell's socket and port follow them), and a single-user backend (no
+/// socket: nobody else can connect meanwhile) to run the password statement in `sql`.
+fn reuse_cluster(
+    bins: &Binaries,
+    data_dir: &Path,
+    sql: &Path,
+) -> Result<(Command, std::process::Stdio, &'static str)> {
+    let conf = data_dir.join("postgresql.conf");
+    let text = std::fs::read_to_string(&conf).context("reading postgresql.conf")?;
+    let cut = text.find(BASE_CONFIG_MARK).unwrap_or(text.len());
+    std::fs::write(&conf, &text[..cut]).context("writing postgresql.conf")?;
+    let mut single = Command::new(&bins.postgres);
+    single
+        .args(["--single", "-D"])
+        .arg(data_dir)
+        .arg("postgres");
+    let input = std::fs::File::open(sql).context("opening the password statement")?;
+    Ok((single, input.into(), "postgres --single"))
+}
+
+/// The first line dbdelta appends to `postgresql.conf` (where a restored one is cut).
+const BASE_CONFIG_MARK: &str = "# dbdelta: listen on";
 
 /// initdb's `postgresql.conf` with dbdelta's lines, then the target's.
 fn write_config(

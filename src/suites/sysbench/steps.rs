@@ -518,6 +518,12 @@ impl Suite for Sysbench {
     fn rows_loaded(&self, _clients: u32) -> u64 {
         self.settings.scale.rows * u64::from(self.settings.scale.tables)
     }
+
+    /// The rows are a function of the scale alone (seeded per table), whatever the clients.
+    fn load_key(&self, _clients: u32) -> Option<String> {
+        let s = self.settings.scale;
+        Some(format!("sysbench tables={} rows={}", s.tables, s.rows))
+    }
 }
 
 /// Create and fill the tables of `scale` (with the target's table DDL).
