@@ -27,24 +27,44 @@ use crate::store::Store;
 #[derive(Debug, Parser)]
 #[command(name = "dbdelta", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Results store: an SQLite file (created by `run` when missing), or a PostgreSQL database
-    /// shared by several runs or machines, e.g. postgres://user@host:5432/dbdelta.
-    #[arg(
-        long,
-        global = true,
-        value_name = "PATH|URL",
-        default_value = "dbdelta.db"
-    )]
-    pub store: PathBuf,
-    /// Print no progress, only results and errors.
-    #[arg(short, long, global = true)]
+    /// Results store of the commands that read or write one (run, report, compare, list runs
+    /// and targets, profile, store push); also accepted after the command.
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<PathBuf>,
+    /// Print no progress, only results and errors (run, fetch, build; also accepted after the
+    /// command).
+    #[arg(short, long)]
     pub quiet: bool,
-    /// Print more detail while running.
-    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    /// Print more detail while running (run, fetch, build; also accepted after the command).
+    #[arg(short, long, conflicts_with = "quiet")]
     pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `--store`, on the commands that read or write a results store.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArg {
+    /// Results store: an SQLite file (created by `run` when missing; default dbdelta.db), or a
+    /// PostgreSQL database shared by several runs or machines, e.g.
+    /// postgres://user@host:5432/dbdelta.
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<PathBuf>,
+}
+
+/// `-q`/`-v`, on the commands that print progress.
+#[derive(Debug, Clone, Args)]
+pub struct Verbosity {
+    /// Print no progress, only results and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print more detail while running.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+}
+
+/// The store when neither `--store` names one.
+const DEFAULT_STORE: &str = "dbdelta.db";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -68,6 +88,9 @@ pub enum Command {
     /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
     /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
+    /// Write a commented lab file to start from (default lab.toml; an existing file is never
+    /// overwritten), e.g. `dbdelta init --engine postgres pg.toml`.
+    Init(InitArgs),
     /// Remove the data directories interrupted runs left in the work directory (only run
     /// directories dbdelta marked as its own, of runs no dbdelta works on any more).
     Clean(CleanArgs),
@@ -99,12 +122,25 @@ pub enum StoreCommand {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Run id, `latest` or `previous`.
     pub run: String,
     /// The store the run is copied into: a postgres:// URL or an SQLite file (created and
     /// migrated when missing).
     #[arg(long, value_name = "PATH|URL")]
     pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The lab file to write.
+    #[arg(value_name = "FILE", default_value = "lab.toml")]
+    pub file: PathBuf,
+    /// The targets' engine: sqlite (default: runs anywhere, nothing to install), postgres,
+    /// mysql or mariadb (Debian's packages unless you add `version` or `bin`).
+    #[arg(long, value_enum, default_value_t = crate::plan::template::Engine::Sqlite)]
+    pub engine: crate::plan::template::Engine,
 }
 
 #[derive(Debug, Args)]
@@ -123,6 +159,8 @@ pub struct CleanArgs {
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Run id, `latest` or `previous`.
     pub run: String,
     /// A profiled step's label, e.g. hot-points.
@@ -140,6 +178,8 @@ pub struct ProfileArgs {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// postgres, sqlite or mariadb.
     pub engine: String,
     /// A Debian source package (postgresql-15, sqlite3, mariadb; `name=VERSION` for one
@@ -165,6 +205,8 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct FetchArgs {
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// What to fetch: postgres@VERSION (17, 17.10 or an exact build like 17.10.0-beta.17),
     /// mysql@VERSION (Oracle MySQL: 5.6, 5.7, 8.0 or exact, e.g. 8.0.31) or mariadb@VERSION
     /// (10.2, 10.11, 11.4 or exact); `dbdelta list versions` shows them.
@@ -295,6 +337,10 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
     pub lab: Option<PathBuf>,
     #[command(flatten)]
@@ -324,12 +370,8 @@ pub struct RunArgs {
     /// Target the report compares against (default: the lab's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
-    /// Format of the report printed at the end.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the report's charts as PNG files into DIR (created when missing).
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: ReportOut,
     /// Continue an interrupted run (default: the latest incomplete one) from its first cell
     /// that did not finish, with its stored lab and options; finished cells are kept.
     #[arg(
@@ -344,8 +386,38 @@ pub struct RunArgs {
     pub resume: Option<Option<String>>,
 }
 
+/// Where and how a report goes: `run`, `report` and `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportOut {
+    /// Format of the report (`markdown` is `md`; charts as PNG files: --png DIR).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report (`run --dry-run`: the plan) to FILE, whole or not at all, instead of
+    /// standard output; progress stays on standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the report's charts as PNG files into DIR (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+}
+
+impl ReportOut {
+    /// `--png` and `-o` checked before anything is written.
+    fn check(&self) -> Result<()> {
+        if let Some(dir) = &self.png {
+            check_png_dir(dir)?;
+        }
+        if let Some(file) = &self.output {
+            check_output_file(file)?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Run id, `latest` or `previous` (default: the latest run).
     pub run: Option<String>,
     /// Target to compare against (default: the run's first target).
@@ -364,18 +436,14 @@ pub struct ReportArgs {
     /// Evidence only: report only repeats 1..=N, as if the run had stopped there.
     #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub first_repeats: Option<u32>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also write the report's charts as PNG files into DIR (created when missing).
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: ReportOut,
 }
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     /// The run compared against (its targets are the bases): a run id, `latest` or `previous`.
     pub run_a: String,
     /// The run whose targets are reported relative to RUN_A's targets of the same name.
@@ -384,18 +452,14 @@ pub struct CompareArgs {
     /// default: run B's stored `min_effect`).
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub min_effect: Option<f64>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also write the compare's charts as PNG files into DIR (created when missing).
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: ReportOut,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     #[arg(value_enum)]
     pub what: ListWhat,
     /// With `steps`: print each step's SQL as the engine receives it (for table 1).
@@ -407,6 +471,9 @@ pub struct ListArgs {
     /// With `versions`: only this product (postgres, mysql or mariadb).
     #[arg(value_name = "PRODUCT")]
     pub product: Option<String>,
+    /// Write the listing to FILE (whole or not at all) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -448,6 +515,9 @@ where
 /// clap's message for a usage error as one line: its text before the first blank line (a
 /// list of missing flags joined in), then where the flags are listed.
 pub fn usage_error(e: &clap::Error) -> String {
+    if let Some(line) = png_format(e) {
+        return format!("{line} (dbdelta help [COMMAND] lists the flags)");
+    }
     let text = e.to_string();
     let first: Vec<&str> = (text.lines())
         .take_while(|l| !l.trim().is_empty())
@@ -458,27 +528,115 @@ pub fn usage_error(e: &clap::Error) -> String {
     format!("{msg} (dbdelta help [COMMAND] lists the flags)")
 }
 
+/// `--format png` (charts are files, not a report format): the flag that writes them.
+fn png_format(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidValue {
+        return None;
+    }
+    let arg = match e.get(ContextKind::InvalidArg)? {
+        ContextValue::String(a) => a,
+        _ => return None,
+    };
+    let value = match e.get(ContextKind::InvalidValue)? {
+        ContextValue::String(v) => v,
+        _ => return None,
+    };
+    (arg.starts_with("--format") && value.eq_ignore_ascii_case("png")).then(|| {
+        "--format png: PNG is not a report format; add --png DIR to write the charts as PNG files (beside --format text, md, json, csv or html)".to_string()
+    })
+}
+
 /// Run a parsed command line. Returns the process exit code.
 pub fn execute(cli: Cli) -> Result<ExitCode> {
-    let progress = Progress {
-        mode: Mode::detect(cli.quiet),
-        verbose: cli.verbose,
-    };
+    let top = Shared::of(&cli)?;
     match cli.command {
-        Command::Run(args) => run(&cli.store, args, &progress),
+        Command::Run(args) => {
+            let progress = top.progress(&args.verbosity);
+            run(&top.store(&args.store), args, &progress)
+        }
         Command::Plan(args) => plan_cmd(args),
-        Command::Report(args) => report_cmd(&cli.store, args),
-        Command::Compare(args) => compare_cmd(&cli.store, args),
-        Command::List(args) => list(&cli.store, args),
-        Command::Fetch(args) => fetch_cmd(&args.what, &progress),
-        Command::Build(args) => build_cmd(&args, &progress),
-        Command::Profile(args) => profile_cmd(&cli.store, args),
+        Command::Report(args) => report_cmd(&top.store(&args.store), args),
+        Command::Compare(args) => compare_cmd(&top.store(&args.store), args),
+        Command::List(args) => list(&top.store(&args.store), args),
+        Command::Fetch(args) => fetch_cmd(&args.what, &top.progress(&args.verbosity)),
+        Command::Build(args) => build_cmd(&args, &top.progress(&args.verbosity)),
+        Command::Profile(args) => profile_cmd(&top.store(&args.store), args),
         Command::Store(StoreArgs {
             command: StoreCommand::Push(args),
-        }) => push_cmd(&cli.store, &args),
+        }) => push_cmd(&top.store(&args.store), &args),
         Command::Clean(args) => clean_cmd(&args),
+        Command::Init(args) => init_cmd(&args),
         Command::Agent => crate::remote::agent::serve().map(|()| ExitCode::SUCCESS),
         Command::CountClient => crate::runner::count::client_main().map(|()| ExitCode::SUCCESS),
+    }
+}
+
+/// The flags given before the command (`dbdelta --store S run`), for the commands that use them.
+struct Shared {
+    store: Option<PathBuf>,
+    quiet: bool,
+    verbose: bool,
+}
+
+impl Shared {
+    /// Refuses `--store`, `-q` or `-v` before a command that would ignore it.
+    fn of(cli: &Cli) -> Result<Shared> {
+        let (stores, talks) = match &cli.command {
+            Command::Run(_) => (true, true),
+            Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
+            Command::Profile(_) | Command::Store(_) => (true, false),
+            Command::Fetch(_) | Command::Build(_) => (false, true),
+            _ => (false, false),
+        };
+        let name = command_name(&cli.command);
+        if cli.store.is_some() && !stores {
+            return crate::error::input(format!(
+                "--store: `dbdelta {name}` uses no results store; drop --store"
+            ));
+        }
+        if (cli.quiet || cli.verbose) && !talks {
+            return crate::error::input(format!(
+                "-q/-v: `dbdelta {name}` prints no progress; drop the flag"
+            ));
+        }
+        Ok(Shared {
+            store: cli.store.clone(),
+            quiet: cli.quiet,
+            verbose: cli.verbose,
+        })
+    }
+
+    /// The command's `--store`, else the one before it, else `dbdelta.db`.
+    fn store(&self, own: &StoreArg) -> PathBuf {
+        (own.store.clone().or_else(|| self.store.clone()))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE))
+    }
+
+    fn progress(&self, own: &Verbosity) -> Progress {
+        Progress {
+            mode: Mode::detect(own.quiet || self.quiet),
+            verbose: own.verbose || self.verbose,
+        }
+    }
+}
+
+/// The command's name as typed, for messages.
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Run(_) => "run",
+        Command::Plan(_) => "plan",
+        Command::Report(_) => "report",
+        Command::Compare(_) => "compare",
+        Command::List(_) => "list",
+        Command::Fetch(_) => "fetch",
+        Command::Build(_) => "build",
+        Command::Profile(_) => "profile",
+        Command::Clean(_) => "clean",
+        Command::Store(_) => "store",
+        Command::Init(_) => "init",
+        Command::Agent => "agent",
+        Command::CountClient => "count-client",
     }
 }
 
@@ -507,11 +665,7 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
             crate::plan::k8s::emit(&plan, &k8s_options(&args)?)?
         }
     };
-    match &args.output {
-        Some(path) => write_whole(path, text.as_bytes())
-            .with_context(|| format!("-o {}: cannot write the plan", path.display()))?,
-        None => std::io::stdout().lock().write_all(text.as_bytes())?,
-    }
+    write_text(args.output.as_deref(), &text, "the plan")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -556,6 +710,20 @@ fn k8s_options(args: &PlanArgs) -> Result<crate::plan::k8s::Options> {
     })
 }
 
+/// `text` into `output` (whole or not at all), or on standard output without one; `what` names
+/// it in the error.
+fn write_text(output: Option<&Path>, text: &str, what: &str) -> Result<()> {
+    match output {
+        Some(path) => write_whole(path, text.as_bytes())
+            .with_context(|| format!("-o {}: cannot write {what}", path.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            Ok(out.flush()?)
+        }
+    }
+}
+
 /// Write `bytes` to `path` whole or not at all: a temporary file beside it renamed into place.
 fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp~");
@@ -576,7 +744,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
     if args.dry_run {
-        print!("{}", plan_text(&plan));
+        write_text(args.out.output.as_deref(), &plan_text(&plan), "the plan")?;
         return Ok(ExitCode::SUCCESS);
     }
     let need = crate::plan::preflight::check(&plan)?;
@@ -664,9 +832,7 @@ fn resume(
 
 /// `--png` and `--base` checked against the plan, before anything is written.
 fn check_report_args(plan: &plan::RunPlan, args: &RunArgs) -> Result<()> {
-    if let Some(dir) = &args.png {
-        check_png_dir(dir)?;
-    }
+    args.out.check()?;
     if let Some(base) = &args.base
         && !plan.targets.iter().any(|t| &t.name == base)
     {
@@ -705,8 +871,38 @@ fn report_outcome(
 ) -> Result<ExitCode> {
     let data = store.load_run(&outcome.run_id)?;
     let model = report::build(&data, args.base.as_deref())?;
-    write_report(&model, args.format, None, args.png.as_deref())?;
+    write_report(&model, &args.out)?;
     Ok(exit_status(outcome, store))
+}
+
+/// `dbdelta init [FILE]`: the commented lab, written only when FILE does not exist yet.
+fn init_cmd(args: &InitArgs) -> Result<ExitCode> {
+    let path = &args.file;
+    let text = crate::plan::template::lab(args.engine, &path.display().to_string());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return crate::error::input(format!(
+                "init {}: the file exists and is kept; name another file, e.g. dbdelta init lab2.toml",
+                path.display()
+            ));
+        }
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("init {}: cannot create the file", path.display()));
+        }
+    };
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("init {}: cannot write the file", path.display()))?;
+    println!(
+        "wrote {0}; next: dbdelta plan {0} --quick, then dbdelta run {0} --quick",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `dbdelta clean`: name and remove the run directories interrupted runs left; a run a live
@@ -946,6 +1142,22 @@ fn check_png_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `-o FILE` must name a file in an existing directory; checked before a run starts (its
+/// report is written at the end).
+fn check_output_file(file: &Path) -> Result<()> {
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if file.is_dir() || !dir.is_dir() {
+        return crate::error::input(format!(
+            "-o {}: not a file in an existing directory; create the directory or name another file",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
 /// `--min-effect` must be a fraction in [0, 1); checked before the store is opened.
 fn min_effect_flag(v: Option<f64>) -> Result<Option<f64>> {
     match v {
@@ -957,9 +1169,7 @@ fn min_effect_flag(v: Option<f64>) -> Result<Option<f64>> {
 }
 
 fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
-    if let Some(dir) = &args.png {
-        check_png_dir(dir)?;
-    }
+    args.out.check()?;
     let opts = report::Options {
         base: args.base.clone(),
         min_effect: min_effect_flag(args.min_effect)?,
@@ -972,12 +1182,7 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
     let data = store.load_run(&run_id)?;
     let model = report::build_with_options(&data, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    write_report(
-        &model,
-        args.format,
-        args.output.as_deref(),
-        args.png.as_deref(),
-    )?;
+    write_report(&model, &args.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1024,9 +1229,7 @@ fn push_cmd(store_path: &Path, args: &PushArgs) -> Result<ExitCode> {
 
 /// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.
 fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
-    if let Some(dir) = &args.png {
-        check_png_dir(dir)?;
-    }
+    args.out.check()?;
     let opts = report::Options {
         min_effect: min_effect_flag(args.min_effect)?,
         ..report::Options::default()
@@ -1036,25 +1239,16 @@ fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
     let b = store.resolve_run(Some(&args.run_b))?;
     let model = report::compare_with_options(&store.load_run(&a)?, &store.load_run(&b)?, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    write_report(
-        &model,
-        args.format,
-        args.output.as_deref(),
-        args.png.as_deref(),
-    )?;
+    write_report(&model, &args.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Writes a rendered report to `output` (whole or not at all: a temporary file renamed into
 /// place), or to standard output, coloured when that is a terminal; then, with `png`, its
 /// charts as PNG files there.
-fn write_report(
-    model: &report::ReportModel,
-    format: Format,
-    output: Option<&Path>,
-    png: Option<&Path>,
-) -> Result<()> {
-    match output {
+fn write_report(model: &report::ReportModel, out: &ReportOut) -> Result<()> {
+    let format = out.format;
+    match out.output.as_deref() {
         Some(path) => {
             let text = report::render(model, format, false);
             write_whole(path, text.as_bytes())
@@ -1067,7 +1261,7 @@ fn write_report(
             out.flush()?;
         }
     }
-    if let Some(dir) = png {
+    if let Some(dir) = out.png.as_deref() {
         write_pngs(model, dir)?;
     }
     Ok(())
@@ -1173,7 +1367,7 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
             }
         }
     }
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    write_text(args.output.as_deref(), &out, "the listing")?;
     Ok(code)
 }
 
@@ -1200,6 +1394,69 @@ mod tests {
             assert!(help.contains(&range.words()), "{}: {help}", range.words());
         }
         assert!(help.contains(&format!("at most {} cells", crate::range::MAX_CELLS)));
+    }
+
+    /// Every command, walked from the top: `--store` only on the commands that open a store,
+    /// `-q`/`-v` only on those that print progress, `-o` on every one that prints a report or
+    /// a listing, and no flag global (a global flag shows in every command's help, used or not).
+    #[test]
+    fn every_flag_is_on_the_commands_that_use_it() {
+        use clap::CommandFactory;
+        fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, Vec<String>)>) {
+            for a in cmd.get_arguments() {
+                assert!(!a.is_global_set(), "{path}: --{} is global", a.get_id());
+            }
+            let ids = cmd.get_arguments().map(|a| a.get_id().to_string());
+            out.push((path.clone(), ids.collect()));
+            for sub in cmd.get_subcommands() {
+                walk(sub, format!("{path} {}", sub.get_name()), out);
+            }
+        }
+        let mut all = Vec::new();
+        walk(&super::Cli::command(), "dbdelta".into(), &mut all);
+        let with = |id: &str| -> Vec<&str> {
+            (all.iter())
+                .filter(|(p, ids)| p != "dbdelta" && ids.iter().any(|i| i == id))
+                .map(|(p, _)| p.trim_start_matches("dbdelta "))
+                .collect()
+        };
+        let stores = ["run", "report", "compare", "list", "profile", "store push"];
+        assert_eq!(with("store"), stores);
+        assert_eq!(with("quiet"), ["run", "fetch", "build"]);
+        assert_eq!(with("verbose"), ["run", "fetch", "build"]);
+        let outputs = ["run", "plan", "report", "compare", "list", "profile"];
+        assert_eq!(with("output"), outputs);
+        // Before the command they are refused where they would do nothing.
+        for argv in [
+            &["dbdelta", "--store", "s.db", "fetch", "postgres@17"][..],
+            &["dbdelta", "-q", "report"],
+            &["dbdelta", "--store", "s.db", "plan"],
+        ] {
+            let cli = super::parse_from(argv).unwrap();
+            let e = super::Shared::of(&cli).err().expect("refused");
+            assert!(e.to_string().contains("drop"), "{argv:?}: {e}");
+        }
+        let cli = super::parse_from(["dbdelta", "--store", "a.db", "report"]).unwrap();
+        let super::Command::Report(args) = &cli.command else {
+            panic!()
+        };
+        let top = super::Shared::of(&cli).unwrap();
+        assert_eq!(top.store(&args.store), std::path::Path::new("a.db"));
+    }
+
+    #[test]
+    fn markdown_is_md_and_png_names_the_png_flag() {
+        let cli = super::parse_from(["dbdelta", "report", "--format", "markdown"]).unwrap();
+        let super::Command::Report(args) = cli.command else {
+            panic!()
+        };
+        assert_eq!(args.out.format, crate::report::Format::Markdown);
+        let e = super::parse_from(["dbdelta", "run", "--format", "png"]).unwrap_err();
+        let line = super::usage_error(&e);
+        assert!(
+            line.starts_with("--format png:") && line.contains("--png DIR"),
+            "{line}"
+        );
     }
 
     #[test]

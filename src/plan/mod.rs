@@ -16,6 +16,7 @@ pub mod lab;
 pub mod preflight;
 mod prepare;
 pub mod resume;
+pub mod template;
 
 pub use prepare::{PreparedPlan, prepare};
 

@@ -40,7 +40,7 @@ pub enum Format {
     #[value(name = "text")]
     Text,
     /// Blog-ready GitHub Markdown.
-    #[value(name = "md")]
+    #[value(name = "md", alias = "markdown")]
     Markdown,
     /// The versioned JSON contract (`schema/report-v3.schema.json`).
     #[value(name = "json")]
