@@ -1359,7 +1359,7 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
                         "{}  {:<24} {:<8} {}{}\n",
                         r.id,
                         t.name,
-                        t.engine,
+                        report::engine_label(&t),
                         t.server_version.unwrap_or_else(|| "-".into()),
                         if t.failed { "  FAILED" } else { "" }
                     ));

@@ -128,6 +128,31 @@ pub struct BrokenTarget {
 }
 
 impl TargetPlan {
+    /// The product as reports name it (`mariadb` for MariaDB, which shares the `mysql`
+    /// engine): from the fetched product, the build (dbdelta builds MariaDB only), or the
+    /// server binary (Debian's install is MariaDB's `mariadbd`); `mysql` when none tells
+    /// (a running server or another host: the report names it from its version), with
+    /// `(myrocks)` as reports add it.
+    pub fn product_name(&self) -> &'static str {
+        if self.engine != EngineKind::Mysql {
+            return self.engine.name();
+        }
+        if self.tables.rocksdb() {
+            return "mariadb (myrocks)";
+        }
+        if let Some(p) = self.product {
+            return p.id();
+        }
+        let server = || crate::engine::mysql::flavor::find_binaries(self.bin.as_deref());
+        let mariadbd = self.build.is_some()
+            || (self.connect.is_none() && self.remote.is_none())
+                && server().is_ok_and(|b| {
+                    (b.server.file_name())
+                        .is_some_and(|n| n.to_string_lossy().starts_with("mariadbd"))
+                });
+        if mariadbd { "mariadb" } else { "mysql" }
+    }
+
     /// What the engine needs to start this target, with the suite's `prepared`.
     pub fn spec(&self, prepared: bool) -> crate::engine::TargetSpec {
         crate::engine::TargetSpec {
@@ -509,7 +534,7 @@ impl RunPlan {
                 s,
                 "target {}: {}, CPU placement {}, settings [{}]",
                 t.name,
-                t.engine.name(),
+                t.product_name(),
                 t.placement.describe(),
                 t.settings
                     .iter()
@@ -582,6 +607,22 @@ mod tests {
 
     fn labels(p: &RunPlan) -> Vec<&str> {
         p.steps().map(|s| s.label.as_str()).collect()
+    }
+
+    /// Issue 31: the plan named MariaDB targets `mysql`, the reports `mariadb`.
+    #[test]
+    fn the_plan_names_the_product_as_reports_do() {
+        let text = "[lab]\nname = \"n\"\n\
+            [[target]]\nname = \"my\"\nengine = \"mysql\"\nversion = \"8.0\"\n\
+            [[target]]\nname = \"ma\"\nengine = \"mariadb\"\nversion = \"11.4\"\n\
+            [[target]]\nname = \"rocks\"\nengine = \"mariadb\"\nstorage_engine = \"rocksdb\"\n\
+            [[target]]\nname = \"pg\"\nengine = \"postgres\"\n";
+        let lab = crate::plan::lab::parse(text, "l.toml", Path::new(".")).unwrap();
+        let p = plan(lab, &RunOptions::default()).unwrap();
+        let names: Vec<_> = p.targets.iter().map(|t| t.product_name()).collect();
+        assert_eq!(names, ["mysql", "mariadb", "mariadb (myrocks)", "postgres"]);
+        let described = p.describe();
+        assert!(described.contains("target ma: mariadb,"), "{described}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ mod fixture;
 #[cfg(test)]
 mod tests;
 
+pub use build::engine_label;
 pub use compare::CompareError;
 pub use model::ReportModel;
 
