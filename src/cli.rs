@@ -676,8 +676,9 @@ fn plan_text(plan: &plan::RunPlan) -> String {
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
     let need = crate::plan::preflight::disk_need(plan);
     format!(
-        "{}{}\n",
+        "{}{}{}\n",
         plan.describe(),
+        plan::describe_fetches(plan),
         crate::plan::preflight::describe(&need, free)
     )
 }
@@ -855,10 +856,10 @@ fn announce_plan(
     need: &crate::plan::preflight::DiskNeed,
 ) {
     progress.line(&format!(
-        "plan: {} step(s) × {} cell(s), at least {:.0} s",
+        "plan: {} step(s) × {} cell(s), at least {}",
         plan.steps().count(),
         plan.cells().len(),
-        plan.estimated().as_secs_f64()
+        crate::progress::duration(plan.estimated())
     ));
     progress.line(&crate::plan::preflight::describe(need, None));
 }
@@ -1032,22 +1033,16 @@ fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
         ));
     };
     let f = crate::provision::fetch(product, version, &|line| progress.line(line))?;
-    if f.downloaded == 0 {
-        println!(
-            "{} {}: {} (from the cache, nothing downloaded)",
-            product.title(),
-            f.version,
-            f.bin.display()
-        );
-    } else {
-        println!(
-            "{} {}: {} (downloaded {:.1} MB)",
-            product.title(),
-            f.version,
-            f.bin.display(),
-            f.downloaded as f64 / 1e6
-        );
-    }
+    let how = match f.downloaded {
+        0 => "from the cache, nothing downloaded".to_string(),
+        n => format!("downloaded {:.1} MB", n as f64 / 1e6),
+    };
+    println!(
+        "{} {}: {} ({how})",
+        product.title(),
+        crate::provision::label(product, &f.version),
+        f.bin.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1084,7 +1079,8 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
                 for (major, vs) in &majors {
                     let newest = vs.last().copied().unwrap_or("");
                     out.push_str(&format!(
-                        "  {major:<4} newest {newest} ({} builds){}\n",
+                        "  {major:<4} newest {} ({} builds){}\n",
+                        crate::provision::label(p, newest),
                         vs.len(),
                         if is_cached(newest) { "  cached" } else { "" }
                     ));
@@ -1122,7 +1118,7 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
         for c in &cached {
             out.push_str(&format!(
                 "  cached {} ({}): {}\n",
-                c.version,
+                crate::provision::label(p, &c.version),
                 c.source,
                 c.bin.display()
             ));

@@ -18,7 +18,7 @@ mod prepare;
 pub mod resume;
 pub mod template;
 
-pub use prepare::{PreparedPlan, prepare};
+pub use prepare::{PreparedPlan, describe_fetches, prepare};
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -353,16 +353,16 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
 fn describe_build(b: &crate::provision::build::BuildRequest) -> String {
     use crate::provision::build;
     match build::lookup(b) {
-        Ok(Some(done)) => format!("build {} is cached in {}", b.describe(), done.info.dir),
+        Ok(Some(done)) => format!("cached: build {} in {}", b.describe(), done.info.dir),
         Ok(None) => format!(
-            "would build {} (about {:.0} min)",
+            "not cached: will build {} (about {})",
             b.describe(),
-            (build::estimate_secs(b) / 60.0).ceil()
+            crate::progress::duration(Duration::from_secs_f64(build::estimate_secs(b)))
         ),
         Err(e) => format!(
-            "would build {} (about {:.0} min; {e:#})",
+            "not cached: will build {} (about {}; {e:#})",
             b.describe(),
-            (build::estimate_secs(b) / 60.0).ceil()
+            crate::progress::duration(Duration::from_secs_f64(build::estimate_secs(b)))
         ),
     }
 }
@@ -576,8 +576,8 @@ impl RunPlan {
         let _ = writeln!(s, "order: {}", order.join(" → "));
         let _ = writeln!(
             s,
-            "estimated time: at least {:.0} s",
-            self.estimated().as_secs_f64()
+            "estimated time: at least {}",
+            crate::progress::duration(self.estimated())
         );
         s
     }

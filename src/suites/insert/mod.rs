@@ -172,11 +172,11 @@ impl SuiteSettings for Scaled {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {:.0} s at {} inserts/s per client{}",
+            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {} at {} inserts/s per client{}",
             ins.rows,
             ins.write_rows,
             if ins.deletes { "" } else { "no " },
-            ins.query.as_secs_f64(),
+            crate::progress::duration(ins.query),
             ins.rates
                 .iter()
                 .map(u32::to_string)

@@ -187,17 +187,17 @@ impl SuiteSettings for Scaled {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "linkbench: {} nodes loaded by {} loader{}, requests {:.0} s at {} requester(s) after a {:.0} s warm-up{}",
+            "linkbench: {} nodes loaded by {} loader{}, requests {} at {} requester(s) after a {} warm-up{}",
             lb.maxid1,
             lb.loaders,
             if lb.loaders == 1 { "" } else { "s" },
-            lb.request.as_secs_f64(),
+            crate::progress::duration(lb.request),
             lb.requesters
                 .iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join("/"),
-            lb.warmup.as_secs_f64(),
+            crate::progress::duration(lb.warmup),
             if self.quick { " (--quick)" } else { "" }
         );
         s

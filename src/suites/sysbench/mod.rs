@@ -206,22 +206,22 @@ impl SuiteSettings for Scaled {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "scale: {} table(s) × {} rows; warm-up {:.1} s, reads {:.1} s, writes {:.1} s{}",
+            "scale: {} table(s) × {} rows; warm-up {}, reads {}, writes {}{}",
             sb.scale.tables,
             sb.scale.rows,
-            sb.warmup.as_secs_f64(),
-            sb.read.as_secs_f64(),
-            sb.write.as_secs_f64(),
+            crate::progress::duration(sb.warmup),
+            crate::progress::duration(sb.read),
+            crate::progress::duration(sb.write),
             if sb.quick { " (--quick)" } else { "" }
         );
         if let Some(a) = sb.adaptive {
             let _ = writeln!(
                 s,
-                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {:.0} s and at most {}",
+                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {} and at most {}",
                 a.precision * 100.0,
-                a.min.as_secs_f64(),
+                crate::progress::duration(a.min),
                 match a.max {
-                    Some(m) => format!("{:.0} s", m.as_secs_f64()),
+                    Some(m) => crate::progress::duration(m),
                     None => "its fixed length".into(),
                 }
             );

@@ -333,7 +333,7 @@ read_secs = 0.5
         };
         let plan = crate::plan::plan_on(lab, &opts, crate::cpus::Machine::simple(2)).unwrap();
         assert!(plan.estimated().as_secs() >= 1000 * 604_800);
-        assert!(plan.describe().contains("604800"));
+        assert!(plan.describe().contains("reads 168 h, writes 168 h"));
     }
 
     #[test]
