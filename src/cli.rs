@@ -234,6 +234,17 @@ pub struct ShapeArgs {
     /// has at most 10000 cells (targets × client counts × repeats).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(range::REPEATS.min..=range::REPEATS.max))]
     pub repeats: Option<u32>,
+    /// Rows per table of the sysbench suite, from 200 (overrides the lab and --quick).
+    #[arg(long, value_name = "N")]
+    pub rows: Option<u64>,
+    /// Tables of the sysbench suite, from 1 to 1000 (overrides the lab and --quick).
+    #[arg(long, value_name = "N")]
+    pub tables: Option<u32>,
+    /// Measured seconds of every step with a set length: sysbench's read and write steps, the
+    /// Insert Benchmark's query steps, LinkBench's request steps (overrides the lab and
+    /// --quick; warm-ups and loads keep theirs).
+    #[arg(long, value_name = "SECS")]
+    pub time: Option<f64>,
 }
 
 /// Where `run` creates data directories unless `--workdir` says otherwise.
@@ -255,8 +266,16 @@ impl ShapeArgs {
         if let Some(c) = &self.clients {
             out.extend(["--clients".to_string(), c.clone()]);
         }
-        if let Some(r) = self.repeats {
-            out.extend(["--repeats".to_string(), r.to_string()]);
+        let numbers = [
+            ("--repeats", self.repeats.map(|v| v.to_string())),
+            ("--rows", self.rows.map(|v| v.to_string())),
+            ("--tables", self.tables.map(|v| v.to_string())),
+            ("--time", self.time.map(|v| v.to_string())),
+        ];
+        for (flag, value) in numbers {
+            if let Some(v) = value {
+                out.extend([flag.to_string(), v]);
+            }
         }
         out
     }
@@ -271,6 +290,9 @@ impl ShapeArgs {
             skip: self.skip.clone(),
             clients: self.clients.clone(),
             repeats: self.repeats,
+            rows: self.rows,
+            tables: self.tables,
+            time: self.time,
             ..RunOptions::default()
         }
     }
@@ -380,7 +402,7 @@ pub struct RunArgs {
         num_args = 0..=1,
         conflicts_with_all = [
             "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir",
-            "cell"
+            "cell", "rows", "tables", "time"
         ]
     )]
     pub resume: Option<Option<String>>,

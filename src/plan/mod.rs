@@ -75,6 +75,13 @@ pub struct RunOptions {
     pub workdir: PathBuf,
     /// `--profile`: CPU profiles of every measured step (with the lab's `profile_*` settings).
     pub profile: bool,
+    /// `--rows N`: rows per table of the sysbench suite (over the lab's and `--quick`'s).
+    pub rows: Option<u64>,
+    /// `--tables N`: tables of the sysbench suite.
+    pub tables: Option<u32>,
+    /// `--time SECS`: the measured length of every step with a set length (sysbench's reads
+    /// and writes, the Insert Benchmark's query steps, LinkBench's requests).
+    pub time: Option<f64>,
     /// `--cell TARGET:CLIENTS:REPEAT` as typed: run only that cell of the plan.
     pub cell: Option<String>,
     /// `--instructions`: a counting pass per target (with the lab's `instruction_passes`).
@@ -367,6 +374,36 @@ fn describe_build(b: &crate::provision::build::BuildRequest) -> String {
     }
 }
 
+/// `--rows`, `--tables` and `--time` within the ranges of `crate::range`.
+fn scale_flags(opts: &RunOptions) -> Result<crate::suites::ScaleFlags, InputError> {
+    if let Some(r) = opts.rows
+        && i64::try_from(r).map_or(true, |r| !range::ROWS.contains(r))
+    {
+        return Err(InputError::new(format!(
+            "--rows {r}: give rows per table {} (the hot-points and range steps need 200)",
+            range::ROWS.words()
+        )));
+    }
+    if let Some(t) = opts.tables
+        && !range::TABLES.contains(t.into())
+    {
+        return Err(InputError::new(format!(
+            "--tables {t}: give a number of tables {}",
+            range::TABLES.words()
+        )));
+    }
+    if let Some(t) = opts.time {
+        range::STEP_SECS
+            .check("--time", t)
+            .map_err(|e| InputError::new(format!("--time {}: {e}", range::shown(t))))?;
+    }
+    Ok(crate::suites::ScaleFlags {
+        rows: opts.rows,
+        tables: opts.tables,
+        time: opts.time,
+    })
+}
+
 /// Refuse a plan of more than [`range::MAX_CELLS`] cells, before any is allocated.
 fn check_cells(targets: usize, clients: usize, repeats: u32) -> Result<(), InputError> {
     let cells = (targets as u64)
@@ -406,7 +443,11 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     let auto = lab
         .auto
         .filter(|_| opts.repeats.is_none() && opts.cell.is_none());
-    let settings: Vec<_> = lab.suites.iter().map(|s| s.scaled(opts.quick)).collect();
+    let flags = scale_flags(opts)?;
+    let settings = (lab.suites.iter())
+        .map(|s| s.scaled(opts.quick, &flags))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(InputError::new)?;
     let suites = suites(&settings, opts)?;
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
@@ -607,6 +648,61 @@ mod tests {
 
     fn labels(p: &RunPlan) -> Vec<&str> {
         p.steps().map(|s| s.label.as_str()).collect()
+    }
+
+    /// `--rows`/`--tables`/`--time` win over the lab and `--quick`; a suite without rows or
+    /// tables refuses them naming its own keys; `--time` lengthens every suite's steps.
+    #[test]
+    fn scale_flags_override_the_lab_and_quick() {
+        let opts = RunOptions {
+            quick: true,
+            rows: Some(20_000),
+            tables: Some(3),
+            time: Some(1.5),
+            ..Default::default()
+        };
+        let p = plan(demo(), &opts).unwrap();
+        let s = sb(&p);
+        assert_eq!((s.scale.tables, s.scale.rows), (3, 20_000));
+        assert_eq!(s.read, Duration::from_secs_f64(1.5));
+        assert_eq!(s.write, Duration::from_secs_f64(1.5));
+        let text = "[lab]\nname = \"l\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+            [suite.linkbench]\n";
+        let lb = || crate::plan::lab::parse(text, "l.toml", Path::new(".")).unwrap();
+        let e = plan(lb(), &opts).unwrap_err().0;
+        assert!(e.starts_with("--rows:") && e.contains("maxid1"), "{e}");
+        let time = RunOptions {
+            time: Some(4.0),
+            ..Default::default()
+        };
+        let d = plan(lb(), &time).unwrap().describe();
+        assert!(d.contains("requests 4 s"), "{d}");
+        for (bad, flag) in [
+            (
+                RunOptions {
+                    rows: Some(199),
+                    ..Default::default()
+                },
+                "--rows 199:",
+            ),
+            (
+                RunOptions {
+                    tables: Some(1001),
+                    ..Default::default()
+                },
+                "--tables 1001:",
+            ),
+            (
+                RunOptions {
+                    time: Some(f64::NAN),
+                    ..Default::default()
+                },
+                "--time NaN:",
+            ),
+        ] {
+            let e = plan(demo(), &bad).unwrap_err().0;
+            assert!(e.starts_with(flag), "{e}");
+        }
     }
 
     /// Issue 31: the plan named MariaDB targets `mysql`, the reports `mariadb`.

@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::suites::{Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings};
+use crate::suites::{
+    ScaleFlags, Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings,
+};
 use crate::workload::{Scale, SuitePlan};
 use catalog::{Group, StepDef};
 use steps as sysbench;
@@ -63,12 +65,25 @@ impl SuiteConfig for SysbenchConfig {
         "sysbench"
     }
 
-    fn scaled(&self, quick: bool) -> Arc<dyn SuiteSettings> {
-        Arc::new(Scaled {
-            settings: settings(self, quick),
+    /// `--rows`/`--tables` set the scale, `--time` the read and write steps' length (an
+    /// adaptive step's longest when its `max_secs` is not set).
+    fn scaled(&self, quick: bool, flags: &ScaleFlags) -> Result<Arc<dyn SuiteSettings>, String> {
+        let mut settings = settings(self, quick);
+        if let Some(rows) = flags.rows {
+            settings.scale.rows = rows;
+        }
+        if let Some(tables) = flags.tables {
+            settings.scale.tables = tables;
+        }
+        if let Some(t) = flags.time {
+            settings.read = Duration::from_secs_f64(t);
+            settings.write = Duration::from_secs_f64(t);
+        }
+        Ok(Arc::new(Scaled {
+            settings,
             postwrite_secs: self.postwrite_secs,
             prepared: self.prepared,
-        })
+        }))
     }
 
     fn clone_box(&self) -> Box<dyn SuiteConfig> {
