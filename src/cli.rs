@@ -371,6 +371,14 @@ pub struct RunArgs {
     /// Kubernetes Job of `dbdelta plan --emit k8s` runs.
     #[arg(long, value_name = "TARGET:CLIENTS:REPEAT")]
     pub cell: Option<String>,
+    /// Name the run (unique in the store; `report NAME`, `compare NAME_A NAME_B`); a name
+    /// a stored run has is refused before the run starts.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Tag the run (repeatable; many runs may share a tag: `report --tag TAG` is the latest
+    /// with it), e.g. --tag baseline.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
     /// Keep data directories after the run.
     #[arg(long)]
     pub keep: bool,
@@ -402,7 +410,7 @@ pub struct RunArgs {
         num_args = 0..=1,
         conflicts_with_all = [
             "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir",
-            "cell", "rows", "tables", "time"
+            "cell", "rows", "tables", "time", "name", "tag"
         ]
     )]
     pub resume: Option<Option<String>>,
@@ -440,8 +448,11 @@ impl ReportOut {
 pub struct ReportArgs {
     #[command(flatten)]
     pub store: StoreArg,
-    /// Run id, `latest` or `previous` (default: the latest run).
+    /// Run id, name (`run --name`), `latest` or `previous` (default: the latest run).
     pub run: Option<String>,
+    /// The latest run with this tag (`run --tag`), instead of RUN.
+    #[arg(long, value_name = "TAG", conflicts_with = "run")]
+    pub tag: Option<String>,
     /// Target to compare against (default: the run's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
@@ -466,7 +477,8 @@ pub struct ReportArgs {
 pub struct CompareArgs {
     #[command(flatten)]
     pub store: StoreArg,
-    /// The run compared against (its targets are the bases): a run id, `latest` or `previous`.
+    /// The run compared against (its targets are the bases): a run id, name, `latest` or
+    /// `previous`.
     pub run_a: String,
     /// The run whose targets are reported relative to RUN_A's targets of the same name.
     pub run_b: String,
@@ -766,9 +778,17 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
+    let label = run_label(&args)?;
     if args.dry_run {
         write_text(args.out.output.as_deref(), &plan_text(&plan), "the plan")?;
         return Ok(ExitCode::SUCCESS);
+    }
+    // A taken name is refused before fetches and builds (a store that cannot be read yet
+    // holds no name; opening it below says why).
+    if let Some(name) = &label.name
+        && let Ok(store) = Store::open_existing(store_path)
+    {
+        store.refuse_taken_name(name)?;
     }
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
@@ -776,6 +796,9 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag()?;
     let mut store = Store::open(store_path)?;
+    if let Some(name) = &label.name {
+        store.refuse_taken_name(name)?;
+    }
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::execute(
         &plan,
@@ -783,6 +806,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         progress,
         &interrupt,
         &stored.to_json(),
+        &label,
         crate::remote::start,
     )?;
     report_outcome(&outcome, &store, &args)
@@ -851,6 +875,25 @@ fn resume(
         crate::remote::start,
     )?;
     report_outcome(&outcome, &store, args)
+}
+
+/// `--name` and `--tag` as words a store can look up (each tag once).
+fn run_label(args: &RunArgs) -> Result<crate::store::RunLabel> {
+    let check = |flag: &str, v: &str| crate::store::check_label(flag, v).map_err(InputError::new);
+    if let Some(name) = &args.name {
+        check("--name", name)?;
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for t in &args.tag {
+        check("--tag", t)?;
+        if !tags.contains(t) {
+            tags.push(t.clone());
+        }
+    }
+    Ok(crate::store::RunLabel {
+        name: args.name.clone(),
+        tags,
+    })
 }
 
 /// `--png` and `--base` checked against the plan, before anything is written.
@@ -1196,7 +1239,10 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
         first_repeats: args.first_repeats,
     };
     let store = Store::open_existing(store_path)?;
-    let run_id = store.resolve_run(args.run.as_deref())?;
+    let run_id = match &args.tag {
+        Some(tag) => store.latest_tagged(tag)?,
+        None => store.resolve_run(args.run.as_deref())?,
+    };
     let data = store.load_run(&run_id)?;
     let model = report::build_with_options(&data, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
@@ -1357,8 +1403,12 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
         ListWhat::Runs => {
             let store = Store::open_existing(store_path)?;
             for r in store.list_runs()? {
+                let mut label = r.name.map(|n| format!("  name {n}")).unwrap_or_default();
+                if !r.tags.is_empty() {
+                    label.push_str(&format!("  tags {}", r.tags.join(",")));
+                }
                 out.push_str(&format!(
-                    "{}  {}  {:<10}  {} step(s)  {}  [{}]\n",
+                    "{}  {}  {:<10}  {} step(s)  {}  [{}]{label}\n",
                     r.id,
                     r.started,
                     if r.complete { "complete" } else { "INCOMPLETE" },

@@ -237,6 +237,17 @@ ALTER TABLE runs ADD COLUMN instructions TEXT;
     // v14: the settling guard (issue 29): the idle probe before a cell's first step, as JSON
     // (`results::Settling`), on every step of the cell.
     "ALTER TABLE measurements ADD COLUMN settling_json TEXT;",
+    // v15: run names (unique in a store) and tags (any number of runs each) (issue 31):
+    // `report NAME`, `report --tag TAG`.
+    r#"
+ALTER TABLE runs ADD COLUMN name TEXT;
+CREATE UNIQUE INDEX runs_name ON runs (name);
+CREATE TABLE run_tags (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    tag TEXT NOT NULL,
+    PRIMARY KEY (run_id, tag)
+);
+"#,
 ];
 
 /// The schema version this build writes.
