@@ -124,7 +124,7 @@ pub enum StoreCommand {
 pub struct PushArgs {
     #[command(flatten)]
     pub store: StoreArg,
-    /// Run id, `latest` or `previous`.
+    /// Run id, name (`run --name`), `latest` or `previous`.
     pub run: String,
     /// The store the run is copied into: a postgres:// URL or an SQLite file (created and
     /// migrated when missing).
@@ -161,7 +161,7 @@ pub struct CleanArgs {
 pub struct ProfileArgs {
     #[command(flatten)]
     pub store: StoreArg,
-    /// Run id, `latest` or `previous`.
+    /// Run id, name (`run --name`), `latest` or `previous`.
     pub run: String,
     /// A profiled step's label, e.g. hot-points.
     pub step: String,
