@@ -709,12 +709,11 @@ fn plan_text(plan: &plan::RunPlan) -> String {
     let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
     let need = crate::plan::preflight::disk_need(plan);
-    format!(
-        "{}{}{}\n",
-        plan.describe(),
-        plan::describe_fetches(plan),
-        crate::plan::preflight::describe(&need, free)
-    )
+    // The fetches beside the targets, before the order and the time.
+    let mut text = plan.describe();
+    let at = text.find("\norder: ").map_or(text.len(), |i| i + 1);
+    text.insert_str(at, &plan::describe_fetches(plan));
+    format!("{text}{}\n", crate::plan::preflight::describe(&need, free))
 }
 
 /// The emitter's options from `plan`'s flags: `--image` is required.
