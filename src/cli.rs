@@ -27,24 +27,44 @@ use crate::store::Store;
 #[derive(Debug, Parser)]
 #[command(name = "dbdelta", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Results store: an SQLite file (created by `run` when missing), or a PostgreSQL database
-    /// shared by several runs or machines, e.g. postgres://user@host:5432/dbdelta.
-    #[arg(
-        long,
-        global = true,
-        value_name = "PATH|URL",
-        default_value = "dbdelta.db"
-    )]
-    pub store: PathBuf,
-    /// Print no progress, only results and errors.
-    #[arg(short, long, global = true)]
+    /// Results store of the commands that read or write one (run, report, compare, list runs
+    /// and targets, profile, store push); also accepted after the command.
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<PathBuf>,
+    /// Print no progress, only results and errors (run, fetch, build; also accepted after the
+    /// command).
+    #[arg(short, long)]
     pub quiet: bool,
-    /// Print more detail while running.
-    #[arg(short, long, global = true, conflicts_with = "quiet")]
+    /// Print more detail while running (run, fetch, build; also accepted after the command).
+    #[arg(short, long, conflicts_with = "quiet")]
     pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// `--store`, on the commands that read or write a results store.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArg {
+    /// Results store: an SQLite file (created by `run` when missing; default dbdelta.db), or a
+    /// PostgreSQL database shared by several runs or machines, e.g.
+    /// postgres://user@host:5432/dbdelta.
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<PathBuf>,
+}
+
+/// `-q`/`-v`, on the commands that print progress.
+#[derive(Debug, Clone, Args)]
+pub struct Verbosity {
+    /// Print no progress, only results and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print more detail while running.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+}
+
+/// The store when neither `--store` names one.
+const DEFAULT_STORE: &str = "dbdelta.db";
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -68,6 +88,9 @@ pub enum Command {
     /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
     /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
+    /// Write a commented lab file to start from (default lab.toml; an existing file is never
+    /// overwritten), e.g. `dbdelta init --engine postgres pg.toml`.
+    Init(InitArgs),
     /// Remove the data directories interrupted runs left in the work directory (only run
     /// directories dbdelta marked as its own, of runs no dbdelta works on any more).
     Clean(CleanArgs),
@@ -99,12 +122,25 @@ pub enum StoreCommand {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// Run id, `latest` or `previous`.
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Run id, name (`run --name`), `latest` or `previous`.
     pub run: String,
     /// The store the run is copied into: a postgres:// URL or an SQLite file (created and
     /// migrated when missing).
     #[arg(long, value_name = "PATH|URL")]
     pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The lab file to write.
+    #[arg(value_name = "FILE", default_value = "lab.toml")]
+    pub file: PathBuf,
+    /// The targets' engine: sqlite (default: runs anywhere, nothing to install), postgres,
+    /// mysql or mariadb (Debian's packages unless you add `version` or `bin`).
+    #[arg(long, value_enum, default_value_t = crate::plan::template::Engine::Sqlite)]
+    pub engine: crate::plan::template::Engine,
 }
 
 #[derive(Debug, Args)]
@@ -126,7 +162,9 @@ pub struct CleanArgs {
 
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Run id, `latest` or `previous`.
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Run id, name (`run --name`), `latest` or `previous`.
     pub run: String,
     /// A profiled step's label, e.g. hot-points.
     pub step: String,
@@ -143,6 +181,8 @@ pub struct ProfileArgs {
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// postgres, sqlite or mariadb.
     pub engine: String,
     /// A Debian source package (postgresql-15, sqlite3, mariadb; `name=VERSION` for one
@@ -168,6 +208,8 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct FetchArgs {
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// What to fetch: postgres@VERSION (17, 17.10 or an exact build like 17.10.0-beta.17),
     /// mysql@VERSION (Oracle MySQL: 5.6, 5.7, 8.0 or exact, e.g. 8.0.31) or mariadb@VERSION
     /// (10.2, 10.11, 11.4 or exact); `dbdelta list versions` shows them.
@@ -195,6 +237,17 @@ pub struct ShapeArgs {
     /// has at most 10000 cells (targets × client counts × repeats).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(range::REPEATS.min..=range::REPEATS.max))]
     pub repeats: Option<u32>,
+    /// Rows per table of the sysbench suite, from 200 (overrides the lab and --quick).
+    #[arg(long, value_name = "N")]
+    pub rows: Option<u64>,
+    /// Tables of the sysbench suite, from 1 to 1000 (overrides the lab and --quick).
+    #[arg(long, value_name = "N")]
+    pub tables: Option<u32>,
+    /// Measured seconds of every step with a set length: sysbench's read and write steps, the
+    /// Insert Benchmark's query steps, LinkBench's request steps (overrides the lab and
+    /// --quick; warm-ups and loads keep theirs).
+    #[arg(long, value_name = "SECS")]
+    pub time: Option<f64>,
 }
 
 /// Where `run` creates data directories unless `--workdir` says otherwise.
@@ -216,8 +269,16 @@ impl ShapeArgs {
         if let Some(c) = &self.clients {
             out.extend(["--clients".to_string(), c.clone()]);
         }
-        if let Some(r) = self.repeats {
-            out.extend(["--repeats".to_string(), r.to_string()]);
+        let numbers = [
+            ("--repeats", self.repeats.map(|v| v.to_string())),
+            ("--rows", self.rows.map(|v| v.to_string())),
+            ("--tables", self.tables.map(|v| v.to_string())),
+            ("--time", self.time.map(|v| v.to_string())),
+        ];
+        for (flag, value) in numbers {
+            if let Some(v) = value {
+                out.extend([flag.to_string(), v]);
+            }
         }
         out
     }
@@ -232,6 +293,9 @@ impl ShapeArgs {
             skip: self.skip.clone(),
             clients: self.clients.clone(),
             repeats: self.repeats,
+            rows: self.rows,
+            tables: self.tables,
+            time: self.time,
             ..RunOptions::default()
         }
     }
@@ -300,6 +364,10 @@ pub struct PlanArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
     /// Lab file (TOML). Without it, the built-in demo lab runs (about two minutes).
     pub lab: Option<PathBuf>,
     #[command(flatten)]
@@ -308,6 +376,14 @@ pub struct RunArgs {
     /// Kubernetes Job of `dbdelta plan --emit k8s` runs.
     #[arg(long, value_name = "TARGET:CLIENTS:REPEAT")]
     pub cell: Option<String>,
+    /// Name the run (unique in the store; `report NAME`, `compare NAME_A NAME_B`); a name
+    /// a stored run has is refused before the run starts.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Tag the run (repeatable; many runs may share a tag: `report --tag TAG` is the latest
+    /// with it), e.g. --tag baseline.
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
     /// Keep data directories after the run.
     #[arg(long)]
     pub keep: bool,
@@ -340,12 +416,8 @@ pub struct RunArgs {
     /// Target the report compares against (default: the lab's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
-    /// Format of the report printed at the end.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Also write the report's charts as PNG files into DIR (created when missing).
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: ReportOut,
     /// Continue an interrupted run (default: the latest incomplete one) from its first cell
     /// that did not finish, with its stored lab and options; finished cells are kept.
     #[arg(
@@ -354,16 +426,49 @@ pub struct RunArgs {
         num_args = 0..=1,
         conflicts_with_all = [
             "quick", "only", "skip", "clients", "repeats", "profile", "dry_run", "workdir",
-            "cell", "reuse_load", "snapshots"
+            "cell", "reuse_load", "snapshots", "rows", "tables", "time", "name", "tag"
         ]
     )]
     pub resume: Option<Option<String>>,
 }
 
+/// Where and how a report goes: `run`, `report` and `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportOut {
+    /// Format of the report (`markdown` is `md`; charts as PNG files: --png DIR).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report (`run --dry-run`: the plan) to FILE, whole or not at all, instead of
+    /// standard output; progress stays on standard error.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the report's charts as PNG files into DIR (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+}
+
+impl ReportOut {
+    /// `--png` and `-o` checked before anything is written.
+    fn check(&self) -> Result<()> {
+        if let Some(dir) = &self.png {
+            check_png_dir(dir)?;
+        }
+        if let Some(file) = &self.output {
+            check_output_file(file)?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Run id, `latest` or `previous` (default: the latest run).
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Run id, name (`run --name`), `latest` or `previous` (default: the latest run).
     pub run: Option<String>,
+    /// The latest run with this tag (`run --tag`), instead of RUN.
+    #[arg(long, value_name = "TAG", conflicts_with = "run")]
+    pub tag: Option<String>,
     /// Target to compare against (default: the run's first target).
     #[arg(long, value_name = "TARGET")]
     pub base: Option<String>,
@@ -380,19 +485,16 @@ pub struct ReportArgs {
     /// Evidence only: report only repeats 1..=N, as if the run had stopped there.
     #[arg(long, hide = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub first_repeats: Option<u32>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also write the report's charts as PNG files into DIR (created when missing).
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: ReportOut,
 }
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The run compared against (its targets are the bases): a run id, `latest` or `previous`.
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// The run compared against (its targets are the bases): a run id, name, `latest` or
+    /// `previous`.
     pub run_a: String,
     /// The run whose targets are reported relative to RUN_A's targets of the same name.
     pub run_b: String,
@@ -400,18 +502,14 @@ pub struct CompareArgs {
     /// default: run B's stored `min_effect`).
     #[arg(long, value_name = "FRACTION", allow_negative_numbers = true)]
     pub min_effect: Option<f64>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to FILE instead of standard output.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also write the compare's charts as PNG files into DIR (created when missing).
-    #[arg(long, value_name = "DIR")]
-    pub png: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: ReportOut,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
     #[arg(value_enum)]
     pub what: ListWhat,
     /// With `steps`: print each step's SQL as the engine receives it (for table 1).
@@ -423,6 +521,9 @@ pub struct ListArgs {
     /// With `versions`: only this product (postgres, mysql or mariadb).
     #[arg(value_name = "PRODUCT")]
     pub product: Option<String>,
+    /// Write the listing to FILE (whole or not at all) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -464,6 +565,9 @@ where
 /// clap's message for a usage error as one line: its text before the first blank line (a
 /// list of missing flags joined in), then where the flags are listed.
 pub fn usage_error(e: &clap::Error) -> String {
+    if let Some(line) = png_format(e) {
+        return format!("{line} (dbdelta help [COMMAND] lists the flags)");
+    }
     let text = e.to_string();
     let first: Vec<&str> = (text.lines())
         .take_while(|l| !l.trim().is_empty())
@@ -474,28 +578,116 @@ pub fn usage_error(e: &clap::Error) -> String {
     format!("{msg} (dbdelta help [COMMAND] lists the flags)")
 }
 
+/// `--format png` (charts are files, not a report format): the flag that writes them.
+fn png_format(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if e.kind() != clap::error::ErrorKind::InvalidValue {
+        return None;
+    }
+    let arg = match e.get(ContextKind::InvalidArg)? {
+        ContextValue::String(a) => a,
+        _ => return None,
+    };
+    let value = match e.get(ContextKind::InvalidValue)? {
+        ContextValue::String(v) => v,
+        _ => return None,
+    };
+    (arg.starts_with("--format") && value.eq_ignore_ascii_case("png")).then(|| {
+        "--format png: PNG is not a report format; add --png DIR to write the charts as PNG files (beside --format text, md, json, csv or html)".to_string()
+    })
+}
+
 /// Run a parsed command line. Returns the process exit code.
 pub fn execute(cli: Cli) -> Result<ExitCode> {
-    let progress = Progress {
-        mode: Mode::detect(cli.quiet),
-        verbose: cli.verbose,
-        interval: None,
-    };
+    let top = Shared::of(&cli)?;
     match cli.command {
-        Command::Run(args) => run(&cli.store, args, &progress),
+        Command::Run(args) => {
+            let progress = top.progress(&args.verbosity);
+            run(&top.store(&args.store), args, &progress)
+        }
         Command::Plan(args) => plan_cmd(args),
-        Command::Report(args) => report_cmd(&cli.store, args),
-        Command::Compare(args) => compare_cmd(&cli.store, args),
-        Command::List(args) => list(&cli.store, args),
-        Command::Fetch(args) => fetch_cmd(&args.what, &progress),
-        Command::Build(args) => build_cmd(&args, &progress),
-        Command::Profile(args) => profile_cmd(&cli.store, args),
+        Command::Report(args) => report_cmd(&top.store(&args.store), args),
+        Command::Compare(args) => compare_cmd(&top.store(&args.store), args),
+        Command::List(args) => list(&top.store(&args.store), args),
+        Command::Fetch(args) => fetch_cmd(&args.what, &top.progress(&args.verbosity)),
+        Command::Build(args) => build_cmd(&args, &top.progress(&args.verbosity)),
+        Command::Profile(args) => profile_cmd(&top.store(&args.store), args),
         Command::Store(StoreArgs {
             command: StoreCommand::Push(args),
-        }) => push_cmd(&cli.store, &args),
+        }) => push_cmd(&top.store(&args.store), &args),
         Command::Clean(args) => clean_cmd(&args),
+        Command::Init(args) => init_cmd(&args),
         Command::Agent => crate::remote::agent::serve().map(|()| ExitCode::SUCCESS),
         Command::CountClient => crate::runner::count::client_main().map(|()| ExitCode::SUCCESS),
+    }
+}
+
+/// The flags given before the command (`dbdelta --store S run`), for the commands that use them.
+struct Shared {
+    store: Option<PathBuf>,
+    quiet: bool,
+    verbose: bool,
+}
+
+impl Shared {
+    /// Refuses `--store`, `-q` or `-v` before a command that would ignore it.
+    fn of(cli: &Cli) -> Result<Shared> {
+        let (stores, talks) = match &cli.command {
+            Command::Run(_) => (true, true),
+            Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
+            Command::Profile(_) | Command::Store(_) => (true, false),
+            Command::Fetch(_) | Command::Build(_) => (false, true),
+            _ => (false, false),
+        };
+        let name = command_name(&cli.command);
+        if cli.store.is_some() && !stores {
+            return crate::error::input(format!(
+                "--store: `dbdelta {name}` uses no results store; drop --store"
+            ));
+        }
+        if (cli.quiet || cli.verbose) && !talks {
+            return crate::error::input(format!(
+                "-q/-v: `dbdelta {name}` prints no progress; drop the flag"
+            ));
+        }
+        Ok(Shared {
+            store: cli.store.clone(),
+            quiet: cli.quiet,
+            verbose: cli.verbose,
+        })
+    }
+
+    /// The command's `--store`, else the one before it, else `dbdelta.db`.
+    fn store(&self, own: &StoreArg) -> PathBuf {
+        (own.store.clone().or_else(|| self.store.clone()))
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_STORE))
+    }
+
+    fn progress(&self, own: &Verbosity) -> Progress {
+        Progress {
+            mode: Mode::detect(own.quiet || self.quiet),
+            verbose: own.verbose || self.verbose,
+            interval: None,
+        }
+    }
+}
+
+/// The command's name as typed, for messages.
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Run(_) => "run",
+        Command::Plan(_) => "plan",
+        Command::Report(_) => "report",
+        Command::Compare(_) => "compare",
+        Command::List(_) => "list",
+        Command::Fetch(_) => "fetch",
+        Command::Build(_) => "build",
+        Command::Profile(_) => "profile",
+        Command::Clean(_) => "clean",
+        Command::Store(_) => "store",
+        Command::Init(_) => "init",
+        Command::Agent => "agent",
+        Command::CountClient => "count-client",
     }
 }
 
@@ -524,11 +716,7 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
             crate::plan::k8s::emit(&plan, &k8s_options(&args)?)?
         }
     };
-    match &args.output {
-        Some(path) => write_whole(path, text.as_bytes())
-            .with_context(|| format!("-o {}: cannot write the plan", path.display()))?,
-        None => std::io::stdout().lock().write_all(text.as_bytes())?,
-    }
+    write_text(args.output.as_deref(), &text, "the plan")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -538,11 +726,11 @@ fn plan_text(plan: &plan::RunPlan) -> String {
     let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
     let need = crate::plan::preflight::disk_need(plan);
-    format!(
-        "{}{}\n",
-        plan.describe(),
-        crate::plan::preflight::describe(&need, free)
-    )
+    // The fetches beside the targets, before the order and the time.
+    let mut text = plan.describe();
+    let at = text.find("\norder: ").map_or(text.len(), |i| i + 1);
+    text.insert_str(at, &plan::describe_fetches(plan));
+    format!("{text}{}\n", crate::plan::preflight::describe(&need, free))
 }
 
 /// The emitter's options from `plan`'s flags: `--image` is required.
@@ -573,6 +761,20 @@ fn k8s_options(args: &PlanArgs) -> Result<crate::plan::k8s::Options> {
     })
 }
 
+/// `text` into `output` (whole or not at all), or on standard output without one; `what` names
+/// it in the error.
+fn write_text(output: Option<&Path>, text: &str, what: &str) -> Result<()> {
+    match output {
+        Some(path) => write_whole(path, text.as_bytes())
+            .with_context(|| format!("-o {}: cannot write {what}", path.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            Ok(out.flush()?)
+        }
+    }
+}
+
 /// Write `bytes` to `path` whole or not at all: a temporary file beside it renamed into place.
 fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = path.with_extension("tmp~");
@@ -596,9 +798,17 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
+    let label = run_label(&args)?;
     if args.dry_run {
-        print!("{}", plan_text(&plan));
+        write_text(args.out.output.as_deref(), &plan_text(&plan), "the plan")?;
         return Ok(ExitCode::SUCCESS);
+    }
+    // A taken name is refused before fetches and builds (a store that cannot be read yet
+    // holds no name; opening it below says why).
+    if let Some(name) = &label.name
+        && let Ok(store) = Store::open_existing(store_path)
+    {
+        store.refuse_taken_name(name)?;
     }
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
@@ -606,6 +816,9 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag()?;
     let mut store = Store::open(store_path)?;
+    if let Some(name) = &label.name {
+        store.refuse_taken_name(name)?;
+    }
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::execute(
         &plan,
@@ -613,6 +826,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
         progress,
         &interrupt,
         &stored.to_json(),
+        &label,
         crate::remote::start,
     )?;
     report_outcome(&outcome, &store, &args)
@@ -683,11 +897,28 @@ fn resume(
     report_outcome(&outcome, &store, args)
 }
 
+/// `--name` and `--tag` as words a store can look up (each tag once).
+fn run_label(args: &RunArgs) -> Result<crate::store::RunLabel> {
+    let check = |flag: &str, v: &str| crate::store::check_label(flag, v).map_err(InputError::new);
+    if let Some(name) = &args.name {
+        check("--name", name)?;
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for t in &args.tag {
+        check("--tag", t)?;
+        if !tags.contains(t) {
+            tags.push(t.clone());
+        }
+    }
+    Ok(crate::store::RunLabel {
+        name: args.name.clone(),
+        tags,
+    })
+}
+
 /// `--png` and `--base` checked against the plan, before anything is written.
 fn check_report_args(plan: &plan::RunPlan, args: &RunArgs) -> Result<()> {
-    if let Some(dir) = &args.png {
-        check_png_dir(dir)?;
-    }
+    args.out.check()?;
     if let Some(base) = &args.base
         && !plan.targets.iter().any(|t| &t.name == base)
     {
@@ -710,10 +941,10 @@ fn announce_plan(
     need: &crate::plan::preflight::DiskNeed,
 ) {
     progress.line(&format!(
-        "plan: {} step(s) × {} cell(s), at least {:.0} s",
+        "plan: {} step(s) × {} cell(s), at least {}",
         plan.steps().count(),
         plan.cells().len(),
-        plan.estimated().as_secs_f64()
+        crate::progress::duration(plan.estimated())
     ));
     progress.line(&crate::plan::preflight::describe(need, None));
 }
@@ -726,8 +957,38 @@ fn report_outcome(
 ) -> Result<ExitCode> {
     let data = store.load_run(&outcome.run_id)?;
     let model = report::build(&data, args.base.as_deref())?;
-    write_report(&model, args.format, None, args.png.as_deref())?;
+    write_report(&model, &args.out)?;
     Ok(exit_status(outcome, store))
+}
+
+/// `dbdelta init [FILE]`: the commented lab, written only when FILE does not exist yet.
+fn init_cmd(args: &InitArgs) -> Result<ExitCode> {
+    let path = &args.file;
+    let text = crate::plan::template::lab(args.engine, &path.display().to_string());
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path);
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return crate::error::input(format!(
+                "init {}: the file exists and is kept; name another file, e.g. dbdelta init lab2.toml",
+                path.display()
+            ));
+        }
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("init {}: cannot create the file", path.display()));
+        }
+    };
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("init {}: cannot write the file", path.display()))?;
+    println!(
+        "wrote {0}; next: dbdelta plan {0} --quick, then dbdelta run {0} --quick",
+        path.display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `dbdelta clean`: name and remove the run directories interrupted runs left; a run a live
@@ -884,22 +1145,16 @@ fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
         ));
     };
     let f = crate::provision::fetch(product, version, &|line| progress.line(line))?;
-    if f.downloaded == 0 {
-        println!(
-            "{} {}: {} (from the cache, nothing downloaded)",
-            product.title(),
-            f.version,
-            f.bin.display()
-        );
-    } else {
-        println!(
-            "{} {}: {} (downloaded {:.1} MB)",
-            product.title(),
-            f.version,
-            f.bin.display(),
-            f.downloaded as f64 / 1e6
-        );
-    }
+    let how = match f.downloaded {
+        0 => "from the cache, nothing downloaded".to_string(),
+        n => format!("downloaded {:.1} MB", n as f64 / 1e6),
+    };
+    println!(
+        "{} {}: {} ({how})",
+        product.title(),
+        crate::provision::label(product, &f.version),
+        f.bin.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -936,7 +1191,8 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
                 for (major, vs) in &majors {
                     let newest = vs.last().copied().unwrap_or("");
                     out.push_str(&format!(
-                        "  {major:<4} newest {newest} ({} builds){}\n",
+                        "  {major:<4} newest {} ({} builds){}\n",
+                        crate::provision::label(p, newest),
                         vs.len(),
                         if is_cached(newest) { "  cached" } else { "" }
                     ));
@@ -974,7 +1230,7 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
         for c in &cached {
             out.push_str(&format!(
                 "  cached {} ({}): {}\n",
-                c.version,
+                crate::provision::label(p, &c.version),
                 c.source,
                 c.bin.display()
             ));
@@ -994,6 +1250,22 @@ fn check_png_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `-o FILE` must name a file in an existing directory; checked before a run starts (its
+/// report is written at the end).
+fn check_output_file(file: &Path) -> Result<()> {
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if file.is_dir() || !dir.is_dir() {
+        return crate::error::input(format!(
+            "-o {}: not a file in an existing directory; create the directory or name another file",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
 /// `--min-effect` must be a fraction in [0, 1); checked before the store is opened.
 fn min_effect_flag(v: Option<f64>) -> Result<Option<f64>> {
     match v {
@@ -1005,9 +1277,7 @@ fn min_effect_flag(v: Option<f64>) -> Result<Option<f64>> {
 }
 
 fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
-    if let Some(dir) = &args.png {
-        check_png_dir(dir)?;
-    }
+    args.out.check()?;
     let opts = report::Options {
         base: args.base.clone(),
         min_effect: min_effect_flag(args.min_effect)?,
@@ -1017,16 +1287,14 @@ fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode> {
         separate_runs: false,
     };
     let store = Store::open_existing(store_path)?;
-    let run_id = store.resolve_run(args.run.as_deref())?;
+    let run_id = match &args.tag {
+        Some(tag) => store.latest_tagged(tag)?,
+        None => store.resolve_run(args.run.as_deref())?,
+    };
     let data = store.load_run(&run_id)?;
     let model = report::build_with_options(&data, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    write_report(
-        &model,
-        args.format,
-        args.output.as_deref(),
-        args.png.as_deref(),
-    )?;
+    write_report(&model, &args.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1073,9 +1341,7 @@ fn push_cmd(store_path: &Path, args: &PushArgs) -> Result<ExitCode> {
 
 /// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.
 fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
-    if let Some(dir) = &args.png {
-        check_png_dir(dir)?;
-    }
+    args.out.check()?;
     let opts = report::Options {
         min_effect: min_effect_flag(args.min_effect)?,
         ..report::Options::default()
@@ -1085,25 +1351,16 @@ fn compare_cmd(store_path: &Path, args: CompareArgs) -> Result<ExitCode> {
     let b = store.resolve_run(Some(&args.run_b))?;
     let model = report::compare_with_options(&store.load_run(&a)?, &store.load_run(&b)?, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    write_report(
-        &model,
-        args.format,
-        args.output.as_deref(),
-        args.png.as_deref(),
-    )?;
+    write_report(&model, &args.out)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Writes a rendered report to `output` (whole or not at all: a temporary file renamed into
 /// place), or to standard output, coloured when that is a terminal; then, with `png`, its
 /// charts as PNG files there.
-fn write_report(
-    model: &report::ReportModel,
-    format: Format,
-    output: Option<&Path>,
-    png: Option<&Path>,
-) -> Result<()> {
-    match output {
+fn write_report(model: &report::ReportModel, out: &ReportOut) -> Result<()> {
+    let format = out.format;
+    match out.output.as_deref() {
         Some(path) => {
             let text = report::render(model, format, false);
             write_whole(path, text.as_bytes())
@@ -1116,7 +1373,7 @@ fn write_report(
             out.flush()?;
         }
     }
-    if let Some(dir) = png {
+    if let Some(dir) = out.png.as_deref() {
         write_pngs(model, dir)?;
     }
     Ok(())
@@ -1194,8 +1451,12 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
         ListWhat::Runs => {
             let store = Store::open_existing(store_path)?;
             for r in store.list_runs()? {
+                let mut label = r.name.map(|n| format!("  name {n}")).unwrap_or_default();
+                if !r.tags.is_empty() {
+                    label.push_str(&format!("  tags {}", r.tags.join(",")));
+                }
                 out.push_str(&format!(
-                    "{}  {}  {:<10}  {} step(s)  {}  [{}]\n",
+                    "{}  {}  {:<10}  {} step(s)  {}  [{}]{label}\n",
                     r.id,
                     r.started,
                     if r.complete { "complete" } else { "INCOMPLETE" },
@@ -1214,7 +1475,7 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
                         "{}  {:<24} {:<8} {}{}\n",
                         r.id,
                         t.name,
-                        t.engine,
+                        report::engine_label(&t),
                         t.server_version.unwrap_or_else(|| "-".into()),
                         if t.failed { "  FAILED" } else { "" }
                     ));
@@ -1222,7 +1483,7 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
             }
         }
     }
-    std::io::stdout().lock().write_all(out.as_bytes())?;
+    write_text(args.output.as_deref(), &out, "the listing")?;
     Ok(code)
 }
 
@@ -1249,6 +1510,69 @@ mod tests {
             assert!(help.contains(&range.words()), "{}: {help}", range.words());
         }
         assert!(help.contains(&format!("at most {} cells", crate::range::MAX_CELLS)));
+    }
+
+    /// Every command, walked from the top: `--store` only on the commands that open a store,
+    /// `-q`/`-v` only on those that print progress, `-o` on every one that prints a report or
+    /// a listing, and no flag global (a global flag shows in every command's help, used or not).
+    #[test]
+    fn every_flag_is_on_the_commands_that_use_it() {
+        use clap::CommandFactory;
+        fn walk(cmd: &clap::Command, path: String, out: &mut Vec<(String, Vec<String>)>) {
+            for a in cmd.get_arguments() {
+                assert!(!a.is_global_set(), "{path}: --{} is global", a.get_id());
+            }
+            let ids = cmd.get_arguments().map(|a| a.get_id().to_string());
+            out.push((path.clone(), ids.collect()));
+            for sub in cmd.get_subcommands() {
+                walk(sub, format!("{path} {}", sub.get_name()), out);
+            }
+        }
+        let mut all = Vec::new();
+        walk(&super::Cli::command(), "dbdelta".into(), &mut all);
+        let with = |id: &str| -> Vec<&str> {
+            (all.iter())
+                .filter(|(p, ids)| p != "dbdelta" && ids.iter().any(|i| i == id))
+                .map(|(p, _)| p.trim_start_matches("dbdelta "))
+                .collect()
+        };
+        let stores = ["run", "report", "compare", "list", "profile", "store push"];
+        assert_eq!(with("store"), stores);
+        assert_eq!(with("quiet"), ["run", "fetch", "build"]);
+        assert_eq!(with("verbose"), ["run", "fetch", "build"]);
+        let outputs = ["run", "plan", "report", "compare", "list", "profile"];
+        assert_eq!(with("output"), outputs);
+        // Before the command they are refused where they would do nothing.
+        for argv in [
+            &["dbdelta", "--store", "s.db", "fetch", "postgres@17"][..],
+            &["dbdelta", "-q", "report"],
+            &["dbdelta", "--store", "s.db", "plan"],
+        ] {
+            let cli = super::parse_from(argv).unwrap();
+            let e = super::Shared::of(&cli).err().expect("refused");
+            assert!(e.to_string().contains("drop"), "{argv:?}: {e}");
+        }
+        let cli = super::parse_from(["dbdelta", "--store", "a.db", "report"]).unwrap();
+        let super::Command::Report(args) = &cli.command else {
+            panic!()
+        };
+        let top = super::Shared::of(&cli).unwrap();
+        assert_eq!(top.store(&args.store), std::path::Path::new("a.db"));
+    }
+
+    #[test]
+    fn markdown_is_md_and_png_names_the_png_flag() {
+        let cli = super::parse_from(["dbdelta", "report", "--format", "markdown"]).unwrap();
+        let super::Command::Report(args) = cli.command else {
+            panic!()
+        };
+        assert_eq!(args.out.format, crate::report::Format::Markdown);
+        let e = super::parse_from(["dbdelta", "run", "--format", "png"]).unwrap_err();
+        let line = super::usage_error(&e);
+        assert!(
+            line.starts_with("--format png:") && line.contains("--png DIR"),
+            "{line}"
+        );
     }
 
     #[test]

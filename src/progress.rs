@@ -163,8 +163,39 @@ pub fn thousands(v: f64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// A duration as people read it: `0.5 s`, `12 s`, `4 min 10 s`, `5 h 48 min` (sub-second
+/// parts to 0.1 s under 10 s; seconds dropped from hours).
+pub fn duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 10.0 {
+        let text = format!("{secs:.1}");
+        return format!("{} s", text.strip_suffix(".0").unwrap_or(&text));
+    }
+    let whole = secs.round() as u64;
+    let (h, m, s) = (whole / 3600, whole / 60 % 60, whole % 60);
+    match (h, m, s) {
+        (0, 0, s) => format!("{s} s"),
+        (0, m, 0) => format!("{m} min"),
+        (0, m, s) => format!("{m} min {s} s"),
+        (h, 0, _) => format!("{h} h"),
+        (h, m, _) => format!("{h} h {m} min"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_read_as_h_min_s() {
+        let d = |s: f64| super::duration(std::time::Duration::from_secs_f64(s));
+        assert_eq!(d(0.5), "0.5 s");
+        assert_eq!(d(0.3), "0.3 s");
+        assert_eq!(d(2.0), "2 s");
+        assert_eq!(d(59.6), "1 min");
+        assert_eq!(d(250.0), "4 min 10 s");
+        assert_eq!(d(20880.0), "5 h 48 min");
+        assert_eq!(d(7200.0), "2 h");
+    }
+
     #[test]
     fn groups_thousands() {
         assert_eq!(super::thousands(0.0), "0");

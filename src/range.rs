@@ -92,6 +92,17 @@ pub const CLIENTS: Count = Count {
 /// plan allocates one record (and `--emit k8s` one Job) for.
 pub const MAX_CELLS: u64 = 10_000;
 
+/// sysbench's `tables` and `--tables`: tables per target.
+pub const TABLES: Count = Count { min: 1, max: 1000 };
+
+/// sysbench's `rows` and `--rows`: rows per table (at least 200: the hot-points and range
+/// steps need them; at most 10^12: far beyond any table that can be loaded, and small enough
+/// that `tables * rows` cannot overflow).
+pub const ROWS: Count = Count {
+    min: 200,
+    max: 1_000_000_000_000,
+};
+
 /// A measured step's length (`read_secs`, `write_secs`, `query_secs`, `request_secs`,
 /// `min_secs`, `max_secs`): at most 7 days.
 pub const STEP_SECS: Secs = Secs {

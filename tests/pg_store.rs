@@ -171,7 +171,12 @@ fn a_sqlite_run_pushed_to_postgres_reports_the_same() {
     );
     {
         let _lock = measuring();
-        ok(&run(dir.path(), &run_args("local.db", &lab)));
+        let args = [
+            &run_args("local.db", &lab)[..],
+            &["--name", "n1", "--tag", "t1"],
+        ]
+        .concat();
+        ok(&run(dir.path(), &args));
     }
     let out = ok(&run(
         dir.path(),
@@ -191,6 +196,15 @@ fn a_sqlite_run_pushed_to_postgres_reports_the_same() {
         };
         assert_eq!(report("local.db"), report(&url), "{format}");
     }
+    // Its name and tag came along (schema v15 on PostgreSQL): both find it there.
+    let by_name = ok(&run(dir.path(), &["--store", &url, "report", "n1"]));
+    let by_tag = ok(&run(
+        dir.path(),
+        &["--store", &url, "report", "--tag", "t1"],
+    ));
+    assert_eq!(by_name, by_tag);
+    let listed = ok(&run(dir.path(), &["--store", &url, "list", "runs"]));
+    assert!(listed.contains("name n1  tags t1"), "{listed}");
 
     // Pushed once: a second push is refused, and nothing changes.
     let out = run(

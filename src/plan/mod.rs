@@ -16,8 +16,9 @@ pub mod lab;
 pub mod preflight;
 mod prepare;
 pub mod resume;
+pub mod template;
 
-pub use prepare::{PreparedPlan, prepare};
+pub use prepare::{PreparedPlan, describe_fetches, prepare};
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -74,6 +75,13 @@ pub struct RunOptions {
     pub workdir: PathBuf,
     /// `--profile`: CPU profiles of every measured step (with the lab's `profile_*` settings).
     pub profile: bool,
+    /// `--rows N`: rows per table of the sysbench suite (over the lab's and `--quick`'s).
+    pub rows: Option<u64>,
+    /// `--tables N`: tables of the sysbench suite.
+    pub tables: Option<u32>,
+    /// `--time SECS`: the measured length of every step with a set length (sysbench's reads
+    /// and writes, the Insert Benchmark's query steps, LinkBench's requests).
+    pub time: Option<f64>,
     /// `--cell TARGET:CLIENTS:REPEAT` as typed: run only that cell of the plan.
     pub cell: Option<String>,
     /// `--instructions`: a counting pass per target (with the lab's `instruction_passes`).
@@ -132,6 +140,31 @@ pub struct BrokenTarget {
 }
 
 impl TargetPlan {
+    /// The product as reports name it (`mariadb` for MariaDB, which shares the `mysql`
+    /// engine): from the fetched product, the build (dbdelta builds MariaDB only), or the
+    /// server binary (Debian's install is MariaDB's `mariadbd`); `mysql` when none tells
+    /// (a running server or another host: the report names it from its version), with
+    /// `(myrocks)` as reports add it.
+    pub fn product_name(&self) -> &'static str {
+        if self.engine != EngineKind::Mysql {
+            return self.engine.name();
+        }
+        if self.tables.rocksdb() {
+            return "mariadb (myrocks)";
+        }
+        if let Some(p) = self.product {
+            return p.id();
+        }
+        let server = || crate::engine::mysql::flavor::find_binaries(self.bin.as_deref());
+        let mariadbd = self.build.is_some()
+            || (self.connect.is_none() && self.remote.is_none())
+                && server().is_ok_and(|b| {
+                    (b.server.file_name())
+                        .is_some_and(|n| n.to_string_lossy().starts_with("mariadbd"))
+                });
+        if mariadbd { "mariadb" } else { "mysql" }
+    }
+
     /// What the engine needs to start this target, with the suite's `prepared`.
     pub fn spec(&self, prepared: bool) -> crate::engine::TargetSpec {
         crate::engine::TargetSpec {
@@ -360,18 +393,48 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
 fn describe_build(b: &crate::provision::build::BuildRequest) -> String {
     use crate::provision::build;
     match build::lookup(b) {
-        Ok(Some(done)) => format!("build {} is cached in {}", b.describe(), done.info.dir),
+        Ok(Some(done)) => format!("cached: build {} in {}", b.describe(), done.info.dir),
         Ok(None) => format!(
-            "would build {} (about {:.0} min)",
+            "not cached: will build {} (about {})",
             b.describe(),
-            (build::estimate_secs(b) / 60.0).ceil()
+            crate::progress::duration(Duration::from_secs_f64(build::estimate_secs(b)))
         ),
         Err(e) => format!(
-            "would build {} (about {:.0} min; {e:#})",
+            "not cached: will build {} (about {}; {e:#})",
             b.describe(),
-            (build::estimate_secs(b) / 60.0).ceil()
+            crate::progress::duration(Duration::from_secs_f64(build::estimate_secs(b)))
         ),
     }
+}
+
+/// `--rows`, `--tables` and `--time` within the ranges of `crate::range`.
+fn scale_flags(opts: &RunOptions) -> Result<crate::suites::ScaleFlags, InputError> {
+    if let Some(r) = opts.rows
+        && i64::try_from(r).map_or(true, |r| !range::ROWS.contains(r))
+    {
+        return Err(InputError::new(format!(
+            "--rows {r}: give rows per table {} (the hot-points and range steps need 200)",
+            range::ROWS.words()
+        )));
+    }
+    if let Some(t) = opts.tables
+        && !range::TABLES.contains(t.into())
+    {
+        return Err(InputError::new(format!(
+            "--tables {t}: give a number of tables {}",
+            range::TABLES.words()
+        )));
+    }
+    if let Some(t) = opts.time {
+        range::STEP_SECS
+            .check("--time", t)
+            .map_err(|e| InputError::new(format!("--time {}: {e}", range::shown(t))))?;
+    }
+    Ok(crate::suites::ScaleFlags {
+        rows: opts.rows,
+        tables: opts.tables,
+        time: opts.time,
+    })
 }
 
 /// Refuse a plan of more than [`range::MAX_CELLS`] cells, before any is allocated.
@@ -413,7 +476,11 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
     let auto = lab
         .auto
         .filter(|_| opts.repeats.is_none() && opts.cell.is_none());
-    let settings: Vec<_> = lab.suites.iter().map(|s| s.scaled(opts.quick)).collect();
+    let flags = scale_flags(opts)?;
+    let settings = (lab.suites.iter())
+        .map(|s| s.scaled(opts.quick, &flags))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(InputError::new)?;
     let suites = suites(&settings, opts)?;
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
@@ -543,7 +610,7 @@ impl RunPlan {
                 s,
                 "target {}: {}, CPU placement {}, settings [{}]",
                 t.name,
-                t.engine.name(),
+                t.product_name(),
                 t.placement.describe(),
                 t.settings
                     .iter()
@@ -585,8 +652,8 @@ impl RunPlan {
         let _ = writeln!(s, "order: {}", order.join(" → "));
         let _ = writeln!(
             s,
-            "estimated time: at least {:.0} s",
-            self.estimated().as_secs_f64()
+            "estimated time: at least {}",
+            crate::progress::duration(self.estimated())
         );
         s
     }
@@ -616,6 +683,77 @@ mod tests {
 
     fn labels(p: &RunPlan) -> Vec<&str> {
         p.steps().map(|s| s.label.as_str()).collect()
+    }
+
+    /// `--rows`/`--tables`/`--time` win over the lab and `--quick`; a suite without rows or
+    /// tables refuses them naming its own keys; `--time` lengthens every suite's steps.
+    #[test]
+    fn scale_flags_override_the_lab_and_quick() {
+        let opts = RunOptions {
+            quick: true,
+            rows: Some(20_000),
+            tables: Some(3),
+            time: Some(1.5),
+            ..Default::default()
+        };
+        let p = plan(demo(), &opts).unwrap();
+        let s = sb(&p);
+        assert_eq!((s.scale.tables, s.scale.rows), (3, 20_000));
+        assert_eq!(s.read, Duration::from_secs_f64(1.5));
+        assert_eq!(s.write, Duration::from_secs_f64(1.5));
+        let text = "[lab]\nname = \"l\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n\
+            [suite.linkbench]\n";
+        let lb = || crate::plan::lab::parse(text, "l.toml", Path::new(".")).unwrap();
+        let e = plan(lb(), &opts).unwrap_err().0;
+        assert!(e.starts_with("--rows:") && e.contains("maxid1"), "{e}");
+        let time = RunOptions {
+            time: Some(4.0),
+            ..Default::default()
+        };
+        let d = plan(lb(), &time).unwrap().describe();
+        assert!(d.contains("requests 4 s"), "{d}");
+        for (bad, flag) in [
+            (
+                RunOptions {
+                    rows: Some(199),
+                    ..Default::default()
+                },
+                "--rows 199:",
+            ),
+            (
+                RunOptions {
+                    tables: Some(1001),
+                    ..Default::default()
+                },
+                "--tables 1001:",
+            ),
+            (
+                RunOptions {
+                    time: Some(f64::NAN),
+                    ..Default::default()
+                },
+                "--time NaN:",
+            ),
+        ] {
+            let e = plan(demo(), &bad).unwrap_err().0;
+            assert!(e.starts_with(flag), "{e}");
+        }
+    }
+
+    /// Issue 31: the plan named MariaDB targets `mysql`, the reports `mariadb`.
+    #[test]
+    fn the_plan_names_the_product_as_reports_do() {
+        let text = "[lab]\nname = \"n\"\n\
+            [[target]]\nname = \"my\"\nengine = \"mysql\"\nversion = \"8.0\"\n\
+            [[target]]\nname = \"ma\"\nengine = \"mariadb\"\nversion = \"11.4\"\n\
+            [[target]]\nname = \"rocks\"\nengine = \"mariadb\"\nstorage_engine = \"rocksdb\"\n\
+            [[target]]\nname = \"pg\"\nengine = \"postgres\"\n";
+        let lab = crate::plan::lab::parse(text, "l.toml", Path::new(".")).unwrap();
+        let p = plan(lab, &RunOptions::default()).unwrap();
+        let names: Vec<_> = p.targets.iter().map(|t| t.product_name()).collect();
+        assert_eq!(names, ["mysql", "mariadb", "mariadb (myrocks)", "postgres"]);
+        let described = p.describe();
+        assert!(described.contains("target ma: mariadb,"), "{described}");
     }
 
     #[test]

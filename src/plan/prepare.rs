@@ -35,6 +35,23 @@ pub fn prepare(mut plan: RunPlan, progress: &Progress) -> Result<PreparedPlan> {
     Ok(PreparedPlan(plan))
 }
 
+/// What `prepare` will fetch, one line per target with a `version` (`plan` and `run
+/// --dry-run` print it; asks the registries which build is newest, as the fetch will).
+pub fn describe_fetches(plan: &RunPlan) -> String {
+    let mut s = String::new();
+    for t in &plan.targets {
+        if let (Some(v), Some(product)) = (&t.version, t.product) {
+            s.push_str(&format!(
+                "target {}: {}@{v}: {}\n",
+                t.name,
+                product.id(),
+                crate::provision::plan_fetch(product, v)
+            ));
+        }
+    }
+    s
+}
+
 /// Binaries by version: in the cache before anything is written (a version that does not
 /// exist is bad input, and a failed download leaves no half-made run behind).
 fn fetch_builds(plan: &mut RunPlan, progress: &Progress) -> Result<()> {

@@ -261,4 +261,28 @@ mod tests {
         let back: StoredOptions = serde_json::from_str(&opts.to_json()).unwrap();
         assert_eq!(back, opts);
     }
+
+    /// `--rows`, `--tables` and `--time` are stored with the run, so a resume plans the same
+    /// scale; options stored before they existed read as none.
+    #[test]
+    fn scale_flags_are_stored_and_resume_plans_the_same_scale() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = stored(dir.path());
+        opts.options.rows = Some(500);
+        opts.options.tables = Some(2);
+        opts.options.time = Some(0.2);
+        let back: StoredOptions = serde_json::from_str(&opts.to_json()).unwrap();
+        assert_eq!(back, opts);
+        let p = rebuild_plan("r", LAB, &back, None, false).unwrap();
+        let d = p.describe();
+        assert!(
+            d.contains("2 table(s) × 500 rows") && d.contains("reads 0.2 s"),
+            "{d}"
+        );
+        let old: StoredOptions = serde_json::from_str(r#"{"quick":true}"#).unwrap();
+        assert_eq!(
+            (old.options.rows, old.options.tables, old.options.time),
+            (None, None, None)
+        );
+    }
 }

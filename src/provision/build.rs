@@ -380,9 +380,9 @@ pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
     let _ = std::fs::remove_dir_all(&work);
     save_record(&entry, &info)?;
     say(&format!(
-        "build {}: done in {:.0} s → {}",
+        "build {}: done in {} → {}",
         req.describe(),
-        secs,
+        crate::progress::duration(std::time::Duration::from_secs_f64(secs)),
         entry.display()
     ));
     Ok(built(info, req.engine, &entry))

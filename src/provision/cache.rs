@@ -232,7 +232,11 @@ fn verify(product: Product, entry: &Path, say: &dyn Fn(&str)) -> Result<Verdict>
     let Some(record) = read_record(entry) else {
         return Ok(Verdict::Refetch);
     };
-    let title = format!("{} {}", product.title(), record.version);
+    let title = format!(
+        "{} {}",
+        product.title(),
+        super::label(product, &record.version)
+    );
     let archive = entry.join(&record.archive);
     let expected = Checksum::parse(&record.checksum);
     let good = match &expected {
@@ -323,7 +327,7 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     say(&format!(
         "fetching {} {} from {source} ...",
         product.title(),
-        release.version
+        super::label(product, &release.version)
     ));
     let started = Instant::now();
     let staging = product_dir(product).join(format!(".{}.{}", release.version, std::process::id()));
@@ -342,7 +346,7 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     say(&format!(
         "{} {}: {:.1} MB in {:.1} s, {} verified, cached in {}",
         product.title(),
-        release.version,
+        super::label(product, &release.version),
         bytes as f64 / 1e6,
         started.elapsed().as_secs_f64(),
         artifact.checksum.algorithm(),

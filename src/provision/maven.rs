@@ -169,6 +169,7 @@ pub fn locate(group: &str, artifact: &str, version: &str) -> Result<Artifact> {
     Ok(Artifact {
         url,
         checksum: Checksum::Sha1(digest),
+        unpacked: None,
     })
 }
 

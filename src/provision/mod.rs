@@ -117,6 +117,8 @@ impl Package {
 pub struct Artifact {
     pub url: String,
     pub checksum: cache::Checksum,
+    /// The unpacked size the registry states (npm's `dist.unpackedSize`), when it does.
+    pub unpacked: Option<u64>,
 }
 
 /// One fetchable build.
@@ -167,6 +169,64 @@ pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>>
         Product::Postgres | Product::Mariadb => all.iter().map(|_| Ok(true)).collect(),
     };
     Ok(all.into_iter().zip(listed).collect())
+}
+
+/// A build's version as its users know it: PostgreSQL's from the npm package's version
+/// (`17.10.0-beta.17` is PostgreSQL 17.10, the package's 17th build of it), with the package
+/// version beside it: `17.10 (npm 17.10.0-beta.17)`. MySQL's and MariaDB's are already theirs.
+pub fn label(product: Product, version: &str) -> String {
+    match (product, parse_version(version)) {
+        (Product::Postgres, Some(v)) => format!("{}.{} (npm {version})", v.major, v.minor),
+        _ => version.to_string(),
+    }
+}
+
+/// What a run would do to get `product@wanted`, for `plan`: "cached: …" or "not cached: will
+/// fetch … from …, ~N MB unpacked". Asks the registry which build is newest (as `fetch`
+/// does); when it cannot be read, says what the cache holds.
+pub fn plan_fetch(product: Product, wanted: &str) -> String {
+    let title = product.title();
+    let is_cached = |v: &str| cached(product).iter().any(|c| c.version == v);
+    match resolve(product, wanted) {
+        Ok(r) if is_cached(&r.version) => {
+            format!("cached: {title} {}", label(product, &r.version))
+        }
+        Ok(r) => {
+            let size = match download_size(&r) {
+                Some(b) => format!(", ~{:.0} MB download", b as f64 / 1e6),
+                None => match r.artifact.as_ref().and_then(|a| a.unpacked) {
+                    Some(b) => format!(", ~{:.0} MB unpacked", b as f64 / 1e6),
+                    None => ", size not known before the download".into(),
+                },
+            };
+            format!(
+                "not cached: will fetch {title} {} from {}{size}",
+                label(product, &r.version),
+                r.source()
+            )
+        }
+        Err(e) => {
+            let here: Vec<String> = (cached(product).iter())
+                .filter(|c| parse_version(&c.version).is_some_and(|v| matches(wanted, &v)))
+                .map(|c| label(product, &c.version))
+                .collect();
+            match here.last() {
+                Some(l) => format!("cached: {title} {l} (the registry was not read: {e:#})"),
+                None => format!("not cached, and the registry was not read: {e:#}"),
+            }
+        }
+    }
+}
+
+/// The archive's size as the registry's server states it (`Content-Length` of a HEAD).
+fn download_size(r: &Release) -> Option<u64> {
+    let artifact = match &r.artifact {
+        Some(a) => a.clone(),
+        None => r.package.locate(&r.package_version).ok()?,
+    };
+    let resp = agent().head(&artifact.url).call().ok()?;
+    let len = resp.headers().get("content-length")?;
+    len.to_str().ok()?.parse().ok()
 }
 
 /// The newest build of `product` matching `wanted`; an unknown version is bad input that lists
@@ -275,4 +335,20 @@ fn get_bytes(url: &str, accept: &str, limit: u64) -> Result<Vec<u8>> {
         .call()
         .with_context(|| format!("GET {url}"))?;
     Ok(resp.body_mut().with_config().limit(limit).read_to_vec()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Product, label};
+
+    /// Issue 31: `17.10.0-beta.17` read as a PostgreSQL beta; it is PostgreSQL 17.10.
+    #[test]
+    fn postgres_builds_are_labelled_with_postgres_version_and_the_package_beside_it() {
+        assert_eq!(
+            label(Product::Postgres, "17.10.0-beta.17"),
+            "17.10 (npm 17.10.0-beta.17)"
+        );
+        assert_eq!(label(Product::Mysql, "8.0.31"), "8.0.31");
+        assert_eq!(label(Product::Mariadb, "10.11.5"), "10.11.5");
+    }
 }

@@ -49,6 +49,7 @@ fn artifact(dist: &serde_json::Value) -> Result<Artifact> {
     Ok(Artifact {
         url,
         checksum: Checksum::Sha512(digest),
+        unpacked: dist["unpackedSize"].as_u64(),
     })
 }
 

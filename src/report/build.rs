@@ -1244,7 +1244,7 @@ fn config_lines(text: &str) -> Vec<&str> {
 /// The engine as a reader names it: the stored engine is the client protocol (`mysql` for
 /// MySQL and MariaDB alike), so MariaDB is told apart by its version string, and a target whose
 /// tables dbdelta created with `ENGINE=ROCKSDB` (its recorded `table-options` line) says so.
-fn engine_label(t: &TargetInfo) -> String {
+pub fn engine_label(t: &TargetInfo) -> String {
     let mariadb = t
         .server_version
         .as_deref()

@@ -31,6 +31,7 @@ mod fixture;
 #[cfg(test)]
 mod tests;
 
+pub use build::engine_label;
 pub use compare::CompareError;
 pub use model::ReportModel;
 
@@ -41,7 +42,7 @@ pub enum Format {
     #[value(name = "text")]
     Text,
     /// Blog-ready GitHub Markdown.
-    #[value(name = "md")]
+    #[value(name = "md", alias = "markdown")]
     Markdown,
     /// The versioned JSON contract (`schema/report-v3.schema.json`).
     #[value(name = "json")]

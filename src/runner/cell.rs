@@ -567,10 +567,8 @@ impl CellRun<'_> {
             return Err(e.context(format!("{prefix}: the server died during the step")));
         }
         bar.finish(&summary(&prefix, &m, step.rate_unit));
-        self.progress.detail(&format!(
-            "{prefix}: rows touched per statement {:?}",
-            run.rows_touched
-        ));
+        self.progress
+            .detail(&rows_detail(&prefix, &m, &run.rows_touched));
         Ok(false)
     }
 
@@ -675,6 +673,23 @@ fn step_profile(perf: &Perf, recorded: Result<Recorded, String>) -> StepProfile 
             ..Default::default()
         },
     }
+}
+
+/// `-v`'s line on rows: the mean per execution of each statement (what the report shows),
+/// then the measured totals it comes from.
+fn rows_detail(prefix: &str, m: &Measurement, totals: &[u64]) -> String {
+    let per = match &m.rows_per_statement {
+        Some(per) => (per.iter())
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => "n/a (no statement ran)".to_string(),
+    };
+    let totals: Vec<String> = totals.iter().map(u64::to_string).collect();
+    format!(
+        "{prefix}: rows touched per statement [{per}] (in all: [{}])",
+        totals.join(", ")
+    )
 }
 
 /// Counts, rates, latency and rows touched of the counted operations.
@@ -836,4 +851,25 @@ fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
         out.push_str(", wake-up-bound");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 31: `-v` printed the measured total (132374) as if it were per statement.
+    #[test]
+    fn the_rows_line_gives_per_statement_means_and_labels_the_totals() {
+        let m = Measurement {
+            rows_per_statement: Some(vec![1.0, 100.0]),
+            ..Measurement::default()
+        };
+        let line = rows_detail("a c1 r1 range", &m, &[1309, 130900]);
+        assert_eq!(
+            line,
+            "a c1 r1 range: rows touched per statement [1.00, 100.00] (in all: [1309, 130900])"
+        );
+        let none = rows_detail("p", &Measurement::default(), &[]);
+        assert!(none.contains("n/a"), "{none}");
+    }
 }

@@ -103,6 +103,7 @@ pub fn execute(
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
     options: &str,
+    label: &crate::store::RunLabel,
     start: StartServer,
 ) -> Result<Outcome> {
     name_stale(plan, progress)?;
@@ -114,6 +115,7 @@ pub fn execute(
     // A new id: nobody else holds it; held, another host's --resume of it is refused.
     store.hold_run(&run_id)?;
     store.set_run_options(&run_id, options)?;
+    store.set_run_label(&run_id, label)?;
     let invocation = store.begin_invocation(&run_id, &info.started)?;
     progress.line(&format!(
         "run {run_id}: {} — {} target(s), results in {}",

@@ -240,6 +240,17 @@ ALTER TABLE runs ADD COLUMN instructions TEXT;
     // v15: a load copied from a saved one (issue 31, `reuse_load`): the snapshot's name and
     // when it was saved; NULL for a load that ran.
     "ALTER TABLE loads ADD COLUMN reused TEXT;",
+    // v16: run names (unique in a store) and tags (any number of runs each) (issue 31):
+    // `report NAME`, `report --tag TAG`.
+    r#"
+ALTER TABLE runs ADD COLUMN name TEXT;
+CREATE UNIQUE INDEX runs_name ON runs (name);
+CREATE TABLE run_tags (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    tag TEXT NOT NULL,
+    PRIMARY KEY (run_id, tag)
+);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -10,6 +10,7 @@
 //! documents it. Must not: compute metrics or format reports.
 
 mod migrations;
+mod names;
 mod postgres;
 mod push;
 mod read;
@@ -29,6 +30,7 @@ use crate::results::{
     Values, metrics::METRICS,
 };
 pub use migrations::{MIGRATIONS, schema_version, tables};
+pub use names::{RunLabel, check_label};
 pub use resume::CellKey;
 use sql::{Db, Lock, Tx, Value, upsert};
 
@@ -41,6 +43,10 @@ pub struct RunSummary {
     pub complete: bool,
     pub targets: Vec<String>,
     pub measurements: u64,
+    /// `run --name`, unique in the store.
+    pub name: Option<String>,
+    /// `run --tag`, in the order given.
+    pub tags: Vec<String>,
 }
 
 pub struct Store {
@@ -354,8 +360,8 @@ impl Store {
         self.nth_newest(0)
     }
 
-    /// Resolve `RUN` (an id, `latest`/none, or `previous`: the run before the latest) to an
-    /// existing run id.
+    /// Resolve `RUN` (an id, a run's name, `latest`/none, or `previous`: the run before the
+    /// latest) to an existing run id.
     pub fn resolve_run(&self, run: Option<&str>) -> Result<String> {
         let store = self.path.display();
         match run {
@@ -373,11 +379,13 @@ impl Store {
             }),
             Some(id) => {
                 if self.has_run(id)? {
-                    Ok(id.to_string())
-                } else {
-                    crate::error::input(format!(
-                        "no run {id} in {store}; `dbdelta list runs` shows the runs it holds"
-                    ))
+                    return Ok(id.to_string());
+                }
+                match self.run_named(id)? {
+                    Some(run) => Ok(run),
+                    None => crate::error::input(format!(
+                        "no run {id} (an id or a name) in {store}; `dbdelta list runs` shows the runs it holds"
+                    )),
                 }
             }
         }
@@ -400,9 +408,13 @@ impl Store {
         )? {
             targets.entry(r.get(0)?).or_default().push(r.get(1)?);
         }
+        let mut tags: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for r in db.query("SELECT run_id, tag FROM run_tags ORDER BY rowid", &[])? {
+            tags.entry(r.get(0)?).or_default().push(r.get(1)?);
+        }
         let rows = db.query(
             "SELECT r.id, r.lab, r.started, r.complete,
-                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id)
+                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id), r.name
              FROM runs r ORDER BY r.started, r.rowid",
             &[],
         )?;
@@ -411,11 +423,13 @@ impl Store {
                 let id: String = r.get(0)?;
                 Ok(RunSummary {
                     targets: targets.remove(&id).unwrap_or_default(),
-                    id,
+                    tags: tags.remove(&id).unwrap_or_default(),
                     lab: r.get(1)?,
                     started: r.get(2)?,
                     complete: r.get(3)?,
                     measurements: r.get(4)?,
+                    name: r.get(5)?,
+                    id,
                 })
             })
             .collect()
@@ -440,6 +454,7 @@ impl Store {
         if to.has_run(run_id)? {
             return already();
         }
+        self.refuse_name_taken_at(run_id, to)?;
         let copied = push::copy_run(&mut **self.db(), &mut **to.db(), run_id);
         match copied {
             // Another push of the same run committed first: its key is taken.
@@ -727,6 +742,50 @@ mod tests {
                 assert_eq!(b.join().unwrap(), Ok(()));
             });
         }
+    }
+
+    /// Issue 31: a name finds one run, a tag the latest of its runs; `store push` carries
+    /// both and refuses a name the destination gives another run.
+    #[test]
+    fn names_and_tags_find_runs_and_travel_with_push() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Store::open(&dir.path().join("a.db")).unwrap();
+        let label = |name: &str, tags: &[&str]| RunLabel {
+            name: Some(name.into()),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+        };
+        for (id, started, name) in [
+            ("r1", "2026-11-22T00:00:00Z", "one"),
+            ("r2", "2026-11-23T00:00:00Z", "two"),
+        ] {
+            let info = RunInfo {
+                id: id.into(),
+                started: started.into(),
+                ..run()
+            };
+            a.begin_run(&info, &[]).unwrap();
+            a.set_run_label(id, &label(name, &["baseline"])).unwrap();
+        }
+        assert_eq!(a.resolve_run(Some("one")).unwrap(), "r1");
+        assert_eq!(a.latest_tagged("baseline").unwrap(), "r2");
+        assert!(a.refuse_taken_name("two").is_err());
+        a.refuse_taken_name("three").unwrap();
+        // The unique index holds even when the check was skipped (two runs racing).
+        assert!(a.set_run_label("r1", &label("two", &[])).is_err());
+
+        let mut b = Store::open(&dir.path().join("b.db")).unwrap();
+        a.push_run("r1", &b).unwrap();
+        let listed = b.list_runs().unwrap();
+        assert_eq!(listed[0].name.as_deref(), Some("one"));
+        assert_eq!(listed[0].tags, ["baseline"]);
+        let other = RunInfo {
+            id: "r9".into(),
+            ..run()
+        };
+        b.begin_run(&other, &[]).unwrap();
+        b.set_run_label("r9", &label("two", &[])).unwrap();
+        let e = a.push_run("r2", &b).unwrap_err().to_string();
+        assert!(e.contains("named two") && e.contains("r9"), "{e}");
     }
 
     #[test]

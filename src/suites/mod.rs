@@ -60,8 +60,10 @@ pub trait SuiteKind: Sync {
 /// A suite's lab section, checked: what the lab says, before the command line's `--quick`.
 pub trait SuiteConfig: fmt::Debug + Send + Sync {
     fn name(&self) -> &'static str;
-    /// The suite as it runs: scaled down to tiny tables and sub-second steps with `--quick`.
-    fn scaled(&self, quick: bool) -> Arc<dyn SuiteSettings>;
+    /// The suite as it runs: scaled down to tiny tables and sub-second steps with `--quick`,
+    /// then the command line's `--rows`/`--tables`/`--time` (they win over `--quick`); a flag
+    /// the suite has no scale for is an error naming it and the lab key to set instead.
+    fn scaled(&self, quick: bool, flags: &ScaleFlags) -> Result<Arc<dyn SuiteSettings>, String>;
     fn clone_box(&self) -> Box<dyn SuiteConfig>;
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
@@ -70,6 +72,31 @@ pub trait SuiteConfig: fmt::Debug + Send + Sync {
 impl Clone for Box<dyn SuiteConfig> {
     fn clone(&self) -> Self {
         self.clone_box()
+    }
+}
+
+/// `run --rows N --tables N --time SECS`: the scale the command line sets over the lab's
+/// (already checked against `crate::range`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ScaleFlags {
+    pub rows: Option<u64>,
+    pub tables: Option<u32>,
+    /// The measured length of every step that has a set length (not the loads).
+    pub time: Option<f64>,
+}
+
+impl ScaleFlags {
+    /// Refuse `--rows` and `--tables` for a suite without such a scale: `instead` names the
+    /// lab keys that size it.
+    pub fn no_rows_or_tables(&self, suite: &str, instead: &str) -> Result<(), String> {
+        let flag = match (self.rows, self.tables) {
+            (Some(_), _) => "--rows",
+            (None, Some(_)) => "--tables",
+            (None, None) => return Ok(()),
+        };
+        Err(format!(
+            "{flag}: sizes the sysbench suite only; the lab's {suite} suite is sized by {instead} in [suite.{suite}] (or drop {flag})"
+        ))
     }
 }
 

@@ -18,7 +18,8 @@ use std::time::Duration;
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::suites::{
-    Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings, postwrite_budget,
+    ScaleFlags, Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings,
+    postwrite_budget,
 };
 use crate::workload::{StepKind, SuitePlan};
 
@@ -53,13 +54,19 @@ impl SuiteConfig for InsertConfig {
         "insert"
     }
 
-    fn scaled(&self, quick: bool) -> Arc<dyn SuiteSettings> {
-        Arc::new(Scaled {
-            settings: settings(self, quick),
+    /// `--time` sets the query steps' length; `--rows`/`--tables` are refused.
+    fn scaled(&self, quick: bool, flags: &ScaleFlags) -> Result<Arc<dyn SuiteSettings>, String> {
+        flags.no_rows_or_tables("insert", "rows and write_rows")?;
+        let mut settings = settings(self, quick);
+        if let Some(t) = flags.time {
+            settings.query = Duration::from_secs_f64(t);
+        }
+        Ok(Arc::new(Scaled {
+            settings,
             postwrite_secs: self.postwrite_secs,
             prepared: self.prepared,
             quick,
-        })
+        }))
     }
 
     fn clone_box(&self) -> Box<dyn SuiteConfig> {
@@ -172,11 +179,11 @@ impl SuiteSettings for Scaled {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {:.0} s at {} inserts/s per client{}",
+            "insert: {} rows per table (one per client) in l.i0, {} more in l.i1 + l.i2 ({}deletes), query steps {} at {} inserts/s per client{}",
             ins.rows,
             ins.write_rows,
             if ins.deletes { "" } else { "no " },
-            ins.query.as_secs_f64(),
+            crate::progress::duration(ins.query),
             ins.rates
                 .iter()
                 .map(u32::to_string)

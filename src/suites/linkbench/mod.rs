@@ -18,7 +18,8 @@ use std::time::Duration;
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::suites::{
-    Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings, postwrite_budget,
+    ScaleFlags, Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings,
+    postwrite_budget,
 };
 use crate::workload::{StepKind, SuitePlan};
 
@@ -53,13 +54,19 @@ impl SuiteConfig for LinkbenchConfig {
         "linkbench"
     }
 
-    fn scaled(&self, quick: bool) -> Arc<dyn SuiteSettings> {
-        Arc::new(Scaled {
-            settings: settings(self, quick),
+    /// `--time` sets the request steps' length; `--rows`/`--tables` are refused.
+    fn scaled(&self, quick: bool, flags: &ScaleFlags) -> Result<Arc<dyn SuiteSettings>, String> {
+        flags.no_rows_or_tables("linkbench", "maxid1")?;
+        let mut settings = settings(self, quick);
+        if let Some(t) = flags.time {
+            settings.request = Duration::from_secs_f64(t);
+        }
+        Ok(Arc::new(Scaled {
+            settings,
             postwrite_secs: self.postwrite_secs,
             prepared: self.prepared,
             quick,
-        })
+        }))
     }
 
     fn clone_box(&self) -> Box<dyn SuiteConfig> {
@@ -187,17 +194,17 @@ impl SuiteSettings for Scaled {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "linkbench: {} nodes loaded by {} loader{}, requests {:.0} s at {} requester(s) after a {:.0} s warm-up{}",
+            "linkbench: {} nodes loaded by {} loader{}, requests {} at {} requester(s) after a {} warm-up{}",
             lb.maxid1,
             lb.loaders,
             if lb.loaders == 1 { "" } else { "s" },
-            lb.request.as_secs_f64(),
+            crate::progress::duration(lb.request),
             lb.requesters
                 .iter()
                 .map(u32::to_string)
                 .collect::<Vec<_>>()
                 .join("/"),
-            lb.warmup.as_secs_f64(),
+            crate::progress::duration(lb.warmup),
             if self.quick { " (--quick)" } else { "" }
         );
         s

@@ -60,12 +60,17 @@ impl SuiteConfig for ProbeConfig {
         NAME
     }
 
-    /// `--quick`: at most 0.3 s.
-    fn scaled(&self, quick: bool) -> Arc<dyn SuiteSettings> {
+    /// `--quick`: at most 0.3 s; `--time` sets the length.
+    fn scaled(
+        &self,
+        quick: bool,
+        flags: &super::ScaleFlags,
+    ) -> Result<Arc<dyn SuiteSettings>, String> {
+        flags.no_rows_or_tables(NAME, "secs")?;
         let secs = if quick { self.secs.min(0.3) } else { self.secs };
-        Arc::new(Probe {
-            length: Duration::from_secs_f64(secs),
-        })
+        Ok(Arc::new(Probe {
+            length: Duration::from_secs_f64(flags.time.unwrap_or(secs)),
+        }))
     }
 
     fn clone_box(&self) -> Box<dyn SuiteConfig> {

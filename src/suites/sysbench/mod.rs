@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use crate::engine::EngineKind;
 use crate::error::InputError;
-use crate::suites::{Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings};
+use crate::suites::{
+    ScaleFlags, Section, Selectable, Selection, SuiteConfig, SuiteKind, SuiteSettings,
+};
 use crate::workload::{Scale, SuitePlan};
 use catalog::{Group, StepDef};
 use steps as sysbench;
@@ -63,12 +65,25 @@ impl SuiteConfig for SysbenchConfig {
         "sysbench"
     }
 
-    fn scaled(&self, quick: bool) -> Arc<dyn SuiteSettings> {
-        Arc::new(Scaled {
-            settings: settings(self, quick),
+    /// `--rows`/`--tables` set the scale, `--time` the read and write steps' length (an
+    /// adaptive step's longest when its `max_secs` is not set).
+    fn scaled(&self, quick: bool, flags: &ScaleFlags) -> Result<Arc<dyn SuiteSettings>, String> {
+        let mut settings = settings(self, quick);
+        if let Some(rows) = flags.rows {
+            settings.scale.rows = rows;
+        }
+        if let Some(tables) = flags.tables {
+            settings.scale.tables = tables;
+        }
+        if let Some(t) = flags.time {
+            settings.read = Duration::from_secs_f64(t);
+            settings.write = Duration::from_secs_f64(t);
+        }
+        Ok(Arc::new(Scaled {
+            settings,
             postwrite_secs: self.postwrite_secs,
             prepared: self.prepared,
-        })
+        }))
     }
 
     fn clone_box(&self) -> Box<dyn SuiteConfig> {
@@ -206,22 +221,22 @@ impl SuiteSettings for Scaled {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "scale: {} table(s) × {} rows; warm-up {:.1} s, reads {:.1} s, writes {:.1} s{}",
+            "scale: {} table(s) × {} rows; warm-up {}, reads {}, writes {}{}",
             sb.scale.tables,
             sb.scale.rows,
-            sb.warmup.as_secs_f64(),
-            sb.read.as_secs_f64(),
-            sb.write.as_secs_f64(),
+            crate::progress::duration(sb.warmup),
+            crate::progress::duration(sb.read),
+            crate::progress::duration(sb.write),
             if sb.quick { " (--quick)" } else { "" }
         );
         if let Some(a) = sb.adaptive {
             let _ = writeln!(
                 s,
-                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {:.0} s and at most {}",
+                "adaptive steps: each reported step stops once its per-second QPS is known within ±{:.1}% (95%), after at least {} and at most {}",
                 a.precision * 100.0,
-                a.min.as_secs_f64(),
+                crate::progress::duration(a.min),
                 match a.max {
-                    Some(m) => format!("{:.0} s", m.as_secs_f64()),
+                    Some(m) => crate::progress::duration(m),
                     None => "its fixed length".into(),
                 }
             );
