@@ -1018,11 +1018,10 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
         "Repeats are averaged: the arithmetic mean over non-failed repeats of QPS, each per-op value and each latency \
          percentile; peak RSS and database size are the largest over the repeats."
             .to_string(),
-        "Group rows min/max/avg/median summarise the relative QPS of the group's steps (avg = arithmetic mean)."
+        "Group rows min/max/avg/median summarise the relative QPS of the group's steps (avg = arithmetic mean); \
+         they are plain numbers, a summary is no verdict."
             .to_string(),
-        "Relative cells carry a sign: a \"+\" suffix when the two-decimal value is ≥ 1.05, \"-\" when it is ≤ 0.95, none in \
-         between. In colour, green is better and red is worse: for QPS \"+\" is better, for costs \"+\" is worse."
-            .to_string(),
+        marks_note(),
     ];
     out.extend(verdict_notes(model));
     out.extend(resolution_notes(model));
@@ -1079,6 +1078,21 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     out
 }
 
+/// How relative cells are marked and coloured: by verdicts only, naming the metrics that get one.
+fn marks_note() -> String {
+    let judged: Vec<&str> = (METRICS.iter())
+        .filter(|d| d.verdict.is_some())
+        .filter_map(|d| d.cost_table.map(|t| t.title))
+        .collect();
+    format!(
+        "A relative cell is coloured (green better, red worse) and marked \"+\" (above 1) or \"-\" (below 1) only \
+         where the statistics call a change for its metric: the QPS verdict for relative QPS, and the cost verdicts \
+         for {}. Every other relative number is plain: within noise, fewer than 2 repeats, or a metric without \
+         a verdict (client CPU, context switches, device IO and the like).",
+        judged.join(", ")
+    )
+}
+
 /// The verdict notes' sentence on the test: moderated or not, and the looks of an auto run.
 fn test_sentence(m: &Method) -> String {
     let mut s = if m.test == "moderated" {
@@ -1112,7 +1126,8 @@ fn verdict_notes(model: &ReportModel) -> Vec<String> {
         .filter(|r| r.qps_test.is_some())
         .count();
     if with_test == 0 {
-        return vec!["One repeat: no verdict is possible (set repeats ≥ 2).".to_string()];
+        // The report says so once, near the top (`layout`).
+        return Vec::new();
     }
     let m = &model.method;
     let (q, eff, power) = (m.fdr_q, percent(m.min_effect), percent(m.power));

@@ -33,13 +33,11 @@ th { background: #f2f2f2; text-align: left; font-weight: 600; }
 th.num, td.num { text-align: right; white-space: nowrap; }
 td.better { background: #d3efe5; color: #004d38; font-weight: 600; }
 td.worse { background: #fbdfcc; color: #7f3000; font-weight: 600; }
-td.neutral { color: #666; }
 tr:not(.stat) + tr.stat td { border-top: 2px solid #999; }
 .key { font-size: 0.9em; background: #fafafa; border: 1px solid #e2e2e2; padding: 6px 10px; }
 .key span { padding: 1px 6px; }
 .key .better { background: #d3efe5; color: #004d38; font-weight: 600; }
 .key .worse { background: #fbdfcc; color: #7f3000; font-weight: 600; }
-.key .neutral { color: #666; }
 .figures { display: flex; flex-wrap: wrap; gap: 8px; }
 figure { margin: 0.3em 0 1em; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e6e6e6; }
@@ -109,11 +107,11 @@ pub fn render(model: &ReportModel) -> String {
 }
 
 /// How to read relative cells, without needing the colours.
-const KEY: &str = "<p class=\"key\">Relative cells: <span class=\"better\">1.07+</span> better \
-than the base by 5% or more (faster, or for costs cheaper); <span class=\"worse\">0.91-</span> \
-worse by 5% or more; <span class=\"neutral\">1.00</span> within 5%. The sign after the number \
-says the same as the colour. Bar colours (Okabe–Ito palette) follow the order of the legend \
-above each chart.</p>\n";
+const KEY: &str = "<p class=\"key\">Relative cells are coloured only where the statistics call \
+a change: <span class=\"better\">1.07+</span> an improvement (faster, or for costs cheaper), \
+<span class=\"worse\">0.91-</span> a regression; the mark after the number says which way the \
+ratio moved. A plain number is no verdict: within noise, one repeat, or a metric without one. \
+Bar colours (Okabe–Ito palette) follow the order of the legend above each chart.</p>\n";
 
 fn table(grid: &Grid) -> String {
     let mut out = String::from("<table>\n<thead><tr>");
@@ -138,17 +136,13 @@ fn table(grid: &Grid) -> String {
             }
             let title = match cell.tone {
                 Tone::Plain => None,
-                Tone::Neutral => {
-                    classes.push("neutral");
-                    Some("within 5% of the base")
-                }
                 Tone::Better => {
                     classes.push("better");
-                    Some("better than the base by 5% or more")
+                    Some("improvement: the statistics call a change")
                 }
                 Tone::Worse => {
                     classes.push("worse");
-                    Some("worse than the base by 5% or more")
+                    Some("regression: the statistics call a change")
                 }
             };
             out.push_str("<td");
@@ -431,14 +425,41 @@ mod tests {
             3
         );
         assert!(html.contains("<h2 id=\"concurrency-qps-against-clients\">"));
-        // Relative cells carry the sign and a class; the statistics rows are there.
-        assert!(html.contains(
-            "<td class=\"num better\" title=\"better than the base by 5% or more\">1.07+</td>"
-        ));
-        assert!(html.contains("<td class=\"num worse\""));
+        // One repeat: no verdict, so no relative cell is coloured or marked; the statistics
+        // rows are there.
+        assert!(!html.contains("<td class=\"num better\""), "{html}");
+        assert!(!html.contains("<td class=\"num worse\""), "{html}");
+        assert!(html.contains("<td class=\"num\">1.07</td>"), "{html}");
         assert!(html.contains("<td>(median)</td>"));
         // The failed target is named with its log path.
         assert!(html.contains("/tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log"));
+    }
+
+    #[test]
+    fn only_verdicts_are_coloured() {
+        // Three repeats: pg17's point-query is a QPS regression, update-one an improvement.
+        let html = page(&run_three_repeats());
+        let coloured: Vec<&str> = html
+            .split("<td class=\"num ")
+            .skip(1)
+            .filter_map(|c| c.split("</td>").next())
+            .collect();
+        assert!(
+            coloured
+                .iter()
+                .any(|c| c.starts_with("worse\" title=\"regression") && c.ends_with('-')),
+            "{coloured:?}"
+        );
+        assert!(
+            coloured
+                .iter()
+                .any(|c| c.starts_with("better\" title=\"improvement") && c.ends_with('+')),
+            "{coloured:?}"
+        );
+        // Every coloured number carries its mark; no cell is coloured without a verdict.
+        for c in &coloured {
+            assert!(c.ends_with('+') || c.ends_with('-'), "{c}");
+        }
     }
 
     #[test]

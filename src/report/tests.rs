@@ -386,7 +386,29 @@ fn warnings_and_notes() {
     assert!(w.contains("stall: pg16 point-query at 1 client: throughput fell to 19000 ops/s in its worst second (39% of the median second, 48600 ops/s)"), "{w}");
     assert!(!w.contains("incomplete"));
     let n = m.notes.join("\n");
-    assert!(n.contains("One repeat: no verdict is possible (set repeats ≥ 2)."));
+    assert!(!n.contains("no verdict is possible"), "{n}");
+    // One repeat: said once, near the top (after the tl;dr), with what would give verdicts.
+    use super::doc::Block;
+    let doc = super::layout::document(&m);
+    let said: Vec<usize> = (doc.iter().enumerate())
+        .filter(|(_, b)| matches!(b, Block::Para(p) if p.starts_with("1 repeat: no verdicts")))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(said.len(), 1, "{doc:?}");
+    let tldr = doc
+        .iter()
+        .position(|b| *b == Block::Heading("tl;dr".into()));
+    assert!(
+        tldr.is_some_and(|t| t < said[0] && said[0] <= t + 2),
+        "{doc:?}"
+    );
+    let Block::Para(p) = &doc[said[0]] else {
+        unreachable!()
+    };
+    assert!(
+        p.contains("--repeats 3") && p.contains("--instructions"),
+        "{p}"
+    );
     assert!(n.contains("SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be separated"));
 }
 

@@ -311,7 +311,7 @@ fn relative(s: &InsertSummary) -> Grid {
     let mut g = grid(s);
     for r in &s.rows {
         let mut cells = vec![name_cell(&r.target)];
-        cells.extend(r.cells.iter().map(|c| rel_cell(c.relative, false)));
+        cells.extend(r.cells.iter().map(|c| rel_cell(c.relative, None)));
         g.rows.push(cells);
     }
     g
