@@ -482,7 +482,8 @@ mod tests {
             "{w}"
         );
         assert!(
-            w.contains("failed: pg17@B update-index at 4 clients"),
+            w.contains("failed (2 steps): connection lost")
+                && w.contains("; pg17@B update-index at 4 clients"),
             "{w}"
         );
         assert!(!w.contains("different hosts"));
