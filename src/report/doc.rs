@@ -20,6 +20,8 @@ pub enum Block {
     Figures {
         title: Option<String>,
         charts: Vec<ChartRef>,
+        /// Under the title: what was left out and why.
+        note: Option<String>,
     },
 }
 

@@ -79,11 +79,20 @@ pub fn render(model: &ReportModel) -> String {
                 body.push_str("</ul>\n");
             }
             Block::Table(grid) => body.push_str(&table(grid)),
-            Block::Figures { title, charts } => {
+            Block::Figures {
+                title,
+                charts,
+                note,
+            } => {
                 if let Some(t) = title {
                     body.push_str(&format!("<h3 id=\"{}\">{}</h3>\n", ids.of(t), escape(t)));
                 }
-                body.push_str(&figures(model, charts));
+                if let Some(n) = note {
+                    body.push_str(&format!("<p>{}</p>\n", escape(n)));
+                }
+                if !charts.is_empty() {
+                    body.push_str(&figures(model, charts));
+                }
             }
         }
     }
@@ -433,6 +442,38 @@ mod tests {
         assert!(html.contains("<td>(median)</td>"));
         // The failed target is named with its log path.
         assert!(html.contains("/tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log"));
+    }
+
+    #[test]
+    fn per_second_charts_need_five_seconds_and_say_what_was_left_out() {
+        let mut data = run_two_clients();
+        // A 2-second series of another step: too few points for a line.
+        let mut short: Vec<_> = data.series[..2].to_vec();
+        for s in &mut short {
+            s.step = "update-one".into();
+        }
+        data.series.extend(short);
+        let html = page(&data);
+        let lines = "aria-label=\"Line chart: queries per second";
+        assert_eq!(
+            html.matches(lines).count(),
+            1,
+            "point-query's 5 seconds only"
+        );
+        assert!(!html.contains("queries per second of update-one"));
+        assert!(
+            html.contains("Drawn only for steps of at least 5 whole seconds on some side (fewer points show no line): 1 step left out (update-one)."),
+            "{html}"
+        );
+        // No series long enough: no chart, and the page says why, once.
+        data.series.retain(|s| s.second < 4);
+        let html = page(&data);
+        assert_eq!(html.matches(lines).count(), 0);
+        assert_eq!(
+            html.matches("no step ran 5 whole seconds").count(),
+            1,
+            "{html}"
+        );
     }
 
     #[test]

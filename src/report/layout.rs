@@ -9,7 +9,7 @@ use super::doc::{
     Block, CB, COARSE, Cell, ChartRef, Grid, MAX, NA, NOISY, SETTLING, SHORT, Tone, mb, metric,
     micros, rate, rel_cell, thousands,
 };
-use super::fmt::{percent, rough_percent, two};
+use super::fmt::{percent, plural, rough_percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
 use crate::results::metrics::{CostTable, Device, METRICS, MetricDef};
 use crate::results::{HostInfo, Metric};
@@ -568,6 +568,7 @@ fn concurrency(m: &ReportModel, doc: &mut Vec<Block>) {
             charts: vec![ChartRef::ClientsQps {
                 group: group.id.clone(),
             }],
+            note: None,
         });
     }
 }
@@ -925,32 +926,52 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
                 group: group.id.clone(),
                 clients,
             }],
+            note: None,
         });
     }
 }
 
-/// Per-second throughput charts of the steps with a recorded series (first repeat).
+/// The fewest whole seconds a per-second chart needs on some side to show a line.
+const MIN_CHART_SECONDS: usize = 5;
+
+/// Per-second throughput charts of the steps with a recorded series (first repeat) of at least
+/// [`MIN_CHART_SECONDS`] on some side; the shorter ones are named once, under the title.
 fn throughput_figures(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
-    let charts: Vec<ChartRef> = steps
-        .iter()
-        .filter(|s| {
-            m.series
-                .iter()
-                .any(|x| x.clients == clients && x.step == **s && !x.ops_per_sec.is_empty())
-        })
-        .map(|s| ChartRef::Throughput {
-            step: s.to_string(),
-            clients,
-        })
-        .collect();
-    if charts.is_empty() {
+    let longest = |step: &str| {
+        (m.series.iter())
+            .filter(|x| x.clients == clients && x.step == step)
+            .map(|x| x.ops_per_sec.len())
+            .max()
+            .unwrap_or(0)
+    };
+    let (drawn, short): (Vec<&str>, Vec<&str>) = (steps.iter())
+        .filter(|s| longest(s) > 0)
+        .partition(|s| longest(s) >= MIN_CHART_SECONDS);
+    if drawn.is_empty() && short.is_empty() {
         return;
     }
+    let note = (!short.is_empty()).then(|| {
+        let which = match drawn.is_empty() {
+            true => format!("no step ran {MIN_CHART_SECONDS} whole seconds"),
+            false => format!("{} left out", plural(short.len(), "step")),
+        };
+        format!(
+            "Drawn only for steps of at least {MIN_CHART_SECONDS} whole seconds on some side \
+             (fewer points show no line): {which} ({}).",
+            short.join(", ")
+        )
+    });
     doc.push(Block::Figures {
         title: Some(format!(
             "Throughput per second (queries/s; first repeat), clients = {clients}"
         )),
-        charts,
+        charts: (drawn.iter())
+            .map(|s| ChartRef::Throughput {
+                step: s.to_string(),
+                clients,
+            })
+            .collect(),
+        note,
     });
 }
 

@@ -387,6 +387,7 @@ pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
                     s.step, s.clients
                 )),
                 charts,
+                note: None,
             });
         }
     }

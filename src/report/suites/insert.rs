@@ -254,6 +254,7 @@ fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
                     s.clients
                 )),
                 charts,
+                note: None,
             });
         }
         if let Some(g) = background_table(s) {
