@@ -51,11 +51,10 @@ fn demo_runs_reports_and_writes_the_store() {
     let report = text(&out.stdout);
     for step in [
         "update-index",
-        "point-query",
-        "random-points_range=10",
-        "range-covered-pk",
+        "point-query.pre",
+        "random-points.pre_range=10",
+        "range-covered-pk.pre",
         "insert",
-        "hot-points",
     ] {
         assert!(report.contains(step), "report lacks {step}:\n{report}");
     }

@@ -311,7 +311,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
             None => src.error(msg.trim()),
         }
     })?;
-    let mut lab = raw.lab;
+    let lab = raw.lab;
     let (repeats, auto) = repeats(&src, &lab)?;
     let order = order(&src, lab.order.as_ref())?;
     let clients = clients(&src, lab.clients.as_ref())?;
@@ -329,8 +329,8 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         repeats,
         auto,
         order,
-        only: std::mem::take(&mut lab.only),
-        skip: std::mem::take(&mut lab.skip),
+        only: lab.only,
+        skip: lab.skip,
         clients,
         min_effect,
         targets,

@@ -34,19 +34,20 @@ use crate::suites::{Selection, SuiteSettings};
 use crate::workload::{StepPlan, SuitePlan};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
-/// setting, 3 interleaved repeats of 14 steps of the catalog (point reads, ranges and writes),
-/// sized to finish with verdicts in about two minutes.
+/// setting, 3 interleaved repeats of 14 steps of the catalog (point and range reads before the
+/// writes, then writes), sized to finish with verdicts in about two minutes.
 pub const DEMO_LAB: &str = r#"# dbdelta's built-in demo: what does synchronous=NORMAL buy over FULL in WAL mode?
 # 3 interleaved repeats give verdicts: the writes (a commit no longer waits for fsync) change,
-# the reads cannot. A representative subset of the catalog keeps it to about two minutes.
+# the reads cannot. A representative subset of the catalog keeps it to about two minutes; the
+# reads are the .pre steps, which run before the writes, on the same data for both targets.
 [lab]
 name = "demo: SQLite WAL, synchronous=FULL vs NORMAL"
 repeats = 3
 order = "interleaved"
 clients = [1]
 only = [
-  "point-query", "random-points_range=10", "hot-points", "points-covered-pk",
-  "range-covered-pk", "range-notcovered-pk", "range-covered-si", "range-notcovered-si",
+  "point-query.pre", "random-points.pre_range=10", "points-covered-pk.pre", "points-covered-si.pre",
+  "range-covered-pk.pre", "range-notcovered-pk.pre", "range-covered-si.pre", "range-notcovered-si.pre",
   "update-index", "update-nonindex", "update-one", "update-zipf", "delete", "insert",
 ]
 
@@ -66,6 +67,7 @@ rows = 100_000
 read_secs = 1
 write_secs = 1.5
 warmup_secs = 0.3
+pre = true
 "#;
 
 /// Command-line choices that shape a run (stored with it as JSON, so `--resume` plans again
@@ -607,10 +609,11 @@ mod tests {
         crate::plan::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
     }
 
-    /// The demo without its `only`: the whole catalog.
+    /// The demo without its `only` and `pre`: the whole catalog.
     fn whole() -> Lab {
         let mut lab = demo();
         lab.only.clear();
+        sb_cfg(&mut lab).pre = false;
         lab
     }
 
@@ -626,15 +629,16 @@ mod tests {
         assert_eq!((p.repeats, p.order), (3, Order::Interleaved));
         let steps = labels(&p);
         assert_eq!(steps.len(), 14, "{steps:?}");
-        let count = |prefix: &[&str]| {
-            (steps.iter())
-                .filter(|s| prefix.iter().any(|p| s.starts_with(p)))
-                .count()
-        };
-        // At least 4 steps per report group, so the moderated test can pool their noise.
-        assert_eq!(count(&["point", "random-points", "hot-points"]), 4);
-        assert_eq!(count(&["range-"]), 4);
-        assert_eq!(count(&["update-", "delete", "insert"]), 6);
+        // The reads run before the writes (the same data for both targets), and each report
+        // group has at least 4 steps, so the moderated test can pool their noise.
+        let groups: Vec<&str> = p.steps().map(|s| s.group.as_str()).collect();
+        let count = |g: &str| groups.iter().filter(|x| **x == g).count();
+        assert_eq!(
+            (count("point-1"), count("range-1"), count("writes")),
+            (4, 4, 6)
+        );
+        let first_write = groups.iter().position(|g| *g == "writes").unwrap();
+        assert_eq!(first_write, 8, "{steps:?}");
         let est = p.estimated().as_secs();
         assert!((100..=130).contains(&est), "{est}");
         // The command line's --only replaces the lab's.
@@ -922,7 +926,7 @@ mod tests {
     #[test]
     fn only_and_skip_take_comma_separated_lists() {
         let p = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 only: vec!["point-*, hot-points".into(), "insert".into()],
                 ..Default::default()
@@ -932,7 +936,7 @@ mod tests {
         let labels = labels(&p);
         assert_eq!(labels, ["point-query", "hot-points", "insert"]);
         let p = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 skip: vec!["read-*,scan".into()],
                 ..Default::default()
@@ -944,7 +948,7 @@ mod tests {
                 .any(|s| s.label.starts_with("read-") || s.label == "scan")
         );
         let e = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 only: vec!["point-*,,insert".into()],
                 ..Default::default()
@@ -957,7 +961,7 @@ mod tests {
             "{e}"
         );
         let e = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 skip: vec!["insert,nope".into()],
                 ..Default::default()
@@ -1014,14 +1018,14 @@ mod tests {
             .0;
         assert_eq!(
             e,
-            "lab.toml:23: [[target]] client_cpus: CPU 2 does not exist on this host (online CPUs: 0-1); use CPUs from that list"
+            "lab.toml:24: [[target]] client_cpus: CPU 2 does not exist on this host (online CPUs: 0-1); use CPUs from that list"
         );
         let lab = with_placement("placement = \"split\"", "");
         let e = plan_on(lab, &RunOptions::default(), Machine::simple(1))
             .unwrap_err()
             .0;
         assert!(
-            e.starts_with("lab.toml:9: [lab] placement: \"split\" needs at least 2 CPUs"),
+            e.starts_with("lab.toml:10: [lab] placement: \"split\" needs at least 2 CPUs"),
             "{e}"
         );
     }
