@@ -952,13 +952,16 @@ fn throughput_figures(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut V
     }
     let note = (!short.is_empty()).then(|| {
         let which = match drawn.is_empty() {
-            true => format!("no step ran {MIN_CHART_SECONDS} whole seconds"),
-            false => format!("{} left out", plural(short.len(), "step")),
+            true => format!("no step ran {MIN_CHART_SECONDS} whole seconds, so there is none"),
+            false => format!(
+                "{} left out ({})",
+                plural(short.len(), "step"),
+                short.join(", ")
+            ),
         };
         format!(
             "Drawn only for steps of at least {MIN_CHART_SECONDS} whole seconds on some side \
-             (fewer points show no line): {which} ({}).",
-            short.join(", ")
+             (fewer points show no line): {which}."
         )
     });
     doc.push(Block::Figures {
