@@ -173,15 +173,13 @@ fn cell<'a>(table: &'a [Vec<String>], step: &str, column: &str) -> &'a str {
     &row[col]
 }
 
-/// A relative value as the report prints it: two decimals and a sign beyond ±5%.
-fn relative_text(v: f64) -> String {
-    let cents = (v * 100.0).round() as i64;
-    let sign = if cents >= 105 {
-        "+"
-    } else if cents <= 95 {
-        "-"
-    } else {
-        ""
+/// A relative value as the report prints it: two decimals, and a mark only where a verdict
+/// called a change (one repeat: never).
+fn relative_text(v: f64, verdict: Option<&str>) -> String {
+    let sign = match verdict {
+        Some("improvement" | "regression") if v >= 1.0 => "+",
+        Some("improvement" | "regression") => "-",
+        _ => "",
     };
     format!("{v:.2}{sign}")
 }
@@ -221,7 +219,7 @@ settings = ["synchronous = NORMAL"]
 [suite.sysbench]
 rows = 2000
 read_secs = 1.2
-write_secs = 1.2
+write_secs = 5.2
 warmup_secs = 0.1
 "#;
 
@@ -268,17 +266,21 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
     );
     let json: Value = serde_json::from_slice(&out_json.stdout).unwrap();
 
-    // --png: one file per chart, each a PNG, each named on stderr.
-    let series_steps: std::collections::BTreeSet<&str> = json["series"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["step"].as_str().unwrap())
-        .collect();
-    assert!(
-        !series_steps.is_empty(),
-        "1.2 s steps record at least one second"
+    // --png: one file per chart, each a PNG, each named on stderr. Per-second charts only
+    // for steps of at least 5 whole seconds: update-one's 5.2 s, not the 1.2 s reads.
+    let seconds = |step: &str| {
+        (json["series"].as_array().unwrap().iter())
+            .filter(|s| s["step"] == step)
+            .filter_map(|s| s["seconds"].as_u64())
+            .max()
+    };
+    assert_eq!(
+        seconds("point-query"),
+        Some(1),
+        "1.2 s steps record a second"
     );
+    assert_eq!(seconds("update-one"), Some(5));
+    let series_steps = ["update-one"];
     let mut pngs: Vec<String> = std::fs::read_dir(&charts)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -286,7 +288,7 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
     pngs.sort();
     assert_eq!(pngs.len(), 4 + series_steps.len(), "{pngs:?}");
     assert!(pngs.contains(&"relative-qps-c1-point.png".to_string()));
-    assert!(pngs.contains(&"throughput-c1-random-points_range_10.png".to_string()));
+    assert!(pngs.contains(&"throughput-c1-update-one.png".to_string()));
     for name in &pngs {
         let bytes = std::fs::read(charts.join(name)).unwrap();
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{name}");
@@ -336,7 +338,7 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
         let table = table_after(&dom, &format!("Relative QPS, {title} (vs {base}"));
         let step = r["step"].as_str().unwrap();
         let want = match r["qps"].as_f64() {
-            Some(v) => relative_text(v),
+            Some(v) => relative_text(v, r["verdict"].as_str()),
             None => "n/a".into(),
         };
         assert_eq!(cell(&table, step, "normal"), want, "{step}");
@@ -349,7 +351,10 @@ fn html_report_renders_in_chromium_with_the_json_numbers() {
             &format!("Relative QPS, {} (vs {base}", g["title"].as_str().unwrap()),
         );
         let median = g["median"].as_f64().unwrap();
-        assert_eq!(cell(&table, "(median)", "normal"), relative_text(median));
+        assert_eq!(
+            cell(&table, "(median)", "normal"),
+            relative_text(median, None)
+        );
     }
 
     // Absolute QPS: the aggregates (one repeat: the measurement itself).

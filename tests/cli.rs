@@ -43,24 +43,22 @@ fn demo_runs_reports_and_writes_the_store() {
     let out = run(dir.path(), &["run", "--quick"]);
     let took = started.elapsed();
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    // Planned at about 35 s; generous for a loaded 2-core host.
     assert!(
-        took < Duration::from_secs(90),
-        "--quick (2 targets × 36 steps) took {took:?}"
+        took < Duration::from_secs(120),
+        "--quick (2 targets × 14 steps × 3 repeats) took {took:?}"
     );
     let report = text(&out.stdout);
     for step in [
         "update-index",
-        "read-only_range=10",
-        "point-query",
-        "random-points_range=100",
-        "range-covered-pk",
+        "point-query.pre",
+        "random-points.pre_range=10",
+        "range-covered-pk.pre",
         "insert",
-        "scan",
-        "read-write_range=100",
-        "hot-points",
     ] {
         assert!(report.contains(step), "report lacks {step}:\n{report}");
     }
+    assert!(!report.contains("read-only"), "the demo's subset: {report}");
     assert!(dir.path().join("dbdelta.db").exists());
     assert!(
         !dir.path().join("dbdelta-work").exists(),
@@ -88,18 +86,20 @@ fn demo_runs_reports_and_writes_the_store() {
     }
     assert_eq!(
         json["measurements"].as_array().unwrap().len(),
-        64,
-        "32 reported steps × 2 targets; warm steps are not reported"
+        84,
+        "14 steps (the demo's only) × 2 targets × 3 repeats"
     );
     let relative = json["relative"].as_array().unwrap();
     assert_eq!(
         relative.len(),
-        32,
+        14,
         "one relative row per step for the non-base target"
     );
     for r in relative {
         assert!(r["qps"].as_f64().unwrap() > 0.0);
-        assert!(r["verdict"].is_null(), "one repeat gives no verdict");
+        // Which verdict depends on the host's noise at --quick scale; that there is one
+        // does not.
+        assert!(r["verdict"].is_string(), "3 repeats give verdicts: {r}");
     }
 
     // Markdown is a Markdown table.

@@ -496,13 +496,27 @@ fn a_failed_target_and_a_client_bound_step_are_warned_in_every_format() {
             "{format}: no failed-target warning with {log}:\n{r}"
         );
         for step in &flagged {
+            // One warning names every client-bound step (`client-bound (2 steps): …`), which
+            // text wraps.
+            let words = r.split_whitespace().collect::<Vec<_>>().join(" ");
             assert!(
-                r.contains(&format!("client-bound: pg {step} at 1 client")),
+                words.contains("client-bound") && words.contains(&format!("pg {step} at 1 client")),
                 "{format}: no client-bound warning for {step}:\n{r}"
             );
         }
     }
     let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let warnings: Vec<&str> = (json["warnings"].as_array().unwrap().iter())
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.starts_with("client-bound"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "said once: {warnings:?}");
+    for step in &flagged {
+        assert!(
+            warnings[0].contains(&format!("pg {step} at 1 client")),
+            "{warnings:?}"
+        );
+    }
     assert!(
         schema_errors(&json).is_empty(),
         "{:?}",

@@ -46,6 +46,10 @@ struct RawLabSection {
     #[serde(default)]
     order: Option<Spanned<String>>,
     #[serde(default)]
+    only: Vec<String>,
+    #[serde(default)]
+    skip: Vec<String>,
+    #[serde(default)]
     clients: Option<Spanned<Vec<i64>>>,
     #[serde(default)]
     min_effect: Option<Spanned<f64>>,
@@ -235,6 +239,9 @@ pub struct Lab {
     /// `repeats = "auto"`: rounds added for undecided steps, up to a bound.
     pub auto: Option<AutoRepeats>,
     pub order: Order,
+    /// `only = [...]`, `skip = [...]`: step globs, as `--only`/`--skip` (which replace them).
+    pub only: Vec<String>,
+    pub skip: Vec<String>,
     pub clients: Vec<u32>,
     /// Smallest change a verdict calls a regression or improvement, as a fraction (0.02 = 2%).
     pub min_effect: f64,
@@ -327,6 +334,8 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         repeats,
         auto,
         order,
+        only: lab.only,
+        skip: lab.skip,
         clients,
         min_effect,
         targets,

@@ -35,12 +35,22 @@ use crate::suites::{Selection, SuiteSettings};
 use crate::workload::{StepPlan, SuitePlan};
 
 /// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
-/// setting, sized so the whole catalog (36 steps per target) finishes in about two minutes.
+/// setting, 3 interleaved repeats of 14 steps of the catalog (point and range reads before the
+/// writes, then writes), sized to finish with verdicts in about two minutes.
 pub const DEMO_LAB: &str = r#"# dbdelta's built-in demo: what does synchronous=NORMAL buy over FULL in WAL mode?
+# 3 interleaved repeats give verdicts: the writes (a commit no longer waits for fsync) change,
+# the reads cannot. A representative subset of the catalog keeps it to about two minutes; the
+# reads are the .pre steps, which run before the writes, on the same data for both targets.
 [lab]
 name = "demo: SQLite WAL, synchronous=FULL vs NORMAL"
-repeats = 1
+repeats = 3
+order = "interleaved"
 clients = [1]
+only = [
+  "point-query.pre", "random-points.pre_range=10", "points-covered-pk.pre", "points-covered-si.pre",
+  "range-covered-pk.pre", "range-notcovered-pk.pre", "range-covered-si.pre", "range-notcovered-si.pre",
+  "update-index", "update-nonindex", "update-one", "update-zipf", "delete", "insert",
+]
 
 [[target]]
 name = "sqlite.sync-full"
@@ -56,8 +66,9 @@ settings = ["journal_mode = WAL", "synchronous = NORMAL"]
 tables = 1
 rows = 100_000
 read_secs = 1
-write_secs = 2
-warmup_secs = 0.5
+write_secs = 1.5
+warmup_secs = 0.3
+pre = true
 "#;
 
 /// Command-line choices that shape a run (stored with it as JSON, so `--resume` plans again
@@ -336,15 +347,34 @@ fn parse_cell(
     })
 }
 
-/// The suites the lab runs with the steps `--only`/`--skip` choose (over the labels of every
-/// suite of the lab); bad input when a pattern matches nothing or no step is left.
+/// The suites the lab runs with the steps `--only`/`--skip` choose, else the lab's `only` and
+/// `skip` (over the labels of every suite of the lab); bad input when a pattern matches
+/// nothing or no step is left.
 fn suites(
     settings: &[Arc<dyn SuiteSettings>],
     opts: &RunOptions,
+    lab: &Lab,
 ) -> Result<Vec<SuitePlan>, InputError> {
     let catalog: Vec<_> = settings.iter().flat_map(|s| s.catalog()).collect();
     let pre = settings.iter().any(|s| s.pre());
-    let selection = Selection::new(&opts.only, &opts.skip, &catalog, pre)?;
+    let (only, only_lab) = match opts.only.is_empty() {
+        true => (&lab.only, true),
+        false => (&opts.only, false),
+    };
+    let (skip, skip_lab) = match opts.skip.is_empty() {
+        true => (&lab.skip, true),
+        false => (&opts.skip, false),
+    };
+    let selection = Selection::new(only, skip, &catalog, pre).map_err(|e| {
+        // Name the lab key, not the flag, when the pattern came from the lab.
+        let mut msg = e.0;
+        for (from_lab, key) in [(only_lab, "only"), (skip_lab, "skip")] {
+            if let Some(rest) = msg.strip_prefix(&format!("--{key} ")).filter(|_| from_lab) {
+                msg = format!("{}: [lab] {key} {rest}", lab.origin);
+            }
+        }
+        InputError::new(msg)
+    })?;
     let mut suites: Vec<SuitePlan> = Vec::new();
     for s in settings {
         suites.extend(s.plan(&selection)?);
@@ -481,7 +511,7 @@ pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan,
         .map(|s| s.scaled(opts.quick, &flags))
         .collect::<Result<Vec<_>, String>>()
         .map_err(InputError::new)?;
-    let suites = suites(&settings, opts)?;
+    let suites = suites(&settings, opts, &lab)?;
     let targets = (lab.targets.iter())
         .map(|t| target_plan(t, &lab, &machine))
         .collect::<Result<Vec<_>, InputError>>()?;
@@ -681,6 +711,14 @@ mod tests {
         crate::plan::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
     }
 
+    /// The demo without its `only` and `pre`: the whole catalog.
+    fn whole() -> Lab {
+        let mut lab = demo();
+        lab.only.clear();
+        sb_cfg(&mut lab).pre = false;
+        lab
+    }
+
     fn labels(p: &RunPlan) -> Vec<&str> {
         p.steps().map(|s| s.label.as_str()).collect()
     }
@@ -760,9 +798,28 @@ mod tests {
     fn demo_lab_fits_in_about_two_minutes() {
         let p = plan(demo(), &RunOptions::default()).unwrap();
         assert_eq!(p.targets.len(), 2);
-        assert_eq!(p.steps().count(), 36, "32 reported + 4 warm steps");
+        // Verdicts need repeats; interleaved, so drift falls on both targets alike.
+        assert_eq!((p.repeats, p.order), (3, Order::Interleaved));
+        let steps = labels(&p);
+        assert_eq!(steps.len(), 14, "{steps:?}");
+        // The reads run before the writes (the same data for both targets), and each report
+        // group has at least 4 steps, so the moderated test can pool their noise.
+        let groups: Vec<&str> = p.steps().map(|s| s.group.as_str()).collect();
+        let count = |g: &str| groups.iter().filter(|x| **x == g).count();
+        assert_eq!(
+            (count("point-1"), count("range-1"), count("writes")),
+            (4, 4, 6)
+        );
+        let first_write = groups.iter().position(|g| *g == "writes").unwrap();
+        assert_eq!(first_write, 8, "{steps:?}");
         let est = p.estimated().as_secs();
         assert!((100..=130).contains(&est), "{est}");
+        // The command line's --only replaces the lab's.
+        let one = RunOptions {
+            only: vec!["point-query".into()],
+            ..Default::default()
+        };
+        assert_eq!(labels(&plan(demo(), &one).unwrap()), ["point-query"]);
         let q = plan(
             demo(),
             &RunOptions {
@@ -840,7 +897,7 @@ mod tests {
             only: vec!["point-*".into(), "insert".into()],
             ..Default::default()
         };
-        let p = plan(demo(), &opts).unwrap();
+        let p = plan(whole(), &opts).unwrap();
         let labels = labels(&p);
         assert_eq!(
             labels,
@@ -852,9 +909,14 @@ mod tests {
             skip: vec!["*".into()],
             ..Default::default()
         };
-        assert!(plan(demo(), &skip).unwrap_err().0.contains("leave no step"));
+        assert!(
+            plan(whole(), &skip)
+                .unwrap_err()
+                .0
+                .contains("leave no step")
+        );
         let p = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 skip: vec!["read-*".into(), "scan".into()],
                 ..Default::default()
@@ -868,7 +930,7 @@ mod tests {
             "postwrite follows point-query.warm"
         );
         let e = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 only: vec!["nope*".into()],
                 ..Default::default()
@@ -876,7 +938,7 @@ mod tests {
         );
         assert!(e.unwrap_err().0.contains("matches no step"));
         let e = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 only: vec!["*.pre".into()],
                 ..Default::default()
@@ -887,7 +949,7 @@ mod tests {
 
     #[test]
     fn pre_adds_fifteen_steps_and_five_groups() {
-        let mut lab = demo();
+        let mut lab = whole();
         sb_cfg(&mut lab).pre = true;
         let p = plan(lab, &RunOptions::default()).unwrap();
         assert_eq!(p.steps().count(), 51);
@@ -910,7 +972,7 @@ mod tests {
         );
         let only = plan(
             {
-                let mut l = demo();
+                let mut l = whole();
                 sb_cfg(&mut l).pre = true;
                 l
             },
@@ -1037,7 +1099,7 @@ mod tests {
     #[test]
     fn only_and_skip_take_comma_separated_lists() {
         let p = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 only: vec!["point-*, hot-points".into(), "insert".into()],
                 ..Default::default()
@@ -1047,7 +1109,7 @@ mod tests {
         let labels = labels(&p);
         assert_eq!(labels, ["point-query", "hot-points", "insert"]);
         let p = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 skip: vec!["read-*,scan".into()],
                 ..Default::default()
@@ -1059,7 +1121,7 @@ mod tests {
                 .any(|s| s.label.starts_with("read-") || s.label == "scan")
         );
         let e = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 only: vec!["point-*,,insert".into()],
                 ..Default::default()
@@ -1072,7 +1134,7 @@ mod tests {
             "{e}"
         );
         let e = plan(
-            demo(),
+            whole(),
             &RunOptions {
                 skip: vec!["insert,nope".into()],
                 ..Default::default()
@@ -1081,6 +1143,13 @@ mod tests {
         .unwrap_err()
         .0;
         assert!(e.starts_with("--skip nope: matches no step"), "{e}");
+        let lab = DEMO_LAB.replace("\"insert\",\n]", "\"insert\", \"nope\",\n]");
+        let lab = crate::plan::lab::parse(&lab, "lab.toml", Path::new(".")).unwrap();
+        let e = plan(lab, &RunOptions::default()).unwrap_err().0;
+        assert!(
+            e.starts_with("lab.toml: [lab] only nope: matches no step"),
+            "{e}"
+        );
     }
 
     fn with_placement(lab_keys: &str, target_keys: &str) -> Lab {
@@ -1122,14 +1191,14 @@ mod tests {
             .0;
         assert_eq!(
             e,
-            "lab.toml:15: [[target]] client_cpus: CPU 2 does not exist on this host (online CPUs: 0-1); use CPUs from that list"
+            "lab.toml:24: [[target]] client_cpus: CPU 2 does not exist on this host (online CPUs: 0-1); use CPUs from that list"
         );
         let lab = with_placement("placement = \"split\"", "");
         let e = plan_on(lab, &RunOptions::default(), Machine::simple(1))
             .unwrap_err()
             .0;
         assert!(
-            e.starts_with("lab.toml:6: [lab] placement: \"split\" needs at least 2 CPUs"),
+            e.starts_with("lab.toml:10: [lab] placement: \"split\" needs at least 2 CPUs"),
             "{e}"
         );
     }

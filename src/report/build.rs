@@ -783,48 +783,90 @@ fn error_codes(m: &Measurement) -> String {
 }
 
 /// Every warning of the model, in this order: the run and its targets, failed and erroring
-/// steps, stalls, then client- and wake-up-bound steps.
+/// steps, stalls, then client- and wake-up-bound steps. Each kind is said once, with the list
+/// of the steps it applies to (a step alone keeps the one-line form).
 fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     let mut out = run_warnings(model, data);
+    let ok = || data.measurements.iter().filter(|m| !m.failed);
+    // Failures with the same error are one warning; different errors stay apart.
+    let mut failed: Vec<(String, Vec<String>)> = Vec::new();
     for m in data.measurements.iter().filter(|m| m.failed) {
-        out.push(format!(
-            "failed: {}: {}; left out of the numbers",
-            place(model, m),
-            m.error.as_deref().unwrap_or("no error recorded")
-        ));
+        let error = m
+            .error
+            .as_deref()
+            .unwrap_or("no error recorded")
+            .to_string();
+        match failed.iter_mut().find(|(e, _)| *e == error) {
+            Some((_, places)) => places.push(place(model, m)),
+            None => failed.push((error, vec![place(model, m)])),
+        }
     }
-    for m in data.measurements.iter().filter(|m| m.errors.total() > 0) {
-        let e = m.errors;
-        out.push(format!(
-            "errors: {}: {} (retryable {}, reconnect {}, fatal {}){}",
-            place(model, m),
-            plural(e.total() as usize, "error"),
-            e.retryable,
-            e.reconnect,
-            e.fatal,
-            error_codes(m)
-        ));
+    for (error, places) in failed {
+        out.push(match places.as_slice() {
+            [one] => format!("failed: {one}: {error}; left out of the numbers"),
+            _ => format!(
+                "failed ({}): {error}; left out of the numbers: {}",
+                plural(places.len(), "step"),
+                places.join("; ")
+            ),
+        });
     }
+    let errors: Vec<(String, String)> = (data.measurements.iter())
+        .filter(|m| m.errors.total() > 0)
+        .map(|m| (place(model, m), error_counts(m)))
+        .collect();
+    let what = "statements failed (retried, reconnected, or fatal to their client)";
+    out.extend(said_once("errors", what, errors));
     out.extend(stall_warnings(model));
-    for m in data
-        .measurements
-        .iter()
-        .filter(|m| m.client_bound && !m.failed)
-    {
-        out.push(format!(
-            "client-bound: {}: the client may have been the bottleneck, so this number measures dbdelta as much as the engine",
-            place(model, m)
-        ));
-    }
-    for m in data
-        .measurements
-        .iter()
-        .filter(|m| m.wakeup_bound && !m.failed)
-    {
-        out.push(wakeup_warning(&place(model, m), m));
+    let client_bound: Vec<(String, String)> = (ok())
+        .filter(|m| m.client_bound)
+        .map(|m| (place(model, m), String::new()))
+        .collect();
+    out.extend(said_once(
+        "client-bound",
+        "the client may have been the bottleneck: dbdelta is measured as much as the engine",
+        client_bound,
+    ));
+    let wakeup: Vec<&Measurement> = ok().filter(|m| m.wakeup_bound).collect();
+    match wakeup.as_slice() {
+        [] => {}
+        [m] => out.push(wakeup_warning(&place(model, m), m)),
+        several => out.push(wakeup_warnings(model, several)),
     }
     out.extend(settling_warnings(model, data));
     out
+}
+
+/// `3 errors (retryable 3, reconnect 0, fatal 0)` and the error codes seen.
+fn error_counts(m: &Measurement) -> String {
+    let e = m.errors;
+    format!(
+        "{} (retryable {}, reconnect {}, fatal {}){}",
+        plural(e.total() as usize, "error"),
+        e.retryable,
+        e.reconnect,
+        e.fatal,
+        error_codes(m)
+    )
+}
+
+/// One warning of a kind for all the places it applies to: `kind: place: detail` for one place,
+/// else `kind (N steps): what; place: detail; …`.
+fn said_once(kind: &str, what: &str, entries: Vec<(String, String)>) -> Option<String> {
+    let each = |(place, detail): &(String, String)| match detail.is_empty() {
+        true => place.clone(),
+        false => format!("{place}: {detail}"),
+    };
+    match entries.as_slice() {
+        [] => None,
+        [one] if one.1.is_empty() => Some(format!("{kind}: {}: {what}", one.0)),
+        [one] => Some(format!("{kind}: {}", each(one))),
+        all => Some(format!(
+            "{kind} ({}): {what}: {}",
+            plural(all.len(), "step"),
+            all.iter().map(each).collect::<Vec<_>>().join("; ")
+        )),
+    }
 }
 
 /// The settling guard found the server of this measurement still settling.
@@ -969,26 +1011,37 @@ fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
     out
 }
 
-/// A warning per recorded series whose worst second fell below [`STALL_FRACTION`] of its
-/// median second.
-fn stall_warnings(model: &ReportModel) -> Vec<String> {
-    let mut out = Vec::new();
+/// One warning for the recorded series whose worst second fell below [`STALL_FRACTION`] of
+/// their median second.
+fn stall_warnings(model: &ReportModel) -> Option<String> {
+    let mut stalls = Vec::new();
     for s in &model.series {
         if s.ops_per_sec_median > 0.0 && s.ops_per_sec_min < STALL_FRACTION * s.ops_per_sec_median {
             let place = where_taken(model, &s.target, &s.step, s.clients, s.repeat);
-            out.push(format!(
-                "stall: {place}: throughput fell to {:.0} ops/s in its worst second ({:.0}% of the median second, {:.0} ops/s)",
+            let detail = format!(
+                "worst second {:.0} ops/s, {:.0}% of the median second ({:.0} ops/s)",
                 s.ops_per_sec_min,
                 100.0 * s.ops_per_sec_min / s.ops_per_sec_median,
                 s.ops_per_sec_median
-            ));
+            );
+            stalls.push((place, detail));
         }
     }
-    out
+    let what = format!(
+        "throughput fell below {:.0}% of the step's median second",
+        100.0 * STALL_FRACTION
+    );
+    said_once("stall", &what, stalls)
 }
 
-/// The wake-up-bound warning of one measurement, with the numbers behind it.
-fn wakeup_warning(place: &str, m: &Measurement) -> String {
+/// Why a step is wake-up-bound and what to do, said once for all of them.
+const WAKEUP_WHY: &str = ", so the result measures cross-CPU wake-ups \
+    (on a VM, the hypervisor's) and where the scheduler put the two more than the engine; to measure the engine, \
+    run both on one CPU with placement = \"shared\" (or set server_cpus and client_cpus)";
+
+/// The numbers behind a wake-up-bound flag: the client's and server's busy shares, their CPU
+/// per query, the QPS and the CPUs each was seen on.
+fn wakeup_numbers(m: &Measurement) -> [String; 7] {
     let busy = |cpu| crate::cpus::busy_share(cpu, m.qps, m.clients);
     let pct = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0));
     let us = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1} µs"));
@@ -997,13 +1050,7 @@ fn wakeup_warning(place: &str, m: &Measurement) -> String {
         m.values.get(Metric::ClientCpu),
         m.values.get(Metric::ServerCpu),
     );
-    format!(
-        "wake-up-bound: {place}: each query is a short round trip (the client was on CPU {} and the \
-         server {} of its wall time: client {} + server {} CPU per query at {} QPS) between threads \
-         not confined to one CPU (server seen on CPUs {}, client on {}), so this number measures \
-         cross-CPU wake-ups (on a VM, the hypervisor's) and where the scheduler put the two more than \
-         the engine; to measure the engine, run both on one CPU with placement = \"shared\" (or set \
-         server_cpus and client_cpus)",
+    [
         pct(busy(client)),
         pct(busy(server)),
         us(client),
@@ -1011,6 +1058,35 @@ fn wakeup_warning(place: &str, m: &Measurement) -> String {
         m.qps.map_or("n/a".into(), |q| format!("{q:.0}")),
         seen(&m.server_cpus_seen),
         seen(&m.client_cpus_seen),
+    ]
+}
+
+/// One wake-up-bound warning for several steps: the explanation once, then each step's numbers.
+fn wakeup_warnings(model: &ReportModel, all: &[&Measurement]) -> String {
+    let each: Vec<String> = (all.iter())
+        .map(|m| {
+            let [c, s, cu, su, qps, scpus, ccpus] = wakeup_numbers(m);
+            format!(
+                "{} (client {c}, server {s}; {cu} + {su} at {qps} QPS; CPUs {scpus} / {ccpus})",
+                place(model, m)
+            )
+        })
+        .collect();
+    format!(
+        "wake-up-bound ({}): each query is a short round trip between threads not confined to one CPU{WAKEUP_WHY}. Per step: the client's and the \
+         server's share of wall time on CPU; their CPU per query; the CPUs the server / client were seen on: {}",
+        plural(all.len(), "step"),
+        each.join("; ")
+    )
+}
+
+/// The wake-up-bound warning of one measurement, with the numbers behind it.
+fn wakeup_warning(place: &str, m: &Measurement) -> String {
+    let [c, s, cu, su, qps, scpus, ccpus] = wakeup_numbers(m);
+    format!(
+        "wake-up-bound: {place}: each query is a short round trip (the client was on CPU {c} and the \
+         server {s} of its wall time: client {cu} + server {su} CPU per query at {qps} QPS) between threads not confined \
+         to one CPU (server seen on CPUs {scpus}, client on {ccpus}){WAKEUP_WHY}"
     )
 }
 
@@ -1023,11 +1099,10 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
         "Repeats are averaged: the arithmetic mean over non-failed repeats of QPS, each per-op value and each latency \
          percentile; peak RSS and database size are the largest over the repeats."
             .to_string(),
-        "Group rows min/max/avg/median summarise the relative QPS of the group's steps (avg = arithmetic mean)."
+        "Group rows min/max/avg/median summarise the relative QPS of the group's steps (avg = arithmetic mean); \
+         they are plain numbers, a summary is no verdict."
             .to_string(),
-        "Relative cells carry a sign: a \"+\" suffix when the two-decimal value is ≥ 1.05, \"-\" when it is ≤ 0.95, none in \
-         between. In colour, green is better and red is worse: for QPS \"+\" is better, for costs \"+\" is worse."
-            .to_string(),
+        marks_note(),
     ];
     out.extend(verdict_notes(model));
     out.extend(resolution_notes(model));
@@ -1084,6 +1159,21 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
     out
 }
 
+/// How relative cells are marked and coloured: by verdicts only, naming the metrics that get one.
+fn marks_note() -> String {
+    let judged: Vec<&str> = (METRICS.iter())
+        .filter(|d| d.verdict.is_some())
+        .filter_map(|d| d.cost_table.map(|t| t.title))
+        .collect();
+    format!(
+        "A relative cell is coloured (green better, red worse) and marked \"+\" (above 1) or \"-\" (below 1) only \
+         where the statistics call a change for its metric: the QPS verdict for relative QPS, and the cost verdicts \
+         for {}. Every other relative number is plain: within noise, fewer than 2 repeats, or a metric without \
+         a verdict (client CPU, context switches, device IO and the like).",
+        judged.join(", ")
+    )
+}
+
 /// The verdict notes' sentence on the test: moderated or not, and the looks of an auto run.
 fn test_sentence(m: &Method) -> String {
     let mut s = if m.test == "moderated" {
@@ -1124,7 +1214,8 @@ fn verdict_notes(model: &ReportModel) -> Vec<String> {
         ];
     }
     if with_test == 0 {
-        return vec!["One repeat: no verdict is possible (set repeats ≥ 2).".to_string()];
+        // The report says so once, near the top (`layout`).
+        return Vec::new();
     }
     let m = &model.method;
     let (q, eff, power) = (m.fdr_q, percent(m.min_effect), percent(m.power));

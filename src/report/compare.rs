@@ -521,7 +521,8 @@ mod tests {
             "{w}"
         );
         assert!(
-            w.contains("failed: pg17@B update-index at 4 clients"),
+            w.contains("failed (2 steps): connection lost")
+                && w.contains("; pg17@B update-index at 4 clients"),
             "{w}"
         );
         assert!(!w.contains("different hosts"));
@@ -569,7 +570,8 @@ mod tests {
         assert!(
             text.contains("Relative QPS, point queries (vs run A = 20261122-0301; > 1 is faster)")
         );
-        assert!(text.contains("1.10+"), "{text}");
+        // One repeat on each side: no verdict, so the ratio is plain.
+        assert!(text.contains("1.10") && !text.contains("1.10+"), "{text}");
         let md = render(&m, Format::Markdown, false);
         assert!(md.contains("pg17@B"));
         let csv = render(&m, Format::Csv, false);

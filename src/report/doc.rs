@@ -20,6 +20,8 @@ pub enum Block {
     Figures {
         title: Option<String>,
         charts: Vec<ChartRef>,
+        /// Under the title: what was left out and why.
+        note: Option<String>,
     },
 }
 
@@ -53,13 +55,13 @@ pub struct Grid {
     pub rows: Vec<Vec<Cell>>,
 }
 
-/// Whether a value is good or bad news, for colouring.
+/// Whether a value is good or bad news, for colouring: only a verdict is (see [`rel_cell`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
     Plain,
-    /// A relative value within ±5% of the base (grey where colours are shown).
-    Neutral,
+    /// The statistics called an improvement.
     Better,
+    /// The statistics called a regression.
     Worse,
 }
 
@@ -91,26 +93,21 @@ pub(super) const CB: &str = " [cb]";
 /// After a step: a side's server was still settling before its steps (the settling guard).
 pub(super) const SETTLING: &str = " [settling]";
 
-/// Relative value with its sign suffix and tone; `cost` inverts the tone (< 1 is better).
-pub fn rel_cell(v: Option<f64>, cost: bool) -> Cell {
+/// A relative value: coloured, with a `+` (above 1) or `-` (below 1) mark, only where the
+/// statistics called a change for its metric (`verdict` is `improvement` or `regression`);
+/// plain otherwise: a metric without a verdict, one repeat, `within noise`, a group statistic.
+pub fn rel_cell(v: Option<f64>, verdict: Option<&str>) -> Cell {
     let Some(v) = v else {
         return Cell::plain(NA);
     };
-    let cents = (v * 100.0).round() as i64;
-    let (suffix, up) = if cents >= 105 {
-        ("+", Some(true))
-    } else if cents <= 95 {
-        ("-", Some(false))
-    } else {
-        ("", None)
+    let tone = match verdict {
+        Some("improvement") => Tone::Better,
+        Some("regression") => Tone::Worse,
+        _ => return Cell::plain(two(v)),
     };
-    let tone = match up {
-        None => Tone::Neutral,
-        Some(up) if up != cost => Tone::Better,
-        Some(_) => Tone::Worse,
-    };
+    let mark = if v >= 1.0 { "+" } else { "-" };
     Cell {
-        text: format!("{}{suffix}", two(v)),
+        text: format!("{}{mark}", two(v)),
         tone,
     }
 }

@@ -33,13 +33,11 @@ th { background: #f2f2f2; text-align: left; font-weight: 600; }
 th.num, td.num { text-align: right; white-space: nowrap; }
 td.better { background: #d3efe5; color: #004d38; font-weight: 600; }
 td.worse { background: #fbdfcc; color: #7f3000; font-weight: 600; }
-td.neutral { color: #666; }
 tr:not(.stat) + tr.stat td { border-top: 2px solid #999; }
 .key { font-size: 0.9em; background: #fafafa; border: 1px solid #e2e2e2; padding: 6px 10px; }
 .key span { padding: 1px 6px; }
 .key .better { background: #d3efe5; color: #004d38; font-weight: 600; }
 .key .worse { background: #fbdfcc; color: #7f3000; font-weight: 600; }
-.key .neutral { color: #666; }
 .figures { display: flex; flex-wrap: wrap; gap: 8px; }
 figure { margin: 0.3em 0 1em; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e6e6e6; }
@@ -81,11 +79,20 @@ pub fn render(model: &ReportModel) -> String {
                 body.push_str("</ul>\n");
             }
             Block::Table(grid) => body.push_str(&table(grid)),
-            Block::Figures { title, charts } => {
+            Block::Figures {
+                title,
+                charts,
+                note,
+            } => {
                 if let Some(t) = title {
                     body.push_str(&format!("<h3 id=\"{}\">{}</h3>\n", ids.of(t), escape(t)));
                 }
-                body.push_str(&figures(model, charts));
+                if let Some(n) = note {
+                    body.push_str(&format!("<p>{}</p>\n", escape(n)));
+                }
+                if !charts.is_empty() {
+                    body.push_str(&figures(model, charts));
+                }
             }
         }
     }
@@ -109,11 +116,11 @@ pub fn render(model: &ReportModel) -> String {
 }
 
 /// How to read relative cells, without needing the colours.
-const KEY: &str = "<p class=\"key\">Relative cells: <span class=\"better\">1.07+</span> better \
-than the base by 5% or more (faster, or for costs cheaper); <span class=\"worse\">0.91-</span> \
-worse by 5% or more; <span class=\"neutral\">1.00</span> within 5%. The sign after the number \
-says the same as the colour. Bar colours (Okabe–Ito palette) follow the order of the legend \
-above each chart.</p>\n";
+const KEY: &str = "<p class=\"key\">Relative cells are coloured only where the statistics call \
+a change: <span class=\"better\">1.07+</span> an improvement (faster, or for costs cheaper), \
+<span class=\"worse\">0.91-</span> a regression; the mark after the number says which way the \
+ratio moved. A plain number is no verdict: within noise, one repeat, or a metric without one. \
+Bar colours (Okabe–Ito palette) follow the order of the legend above each chart.</p>\n";
 
 fn table(grid: &Grid) -> String {
     let mut out = String::from("<table>\n<thead><tr>");
@@ -138,17 +145,13 @@ fn table(grid: &Grid) -> String {
             }
             let title = match cell.tone {
                 Tone::Plain => None,
-                Tone::Neutral => {
-                    classes.push("neutral");
-                    Some("within 5% of the base")
-                }
                 Tone::Better => {
                     classes.push("better");
-                    Some("better than the base by 5% or more")
+                    Some("improvement: the statistics call a change")
                 }
                 Tone::Worse => {
                     classes.push("worse");
-                    Some("worse than the base by 5% or more")
+                    Some("regression: the statistics call a change")
                 }
             };
             out.push_str("<td");
@@ -431,14 +434,73 @@ mod tests {
             3
         );
         assert!(html.contains("<h2 id=\"concurrency-qps-against-clients\">"));
-        // Relative cells carry the sign and a class; the statistics rows are there.
-        assert!(html.contains(
-            "<td class=\"num better\" title=\"better than the base by 5% or more\">1.07+</td>"
-        ));
-        assert!(html.contains("<td class=\"num worse\""));
+        // One repeat: no verdict, so no relative cell is coloured or marked; the statistics
+        // rows are there.
+        assert!(!html.contains("<td class=\"num better\""), "{html}");
+        assert!(!html.contains("<td class=\"num worse\""), "{html}");
+        assert!(html.contains("<td class=\"num\">1.07</td>"), "{html}");
         assert!(html.contains("<td>(median)</td>"));
         // The failed target is named with its log path.
         assert!(html.contains("/tmp/dbdelta/20261122-0301/pg17.jemalloc/server.log"));
+    }
+
+    #[test]
+    fn per_second_charts_need_five_seconds_and_say_what_was_left_out() {
+        let mut data = run_two_clients();
+        // A 2-second series of another step: too few points for a line.
+        let mut short: Vec<_> = data.series[..2].to_vec();
+        for s in &mut short {
+            s.step = "update-one".into();
+        }
+        data.series.extend(short);
+        let html = page(&data);
+        let lines = "aria-label=\"Line chart: queries per second";
+        assert_eq!(
+            html.matches(lines).count(),
+            1,
+            "point-query's 5 seconds only"
+        );
+        assert!(!html.contains("queries per second of update-one"));
+        assert!(
+            html.contains("Drawn only for steps of at least 5 whole seconds on some side (fewer points show no line): 1 step left out (update-one)."),
+            "{html}"
+        );
+        // No series long enough: no chart, and the page says why, once.
+        data.series.retain(|s| s.second < 4);
+        let html = page(&data);
+        assert_eq!(html.matches(lines).count(), 0);
+        assert_eq!(
+            html.matches("no step ran 5 whole seconds").count(),
+            1,
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn only_verdicts_are_coloured() {
+        // Three repeats: pg17's point-query is a QPS regression, update-one an improvement.
+        let html = page(&run_three_repeats());
+        let coloured: Vec<&str> = html
+            .split("<td class=\"num ")
+            .skip(1)
+            .filter_map(|c| c.split("</td>").next())
+            .collect();
+        assert!(
+            coloured
+                .iter()
+                .any(|c| c.starts_with("worse\" title=\"regression") && c.ends_with('-')),
+            "{coloured:?}"
+        );
+        assert!(
+            coloured
+                .iter()
+                .any(|c| c.starts_with("better\" title=\"improvement") && c.ends_with('+')),
+            "{coloured:?}"
+        );
+        // Every coloured number carries its mark; no cell is coloured without a verdict.
+        for c in &coloured {
+            assert!(c.ends_with('+') || c.ends_with('-'), "{c}");
+        }
     }
 
     #[test]

@@ -51,10 +51,10 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
         Cell::plain(&r.step),
         Cell::plain(with_spread(m, &r.base, &r.step, r.clients)),
         Cell::plain(with_spread(m, &r.target, &r.step, r.clients)),
-        rel_cell(Some(t.ratio), true),
+        rel_cell(Some(t.ratio), Some(&t.verdict)),
         Cell::plain(format!("{:.3}–{:.3}", t.range[0], t.range[1].min(99.0))),
         verdict_cell(t),
-        rel_cell(t.cpu_ratio, true),
+        rel_cell(t.cpu_ratio, r.cost_verdict(Metric::ServerCpu)),
         Cell::plain(disagreement(t)),
     ]
 }

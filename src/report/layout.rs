@@ -9,7 +9,7 @@ use super::doc::{
     Block, CB, COARSE, Cell, ChartRef, Grid, MAX, NA, NOISY, SETTLING, SHORT, Tone, mb, metric,
     micros, rate, rel_cell, thousands,
 };
-use super::fmt::{percent, rough_percent, two};
+use super::fmt::{percent, plural, rough_percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
 use crate::results::metrics::{CostTable, Device, METRICS, MetricDef};
 use crate::results::{HostInfo, Metric};
@@ -37,6 +37,9 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         ));
     } else {
         doc.push(Block::Bullets(m.tldr.clone()));
+    }
+    if let Some(p) = no_verdicts(m) {
+        doc.push(Block::Para(p));
     }
     load(m, &mut doc);
     for section in super::suites::SECTIONS {
@@ -73,6 +76,37 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     );
     doc.push(Block::Bullets(notes));
     doc
+}
+
+/// Said once, near the top, when a comparison has no QPS verdict at all: why, and what would
+/// give verdicts (every relative number below is then plain).
+fn no_verdicts(m: &ReportModel) -> Option<String> {
+    if m.relative.is_empty() || m.relative.iter().any(|r| r.qps_test.is_some()) {
+        return None;
+    }
+    if m.method.test == "none" {
+        return Some(
+            "Two separate runs: no verdicts on QPS or CPU/op (the runs were not interleaved, see the notes), \
+             so no relative number below is coloured or marked; instructions/op keeps its verdicts."
+                .to_string(),
+        );
+    }
+    let why = match m.max_repeats {
+        0 | 1 => "1 repeat: no verdicts on QPS or CPU/op".to_string(),
+        n => format!(
+            "no step has 2 repeats that ran on both sides (up to {n} were planned): no verdicts on QPS or CPU/op"
+        ),
+    };
+    let instructions = (m.relative.iter()).any(|r| r.tests.spread(Metric::ServerInstr).is_some());
+    let other = if instructions {
+        "; instructions/op has verdicts of its own, from one repeat"
+    } else {
+        " (or --instructions: a verdict on instructions/op from one repeat)"
+    };
+    Some(format!(
+        "{why}, so no relative number below is coloured or marked. --repeats 3 or repeats = \"auto\" in \
+         the lab gives them{other}."
+    ))
 }
 
 /// The host's CPUs for the header: online and usable lists, then each CPU's package, core and
@@ -564,6 +598,7 @@ fn concurrency(m: &ReportModel, doc: &mut Vec<Block>) {
             charts: vec![ChartRef::ClientsQps {
                 group: group.id.clone(),
             }],
+            note: None,
         });
     }
 }
@@ -621,14 +656,11 @@ fn clients_ratio_table(m: &ReportModel, group: &str) -> Option<Grid> {
         ];
         let mut verdicts = vec![Cell::plain(""), Cell::plain("verdict")];
         for p in &x.points {
-            let mut cell = rel_cell(p.ratio, false);
+            // Coloured only when it is a verdict; the qualifiers (may be below the minimum
+            // effect, unstable) are in the JSON.
+            let cell = rel_cell(p.ratio, p.qps_test.as_ref().map(|t| t.verdict.as_str()));
             match &p.qps_test {
                 Some(t) => {
-                    // Coloured only when it is a verdict, as in the verdict tables; the
-                    // qualifiers (may be below the minimum effect, unstable) are in the JSON.
-                    if t.verdict == "within noise" {
-                        cell.tone = Tone::Neutral;
-                    }
                     let mut v = verdict_cell(t, m.method.min_effect);
                     v.text = t.verdict.clone();
                     verdicts.push(v);
@@ -821,7 +853,7 @@ fn cost_cell(r: Option<&Relative>, d: &MetricDef, table: CostTable) -> Cell {
     };
     match r.ratio(d.metric) {
         Some(v) if !confirmed => Cell::plain(format!("({})", two(v))),
-        v => rel_cell(v, true),
+        v => rel_cell(v, r.cost_verdict(d.metric)),
     }
 }
 
@@ -891,9 +923,10 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             let cb = flag(|r| r.client_bound);
             let mut row = vec![step_label(step, (cb, flag(|r| r.settling)))];
             for t in &m.compared {
+                let r = m.relative_of(t, step, clients);
                 row.push(rel_cell(
-                    m.relative_of(t, step, clients).and_then(|r| r.qps),
-                    false,
+                    r.and_then(|r| r.qps),
+                    r.and_then(Relative::qps_verdict),
                 ));
             }
             grid.rows.push(row);
@@ -908,9 +941,10 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         for (label, get) in stats {
             let mut row = vec![Cell::plain(label)];
             for t in &m.compared {
+                // A summary of steps, not a step: no verdict, so plain.
                 row.push(rel_cell(
                     m.group_of(t, &group.id, clients).and_then(get),
-                    false,
+                    None,
                 ));
             }
             grid.rows.push(row);
@@ -922,32 +956,55 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
                 group: group.id.clone(),
                 clients,
             }],
+            note: None,
         });
     }
 }
 
-/// Per-second throughput charts of the steps with a recorded series (first repeat).
+/// The fewest whole seconds a per-second chart needs on some side to show a line.
+const MIN_CHART_SECONDS: usize = 5;
+
+/// Per-second throughput charts of the steps with a recorded series (first repeat) of at least
+/// [`MIN_CHART_SECONDS`] on some side; the shorter ones are named once, under the title.
 fn throughput_figures(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
-    let charts: Vec<ChartRef> = steps
-        .iter()
-        .filter(|s| {
-            m.series
-                .iter()
-                .any(|x| x.clients == clients && x.step == **s && !x.ops_per_sec.is_empty())
-        })
-        .map(|s| ChartRef::Throughput {
-            step: s.to_string(),
-            clients,
-        })
-        .collect();
-    if charts.is_empty() {
+    let longest = |step: &str| {
+        (m.series.iter())
+            .filter(|x| x.clients == clients && x.step == step)
+            .map(|x| x.ops_per_sec.len())
+            .max()
+            .unwrap_or(0)
+    };
+    let (drawn, short): (Vec<&str>, Vec<&str>) = (steps.iter())
+        .filter(|s| longest(s) > 0)
+        .partition(|s| longest(s) >= MIN_CHART_SECONDS);
+    if drawn.is_empty() && short.is_empty() {
         return;
     }
+    let note = (!short.is_empty()).then(|| {
+        let which = match drawn.is_empty() {
+            true => format!("no step ran {MIN_CHART_SECONDS} whole seconds, so there is none"),
+            false => format!(
+                "{} left out ({})",
+                plural(short.len(), "step"),
+                short.join(", ")
+            ),
+        };
+        format!(
+            "Drawn only for steps of at least {MIN_CHART_SECONDS} whole seconds on some side \
+             (fewer points show no line): {which}."
+        )
+    });
     doc.push(Block::Figures {
         title: Some(format!(
             "Throughput per second (queries/s; first repeat), clients = {clients}"
         )),
-        charts,
+        charts: (drawn.iter())
+            .map(|s| ChartRef::Throughput {
+                step: s.to_string(),
+                clients,
+            })
+            .collect(),
+        note,
     });
 }
 
@@ -973,7 +1030,7 @@ fn pre_post_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         for t in &shown {
             row.push(rel_cell(
                 m.pre_post_of(t, step, clients).and_then(|p| p.ratio),
-                false,
+                None,
             ));
         }
         grid.rows.push(row);
@@ -1061,11 +1118,8 @@ fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
     let mut row = vec![step, Cell::plain(metric)];
     match test {
         Some(t) => {
-            // Coloured only when it is a verdict: a large but noisy ratio is grey.
-            let mut ratio = rel_cell(Some(t.geo_mean), cost);
-            if t.verdict == "within noise" {
-                ratio.tone = Tone::Neutral;
-            }
+            // Coloured only when it is a verdict: a large but noisy ratio is plain.
+            let ratio = rel_cell(Some(t.geo_mean), Some(&t.verdict));
             row.extend([
                 Cell::plain(t.paired_repeats.to_string()),
                 ratio,
@@ -1213,16 +1267,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relative_cells_carry_sign_and_tone() {
-        assert_eq!(rel_cell(Some(0.91), false).text, "0.91-");
-        assert_eq!(rel_cell(Some(0.91), false).tone, Tone::Worse);
-        assert_eq!(rel_cell(Some(0.91), true).tone, Tone::Better);
-        assert_eq!(rel_cell(Some(1.07), false).text, "1.07+");
-        assert_eq!(rel_cell(Some(1.0), false).text, "1.00");
-        assert_eq!(rel_cell(Some(1.0), false).tone, Tone::Neutral);
-        assert_eq!(rel_cell(None, false).tone, Tone::Plain);
-        assert_eq!(rel_cell(Some(0.9504), false).text, "0.95-");
-        assert_eq!(rel_cell(None, false).text, "n/a");
+    fn relative_cells_are_coloured_only_by_a_verdict() {
+        let worse = rel_cell(Some(0.91), Some("regression"));
+        assert_eq!((worse.text.as_str(), worse.tone), ("0.91-", Tone::Worse));
+        // A cost that fell: below 1, and better.
+        let cheaper = rel_cell(Some(0.30), Some("improvement"));
+        assert_eq!(
+            (cheaper.text.as_str(), cheaper.tone),
+            ("0.30-", Tone::Better)
+        );
+        let faster = rel_cell(Some(1.03), Some("improvement"));
+        assert_eq!((faster.text.as_str(), faster.tone), ("1.03+", Tone::Better));
+        // Large ratios without a called change are plain and unmarked.
+        for verdict in [None, Some("within noise")] {
+            let c = rel_cell(Some(8.48), verdict);
+            assert_eq!((c.text.as_str(), c.tone), ("8.48", Tone::Plain));
+        }
+        assert_eq!(rel_cell(None, Some("improvement")).tone, Tone::Plain);
+        assert_eq!(rel_cell(Some(0.9504), Some("regression")).text, "0.95-");
+        assert_eq!(rel_cell(None, None).text, "n/a");
     }
 
     #[test]

@@ -797,6 +797,22 @@ impl Relative {
     pub fn ratio(&self, metric: Metric) -> Option<f64> {
         self.ratios.0.get(metric)
     }
+
+    /// The QPS verdict (`None`: fewer than 2 paired repeats).
+    pub fn qps_verdict(&self) -> Option<&str> {
+        self.qps_test.as_ref().map(|t| t.verdict.as_str())
+    }
+
+    /// The verdict on a cost metric: from its spread when it is judged so, else from the
+    /// paired repeats; `None` for a metric without a verdict or a step that got none.
+    pub fn cost_verdict(&self, metric: Metric) -> Option<&str> {
+        let d = metric.def();
+        d.verdict?;
+        match d.spread {
+            Some(_) => self.tests.spread(metric).map(|t| t.verdict.as_str()),
+            None => self.tests.get(metric).map(|t| t.verdict.as_str()),
+        }
+    }
 }
 
 /// The verdicts on the costs of one relative row, by metric (those of the table with a verdict):

@@ -387,6 +387,7 @@ pub fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
                     s.step, s.clients
                 )),
                 charts,
+                note: None,
             });
         }
     }
@@ -460,20 +461,13 @@ fn diff_table(d: &ProfileDiff) -> Grid {
         g.header.push("instr/op change".into());
         g.right.push(true);
     }
+    // Plain: a function's share of one profile is no verdict (only verdicts are coloured).
     for c in &d.changed {
-        let tone = if c.delta_us_per_op > 0.0 {
-            Tone::Worse
-        } else {
-            Tone::Better
-        };
         g.rows.push(vec![
             cell(short(&c.function)),
             cell(us(c.base_self_us_per_op)),
             cell(us(c.self_us_per_op)),
-            Cell {
-                text: format!("{:+.3}", c.delta_us_per_op),
-                tone,
-            },
+            cell(format!("{:+.3}", c.delta_us_per_op)),
         ]);
         if instructions {
             let text = (c.delta_instructions_per_op).map_or("n/a".into(), |d| format!("{d:+.0}"));

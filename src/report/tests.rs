@@ -383,10 +383,32 @@ fn warnings_and_notes() {
         ),
         "{w}"
     );
-    assert!(w.contains("stall: pg16 point-query at 1 client: throughput fell to 19000 ops/s in its worst second (39% of the median second, 48600 ops/s)"), "{w}");
+    assert!(w.contains("stall: pg16 point-query at 1 client: worst second 19000 ops/s, 39% of the median second (48600 ops/s)"), "{w}");
     assert!(!w.contains("incomplete"));
     let n = m.notes.join("\n");
-    assert!(n.contains("One repeat: no verdict is possible (set repeats ≥ 2)."));
+    assert!(!n.contains("no verdict is possible"), "{n}");
+    // One repeat: said once, near the top (after the tl;dr), with what would give verdicts.
+    use super::doc::Block;
+    let doc = super::layout::document(&m);
+    let said: Vec<usize> = (doc.iter().enumerate())
+        .filter(|(_, b)| matches!(b, Block::Para(p) if p.starts_with("1 repeat: no verdicts")))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(said.len(), 1, "{doc:?}");
+    let tldr = doc
+        .iter()
+        .position(|b| *b == Block::Heading("tl;dr".into()));
+    assert!(
+        tldr.is_some_and(|t| t < said[0] && said[0] <= t + 2),
+        "{doc:?}"
+    );
+    let Block::Para(p) = &doc[said[0]] else {
+        unreachable!()
+    };
+    assert!(
+        p.contains("--repeats 3") && p.contains("--instructions"),
+        "{p}"
+    );
     assert!(n.contains("SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be separated"));
 }
 
@@ -628,6 +650,43 @@ fn run_without_measurements_still_renders() {
     }
     let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
     assert!(schema_errors(&v).is_empty());
+}
+
+#[test]
+fn each_warning_kind_is_said_once_with_its_steps() {
+    let mut data = run_adaptive();
+    for m in data.measurements.iter_mut().filter(|m| !m.warm) {
+        m.wakeup_bound = true;
+        m.client_bound = m.target == "pg17";
+    }
+    let flagged = (data.measurements.iter()).filter(|m| !m.warm && !m.failed);
+    let (wakeup, client) = (
+        flagged.clone().count(),
+        flagged.filter(|m| m.client_bound).count(),
+    );
+    assert!(wakeup >= 6 && client >= 3, "{wakeup} {client}");
+    let m = build(&data, None).unwrap();
+    let of = |kind: &str| -> Vec<&String> {
+        (m.warnings.iter())
+            .filter(|w| w.starts_with(kind))
+            .collect()
+    };
+    let [w] = of("wake-up-bound").try_into().unwrap();
+    assert!(
+        w.starts_with(&format!("wake-up-bound ({wakeup} steps): each query")),
+        "{w}"
+    );
+    assert_eq!(w.matches("placement = \"shared\"").count(), 1, "{w}");
+    assert!(
+        w.contains("pg16 point-query at 1 client, repeat 1 (client 35%, server 45%"),
+        "{w}"
+    );
+    let [c] = of("client-bound").try_into().unwrap();
+    assert!(
+        c.starts_with(&format!("client-bound ({client} steps): the client")),
+        "{c}"
+    );
+    assert!(c.contains("pg17 scan at 1 client, repeat 2"), "{c}");
 }
 
 #[test]

@@ -626,8 +626,16 @@ impl CellRun<'_> {
         // In-process engines share our CPU: client cost is not separable from engine cost.
         let client_cpu = measured_client.filter(|_| !embedded);
         m.values.set(Metric::ClientCpu, client_cpu);
-        m.client_bound =
-            !embedded && client_bound(measured_client, server_cpu, run.max_client_busy);
+        // Connections, not clients: a step of several roles runs one per role per client.
+        let connections = threads * step.roles.len() as u32;
+        let client_busy = crate::cpus::busy_share(measured_client, m.qps, connections);
+        m.client_bound = !embedded
+            && client_bound(
+                measured_client,
+                server_cpu,
+                client_busy,
+                run.max_client_busy,
+            );
         let peak = |b: Option<u64>| b.map(|b| b as f64);
         m.values.set(Metric::PeakRss, peak(run.peaks.rss));
         m.values.set(Metric::PeakVsz, peak(run.peaks.vsz));
@@ -640,8 +648,7 @@ impl CellRun<'_> {
         let placement = &self.target.placement;
         m.wakeup_bound = crate::cpus::wakeup_bound(&crate::cpus::WakeupInputs {
             embedded,
-            // Connections, not clients: a step of several roles runs one per role per client.
-            clients: threads * step.roles.len() as u32,
+            clients: connections,
             usable_cpus: self.plan.machine.usable.len(),
             one_shared_cpu: placement.one_shared_cpu(),
             server_io_kb_per_op: (m.values.get(Metric::ProcReadKb))

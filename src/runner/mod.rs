@@ -622,10 +622,23 @@ fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
         .collect()
 }
 
-/// The client may be the bottleneck (metrics-and-reports.md §1): its CPU per op is at least half
-/// the server's, or one client thread was busy more than 80% of the time.
-pub fn client_bound(client_us: Option<f64>, server_us: Option<f64>, busiest: Option<f64>) -> bool {
-    let by_cost = matches!((client_us, server_us), (Some(c), Some(s)) if s > 0.0 && c >= 0.5 * s);
+/// Below this share of a core per client connection, a client is not the bottleneck whatever
+/// its cost next to the server's: a server that waits (on fsync, on locks) uses little CPU per
+/// op too, and a client busy 1% of its time waits with it.
+pub const CLIENT_BOUND_MIN_BUSY: f64 = 0.1;
+
+/// The client may be the bottleneck (metrics-and-reports.md §1): one client thread was busy
+/// more than 80% of the time, or its CPU per op is at least half the server's while each
+/// client connection kept a core busy at least [`CLIENT_BOUND_MIN_BUSY`] of the wall time
+/// (`client_busy`, from [`crate::cpus::busy_share`]; unknown: judged by cost alone).
+pub fn client_bound(
+    client_us: Option<f64>,
+    server_us: Option<f64>,
+    client_busy: Option<f64>,
+    busiest: Option<f64>,
+) -> bool {
+    let by_cost = matches!((client_us, server_us), (Some(c), Some(s)) if s > 0.0 && c >= 0.5 * s)
+        && client_busy.is_none_or(|b| b >= CLIENT_BOUND_MIN_BUSY);
     by_cost || busiest.is_some_and(|b| b > 0.8)
 }
 
@@ -647,4 +660,29 @@ pub fn timed_load(
     let started = Instant::now();
     suite.index(session, dialect, ddl, clients)?;
     Ok((load_secs, started.elapsed().as_secs_f64()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::client_bound;
+    use crate::cpus::busy_share;
+
+    #[test]
+    fn a_client_using_a_sliver_of_a_core_is_not_client_bound() {
+        // PostgreSQL update-one at 22 QPS, 1 client: the server waits on fsync, so its CPU
+        // per op is small next to the client's, but the client is on CPU 0.07% of the time.
+        let (client, server) = (Some(30.0), Some(50.0));
+        let idle = busy_share(client, Some(22.0), 1);
+        assert!(idle.is_some_and(|b| b < 0.001), "{idle:?}");
+        assert!(!client_bound(client, server, idle, Some(0.01)));
+        // The same costs at 20,000 QPS: the client is busy 60% of the time.
+        let busy = busy_share(client, Some(20_000.0), 1);
+        assert!(client_bound(client, server, busy, Some(0.6)));
+        // Cheap next to the server: not client-bound, however busy.
+        assert!(!client_bound(Some(10.0), server, busy, Some(0.6)));
+        // A client thread busy more than 80% of the time is client-bound whatever the costs.
+        assert!(client_bound(Some(1.0), server, idle, Some(0.85)));
+        // Without a rate, the costs decide alone (as before).
+        assert!(client_bound(client, server, None, None));
+    }
 }

@@ -254,6 +254,7 @@ fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
                     s.clients
                 )),
                 charts,
+                note: None,
             });
         }
         if let Some(g) = background_table(s) {
@@ -311,7 +312,7 @@ fn relative(s: &InsertSummary) -> Grid {
     let mut g = grid(s);
     for r in &s.rows {
         let mut cells = vec![name_cell(&r.target)];
-        cells.extend(r.cells.iter().map(|c| rel_cell(c.relative, false)));
+        cells.extend(r.cells.iter().map(|c| rel_cell(c.relative, None)));
         g.rows.push(cells);
     }
     g

@@ -225,7 +225,7 @@ fn load_table(s: &LinkbenchSummary) -> Grid {
             text(rate(l.links_per_sec)),
             text(rate(l.counts_per_sec)),
             text(rate(l.rows_per_sec)),
-            rel_cell(l.relative, false),
+            rel_cell(l.relative, None),
             text(secs(l.load_secs)),
             text(
                 l.server_cpu_us_per_row
@@ -258,7 +258,7 @@ fn request_table(s: &LinkbenchSummary) -> Grid {
             text(r.step.clone()),
             text(r.target.clone()),
             text(rate(r.requests_per_sec)),
-            rel_cell(r.relative, false),
+            rel_cell(r.relative, None),
             text(
                 r.server_cpu_us_per_request
                     .map_or("n/a".into(), |v| format!("{v:.1}")),
