@@ -40,6 +40,10 @@ fn profiled_step(engine: &str, setting: &str, step: &str, functions: &[&str]) {
                 "run",
                 lab.to_str().unwrap(),
                 "--quick",
+                // 1 s, not --quick's 0.3 s: under a load average of 7 a 0.3 s step left one
+                // target's perf with no sample (and no profile file) while the other had some.
+                "--time",
+                "1",
                 "--only",
                 step,
             ],
