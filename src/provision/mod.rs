@@ -17,6 +17,8 @@ mod build_source;
 mod build_train;
 mod cache;
 mod catalog;
+mod debian;
+mod debian_tree;
 mod maven;
 mod npm;
 mod unpack;
@@ -80,6 +82,11 @@ pub enum Package {
         group: &'static str,
         artifact: &'static str,
     },
+    /// A package of a Debian suite, with the libraries it needs from the same suite.
+    Debian {
+        suite: &'static str,
+        package: &'static str,
+    },
 }
 
 impl Package {
@@ -88,6 +95,7 @@ impl Package {
         match self {
             Package::Npm { name } => format!("npm {name}@{version}"),
             Package::Maven { group, artifact } => format!("Maven {group}:{artifact}:{version}"),
+            Package::Debian { suite, package } => format!("Debian {suite} {package} {version}"),
         }
     }
 
@@ -99,6 +107,10 @@ impl Package {
                 .into_iter()
                 .map(|v| (v, None))
                 .collect()),
+            Package::Debian { suite, package } => {
+                let index = debian::Index::of(suite)?;
+                Ok(vec![(index.get(package)?.version.clone(), None)])
+            }
         }
     }
 
@@ -107,6 +119,9 @@ impl Package {
         match self {
             Package::Npm { name } => npm::locate(name, version),
             Package::Maven { group, artifact } => maven::locate(group, artifact, version),
+            Package::Debian { suite, package } => {
+                anyhow::bail!("Debian {suite} {package} {version} is many .debs, not one archive")
+            }
         }
     }
 }
@@ -149,9 +164,11 @@ pub struct Fetched {
     pub downloaded: u64,
 }
 
-/// Every build of `product` the registries offer, oldest first.
-pub fn releases(product: Product) -> Result<Vec<Release>> {
+/// Every build of `product` the registries offer, oldest first: with `wanted`, the Debian
+/// suites are read only when one of their series could match it.
+pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> {
     let mut all = catalog::releases(product)?;
+    all.extend(debian::releases(product, wanted)?);
     all.sort_by_key(|r| parse_version(&r.version));
     Ok(all)
 }
@@ -160,7 +177,7 @@ pub fn releases(product: Product) -> Result<Vec<Release>> {
 /// registry's metadata lists it (PostgreSQL's and MariaDB's builds come from that metadata;
 /// Oracle MySQL's table is checked against it, one read per package).
 pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>> {
-    let all = releases(product)?;
+    let all = releases(product, None)?;
     let listed = match product {
         Product::Mysql => catalog::listed(&all),
         Product::Postgres | Product::Mariadb => all.iter().map(|_| Ok(true)).collect(),
@@ -171,7 +188,7 @@ pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>>
 /// The newest build of `product` matching `wanted`; an unknown version is bad input that lists
 /// what exists.
 pub fn resolve(product: Product, wanted: &str) -> Result<Release> {
-    let all = releases(product)?;
+    let all = releases(product, Some(wanted))?;
     if let Some(best) = all
         .iter()
         .rev()
@@ -198,7 +215,15 @@ fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
             majors.last().map(String::as_str).unwrap_or("17")
         );
     }
-    let versions: Vec<&str> = all.iter().map(|r| r.version.as_str()).collect();
+    let mut versions: Vec<String> = all.iter().map(|r| r.version.clone()).collect();
+    versions.extend(
+        debian::DEBIAN_BUILDS
+            .iter()
+            .filter(|b| {
+                b.product == product && !all.iter().any(|r| r.version.starts_with(b.series))
+            })
+            .map(|b| format!("{} (Debian {})", b.series, b.suite)),
+    );
     let example = all
         .last()
         .and_then(|r| parse_version(&r.version))
