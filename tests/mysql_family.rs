@@ -36,6 +36,21 @@ fn lab(dir: &Path, targets: &str) -> PathBuf {
     path
 }
 
+/// `dbdelta run LAB --quick --only point-query` with the shared cache.
+fn quick_point_query(dir: &Path, cache: &Path, lab: &Path) -> Output {
+    dbdelta(dir)
+        .env("DBDELTA_CACHE", cache)
+        .args([
+            "run",
+            lab.to_str().unwrap(),
+            "--quick",
+            "--only",
+            "point-query",
+        ])
+        .output()
+        .unwrap()
+}
+
 fn debian_mariadb(test: &str) -> bool {
     let found = Path::new("/usr/sbin/mariadbd").is_file()
         && Path::new("/usr/lib/mysql/plugin/ha_rocksdb.so").is_file();
@@ -61,17 +76,7 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
         "[[target]]\nname = \"maria102\"\nengine = \"mariadb\"\nversion = \"10.2\"\n\n\
          [[target]]\nname = \"mysql80\"\nengine = \"mysql\"\nversion = \"mysql@8.0\"\n",
     );
-    let out = dbdelta(dir.path())
-        .env("DBDELTA_CACHE", cache)
-        .args([
-            "run",
-            lab.to_str().unwrap(),
-            "--quick",
-            "--only",
-            "point-query",
-        ])
-        .output()
-        .unwrap();
+    let out = quick_point_query(dir.path(), cache, &lab);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
     let targets: Vec<(String, String, bool, String)> = rows(
@@ -114,6 +119,53 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
             text(&again.stdout)
         );
     }
+}
+
+/// Oracle MySQL 9.7 from Debian's unstable suite (its libraries too, run through its own
+/// loader): fetched, verified, started and measured like any other build, its version and its
+/// row of the flavor table recorded; `list versions` says where it came from.
+#[test]
+fn mysql97_from_debian_runs_a_step() {
+    let _lock = measuring();
+    let cache = shared_cache();
+    let dir = scratch();
+    let lab = lab(
+        dir.path(),
+        "[[target]]\nname = \"mysql97\"\nengine = \"mysql\"\nversion = \"9.7\"\n",
+    );
+    let out = quick_point_query(dir.path(), cache, &lab);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let targets: Vec<(String, bool, String)> = rows(
+        &db,
+        "SELECT server_version, failed, config_text FROM targets ORDER BY position",
+    );
+    let (version, failed, cnf) = &targets[0];
+    assert!(!failed && version.starts_with("MySQL 9.7."), "{targets:?}");
+    // 8.4 removed the ssl option: the 8.4-9.x row turns TLS off another way.
+    assert!(
+        cnf.contains("\ntls_version = ''\n") && !cnf.contains("\nskip-ssl\n"),
+        "{cnf}"
+    );
+    let steps: Vec<(i64, bool, Option<f64>)> = rows(
+        &db,
+        "SELECT events, failed, server_cpu_us_per_op FROM measurements WHERE warm = 0",
+    );
+    // The sampler saw the server's CPU through the launcher (same process).
+    assert!(
+        steps.len() == 1 && steps[0].0 > 0 && !steps[0].1 && steps[0].2.is_some_and(|c| c > 0.0),
+        "{steps:?}"
+    );
+    let listed = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", cache)
+        .args(["list", "versions", "mysql"])
+        .output()
+        .unwrap();
+    let listing = text(&listed.stdout);
+    assert!(
+        listing.contains("Debian sid mysql-server-core 9.7.") && listing.contains("cached"),
+        "{listing}"
+    );
 }
 
 /// A cached archive that no longer matches the registry's checksum is fetched again; a cached
@@ -180,7 +232,7 @@ fn unknown_versions_are_bad_input_that_lists_the_builds() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.contains("mysql@9.9: no such Oracle MySQL build")
-            && err.contains("5.6.24, 5.7.19, 5.7.22, 8.0.12, 8.0.15, 8.0.31"),
+            && err.contains("5.6.24, 5.7.19, 5.7.22, 8.0.12, 8.0.15, 8.0.31, 9.7 (Debian sid)"),
         "{err}"
     );
     // In a lab: the same, before anything is written.
