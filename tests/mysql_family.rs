@@ -121,18 +121,23 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
     }
 }
 
-/// Oracle MySQL 9.7 from Debian's unstable suite (its libraries too, run through its own
-/// loader): fetched, verified, started and measured like any other build, its version and its
-/// row of the flavor table recorded; `list versions` says where it came from.
+/// The 2025 arc in CI: Oracle MySQL 5.6, 5.7, 8.0 (npm, Maven) and 9.7 from Debian's unstable
+/// suite (its libraries too, run through its own loader), each fetched, verified, started and
+/// measured, each reporting its own version; 9.7's row of the flavor table is recorded, and
+/// `list versions` says where it came from.
 #[test]
-fn mysql97_from_debian_runs_a_step() {
+fn the_mysql_arc_to_97_from_debian_runs_a_step_each() {
     let _lock = measuring();
     let cache = shared_cache();
     let dir = scratch();
-    let lab = lab(
-        dir.path(),
-        "[[target]]\nname = \"mysql97\"\nengine = \"mysql\"\nversion = \"9.7\"\n",
-    );
+    let arc = ["5.6", "5.7", "8.0", "9.7"];
+    let targets: String = arc
+        .iter()
+        .map(|v| {
+            format!("[[target]]\nname = \"mysql{v}\"\nengine = \"mysql\"\nversion = \"{v}\"\n\n")
+        })
+        .collect();
+    let lab = lab(dir.path(), &targets);
     let out = quick_point_query(dir.path(), cache, &lab);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
@@ -140,20 +145,29 @@ fn mysql97_from_debian_runs_a_step() {
         &db,
         "SELECT server_version, failed, config_text FROM targets ORDER BY position",
     );
-    let (version, failed, cnf) = &targets[0];
-    assert!(!failed && version.starts_with("MySQL 9.7."), "{targets:?}");
+    assert_eq!(targets.len(), arc.len(), "{targets:?}");
+    for ((version, failed, _), v) in targets.iter().zip(arc) {
+        assert!(
+            !failed && version.starts_with(&format!("MySQL {v}.")),
+            "{v}: {targets:?}"
+        );
+    }
     // 8.4 removed the ssl option: the 8.4-9.x row turns TLS off another way.
+    let cnf = &targets[3].2;
     assert!(
         cnf.contains("\ntls_version = ''\n") && !cnf.contains("\nskip-ssl\n"),
         "{cnf}"
     );
-    let steps: Vec<(i64, bool, Option<f64>)> = rows(
+    let steps: Vec<(String, i64, bool, Option<f64>)> = rows(
         &db,
-        "SELECT events, failed, server_cpu_us_per_op FROM measurements WHERE warm = 0",
+        "SELECT target, events, failed, server_cpu_us_per_op FROM measurements WHERE warm = 0 ORDER BY rowid",
     );
-    // The sampler saw the server's CPU through the launcher (same process).
+    // Every server was measured; 9.7's CPU seen through its launcher (the same process).
+    assert_eq!(steps.len(), arc.len(), "{steps:?}");
     assert!(
-        steps.len() == 1 && steps[0].0 > 0 && !steps[0].1 && steps[0].2.is_some_and(|c| c > 0.0),
+        steps
+            .iter()
+            .all(|(_, e, f, cpu)| *e > 0 && !f && cpu.is_some_and(|c| c > 0.0)),
         "{steps:?}"
     );
     let listed = dbdelta(dir.path())
