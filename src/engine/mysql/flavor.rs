@@ -261,6 +261,24 @@ impl Flavor {
         out
     }
 
+    /// [`DEFAULTS`] without the lines this version no longer accepts, with their title.
+    fn defaults(&self) -> (String, Vec<(&'static str, &'static str)>) {
+        let lines = DEFAULTS
+            .iter()
+            .filter(|(line, _)| !self.drops.contains(line))
+            .copied()
+            .collect();
+        let title = match self.drops {
+            [] => "dbdelta's defaults (every version)".to_string(),
+            drops => format!(
+                "dbdelta's defaults (every version; {} has no {})",
+                self.name,
+                drops.join(", ")
+            ),
+        };
+        (title, lines)
+    }
+
     /// The row for a build of `version` (MariaDB or not).
     pub fn of(mariadb: bool, version: (u64, u64, u64)) -> &'static Flavor {
         let family: Vec<&'static Flavor> =
@@ -586,12 +604,8 @@ pub fn render_config(
             let _ = writeln!(out, "# {why}\n{line}");
         }
     };
-    let defaults: Vec<(&str, &str)> = DEFAULTS
-        .iter()
-        .filter(|(line, _)| !build.flavor.drops.contains(line))
-        .copied()
-        .collect();
-    section(&mut out, "dbdelta's defaults (every version)", &defaults);
+    let (title, defaults) = build.flavor.defaults();
+    section(&mut out, &title, &defaults);
     if let Some(base) = &build.bins.basedir {
         let _ = writeln!(out, "# this build\nbasedir = {}", base_text(base));
         if let Some(dir) = build.bins.messages() {
@@ -738,6 +752,41 @@ mod tests {
         assert!(cfg.contains("plugin-load-add = ha_rocksdb.so"), "{cfg}");
         assert!(!cfg.contains("mysqlx") && !cfg.contains("basedir"), "{cfg}");
         assert!(cfg.contains("table-options = ENGINE=ROCKSDB\n"), "{cfg}");
+    }
+
+    #[test]
+    fn mysql_9_drops_skip_ssl_and_turns_tls_off_its_own_way() {
+        let b = build(Flavor::of(false, (9, 7, 4)), None);
+        let cfg = render_config(&b, Storage::InnoDb, &TableDdl::default(), &[], None);
+        let lines: Vec<&str> = cfg.lines().collect();
+        // mysqld 9.7 refuses to start on an unknown option: skip-ssl must be gone.
+        assert!(!lines.contains(&"skip-ssl"), "{cfg}");
+        for line in [
+            "tls_version = ''",
+            "secure-file-priv = NULL",
+            "skip-log-bin",
+        ] {
+            assert!(lines.contains(&line), "{line}: {cfg}");
+        }
+        assert!(cfg.contains("MySQL 8.4-9.x has no skip-ssl"), "{cfg}");
+        // 8.0 keeps every default.
+        let b = build(Flavor::of(false, (8, 0, 31)), None);
+        let cfg = render_config(&b, Storage::InnoDb, &TableDdl::default(), &[], None);
+        assert!(cfg.lines().any(|l| l == "skip-ssl") && !cfg.contains("tls_version"));
+    }
+
+    #[test]
+    fn debian_layout_finds_install_db_in_usr_bin() {
+        // A Debian root: the server in usr/sbin, mariadb-install-db in usr/bin.
+        let dir = tempfile::tempdir().unwrap();
+        let usr = dir.path().join("usr");
+        std::fs::create_dir_all(usr.join("sbin")).unwrap();
+        std::fs::create_dir_all(usr.join("bin")).unwrap();
+        std::fs::write(usr.join("sbin/mariadbd"), "").unwrap();
+        std::fs::write(usr.join("bin/mariadb-install-db"), "").unwrap();
+        let b = find_binaries(Some(&usr.join("sbin"))).unwrap();
+        assert_eq!(b.basedir.as_deref(), Some(usr.as_path()));
+        assert_eq!(b.install, Some(usr.join("bin/mariadb-install-db")));
     }
 
     #[test]
