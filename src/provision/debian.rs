@@ -90,26 +90,46 @@ pub fn upstream(version: &str) -> String {
 /// The Debian builds of `product` that `wanted` may select (all of them for `None`), each as a
 /// [`Release`] with the version the suite holds now.
 pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> {
-    let mut out = Vec::new();
-    for b in DEBIAN_BUILDS.iter().filter(|b| b.product == product) {
-        if wanted.is_some_and(|w| !may_match(w, b.series)) {
-            continue;
-        }
-        let index = Index::of(b.suite)?;
-        let root = index.get(b.packages[0])?;
-        out.push(Release {
-            product,
-            version: upstream(&root.version),
-            package: Package::Debian {
-                suite: b.suite,
-                package: b.packages[0],
-            },
-            package_version: root.version.clone(),
-            artifact: None,
-            layout: Layout::Debian { bin: BIN.into() },
-        });
-    }
-    Ok(out)
+    DEBIAN_BUILDS
+        .iter()
+        .filter(|b| b.product == product && wanted.is_none_or(|w| may_match(w, b.series)))
+        .map(|b| release_of(b, None))
+        .collect()
+}
+
+/// For `dbdelta list versions`: every Debian build of `product`, or when its suite cannot be
+/// read, its series with why.
+pub fn listing(product: Product) -> Vec<(Release, Result<bool, String>)> {
+    DEBIAN_BUILDS
+        .iter()
+        .filter(|b| b.product == product)
+        .map(|b| match release_of(b, None) {
+            Ok(r) => (r, Ok(true)),
+            Err(e) => (
+                release_of(b, Some(&format!("{}.x", b.series))).expect("no index read"),
+                Err(format!("{e:#}")),
+            ),
+        })
+        .collect()
+}
+
+/// The release of a row: the version its suite holds now, or `known` without reading it.
+fn release_of(b: &DebianBuild, known: Option<&str>) -> Result<Release> {
+    let package_version = match known {
+        Some(v) => v.to_string(),
+        None => Index::of(b.suite)?.get(b.packages[0])?.version.clone(),
+    };
+    Ok(Release {
+        product: b.product,
+        version: upstream(&package_version),
+        package: Package::Debian {
+            suite: b.suite,
+            package: b.packages[0],
+        },
+        package_version,
+        artifact: None,
+        layout: Layout::Debian { bin: BIN.into() },
+    })
 }
 
 /// The row of a release's suite and package.

@@ -177,13 +177,17 @@ pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> 
 /// What `dbdelta list versions` shows: every build, oldest first, each with whether the
 /// registry's metadata lists it (PostgreSQL's and MariaDB's builds come from that metadata;
 /// Oracle MySQL's table is checked against it, one read per package).
+/// Debian's builds come last (the newest), each with whether its suite could be read.
 pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>> {
-    let all = releases(product, None)?;
+    let mut all = catalog::releases(product)?;
+    all.sort_by_key(|r| parse_version(&r.version));
     let listed = match product {
         Product::Mysql => catalog::listed(&all),
         Product::Postgres | Product::Mariadb => all.iter().map(|_| Ok(true)).collect(),
     };
-    Ok(all.into_iter().zip(listed).collect())
+    let mut out: Vec<_> = all.into_iter().zip(listed).collect();
+    out.extend(debian::listing(product));
+    Ok(out)
 }
 
 /// The newest build of `product` matching `wanted`; an unknown version is bad input that lists
@@ -254,8 +258,42 @@ pub fn fetch(product: Product, wanted: &str, say: &dyn Fn(&str)) -> Result<Fetch
             downloaded: 0,
         });
     }
-    let release = resolve(product, wanted)?;
+    let release = match resolve(product, wanted) {
+        Ok(r) => r,
+        Err(e) => return debian_offline(product, wanted, e, say),
+    };
     cache::ensure(&release, say).with_context(|| format!("{}@{}", product.id(), release.version))
+}
+
+/// A Debian suite that cannot be read (offline) while a matching build from it is cached: that
+/// build, verified, with a note; otherwise the error.
+fn debian_offline(
+    product: Product,
+    wanted: &str,
+    error: anyhow::Error,
+    say: &dyn Fn(&str),
+) -> Result<Fetched> {
+    let newest = cache::cached(product).into_iter().rev().find(|c| {
+        c.source.starts_with("Debian ")
+            && parse_version(&c.version).is_some_and(|v| matches(wanted, &v))
+    });
+    let Some(c) = newest.filter(|_| error.downcast_ref::<InputError>().is_none()) else {
+        return Err(error);
+    };
+    say(&format!(
+        "{}@{wanted}: the Debian suite cannot be read ({error:#}); using the cached {}",
+        product.id(),
+        c.version
+    ));
+    match cache::reuse(product, &c.version, say)? {
+        Some(bin) => Ok(Fetched {
+            product,
+            version: c.version,
+            bin,
+            downloaded: 0,
+        }),
+        None => Err(error),
+    }
 }
 
 /// An HTTP agent that trusts the platform's certificate store (what the system, npm and Maven
