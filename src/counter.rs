@@ -77,8 +77,10 @@ pub fn wrap(dir: &Path, tag: &str) -> Vec<String> {
         "--tool=callgrind".into(),
         "--instr-atstart=no".into(),
         "--vgdb=yes".into(),
-        // Children a server execs (none of ours) are not counted; forked ones are.
-        "--trace-children=no".into(),
+        // Followed through exec: a Debian build's launcher (`/bin/sh`) execs the build's own
+        // loader, which runs the server in the same process. The servers themselves exec
+        // nothing; forked children are counted either way.
+        "--trace-children=yes".into(),
         format!("--callgrind-out-file={}/{tag}.%p", dir.display()),
         // Below valgrind's own messages: they go to the server's log.
         "--log-fd=2".into(),

@@ -36,6 +36,21 @@ fn lab(dir: &Path, targets: &str) -> PathBuf {
     path
 }
 
+/// `dbdelta run LAB --quick --only point-query` with the shared cache.
+fn quick_point_query(dir: &Path, cache: &Path, lab: &Path) -> Output {
+    dbdelta(dir)
+        .env("DBDELTA_CACHE", cache)
+        .args([
+            "run",
+            lab.to_str().unwrap(),
+            "--quick",
+            "--only",
+            "point-query",
+        ])
+        .output()
+        .unwrap()
+}
+
 fn debian_mariadb(test: &str) -> bool {
     let found = Path::new("/usr/sbin/mariadbd").is_file()
         && Path::new("/usr/lib/mysql/plugin/ha_rocksdb.so").is_file();
@@ -61,17 +76,7 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
         "[[target]]\nname = \"maria102\"\nengine = \"mariadb\"\nversion = \"10.2\"\n\n\
          [[target]]\nname = \"mysql80\"\nengine = \"mysql\"\nversion = \"mysql@8.0\"\n",
     );
-    let out = dbdelta(dir.path())
-        .env("DBDELTA_CACHE", cache)
-        .args([
-            "run",
-            lab.to_str().unwrap(),
-            "--quick",
-            "--only",
-            "point-query",
-        ])
-        .output()
-        .unwrap();
+    let out = quick_point_query(dir.path(), cache, &lab);
     assert!(out.status.success(), "stderr: {}", text(&out.stderr));
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
     let targets: Vec<(String, String, bool, String)> = rows(
@@ -114,6 +119,67 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
             text(&again.stdout)
         );
     }
+}
+
+/// The 2025 arc in CI: Oracle MySQL 5.6, 5.7, 8.0 (npm, Maven) and 9.7 from Debian's unstable
+/// suite (its libraries too, run through its own loader), each fetched, verified, started and
+/// measured, each reporting its own version; 9.7's row of the flavor table is recorded, and
+/// `list versions` says where it came from.
+#[test]
+fn the_mysql_arc_to_97_from_debian_runs_a_step_each() {
+    let _lock = measuring();
+    let cache = shared_cache();
+    let dir = scratch();
+    let arc = ["5.6", "5.7", "8.0", "9.7"];
+    let targets: String = arc
+        .iter()
+        .map(|v| {
+            format!("[[target]]\nname = \"mysql{v}\"\nengine = \"mysql\"\nversion = \"{v}\"\n\n")
+        })
+        .collect();
+    let lab = lab(dir.path(), &targets);
+    let out = quick_point_query(dir.path(), cache, &lab);
+    assert!(out.status.success(), "stderr: {}", text(&out.stderr));
+    let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let targets: Vec<(String, bool, String)> = rows(
+        &db,
+        "SELECT server_version, failed, config_text FROM targets ORDER BY position",
+    );
+    assert_eq!(targets.len(), arc.len(), "{targets:?}");
+    for ((version, failed, _), v) in targets.iter().zip(arc) {
+        assert!(
+            !failed && version.starts_with(&format!("MySQL {v}.")),
+            "{v}: {targets:?}"
+        );
+    }
+    // 8.4 removed the ssl option: the 8.4-9.x row turns TLS off another way.
+    let cnf = &targets[3].2;
+    assert!(
+        cnf.contains("\ntls_version = ''\n") && !cnf.contains("\nskip-ssl\n"),
+        "{cnf}"
+    );
+    let steps: Vec<(String, i64, bool, Option<f64>)> = rows(
+        &db,
+        "SELECT target, events, failed, server_cpu_us_per_op FROM measurements WHERE warm = 0 ORDER BY rowid",
+    );
+    // Every server was measured; 9.7's CPU seen through its launcher (the same process).
+    assert_eq!(steps.len(), arc.len(), "{steps:?}");
+    assert!(
+        steps
+            .iter()
+            .all(|(_, e, f, cpu)| *e > 0 && !f && cpu.is_some_and(|c| c > 0.0)),
+        "{steps:?}"
+    );
+    let listed = dbdelta(dir.path())
+        .env("DBDELTA_CACHE", cache)
+        .args(["list", "versions", "mysql"])
+        .output()
+        .unwrap();
+    let listing = text(&listed.stdout);
+    assert!(
+        listing.contains("Debian sid mysql-server-core 9.7.") && listing.contains("cached"),
+        "{listing}"
+    );
 }
 
 /// A cached archive that no longer matches the registry's checksum is fetched again; a cached
@@ -180,7 +246,7 @@ fn unknown_versions_are_bad_input_that_lists_the_builds() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.contains("mysql@9.9: no such Oracle MySQL build")
-            && err.contains("5.6.24, 5.7.19, 5.7.22, 8.0.12, 8.0.15, 8.0.31"),
+            && err.contains("5.6.24, 5.7.19, 5.7.22, 8.0.12, 8.0.15, 8.0.31, 9.7 (Debian sid)"),
         "{err}"
     );
     // In a lab: the same, before anything is written.

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use super::unpack::{self, Layout, Manifest};
-use super::{Fetched, Product, Release};
+use super::{Fetched, Package, Product, Release, debian_tree};
 
 /// The record of a finished entry.
 const RECORD: &str = "dbdelta-build.json";
@@ -74,6 +74,8 @@ pub enum Checksum {
     Sha1(Vec<u8>),
     /// npm's `sha512-…` integrity.
     Sha512(Vec<u8>),
+    /// A Debian index's `SHA256`.
+    Sha256(Vec<u8>),
 }
 
 impl Checksum {
@@ -81,12 +83,13 @@ impl Checksum {
         match self {
             Checksum::Sha1(_) => "sha1",
             Checksum::Sha512(_) => "sha512",
+            Checksum::Sha256(_) => "sha256",
         }
     }
 
     fn digest(&self) -> &[u8] {
         match self {
-            Checksum::Sha1(d) | Checksum::Sha512(d) => d,
+            Checksum::Sha1(d) | Checksum::Sha512(d) | Checksum::Sha256(d) => d,
         }
     }
 
@@ -101,6 +104,7 @@ impl Checksum {
         match algo {
             "sha1" => Some(Checksum::Sha1(digest)),
             "sha512" => Some(Checksum::Sha512(digest)),
+            "sha256" => Some(Checksum::Sha256(digest)),
             _ => None,
         }
     }
@@ -109,6 +113,7 @@ impl Checksum {
         match self {
             Checksum::Sha1(_) => Hasher::Sha1(sha1::Sha1::new()),
             Checksum::Sha512(_) => Hasher::Sha512(sha2::Sha512::new()),
+            Checksum::Sha256(_) => Hasher::Sha256(sha2::Sha256::new()),
         }
     }
 }
@@ -116,6 +121,7 @@ impl Checksum {
 enum Hasher {
     Sha1(sha1::Sha1),
     Sha512(sha2::Sha512),
+    Sha256(sha2::Sha256),
 }
 
 impl Hasher {
@@ -123,6 +129,7 @@ impl Hasher {
         match self {
             Hasher::Sha1(h) => h.update(bytes),
             Hasher::Sha512(h) => h.update(bytes),
+            Hasher::Sha256(h) => h.update(bytes),
         }
     }
 
@@ -130,12 +137,13 @@ impl Hasher {
         match self {
             Hasher::Sha1(h) => h.finalize().to_vec(),
             Hasher::Sha512(h) => h.finalize().to_vec(),
+            Hasher::Sha256(h) => h.finalize().to_vec(),
         }
     }
 }
 
 /// Hash a whole file with the algorithm of `expected`; true when it matches.
-fn archive_matches(path: &Path, expected: &Checksum) -> Result<bool> {
+pub(super) fn archive_matches(path: &Path, expected: &Checksum) -> Result<bool> {
     let mut h = expected.hasher();
     unpack::read_chunks(path, |chunk| h.update(chunk))?;
     Ok(h.finish() == expected.digest())
@@ -155,6 +163,43 @@ struct Record {
     checksum: String,
     layout: Layout,
     manifest: Manifest,
+    /// A Debian build's `.deb`s (in the directory `archive`), each with the index's checksum.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    parts: Vec<(String, String)>,
+}
+
+impl Record {
+    /// The `.deb`s with their checksums (`None` when one is unreadable).
+    fn debian_parts(&self) -> Option<Vec<debian_tree::Part>> {
+        self.parts
+            .iter()
+            .map(|(f, c)| Some((f.clone(), Checksum::parse(c)?)))
+            .collect()
+    }
+
+    /// Is the downloaded archive (or every `.deb`) still what the registry published?
+    fn archive_good(&self, entry: &Path) -> Result<bool> {
+        let archive = entry.join(&self.archive);
+        if let Layout::Debian { .. } = self.layout {
+            return match self.debian_parts() {
+                Some(parts) => debian_tree::parts_match(&archive, &parts),
+                None => Ok(false),
+            };
+        }
+        Ok(match Checksum::parse(&self.checksum) {
+            Some(c) => archive.is_file() && archive_matches(&archive, &c)?,
+            None => false,
+        })
+    }
+
+    /// Unpack the verified archive(s) into the empty `tree`.
+    fn unpack(&self, entry: &Path, tree: &Path) -> Result<()> {
+        let archive = entry.join(&self.archive);
+        match (&self.layout, self.debian_parts()) {
+            (Layout::Debian { .. }, Some(parts)) => debian_tree::unpack(&archive, &parts, tree),
+            _ => unpack::unpack(&self.layout, &archive, tree),
+        }
+    }
 }
 
 /// A cached build, for `dbdelta list versions`.
@@ -238,12 +283,7 @@ fn verify(product: Product, entry: &Path, say: &dyn Fn(&str)) -> Result<Verdict>
         super::label(product, &record.version)
     );
     let archive = entry.join(&record.archive);
-    let expected = Checksum::parse(&record.checksum);
-    let good = match &expected {
-        Some(c) => archive.is_file() && archive_matches(&archive, c)?,
-        None => false,
-    };
-    if !good {
+    if !record.archive_good(entry)? {
         say(&format!(
             "cached {title}: its archive {} no longer matches the registry's checksum; fetching it again",
             archive.display()
@@ -260,7 +300,8 @@ fn verify(product: Product, entry: &Path, say: &dyn Fn(&str)) -> Result<Verdict>
         let staging = entry.join(format!(".{TREE}.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&staging);
         std::fs::create_dir(&staging)?;
-        let result = unpack::unpack(&record.layout, &archive, &staging)
+        let result = record
+            .unpack(entry, &staging)
             .and_then(|()| unpack::manifest(&staging));
         let manifest = match result {
             Ok(m) => m,
@@ -319,10 +360,6 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     {
         return Ok(fetched(bin, 0));
     }
-    let artifact = match &release.artifact {
-        Some(a) => a.clone(),
-        None => release.package.locate(&release.package_version)?,
-    };
     let source = release.source();
     say(&format!(
         "fetching {} {} from {source} ...",
@@ -333,8 +370,11 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     let staging = product_dir(product).join(format!(".{}.{}", release.version, std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     std::fs::create_dir_all(&staging)?;
-    let result = download_and_unpack(release, &artifact, &staging, &source);
-    let bytes = match result {
+    let result = match release.package {
+        Package::Debian { .. } => download_debian(release, &staging, &source, say),
+        _ => download_and_unpack(release, &staging, &source),
+    };
+    let (bytes, algorithm) = match result {
         Ok(b) => b,
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
@@ -344,25 +384,59 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     let _ = std::fs::remove_dir_all(&entry);
     std::fs::rename(&staging, &entry)?;
     say(&format!(
-        "{} {}: {:.1} MB in {:.1} s, {} verified, cached in {}",
+        "{} {}: {:.1} MB in {:.1} s, {algorithm} verified, cached in {}",
         product.title(),
         super::label(product, &release.version),
         bytes as f64 / 1e6,
         started.elapsed().as_secs_f64(),
-        artifact.checksum.algorithm(),
         entry.display()
     ));
     Ok(fetched(entry.join(TREE).join(release.layout.bin()), bytes))
+}
+
+/// A Debian build into `staging`: its `.deb`s (each checked against the suite's signed index),
+/// their tree, and the record. Returns the bytes downloaded and what verified them.
+fn download_debian(
+    release: &Release,
+    staging: &Path,
+    source: &str,
+    say: &dyn Fn(&str),
+) -> Result<(u64, &'static str)> {
+    const DEBS: &str = "debs";
+    let (parts, bytes) = debian_tree::download(release, staging, DEBS, TREE, say)?;
+    let tree = staging.join(TREE);
+    if !tree.join(release.layout.bin()).is_dir() {
+        bail!("{source} has no {} directory", release.layout.bin());
+    }
+    let record = Record {
+        product: release.product.id().into(),
+        version: release.version.clone(),
+        source: source.into(),
+        url: super::debian::mirror()?,
+        archive: DEBS.into(),
+        checksum: String::new(),
+        layout: release.layout.clone(),
+        manifest: unpack::manifest(&tree)?,
+        parts: parts
+            .iter()
+            .map(|(f, c)| (f.clone(), c.to_text()))
+            .collect(),
+    };
+    write_record(staging, &record)?;
+    Ok((bytes, "gpgv + sha256"))
 }
 
 /// Into `staging`: the archive (checked against the registry's checksum before anything is
 /// unpacked), its tree, and the record. Returns the bytes downloaded.
 fn download_and_unpack(
     release: &Release,
-    artifact: &super::Artifact,
     staging: &Path,
     source: &str,
-) -> Result<u64> {
+) -> Result<(u64, &'static str)> {
+    let artifact = match &release.artifact {
+        Some(a) => a.clone(),
+        None => release.package.locate(&release.package_version)?,
+    };
     let name = artifact
         .url
         .rsplit('/')
@@ -388,14 +462,15 @@ fn download_and_unpack(
         checksum: artifact.checksum.to_text(),
         layout: release.layout.clone(),
         manifest: unpack::manifest(&tree)?,
+        parts: Vec::new(),
     };
     write_record(staging, &record)?;
-    Ok(bytes)
+    Ok((bytes, artifact.checksum.algorithm()))
 }
 
 /// Stream `url` into `dest`, hashing as it comes; fail (and remove the file) when the hash is not
 /// the registry's.
-fn download(url: &str, dest: &Path, expected: &Checksum) -> Result<u64> {
+pub(super) fn download(url: &str, dest: &Path, expected: &Checksum) -> Result<u64> {
     let mut resp = super::agent()
         .get(url)
         .call()

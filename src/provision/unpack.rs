@@ -33,6 +33,8 @@ pub enum Layout {
         bin: String,
         executable: Vec<String>,
     },
+    /// `.deb`s of a Debian suite unpacked into one root (`debian_tree`).
+    Debian { bin: String },
 }
 
 impl Layout {
@@ -41,7 +43,8 @@ impl Layout {
         match self {
             Layout::Tarball { bin, .. }
             | Layout::JarTarball { bin, .. }
-            | Layout::JarTree { bin, .. } => bin,
+            | Layout::JarTree { bin, .. }
+            | Layout::Debian { bin } => bin,
         }
     }
 }
@@ -67,6 +70,7 @@ pub fn unpack(layout: &Layout, archive: &Path, tree: &Path) -> Result<()> {
         Layout::JarTree {
             prefix, executable, ..
         } => unjar_tree(file, prefix, executable, tree)?,
+        Layout::Debian { .. } => bail!("a Debian build is many archives: debian_tree unpacks it"),
     }
     open_up(tree)
 }
@@ -100,7 +104,7 @@ fn untar(reader: impl Read, tree: &Path) -> Result<()> {
 }
 
 /// Does `target`, seen from the directory `base` (both relative to the tree), stay inside it?
-fn stays_inside(base: &Path, target: &Path) -> bool {
+pub(super) fn stays_inside(base: &Path, target: &Path) -> bool {
     let mut depth: i64 = base
         .components()
         .filter(|c| matches!(c, Component::Normal(_)))
@@ -182,7 +186,7 @@ fn pg_relink(native: &Path) -> Result<()> {
 }
 
 /// Every directory `a+rx`, every file `a+r` (the server user must read and run the build).
-fn open_up(dir: &Path) -> Result<()> {
+pub(super) fn open_up(dir: &Path) -> Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let meta = entry.path().symlink_metadata()?;

@@ -74,6 +74,9 @@ pub struct Flavor {
     pub init: Init,
     /// `[mysqld]` lines this version needs on top of [`DEFAULTS`], each with why.
     pub lines: &'static [(&'static str, &'static str)],
+    /// Lines of [`DEFAULTS`] this version no longer accepts (its `lines` say what replaces
+    /// them).
+    pub drops: &'static [&'static str],
     /// How `root` logs in (with the server's random password; `mywire` speaks both).
     pub auth: &'static str,
     /// The `--init-file` statements that leave `root@localhost` the only account that can log
@@ -118,6 +121,7 @@ pub const FLAVORS: &[Flavor] = &[
         since: (5, 6, 0),
         init: Init::Template,
         lines: &[],
+        drops: &[],
         auth: "mysql_native_password",
         secure: SECURE_TABLES,
         myrocks: false,
@@ -128,6 +132,7 @@ pub const FLAVORS: &[Flavor] = &[
         since: (5, 7, 0),
         init: Init::InitializeInsecure,
         lines: &[],
+        drops: &[],
         auth: "mysql_native_password",
         secure: SECURE_ALTER,
         myrocks: false,
@@ -151,6 +156,48 @@ pub const FLAVORS: &[Flavor] = &[
                 "8.0 caches table sizes for a day; the others report them live",
             ),
         ],
+        drops: &[],
+        auth: "caching_sha2_password (fast path)",
+        secure: SECURE_ALTER,
+        myrocks: false,
+    },
+    // 8.4 (LTS) and 9.x. What `mysqld --verbose --help` of Debian's 9.7.4-2 shows, checked
+    // here: no `ssl` option (MySQL 8.4.0's release notes: --ssl and --admin-ssl removed;
+    // `tls_version = ''` turns TLS off since 8.0.16), no `innodb_log_file_size` (the redo log
+    // is `innodb_redo_log_capacity` since 8.0.30), no `mysql_native_password` plugin
+    // (`plugin-dir` has none; 8.4 disabled it, 9.0 removed it: root keeps 8.0's
+    // caching_sha2_password), and `mysqlx`, `log-bin` and `information_schema_stats_expiry`
+    // as in 8.0. Defaults that changed in 8.4 and are kept as the server's (recorded with the
+    // results): innodb_io_capacity 10000, innodb_adaptive_hash_index OFF,
+    // innodb_log_buffer_size 64M, innodb_doublewrite_pages 128.
+    Flavor {
+        name: "MySQL 8.4-9.x",
+        mariadb: false,
+        since: (8, 4, 0),
+        init: Init::InitializeInsecure,
+        lines: &[
+            (
+                "tls_version = ''",
+                "no TLS, as skip-ssl does for the others (8.4 removed the ssl option)",
+            ),
+            (
+                "mysqlx = OFF",
+                "the X plugin would listen on port 33060 and /tmp/mysqlx.sock, shared by every server",
+            ),
+            (
+                "skip-log-bin",
+                "8.0 and later turn the binary log on; 5.6, 5.7 and MariaDB have it off",
+            ),
+            (
+                "information_schema_stats_expiry = 0",
+                "8.0 and later cache table sizes for a day; the others report them live",
+            ),
+            (
+                "secure-file-priv = NULL",
+                "no server-side file import or export (loads are LOAD DATA LOCAL); Debian's build defaults to /var/lib/mysql-files and stops when it is missing",
+            ),
+        ],
+        drops: &["skip-ssl"],
         auth: "caching_sha2_password (fast path)",
         secure: SECURE_ALTER,
         myrocks: false,
@@ -161,6 +208,7 @@ pub const FLAVORS: &[Flavor] = &[
         since: (10, 1, 0),
         init: Init::InstallDb(&[]),
         lines: &[],
+        drops: &[],
         auth: "mysql_native_password",
         secure: SECURE_TABLES,
         myrocks: true,
@@ -171,6 +219,7 @@ pub const FLAVORS: &[Flavor] = &[
         since: (10, 2, 0),
         init: Init::InstallDb(MARIADB_INSTALL_10_2),
         lines: &[],
+        drops: &[],
         auth: "mysql_native_password",
         secure: SECURE_TABLES,
         myrocks: true,
@@ -181,6 +230,7 @@ pub const FLAVORS: &[Flavor] = &[
         since: (10, 4, 0),
         init: Init::InstallDb(MARIADB_INSTALL_10_2),
         lines: &[],
+        drops: &[],
         auth: "mysql_native_password",
         secure: SECURE_GLOBAL_PRIV,
         myrocks: true,
@@ -191,6 +241,7 @@ pub const FLAVORS: &[Flavor] = &[
         since: (10, 5, 0),
         init: Init::InstallDb(MARIADB_INSTALL_10_5),
         lines: &[],
+        drops: &[],
         auth: "mysql_native_password",
         secure: SECURE_GLOBAL_PRIV,
         myrocks: true,
@@ -208,6 +259,24 @@ impl Flavor {
             out.push('\n');
         }
         out
+    }
+
+    /// [`DEFAULTS`] without the lines this version no longer accepts, with their title.
+    fn defaults(&self) -> (String, Vec<(&'static str, &'static str)>) {
+        let lines = DEFAULTS
+            .iter()
+            .filter(|(line, _)| !self.drops.contains(line))
+            .copied()
+            .collect();
+        let title = match self.drops {
+            [] => "dbdelta's defaults (every version)".to_string(),
+            drops => format!(
+                "dbdelta's defaults (every version; {} has no {})",
+                self.name,
+                drops.join(", ")
+            ),
+        };
+        (title, lines)
     }
 
     /// The row for a build of `version` (MariaDB or not).
@@ -286,7 +355,7 @@ fn first_file(dirs: &[PathBuf], names: &[&str]) -> Option<PathBuf> {
 }
 
 /// Find a target's programs: in `bin` (basedir: `bin` itself when it holds `share/`, else its
-/// parent; install-db also in `<basedir>/scripts`, then `PATH`), or without `bin` Debian's
+/// parent; install-db also in `<basedir>/scripts` and `<basedir>/bin`, then `PATH`), or without `bin` Debian's
 /// MariaDB, then `PATH`.
 pub fn find_binaries(bin: Option<&Path>) -> Result<Binaries> {
     let Some(bin) = bin else {
@@ -324,7 +393,8 @@ pub fn find_binaries(bin: Option<&Path>) -> Result<Binaries> {
     };
     let mut dirs = vec![bin.to_path_buf()];
     if let Some(base) = &basedir {
-        dirs.push(base.join("scripts"));
+        // `bin/` beside a `sbin/` server: Debian's layout (fetched from a Debian suite).
+        dirs.extend([base.join("scripts"), base.join("bin")]);
     }
     let install =
         first_file(&dirs, INSTALL_NAMES).or_else(|| INSTALL_NAMES.iter().find_map(|n| on_path(n)));
@@ -534,7 +604,8 @@ pub fn render_config(
             let _ = writeln!(out, "# {why}\n{line}");
         }
     };
-    section(&mut out, "dbdelta's defaults (every version)", DEFAULTS);
+    let (title, defaults) = build.flavor.defaults();
+    section(&mut out, &title, &defaults);
     if let Some(base) = &build.bins.basedir {
         let _ = writeln!(out, "# this build\nbasedir = {}", base_text(base));
         if let Some(dir) = build.bins.messages() {
@@ -581,7 +652,8 @@ mod tests {
         assert_eq!(name(false, (5, 6, 24)), "MySQL 5.6");
         assert_eq!(name(false, (5, 7, 22)), "MySQL 5.7");
         assert_eq!(name(false, (8, 0, 12)), "MySQL 8.0");
-        assert_eq!(name(false, (9, 1, 0)), "MySQL 8.0");
+        assert_eq!(name(false, (8, 3, 0)), "MySQL 8.0");
+        assert_eq!(name(false, (9, 7, 4)), "MySQL 8.4-9.x");
         assert_eq!(name(false, (5, 5, 9)), "MySQL 5.6");
         assert_eq!(name(true, (10, 2, 11)), "MariaDB 10.2-10.3");
         assert_eq!(name(true, (10, 4, 1)), "MariaDB 10.4");
@@ -680,6 +752,41 @@ mod tests {
         assert!(cfg.contains("plugin-load-add = ha_rocksdb.so"), "{cfg}");
         assert!(!cfg.contains("mysqlx") && !cfg.contains("basedir"), "{cfg}");
         assert!(cfg.contains("table-options = ENGINE=ROCKSDB\n"), "{cfg}");
+    }
+
+    #[test]
+    fn mysql_9_drops_skip_ssl_and_turns_tls_off_its_own_way() {
+        let b = build(Flavor::of(false, (9, 7, 4)), None);
+        let cfg = render_config(&b, Storage::InnoDb, &TableDdl::default(), &[], None);
+        let lines: Vec<&str> = cfg.lines().collect();
+        // mysqld 9.7 refuses to start on an unknown option: skip-ssl must be gone.
+        assert!(!lines.contains(&"skip-ssl"), "{cfg}");
+        for line in [
+            "tls_version = ''",
+            "secure-file-priv = NULL",
+            "skip-log-bin",
+        ] {
+            assert!(lines.contains(&line), "{line}: {cfg}");
+        }
+        assert!(cfg.contains("MySQL 8.4-9.x has no skip-ssl"), "{cfg}");
+        // 8.0 keeps every default.
+        let b = build(Flavor::of(false, (8, 0, 31)), None);
+        let cfg = render_config(&b, Storage::InnoDb, &TableDdl::default(), &[], None);
+        assert!(cfg.lines().any(|l| l == "skip-ssl") && !cfg.contains("tls_version"));
+    }
+
+    #[test]
+    fn debian_layout_finds_install_db_in_usr_bin() {
+        // A Debian root: the server in usr/sbin, mariadb-install-db in usr/bin.
+        let dir = tempfile::tempdir().unwrap();
+        let usr = dir.path().join("usr");
+        std::fs::create_dir_all(usr.join("sbin")).unwrap();
+        std::fs::create_dir_all(usr.join("bin")).unwrap();
+        std::fs::write(usr.join("sbin/mariadbd"), "").unwrap();
+        std::fs::write(usr.join("bin/mariadb-install-db"), "").unwrap();
+        let b = find_binaries(Some(&usr.join("sbin"))).unwrap();
+        assert_eq!(b.basedir.as_deref(), Some(usr.as_path()));
+        assert_eq!(b.install, Some(usr.join("bin/mariadb-install-db")));
     }
 
     #[test]
