@@ -27,8 +27,8 @@ use crate::store::Store;
 #[derive(Debug, Parser)]
 #[command(name = "dbdelta", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Results store of the commands that read or write one (run, report, compare, list runs
-    /// and targets, profile, store push); also accepted after the command.
+    /// Results store of the commands that read or write one (run, report, compare, history,
+    /// list runs and targets, profile, store push); also accepted after the command.
     #[arg(long, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
     /// Print no progress, only results and errors (run, fetch, build; also accepted after the
