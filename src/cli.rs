@@ -1428,8 +1428,13 @@ fn history_empty(store: &Store, args: &HistoryArgs) -> Result<String> {
     .into_iter()
     .filter_map(|(f, v)| v.as_ref().map(|v| format!("{f} {v:?}")))
     .collect();
+    let hint = if args.metric == "instructions" {
+        " (runs store instructions/op with `dbdelta run --instructions`)"
+    } else {
+        ""
+    };
     Ok(format!(
-        "history: no stored run matches {} with a value of {} (labs in {}: {}); check the names with `dbdelta list runs` and `dbdelta list targets`",
+        "history: no stored run matches {} with a value of {}{hint} (labs in {}: {}); check the names with `dbdelta list runs` and `dbdelta list targets`",
         if filters.is_empty() {
             "the store".to_string()
         } else {
@@ -1642,11 +1647,21 @@ mod tests {
                 .map(|(p, _)| p.trim_start_matches("dbdelta "))
                 .collect()
         };
-        let stores = ["run", "report", "compare", "list", "profile", "store push"];
+        let stores = [
+            "run",
+            "report",
+            "compare",
+            "history",
+            "list",
+            "profile",
+            "store push",
+        ];
         assert_eq!(with("store"), stores);
         assert_eq!(with("quiet"), ["run", "fetch", "build"]);
         assert_eq!(with("verbose"), ["run", "fetch", "build"]);
-        let outputs = ["run", "plan", "report", "compare", "list", "profile"];
+        let outputs = [
+            "run", "plan", "report", "compare", "history", "list", "profile",
+        ];
         assert_eq!(with("output"), outputs);
         // Before the command they are refused where they would do nothing.
         for argv in [
