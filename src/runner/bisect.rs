@@ -251,10 +251,15 @@ fn probe(
     Ok(j.changed())
 }
 
-/// A target with what distinguishes it, when known: `t3 (os)`, `pg16.4 (16.4)`.
+/// A target with what distinguishes it, when known: `t3 (os)`, `t5 (-O1)` (a custom build's
+/// flags), `pg16 (16.4)`.
 fn shown(t: &TargetPlan) -> String {
+    let built = |b: &crate::results::BuildInfo| match b.variant.as_str() {
+        "custom" => b.cflags.clone(),
+        v => v.to_string(),
+    };
     let what = (t.version.clone())
-        .or_else(|| t.built.as_ref().map(|b| b.variant.clone()))
+        .or_else(|| t.built.as_ref().map(built))
         .or_else(|| t.config_name.clone())
         .filter(|w| *w != t.name);
     match what {
