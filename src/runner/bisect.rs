@@ -319,7 +319,8 @@ fn answer(
 
 #[cfg(test)]
 mod tests {
-    use super::search;
+    use super::{Decider, judge, search};
+    use crate::results::Metric;
 
     /// Probes of a search over `n` positions whose first changed one is `at` (`n`: none).
     fn probes(n: usize, at: usize) -> super::Search {
@@ -374,6 +375,70 @@ mod tests {
                 first_changed: None
             }
         );
+    }
+
+    /// A run of targets a (the base), b and c, one repeat of steps s1 and s2 at one client,
+    /// with instructions/op `a`'s times each target's factor per step (spread ±0.1%).
+    fn counted(factors: &[(&str, [f64; 2])]) -> crate::results::RunData {
+        use crate::results::{Measurement, RunData, RunInfo, TargetInfo, Values};
+        let mut data = RunData {
+            run: RunInfo {
+                id: "r".into(),
+                min_effect: Some(0.02),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        for (target, f) in factors {
+            (data.targets).push(TargetInfo {
+                name: target.to_string(),
+                engine: "sqlite".into(),
+                ..Default::default()
+            });
+            for (i, step) in ["s1", "s2"].into_iter().enumerate() {
+                let v = 10_000.0 * f[i];
+                data.measurements.push(Measurement {
+                    target: target.to_string(),
+                    suite: "sysbench".into(),
+                    step: step.into(),
+                    group: "point".into(),
+                    clients: 1,
+                    repeat: 1,
+                    ops: 1000,
+                    qps: Some(1000.0),
+                    values: Values::default().with(&[
+                        (Metric::ServerInstr, v),
+                        (Metric::ServerInstrSpread, v / 1e3),
+                    ]),
+                    ..Default::default()
+                });
+            }
+        }
+        data
+    }
+
+    #[test]
+    fn a_target_changed_when_one_step_did_and_the_answer_is_that_step() {
+        let data = counted(&[
+            ("a", [1.0, 1.0]),
+            ("b", [1.001, 1.3]),
+            ("c", [1.001, 0.999]),
+        ]);
+        let b = judge(&data, "a", "b", Decider::Instructions).unwrap();
+        assert_eq!((b.step.as_str(), b.verdict.as_str()), ("s2", "regression"));
+        assert!(b.changed() && (b.ratio - 1.3).abs() < 1e-9, "{b:?}");
+        let c = judge(&data, "a", "c", Decider::Instructions).unwrap();
+        assert_eq!(c.verdict, "within noise");
+        assert!(!c.changed());
+        // Against another base: c is cheaper than b on s2.
+        let c_b = judge(&data, "b", "c", Decider::Instructions).unwrap();
+        assert_eq!(
+            (c_b.step.as_str(), c_b.verdict.as_str()),
+            ("s2", "improvement")
+        );
+        // One repeat gives server CPU/op no verdict: an error naming the metric, not a guess.
+        let e = judge(&data, "a", "b", Decider::ServerCpu).unwrap_err();
+        assert!(e.to_string().contains("no server CPU/op verdict"), "{e}");
     }
 
     #[test]
