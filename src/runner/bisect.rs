@@ -217,11 +217,10 @@ fn probe(
     let prepared = crate::plan::prepare(one, b.progress)?;
     plan.targets[i] = prepared.targets[0].clone();
     let name = plan.targets[i].name.clone();
+    let n = plan.targets.len();
     b.progress.line(&format!(
-        "bisect: measuring {} ({} of {})",
-        name,
-        i + 1,
-        plan.targets.len()
+        "bisect: measuring {name} (position {} of {n})",
+        i + 1
     ));
     let outcome = run.add(plan, i, store, b.progress, b.interrupt)?;
     if outcome.interrupted {
