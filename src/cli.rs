@@ -1777,6 +1777,79 @@ mod tests {
         assert_eq!(top.store(&args.store), std::path::Path::new("a.db"));
     }
 
+    /// `bisect`'s plan: the metric that decides (and why), and one-line refusals of what has
+    /// nothing to bisect or no verdict to decide by.
+    #[test]
+    fn bisect_decides_by_instructions_when_counted_and_refuses_what_gives_no_verdict() {
+        use crate::runner::bisect::Decider;
+        let dir = tempfile::tempdir().unwrap();
+        let lab = |extra: &str, targets: usize| {
+            // One file per lab (a later lab must not overwrite an earlier one still in use).
+            let path = dir
+                .path()
+                .join(format!("lab-{targets}-{}.toml", extra.len()));
+            let mut text = format!("[lab]\nname = \"b\"\n{extra}\n");
+            for i in 0..targets {
+                text.push_str(&format!(
+                    "[[target]]\nname = \"t{i}\"\nengine = \"sqlite\"\n"
+                ));
+            }
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string()
+        };
+        let plan = |lab: &str, flags: &[&str]| {
+            let mut argv = vec!["dbdelta", "bisect", lab, "--quick"];
+            argv.extend(flags);
+            let super::Command::Bisect(args) = super::parse_from(argv).unwrap().command else {
+                panic!()
+            };
+            super::bisect_plan(&args).map_err(|e| e.to_string())
+        };
+        let counted = lab("repeats = 1\ninstructions = true", 3);
+        let (p, by, why, _) = plan(&counted, &["--step", "point-query"]).unwrap();
+        assert_eq!((by, p.targets.len()), (Decider::Instructions, 3));
+        assert!(why.contains("the lab counts instructions"), "{why}");
+        let steps: Vec<&str> = p.steps().map(|s| s.label.as_str()).collect();
+        assert_eq!(steps, ["point-query"], "only the judged step runs");
+        // The group's steps, and nothing else.
+        let (p, ..) = plan(&counted, &["--group", "point"]).unwrap();
+        assert!(p.steps().count() > 1 && p.steps().all(|s| s.group == "point"));
+
+        let timed = lab("repeats = 1", 3);
+        let e = plan(&timed, &["--step", "point-query"]).unwrap_err();
+        assert!(
+            e.contains("set repeats >= 2") && e.contains("instructions = true"),
+            "{e}"
+        );
+        let (_, by, why, _) = plan(&timed, &["--step", "point-query", "--repeats", "3"]).unwrap();
+        assert_eq!(by, Decider::ServerCpu);
+        assert!(why.contains("3 paired repeats"), "{why}");
+        let (_, by, ..) = plan(
+            &timed,
+            &["--step", "point-query", "--metric", "instructions"],
+        )
+        .unwrap();
+        assert_eq!(by, Decider::Instructions);
+
+        for (lab, flags, want) in [
+            (lab("", 1), &["--step", "point-query"][..], "one target"),
+            (
+                counted.clone(),
+                &["--step", "x", "--only", "x"],
+                "--only/--skip",
+            ),
+            (counted.clone(), &["--group", "nope"], "--group nope"),
+            (
+                lab("repeats = \"auto\"", 2),
+                &["--step", "point-query"],
+                "\"auto\"",
+            ),
+        ] {
+            let e = plan(&lab, flags).unwrap_err();
+            assert!(e.contains(want) && !e.contains('\n'), "{flags:?}: {e}");
+        }
+    }
+
     #[test]
     fn markdown_is_md_and_png_names_the_png_flag() {
         let cli = super::parse_from(["dbdelta", "report", "--format", "markdown"]).unwrap();
