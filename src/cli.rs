@@ -88,6 +88,10 @@ pub enum Command {
     /// lab's `bin` (servers) or `library` (SQLite) takes, e.g.
     /// `dbdelta build postgres --source postgresql-15 --variant lto`.
     Build(BuildArgs),
+    /// Find the first of the lab's targets (in lab order) whose step or group left the first
+    /// target's level, measuring O(log n) of them into one run, e.g. `dbdelta bisect lab.toml
+    /// --step point-query`.
+    Bisect(BisectArgs),
     /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
     /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
@@ -108,6 +112,58 @@ pub enum Command {
     /// answers JSON requests on stdin. Not for people.
     #[command(hide = true)]
     CountClient,
+}
+
+/// The metric `bisect` decides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BisectMetric {
+    /// Instructions/op of a counting pass under callgrind: deterministic, a verdict from one
+    /// repeat (as `instructions = true`).
+    Instructions,
+    /// Server CPU/op, judged over paired repeats (repeats >= 2).
+    Cpu,
+    /// QPS, judged over paired repeats (repeats >= 2).
+    Qps,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub verbosity: Verbosity,
+    /// Lab file (TOML) whose targets, in lab order, are the sequence bisected (at least two;
+    /// the sequence is assumed to change at most once, for good).
+    #[arg(required_unless_present = "show")]
+    pub lab: Option<PathBuf>,
+    /// The step(s) judged, as --only takes them (a label or glob), e.g. point-query.
+    #[arg(long, value_name = "STEP_GLOB", required_unless_present_any = ["group", "show"], conflicts_with = "group")]
+    pub step: Option<String>,
+    /// The report group whose steps are judged (e.g. reads), instead of --step.
+    #[arg(long, value_name = "GROUP")]
+    pub group: Option<String>,
+    /// What decides: instructions (default when the lab has `instructions = true`), cpu
+    /// (server CPU/op; the default otherwise) or qps.
+    #[arg(long, value_enum, value_name = "METRIC")]
+    pub metric: Option<BisectMetric>,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
+    /// Where data directories are created.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+    /// Keep data directories after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Name the run (unique in the store).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Tag the run (repeatable).
+    #[arg(long, value_name = "TAG")]
+    pub tag: Vec<String>,
+    /// Print the answer of a stored bisection (a run id, name, `latest` or `previous`) and
+    /// run nothing.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["lab", "step", "group", "metric"])]
+    pub show: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -646,6 +702,10 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Fetch(args) => fetch_cmd(&args.what, &top.progress(&args.verbosity)),
         Command::Build(args) => build_cmd(&args, &top.progress(&args.verbosity)),
         Command::Profile(args) => profile_cmd(&top.store(&args.store), args),
+        Command::Bisect(args) => {
+            let progress = top.progress(&args.verbosity);
+            bisect_cmd(&top.store(&args.store), args, &progress)
+        }
         Command::Store(StoreArgs {
             command: StoreCommand::Push(args),
         }) => push_cmd(&top.store(&args.store), &args),
@@ -667,7 +727,7 @@ impl Shared {
     /// Refuses `--store`, `-q` or `-v` before a command that would ignore it.
     fn of(cli: &Cli) -> Result<Shared> {
         let (stores, talks) = match &cli.command {
-            Command::Run(_) => (true, true),
+            Command::Run(_) | Command::Bisect(_) => (true, true),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
             Command::History(_) => (true, false),
             Command::Profile(_) | Command::Store(_) => (true, false),
@@ -719,6 +779,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Fetch(_) => "fetch",
         Command::Build(_) => "build",
         Command::Profile(_) => "profile",
+        Command::Bisect(_) => "bisect",
         Command::Clean(_) => "clean",
         Command::Store(_) => "store",
         Command::Init(_) => "init",
@@ -834,7 +895,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
-    let label = run_label(&args)?;
+    let label = run_label(args.name.as_ref(), &args.tag)?;
     if args.dry_run {
         write_text(args.out.output.as_deref(), &plan_text(&plan), "the plan")?;
         return Ok(ExitCode::SUCCESS);
@@ -886,6 +947,11 @@ fn resume(
         })?,
         Some(id) => store.resolve_run(Some(id))?,
     };
+    if store.bisection(&run_id)?.is_some() {
+        return crate::error::input(format!(
+            "--resume {run_id}: the run is a bisection, which decides its targets as it goes; run `dbdelta bisect` again"
+        ));
+    }
     let stored: crate::plan::resume::StoredOptions = match store.run_options(&run_id)? {
         Some(json) => serde_json::from_str(&json).context("the run's stored options")?,
         None => {
@@ -934,20 +1000,20 @@ fn resume(
 }
 
 /// `--name` and `--tag` as words a store can look up (each tag once).
-fn run_label(args: &RunArgs) -> Result<crate::store::RunLabel> {
+fn run_label(name: Option<&String>, tag: &[String]) -> Result<crate::store::RunLabel> {
     let check = |flag: &str, v: &str| crate::store::check_label(flag, v).map_err(InputError::new);
-    if let Some(name) = &args.name {
+    if let Some(name) = name {
         check("--name", name)?;
     }
     let mut tags: Vec<String> = Vec::new();
-    for t in &args.tag {
+    for t in tag {
         check("--tag", t)?;
         if !tags.contains(t) {
             tags.push(t.clone());
         }
     }
     Ok(crate::store::RunLabel {
-        name: args.name.clone(),
+        name: name.cloned(),
         tags,
     })
 }
@@ -995,6 +1061,149 @@ fn report_outcome(
     let model = report::build(&data, args.base.as_deref())?;
     write_report(&model, &args.out)?;
     Ok(exit_status(outcome, store))
+}
+
+/// `dbdelta bisect LAB --step STEP`: plan, then measure targets into one run as the search
+/// asks; the answer on standard output. `--show RUN`: a stored bisection's answer.
+fn bisect_cmd(store_path: &Path, args: BisectArgs, progress: &Progress) -> Result<ExitCode> {
+    use crate::runner::bisect;
+    if let Some(run) = &args.show {
+        return show_bisection(store_path, run);
+    }
+    let (plan, by, why, opts) = bisect_plan(&args)?;
+    let label = run_label(args.name.as_ref(), &args.tag)?;
+    let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
+    crate::plan::preflight::check(&plan)?;
+    let interrupt = interrupt_flag()?;
+    let mut store = Store::open(store_path)?;
+    if let Some(name) = &label.name {
+        store.refuse_taken_name(name)?;
+    }
+    let b = bisect::Bisect {
+        by,
+        why: why.clone(),
+        progress,
+        interrupt: &interrupt,
+        options: stored.to_json(),
+        label,
+        start: crate::remote::start,
+    };
+    let answer = bisect::bisect(&plan, &mut store, &b)?;
+    let Some(text) = answer.text else {
+        eprintln!(
+            "interrupted: run {} is stored as incomplete in {}",
+            answer.run_id,
+            store.path().display()
+        );
+        let code = crate::signals::first().map_or(EXIT_INTERRUPTED, interrupted_code);
+        return Ok(ExitCode::from(code));
+    };
+    println!(
+        "run {}: decided by {}: {why}\n{text}",
+        answer.run_id,
+        by.words()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The plan of a bisection (only the judged steps), the metric that decides and why; bad
+/// input when there is nothing to bisect or no verdict to decide by.
+fn bisect_plan(
+    args: &BisectArgs,
+) -> Result<(
+    plan::RunPlan,
+    crate::runner::bisect::Decider,
+    String,
+    RunOptions,
+)> {
+    use crate::runner::bisect::Decider;
+    if !args.shape.only.is_empty() || !args.shape.skip.is_empty() {
+        return crate::error::input(
+            "bisect: --only/--skip: the steps judged are chosen with --step STEP or --group GROUP",
+        );
+    }
+    let mut opts = RunOptions {
+        workdir: args.workdir.clone(),
+        keep: args.keep,
+        instructions: args.metric == Some(BisectMetric::Instructions),
+        ..args.shape.options()
+    };
+    opts.only = match (&args.step, &args.group) {
+        (Some(step), _) => vec![step.clone()],
+        (None, Some(group)) => group_steps(args.lab.as_deref(), &opts, group)?,
+        (None, None) => return crate::error::input("bisect: give --step STEP or --group GROUP"),
+    };
+    let plan = plan::plan(load_lab(args.lab.as_deref())?, &opts)?;
+    if plan.targets.len() < 2 {
+        return crate::error::input(
+            "bisect: the lab has one target; give it the ordered targets to bisect (at least two)",
+        );
+    }
+    if plan.auto.is_some() {
+        return crate::error::input(
+            "bisect: repeats = \"auto\" is not supported (each probe runs alone); give --repeats N",
+        );
+    }
+    let repeats = plan.repeats;
+    let timed = |by: Decider, how: &str| match repeats {
+        0 | 1 => crate::error::input(
+            "bisect: one repeat and no instruction count give no verdict: set repeats >= 2 (--repeats 3) or instructions = true (--metric instructions)",
+        ),
+        r => Ok((by, format!("{how}; verdicts from {r} paired repeats"))),
+    };
+    let (by, why) = match (args.metric, plan.instructions.is_some()) {
+        (Some(BisectMetric::Instructions), _) => (
+            Decider::Instructions,
+            "--metric instructions: counted under callgrind, deterministic; verdict from the counting passes' spread".to_string(),
+        ),
+        (None, true) => (
+            Decider::Instructions,
+            "the lab counts instructions (deterministic); verdict from the counting passes' spread".to_string(),
+        ),
+        (Some(BisectMetric::Qps), _) => timed(Decider::Qps, "--metric qps")?,
+        (Some(BisectMetric::Cpu), _) => timed(Decider::ServerCpu, "--metric cpu")?,
+        (None, false) => timed(
+            Decider::ServerCpu,
+            "the lab counts no instructions, so server CPU/op (--metric qps for QPS)",
+        )?,
+    };
+    Ok((plan, by, why, opts))
+}
+
+/// The labels of the steps of report group `group` that the lab runs.
+fn group_steps(lab: Option<&Path>, opts: &RunOptions, group: &str) -> Result<Vec<String>> {
+    let plan = plan::plan(load_lab(lab)?, opts)?;
+    let steps: Vec<String> = (plan.steps())
+        .filter(|s| s.group == group)
+        .map(|s| s.label.clone())
+        .collect();
+    if steps.is_empty() {
+        let mut groups: Vec<&str> = plan.steps().map(|s| s.group.as_str()).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        return crate::error::input(format!(
+            "--group {group}: the lab runs no step of that group (its groups: {})",
+            groups.join(", ")
+        ));
+    }
+    Ok(steps)
+}
+
+/// `bisect --show RUN`: the stored answer of a bisection.
+fn show_bisection(store_path: &Path, run: &str) -> Result<ExitCode> {
+    let store = Store::open_existing(store_path)?;
+    let run_id = store.resolve_run(Some(run))?;
+    let Some(b) = store.bisection(&run_id)? else {
+        return crate::error::input(format!(
+            "bisect --show {run}: run {run_id} is no bisection (`dbdelta list runs` shows the runs)"
+        ));
+    };
+    let answer = (b.answer).unwrap_or_else(|| "did not end (interrupted or failed)".into());
+    println!(
+        "run {run_id}: bisection by {} on {}\n{answer}",
+        b.metric, b.steps
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `dbdelta init [FILE]`: the commented lab, written only when FILE does not exist yet.
@@ -1660,12 +1869,13 @@ mod tests {
             "compare",
             "history",
             "list",
+            "bisect",
             "profile",
             "store push",
         ];
         assert_eq!(with("store"), stores);
-        assert_eq!(with("quiet"), ["run", "fetch", "build"]);
-        assert_eq!(with("verbose"), ["run", "fetch", "build"]);
+        assert_eq!(with("quiet"), ["run", "fetch", "build", "bisect"]);
+        assert_eq!(with("verbose"), ["run", "fetch", "build", "bisect"]);
         let outputs = [
             "run", "plan", "report", "compare", "history", "list", "profile",
         ];
@@ -1686,6 +1896,79 @@ mod tests {
         };
         let top = super::Shared::of(&cli).unwrap();
         assert_eq!(top.store(&args.store), std::path::Path::new("a.db"));
+    }
+
+    /// `bisect`'s plan: the metric that decides (and why), and one-line refusals of what has
+    /// nothing to bisect or no verdict to decide by.
+    #[test]
+    fn bisect_decides_by_instructions_when_counted_and_refuses_what_gives_no_verdict() {
+        use crate::runner::bisect::Decider;
+        let dir = tempfile::tempdir().unwrap();
+        let lab = |extra: &str, targets: usize| {
+            // One file per lab (a later lab must not overwrite an earlier one still in use).
+            let path = dir
+                .path()
+                .join(format!("lab-{targets}-{}.toml", extra.len()));
+            let mut text = format!("[lab]\nname = \"b\"\n{extra}\n");
+            for i in 0..targets {
+                text.push_str(&format!(
+                    "[[target]]\nname = \"t{i}\"\nengine = \"sqlite\"\n"
+                ));
+            }
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string()
+        };
+        let plan = |lab: &str, flags: &[&str]| {
+            let mut argv = vec!["dbdelta", "bisect", lab, "--quick"];
+            argv.extend(flags);
+            let super::Command::Bisect(args) = super::parse_from(argv).unwrap().command else {
+                panic!()
+            };
+            super::bisect_plan(&args).map_err(|e| e.to_string())
+        };
+        let counted = lab("repeats = 1\ninstructions = true", 3);
+        let (p, by, why, _) = plan(&counted, &["--step", "point-query"]).unwrap();
+        assert_eq!((by, p.targets.len()), (Decider::Instructions, 3));
+        assert!(why.contains("the lab counts instructions"), "{why}");
+        let steps: Vec<&str> = p.steps().map(|s| s.label.as_str()).collect();
+        assert_eq!(steps, ["point-query"], "only the judged step runs");
+        // The group's steps, and nothing else.
+        let (p, ..) = plan(&counted, &["--group", "point"]).unwrap();
+        assert!(p.steps().count() > 1 && p.steps().all(|s| s.group == "point"));
+
+        let timed = lab("repeats = 1", 3);
+        let e = plan(&timed, &["--step", "point-query"]).unwrap_err();
+        assert!(
+            e.contains("set repeats >= 2") && e.contains("instructions = true"),
+            "{e}"
+        );
+        let (_, by, why, _) = plan(&timed, &["--step", "point-query", "--repeats", "3"]).unwrap();
+        assert_eq!(by, Decider::ServerCpu);
+        assert!(why.contains("3 paired repeats"), "{why}");
+        let (_, by, ..) = plan(
+            &timed,
+            &["--step", "point-query", "--metric", "instructions"],
+        )
+        .unwrap();
+        assert_eq!(by, Decider::Instructions);
+
+        for (lab, flags, want) in [
+            (lab("", 1), &["--step", "point-query"][..], "one target"),
+            (
+                counted.clone(),
+                &["--step", "x", "--only", "x"],
+                "--only/--skip",
+            ),
+            (counted.clone(), &["--group", "nope"], "--group nope"),
+            (
+                lab("repeats = \"auto\"", 2),
+                &["--step", "point-query"],
+                "\"auto\"",
+            ),
+        ] {
+            let e = plan(&lab, flags).unwrap_err();
+            assert!(e.contains(want) && !e.contains('\n'), "{flags:?}: {e}");
+        }
     }
 
     #[test]

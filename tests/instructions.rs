@@ -12,21 +12,6 @@ use common::*;
 
 use serde_json::Value;
 
-fn valgrind_installed() -> bool {
-    let ok = std::process::Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install valgrind (.ci/run does)"
-        );
-        eprintln!("note: valgrind is not installed; skipping (apt-get install valgrind)");
-    }
-    ok
-}
-
 const LAB: &str = r#"[lab]
 name = "instructions"
 repeats = 1

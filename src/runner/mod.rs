@@ -9,8 +9,10 @@
 //! Must not: render reports, or let drivers/workloads time themselves.
 
 mod auto;
+pub mod bisect;
 mod cell;
 pub mod count;
+mod grown;
 pub mod pacer;
 pub mod recorder;
 mod server;
@@ -36,6 +38,7 @@ use crate::results::{Profiling, RunInfo, TargetInfo};
 use crate::store::{CellKey, Store};
 use crate::workload::Suite;
 
+pub use grown::Grown;
 pub use server::{ClientsThere, StartServer, TargetServer};
 
 /// How a run ended.
@@ -106,34 +109,71 @@ pub fn execute(
     label: &crate::store::RunLabel,
     start: StartServer,
 ) -> Result<Outcome> {
-    name_stale(plan, progress)?;
-    let run_id = new_run_id();
-    let (run_dir, created_workdir, lock) = make_run_dir(plan, &run_id)?;
-    let mut info = run_info(plan, &run_id);
-    let perf = check_perf(plan, &mut info, progress);
-    store.begin_run(&info, &target_infos(plan))?;
-    // A new id: nobody else holds it; held, another host's --resume of it is refused.
-    store.hold_run(&run_id)?;
-    store.set_run_options(&run_id, options)?;
-    store.set_run_label(&run_id, label)?;
-    let invocation = store.begin_invocation(&run_id, &info.started)?;
+    let begun = Begun::new(plan, store, progress, (options, label), &target_infos(plan))?;
     progress.line(&format!(
-        "run {run_id}: {} — {} target(s), results in {}",
+        "run {}: {} — {} target(s), results in {}",
+        begun.run_id,
         plan.lab.name,
         plan.targets.len(),
         store.path().display()
     ));
-    let work = Work {
-        run_id: &run_id,
-        run_dir: &run_dir,
-        created_workdir,
-        lock,
-        invocation,
-        perf: perf.as_ref(),
-        finished: BTreeMap::new(),
-        start,
-    };
-    run_cells(plan, store, progress, interrupt, &work)
+    run_cells(plan, store, progress, interrupt, &begun.work(start))
+}
+
+/// A new run as it begins: recorded (with `targets`), its directory claimed.
+struct Begun {
+    run_id: String,
+    run_dir: PathBuf,
+    created_workdir: bool,
+    lock: workdir::RunLock,
+    invocation: u32,
+    perf: Option<Perf>,
+}
+
+impl Begun {
+    /// Record a new run of `plan` with its (options JSON, label) and `targets`, and claim its
+    /// directory; stale run directories are named first.
+    fn new(
+        plan: &RunPlan,
+        store: &mut Store,
+        progress: &Progress,
+        (options, label): (&str, &crate::store::RunLabel),
+        targets: &[TargetInfo],
+    ) -> Result<Begun> {
+        name_stale(plan, progress)?;
+        let run_id = new_run_id();
+        let (run_dir, created_workdir, lock) = make_run_dir(plan, &run_id)?;
+        let mut info = run_info(plan, &run_id);
+        let perf = check_perf(plan, &mut info, progress);
+        store.begin_run(&info, targets)?;
+        // A new id: nobody else holds it; held, another host's --resume of it is refused.
+        store.hold_run(&run_id)?;
+        store.set_run_options(&run_id, options)?;
+        store.set_run_label(&run_id, label)?;
+        let invocation = store.begin_invocation(&run_id, &info.started)?;
+        Ok(Begun {
+            run_id,
+            run_dir,
+            created_workdir,
+            lock,
+            invocation,
+            perf,
+        })
+    }
+
+    /// Where the run's cells work, their servers started by `start`.
+    fn work(&self, start: StartServer) -> Work<'_> {
+        Work {
+            run_id: &self.run_id,
+            run_dir: &self.run_dir,
+            created_workdir: self.created_workdir,
+            lock: &self.lock,
+            invocation: self.invocation,
+            perf: self.perf.as_ref(),
+            finished: BTreeMap::new(),
+            start,
+        }
+    }
 }
 
 /// Continue the stored, interrupted run `run_id` with `plan` (rebuilt from what the run
@@ -188,7 +228,7 @@ pub fn resume(
         run_id,
         run_dir: &run_dir,
         created_workdir,
-        lock,
+        lock: &lock,
         invocation,
         perf: perf.as_ref(),
         finished,
@@ -266,7 +306,7 @@ struct Work<'a> {
     run_dir: &'a Path,
     created_workdir: bool,
     /// This process owns the run directory while this lives.
-    lock: workdir::RunLock,
+    lock: &'a workdir::RunLock,
     invocation: u32,
     perf: Option<&'a Perf>,
     finished: BTreeMap<CellKey, u32>,
@@ -297,29 +337,48 @@ fn run_cells(
         interrupt,
         work,
     };
-    'cells: for cell in plan.cells() {
-        if plan.targets[cell.target].broken.is_some() {
-            continue;
-        }
-        for (index, suite) in plan.suites.iter().enumerate() {
-            let suite = (index, suite);
-            let end = ctx.run_cell(store, cell, suite, &mut recorded_server, &mut outcome)?;
-            if end == Some(cell::CellEnd::Interrupted) {
-                break 'cells;
-            }
-        }
-    }
+    timed_cells(&ctx, store, None, &mut recorded_server, &mut outcome)?;
     if !outcome.interrupted {
         auto::rounds(&ctx, store, &mut recorded_server, &mut outcome)?;
     }
     if !outcome.interrupted {
-        count_cells(plan, store, progress, interrupt, work, &mut outcome)?;
+        count_cells(plan, store, &ctx, None, &mut outcome)?;
     }
+    end_run(plan, store, work, !outcome.interrupted)?;
+    Ok(outcome)
+}
+
+/// The timed cells of the plan (only target `only`'s, when given), in order, each × suite;
+/// stops at an interruption.
+fn timed_cells(
+    ctx: &Ctx<'_>,
+    store: &mut Store,
+    only: Option<usize>,
+    recorded_server: &mut [bool],
+    outcome: &mut Outcome,
+) -> Result<()> {
+    let plan = ctx.plan;
+    let cells = (plan.cells().into_iter()).filter(|c| only.is_none_or(|t| t == c.target));
+    for cell in cells {
+        if plan.targets[cell.target].broken.is_some() {
+            continue;
+        }
+        for (index, suite) in plan.suites.iter().enumerate() {
+            let end = ctx.run_cell(store, cell, (index, suite), recorded_server, outcome)?;
+            if end == Some(cell::CellEnd::Interrupted) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Leave the work directory and mark the run (and this invocation) finished.
+fn end_run(plan: &RunPlan, store: &mut Store, work: &Work<'_>, complete: bool) -> Result<()> {
     leave_run_dir(plan, work);
     let now = chrono::Utc::now().to_rfc3339();
-    store.finish_run(run_id, &now, !outcome.interrupted)?;
-    store.finish_invocation(run_id, work.invocation, &now)?;
-    Ok(outcome)
+    store.finish_run(work.run_id, &now, complete)?;
+    store.finish_invocation(work.run_id, work.invocation, &now)
 }
 
 /// What every cell of an invocation shares.
@@ -396,20 +455,21 @@ impl Ctx<'_> {
     }
 }
 
-/// The counting cells that did not finish before: each target × suite's instructions per op,
-/// stored on its first repeat's rows. A failed one is recorded against its target.
+/// The counting cells that did not finish before (only target `only`'s, when given): each
+/// target × suite's instructions per op, stored on its first repeat's rows. A failed one is recorded against its target.
 fn count_cells(
     plan: &RunPlan,
     store: &mut Store,
-    progress: &Progress,
-    interrupt: &Arc<AtomicBool>,
-    work: &Work<'_>,
+    ctx: &Ctx<'_>,
+    only: Option<usize>,
     outcome: &mut Outcome,
 ) -> Result<()> {
+    let (progress, interrupt, work) = (ctx.progress, ctx.interrupt, ctx.work);
     let Some(counting) = plan.instructions else {
         return Ok(());
     };
-    let cells = counting_cells(plan);
+    let mut cells = counting_cells(plan);
+    cells.retain(|c| only.is_none_or(|t| t == c.target));
     if cells.is_empty() || !callgrind_ready(store, progress, work.run_id, outcome)? {
         return Ok(());
     }

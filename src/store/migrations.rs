@@ -251,6 +251,17 @@ CREATE TABLE run_tags (
     PRIMARY KEY (run_id, tag)
 );
 "#,
+    // v17: `dbdelta bisect` (issue 33): the metric that decided, the steps judged and the
+    // answer (NULL until the bisection ends) of a run that bisected.
+    r#"
+CREATE TABLE bisections (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    metric TEXT NOT NULL,
+    steps TEXT NOT NULL,
+    answer TEXT,
+    PRIMARY KEY (run_id)
+);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -9,6 +9,7 @@
 //! pandas): one row per measurement, plain columns, units in column names. `ARCHITECTURE.md`
 //! documents it. Must not: compute metrics or format reports.
 
+mod bisect;
 mod migrations;
 mod names;
 mod postgres;
@@ -29,6 +30,7 @@ use crate::results::{
     Latency, LoadResult, Measurement, OpHistograms, RunData, RunInfo, SecondSample, TargetInfo,
     Values, metrics::METRICS,
 };
+pub use bisect::Bisection;
 pub use migrations::{MIGRATIONS, schema_version, tables};
 pub use names::{RunLabel, check_label};
 pub use resume::CellKey;
@@ -193,6 +195,12 @@ impl Store {
             insert_target(&mut *tx, &run.id, i, t)?;
         }
         tx.commit()
+    }
+
+    /// Record one more target of a begun run (a run that grows as `dbdelta bisect` probes),
+    /// at its `position` in the lab.
+    pub fn add_target(&mut self, run_id: &str, position: usize, t: &TargetInfo) -> Result<()> {
+        insert_target(&mut **self.db.get_mut(), run_id, position, t)
     }
 
     /// Record why a target's server processes are not measured.
