@@ -94,6 +94,9 @@ pub enum Command {
     /// Remove the data directories interrupted runs left in the work directory (only run
     /// directories dbdelta marked as its own, of runs no dbdelta works on any more).
     Clean(CleanArgs),
+    /// Serve a local web page over the store (runs, reports, flame graphs, history charts),
+    /// read-only and on loopback only, until Ctrl-C, e.g. `dbdelta serve --port 7480`.
+    Serve(ServeArgs),
     /// Copy runs between results stores, e.g. `dbdelta store push latest --to
     /// postgres://user@host/dbdelta`.
     Store(StoreArgs),
@@ -130,6 +133,18 @@ pub struct PushArgs {
     /// migrated when missing).
     #[arg(long, value_name = "PATH|URL")]
     pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// The port to listen on (0: any free one; the URL printed says which).
+    #[arg(long, default_value_t = crate::serve::DEFAULT_PORT)]
+    pub port: u16,
+    /// The address to listen on: a loopback address only (127.0.0.1, ::1 or localhost).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub addr: String,
 }
 
 #[derive(Debug, Args)]
@@ -616,6 +631,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
             command: StoreCommand::Push(args),
         }) => push_cmd(&top.store(&args.store), &args),
         Command::Clean(args) => clean_cmd(&args),
+        Command::Serve(args) => serve_cmd(&top.store(&args.store), &args),
         Command::Init(args) => init_cmd(&args),
         Command::Agent => crate::remote::agent::serve().map(|()| ExitCode::SUCCESS),
         Command::CountClient => crate::runner::count::client_main().map(|()| ExitCode::SUCCESS),
@@ -635,7 +651,7 @@ impl Shared {
         let (stores, talks) = match &cli.command {
             Command::Run(_) => (true, true),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
-            Command::Profile(_) | Command::Store(_) => (true, false),
+            Command::Profile(_) | Command::Store(_) | Command::Serve(_) => (true, false),
             Command::Fetch(_) | Command::Build(_) => (false, true),
             _ => (false, false),
         };
@@ -684,6 +700,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Build(_) => "build",
         Command::Profile(_) => "profile",
         Command::Clean(_) => "clean",
+        Command::Serve(_) => "serve",
         Command::Store(_) => "store",
         Command::Init(_) => "init",
         Command::Agent => "agent",
@@ -1322,6 +1339,16 @@ fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
             .with_context(|| format!("-o {}: cannot write {name}", dir.display()))?;
         println!("{}", path.display());
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dbdelta serve`: the store as a local, read-only web page until a terminating signal.
+fn serve_cmd(store_path: &Path, args: &ServeArgs) -> Result<ExitCode> {
+    let opts = crate::serve::Options {
+        addr: args.addr.clone(),
+        port: args.port,
+    };
+    crate::serve::serve(store_path, &opts)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,181 @@
+//! The pages `dbdelta serve` draws itself: the runs and labs of the store, the bar above a
+//! run's report, a run's flame graphs, the history charts, and the error page.
+//!
+//! Owns their HTML and CSS (inline: nothing is fetched) and the links between them. Must not:
+//! read the store or render a report (its callers hand it records and the report's model).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+
+use crate::report::{ReportModel, escape};
+use crate::store::RunSummary;
+
+const CSS: &str = "
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 1.5em 2em; color: #1b1b1b; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
+table { border-collapse: collapse; font-size: 0.92em; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: 0.3em 0.7em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+a { color: #0b57d0; }
+.partial { color: #7f3000; font-weight: 600; }
+.muted { color: #666; }
+.bar { font: 0.9em system-ui, sans-serif; background: #f4f4f4; padding: 0.5em 0.8em; margin-bottom: 1em; border-bottom: 1px solid #ddd; }
+.bar a { margin-right: 1.2em; }
+figure { margin: 0.5em 0 1.5em; }
+figcaption { font-weight: 600; margin-bottom: 0.3em; }
+";
+
+/// A path segment or query value, percent-encoded.
+pub fn enc(s: &str) -> String {
+    utf8_percent_encode(s, NON_ALPHANUMERIC).to_string()
+}
+
+/// A whole page around `body`.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{CSS}</style></head>\n<body>\n{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+/// An error page: the status and one line saying what is wrong.
+pub fn problem(status: u16, what: &str) -> String {
+    page(
+        &format!("{status}"),
+        &format!(
+            "<div class=\"bar\"><a href=\"/\">All runs</a></div>\n<h1>{status}</h1>\n<p>{}</p>\n",
+            escape(what)
+        ),
+    )
+}
+
+/// `/`: the runs, newest first, each linking to its report; the labs, each linking to its
+/// history.
+pub fn runs(runs: &[RunSummary], store: &Path) -> String {
+    let mut b = format!(
+        "<h1>dbdelta: {}</h1>\n<p class=\"muted\">Runs stored: {}.</p>\n",
+        escape(&store.display().to_string()),
+        runs.len()
+    );
+    b.push_str("<h2>Labs</h2>\n<table><tr><th>lab</th><th>runs</th><th>latest</th></tr>\n");
+    let mut labs: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for r in runs {
+        let e = labs.entry(&r.lab).or_insert((0, ""));
+        e.0 += 1;
+        e.1 = e.1.max(r.started.as_str());
+    }
+    for (lab, (n, latest)) in &labs {
+        let _ = writeln!(
+            b,
+            "<tr><td><a href=\"/history?lab={}\">{}</a></td><td>{n}</td><td>{}</td></tr>",
+            enc(lab),
+            escape(lab),
+            escape(latest)
+        );
+    }
+    b.push_str("</table>\n<h2>Runs</h2>\n");
+    b.push_str(
+        "<table><tr><th>run</th><th>name</th><th>tags</th><th>lab</th><th>started</th>\
+         <th>state</th><th>targets</th><th>steps</th></tr>\n",
+    );
+    for r in runs.iter().rev() {
+        let state = if r.complete {
+            "complete".to_string()
+        } else {
+            "<span class=\"partial\">partial</span>".to_string()
+        };
+        let _ = writeln!(
+            b,
+            "<tr><td><a href=\"/run/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{state}</td><td>{}</td><td>{}</td></tr>",
+            enc(&r.id),
+            escape(&r.id),
+            escape(r.name.as_deref().unwrap_or("")),
+            escape(&r.tags.join(", ")),
+            escape(&r.lab),
+            escape(&r.started),
+            escape(&r.targets.join(", ")),
+            r.steps
+        );
+    }
+    b.push_str("</table>\n");
+    page("dbdelta: runs", &b)
+}
+
+/// The bar above a run's report: back to the runs, the lab's history, the flame graphs (when
+/// `flames`: the store holds folded stacks of some step) or why there are none.
+pub fn report_bar(m: &ReportModel, flames: bool) -> String {
+    let mut b = String::from("<div class=\"bar\"><a href=\"/\">All runs</a>");
+    let _ = write!(
+        b,
+        "<a href=\"/history?lab={}\">History of this lab</a>",
+        enc(&m.run.lab)
+    );
+    if flames {
+        let _ = write!(
+            b,
+            "<a href=\"/run/{}/flames\">Flame graphs</a>",
+            enc(&m.run.id)
+        );
+    } else if m.profiles.is_some() {
+        let _ = write!(
+            b,
+            "<a href=\"/run/{}/flames\">No flame graphs (why)</a>",
+            enc(&m.run.id)
+        );
+    }
+    b.push_str("</div>\n");
+    b
+}
+
+/// `/run/ID/flames`: per profiled step, a link to each flame graph SVG the store's folded
+/// stacks give.
+pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
+    let id = &m.run.id;
+    let mut b = format!(
+        "<div class=\"bar\"><a href=\"/\">All runs</a><a href=\"/run/{}\">Report of run {}</a></div>\n\
+         <h1>Flame graphs of run {}</h1>\n",
+        enc(id),
+        escape(id),
+        escape(id)
+    );
+    if steps.is_empty() {
+        let why = match &m.profiles {
+            None => "the run was not profiled (run it with --profile)".to_string(),
+            Some(p) => p.unavailable.clone().unwrap_or_else(|| {
+                let notes: Vec<String> = (p.steps.iter())
+                    .flat_map(|s| {
+                        s.targets.iter().flat_map(|t| {
+                            t.errors.iter().map(move |e| format!("{}: {e}", t.target))
+                        })
+                    })
+                    .collect();
+                format!(
+                    "the store holds no folded stacks of any step ({})",
+                    notes.join("; ")
+                )
+            }),
+        };
+        let _ = writeln!(b, "<p>No flame graphs: {}.</p>", escape(&why));
+    }
+    for (step, files) in steps {
+        let _ = writeln!(b, "<h2>{}</h2>\n<ul>", escape(step));
+        for f in files {
+            let _ = writeln!(
+                b,
+                "<li><a href=\"/run/{}/flame/{}/{}\">{}</a></li>",
+                enc(id),
+                enc(step),
+                enc(f),
+                escape(f)
+            );
+        }
+        b.push_str("</ul>\n");
+    }
+    page(&format!("dbdelta: flame graphs of {id}"), &b)
+}
