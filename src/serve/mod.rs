@@ -10,6 +10,7 @@
 //! self-contained; the `Content-Security-Policy` forbids other origins), or render a report
 //! itself (`report` does; [`pages`] draws only the server's own pages).
 
+mod chart;
 mod pages;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use percent_encoding::percent_decode_str;
 use tiny_http::{Header, Method, Request, Response, Server};
 
 use crate::error::InputError;
+use crate::history;
 use crate::report;
 use crate::store::Store;
 
@@ -285,10 +287,30 @@ fn flame_svg(store: &Store, id: &str, step: &str, file: &str) -> Result<Reply> {
     }
 }
 
-/// The history page: charts of every series of the lab the query names.
+/// The history page: charts of the series the query names (`lab`, `target`, `step`, `metric`;
+/// empty or missing: all, and QPS).
 fn history_page(store: &Store, query: &BTreeMap<String, String>) -> Result<Reply> {
-    let _ = (store, query);
-    Ok(Reply::problem(404, "history: not there yet"))
+    let get = |k: &str| query.get(k).map(|v| v.trim().to_string()).unwrap_or_default();
+    let ask = pages::HistoryAsk {
+        lab: get("lab"),
+        target: get("target"),
+        step: get("step"),
+        metric: get("metric"),
+    };
+    let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
+    let mut q = history::Query::all();
+    q.lab = some(&ask.lab);
+    q.target = some(&ask.target);
+    q.step = some(&ask.step);
+    if let Some(m) = some(&ask.metric) {
+        q.metric = history::HistMetric::parse(&m).ok_or_else(|| {
+            InputError::new(format!(
+                "metric {m}: not a metric of the history; give qps, tps, cpu, instructions or a metric id"
+            ))
+        })?;
+    }
+    let h = history::history(store, &q)?;
+    Ok(Reply::html(200, pages::history(&h, &ask)))
 }
 
 #[cfg(test)]

@@ -10,6 +10,8 @@ use std::path::Path;
 
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
+use super::chart::{Chart, Dot, number};
+use crate::history::{History, Point, Series};
 use crate::report::{ReportModel, escape};
 use crate::store::RunSummary;
 
@@ -26,6 +28,8 @@ a { color: #0b57d0; }
 .bar a { margin-right: 1.2em; }
 figure { margin: 0.5em 0 1.5em; }
 figcaption { font-weight: 600; margin-bottom: 0.3em; }
+form { margin: 0.8em 0; } form label { margin-right: 0.6em; }
+ul.changes li { margin: 0.3em 0; } li.worse b { color: #c5221f; } li.better b { color: #137333; }
 ";
 
 /// A path segment or query value, percent-encoded.
@@ -178,4 +182,142 @@ pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
         b.push_str("</ul>\n");
     }
     page(&format!("dbdelta: flame graphs of {id}"), &b)
+}
+
+/// What the history page was asked for (the query string), to fill its form and its links.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryAsk {
+    pub lab: String,
+    pub target: String,
+    pub step: String,
+    pub metric: String,
+}
+
+/// `/history`: the filter form, then per series its chart and its change points, each linking
+/// to the report of the run after the change, of the run before it, and to its flame graphs.
+pub fn history(h: &History, ask: &HistoryAsk) -> String {
+    let title = if ask.lab.is_empty() {
+        "History of every lab".to_string()
+    } else {
+        format!("History: {}", ask.lab)
+    };
+    let mut b = format!(
+        "<div class=\"bar\"><a href=\"/\">All runs</a></div>\n<h1>{}</h1>\n",
+        escape(&title)
+    );
+    history_form(&mut b, ask);
+    let _ = writeln!(
+        b,
+        "<p class=\"muted\">{} per run over time: the report's value (mean over the run's repeats) \
+         with its 95% interval. A dashed red line is a change point (p ≤ {}, a move of at least {}); \
+         click a point or a change for its run's report.</p>",
+        escape(&h.metric),
+        h.max_p,
+        format!("{:.0}%", h.min_magnitude * 100.0)
+    );
+    if !h.partial.is_empty() {
+        let names: Vec<String> = (h.partial.iter())
+            .map(|r| run_link(&r.run_id, r.run_name.as_deref()))
+            .collect();
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">Left out, not complete: {}.</p>",
+            names.join(", ")
+        );
+    }
+    if h.series.is_empty() {
+        b.push_str("<p>No stored run matches: check the lab name and the filters.</p>\n");
+    }
+    for s in &h.series {
+        series(&mut b, h, s);
+    }
+    page(&title, &b)
+}
+
+fn history_form(b: &mut String, ask: &HistoryAsk) {
+    let field = |name: &str, value: &str| {
+        format!(
+            "<label>{name} <input name=\"{name}\" value=\"{}\" size=\"16\"></label> ",
+            escape(value)
+        )
+    };
+    let _ = writeln!(
+        b,
+        "<form method=\"get\" action=\"/history\">{}{}{}{}<button>Show</button> \
+         <span class=\"muted\">(metric: qps, tps, cpu, instructions or a metric id; empty target or step: all)</span></form>",
+        field("lab", &ask.lab),
+        field("target", &ask.target),
+        field("step", &ask.step),
+        field("metric", &ask.metric),
+    );
+}
+
+/// A run as a link to its report, named by its name when it has one.
+fn run_link(id: &str, name: Option<&str>) -> String {
+    format!(
+        "<a href=\"/run/{}\">{}</a>",
+        enc(id),
+        escape(name.unwrap_or(id))
+    )
+}
+
+/// One series: heading, chart, change points.
+fn series(b: &mut String, h: &History, s: &Series) {
+    let heading = format!(
+        "{} · {} · {} client{}",
+        s.target,
+        s.step,
+        s.clients,
+        if s.clients == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(b, "<h2>{}</h2>", escape(&heading));
+    let label = |p: &Point| {
+        (p.run_name.clone()).unwrap_or_else(|| p.started.chars().take(16).collect())
+    };
+    let chart = Chart {
+        title: format!("{heading}: {}", h.metric),
+        unit: h.metric.clone(),
+        dots: (s.points.iter())
+            .map(|p| Dot {
+                run_id: p.run_id.clone(),
+                label: label(p),
+                value: p.value,
+                interval: p.interval,
+            })
+            .collect(),
+        changes: s.changes.iter().map(|c| c.index).collect(),
+    };
+    let _ = writeln!(b, "<figure>{}</figure>", super::chart::svg(&chart));
+    if let Some(why) = &s.too_few {
+        let _ = writeln!(b, "<p class=\"muted\">No change points looked for: {}.</p>", escape(why));
+    } else if s.changes.is_empty() {
+        b.push_str("<p class=\"muted\">No change point.</p>\n");
+    }
+    if s.changes.is_empty() {
+        return;
+    }
+    b.push_str("<ul class=\"changes\">\n");
+    for c in &s.changes {
+        let Some(before) = c.index.checked_sub(1).and_then(|i| s.points.get(i)) else {
+            continue;
+        };
+        let after = &s.points[c.index];
+        let ratio = c.ratio.map(|r| format!(" ({:+.1}%)", (r - 1.0) * 100.0)).unwrap_or_default();
+        let _ = writeln!(
+            b,
+            "<li class=\"{}\"><b>Change at {}</b>: {} → {}{ratio}, p = {:.2e}, {}. \
+             Report of {} · of the run before, {} · <a href=\"/run/{}/flames\">flame graphs of {}</a></li>",
+            if c.worse { "worse" } else { "better" },
+            escape(&label(after)),
+            number(c.before_mean),
+            number(c.after_mean),
+            c.p_value,
+            if c.worse { "worse" } else { "better" },
+            run_link(&after.run_id, after.run_name.as_deref()),
+            run_link(&before.run_id, before.run_name.as_deref()),
+            enc(&after.run_id),
+            escape(&label(after)),
+        );
+    }
+    b.push_str("</ul>\n");
 }
