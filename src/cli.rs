@@ -77,6 +77,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare the same steps across two stored runs: RUN_B relative to RUN_A.
     Compare(CompareArgs),
+    /// Every stored run of a lab over time, per target × step, with the change points found
+    /// in each series, e.g. `dbdelta history --lab nightly --metric cpu`.
+    History(HistoryArgs),
     /// List what the store holds, or the step catalog.
     List(ListArgs),
     /// Download, verify and cache a server build, e.g. `dbdelta fetch mysql@8.0`.
@@ -522,6 +525,36 @@ pub struct CompareArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// Only runs of this lab (the lab's `name`; default: every lab in the store).
+    #[arg(long, value_name = "NAME")]
+    pub lab: Option<String>,
+    /// Only this target.
+    #[arg(long, value_name = "TARGET")]
+    pub target: Option<String>,
+    /// Only this step (a catalog label, e.g. point-query.pre).
+    #[arg(long, value_name = "STEP")]
+    pub step: Option<String>,
+    /// The value followed: qps, tps, cpu (server CPU µs/op), instructions (server
+    /// instructions/op) or a metric id of the JSON report (e.g. cs_per_op).
+    #[arg(long, value_name = "METRIC", default_value = "qps")]
+    pub metric: String,
+    /// Largest p-value (Student's t-test of the two sides) of a change point.
+    #[arg(long, value_name = "P", default_value_t = crate::changepoint::MAX_P)]
+    pub max_p: f64,
+    /// Smallest move of a change point, as a fraction (0.02 = 2%).
+    #[arg(long, value_name = "FRACTION", default_value_t = crate::stats::MIN_EFFECT)]
+    pub min_effect: f64,
+    #[arg(long, value_enum, default_value_t = crate::history::render::HistFormat::Text)]
+    pub format: crate::history::render::HistFormat,
+    /// Write the history to FILE, whole or not at all, instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub store: StoreArg,
@@ -623,6 +656,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Plan(args) => plan_cmd(args),
         Command::Report(args) => report_cmd(&top.store(&args.store), args),
         Command::Compare(args) => compare_cmd(&top.store(&args.store), args),
+        Command::History(args) => history_cmd(&top.store(&args.store), &args),
         Command::List(args) => list(&top.store(&args.store), args),
         Command::Fetch(args) => fetch_cmd(&args.what, &top.progress(&args.verbosity)),
         Command::Build(args) => build_cmd(&args, &top.progress(&args.verbosity)),
@@ -651,6 +685,7 @@ impl Shared {
         let (stores, talks) = match &cli.command {
             Command::Run(_) => (true, true),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
+            Command::History(_) => (true, false),
             Command::Profile(_) | Command::Store(_) | Command::Serve(_) => (true, false),
             Command::Fetch(_) | Command::Build(_) => (false, true),
             _ => (false, false),
@@ -695,6 +730,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Plan(_) => "plan",
         Command::Report(_) => "report",
         Command::Compare(_) => "compare",
+        Command::History(_) => "history",
         Command::List(_) => "list",
         Command::Fetch(_) => "fetch",
         Command::Build(_) => "build",
@@ -1364,6 +1400,76 @@ fn push_cmd(store_path: &Path, args: &PushArgs) -> Result<ExitCode> {
         to.path().display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `dbdelta history`: the flags checked, the series read and their change points found, then
+/// rendered.
+fn history_cmd(store_path: &Path, args: &HistoryArgs) -> Result<ExitCode> {
+    use crate::history::{self, HistMetric};
+    let Some(metric) = HistMetric::parse(&args.metric) else {
+        return crate::error::input(format!(
+            "--metric {}: not a metric; give qps, tps, cpu, instructions or a metric id of the JSON report (e.g. server_cpu_us_per_op)",
+            args.metric
+        ));
+    };
+    if !(args.max_p > 0.0 && args.max_p < 1.0) {
+        return crate::error::input(format!(
+            "--max-p {}: give a p-value between 0 and 1, e.g. --max-p 0.001",
+            args.max_p
+        ));
+    }
+    min_effect_flag(Some(args.min_effect))?;
+    if let Some(file) = &args.output {
+        check_output_file(file)?;
+    }
+    let store = Store::open_existing(store_path)?;
+    let query = history::Query {
+        lab: args.lab.clone(),
+        target: args.target.clone(),
+        step: args.step.clone(),
+        metric,
+        config: crate::changepoint::Config {
+            max_p: args.max_p,
+            min_magnitude: args.min_effect,
+        },
+    };
+    let h = history::history(&store, &query)?;
+    if h.series.is_empty() && h.partial.is_empty() {
+        return crate::error::input(history_empty(&store, args)?);
+    }
+    let text = history::render::render(&h, args.format);
+    write_text(args.output.as_deref(), &text, "the history")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Why `history` found nothing: the labs the store holds, and the filters given.
+fn history_empty(store: &Store, args: &HistoryArgs) -> Result<String> {
+    let mut labs: Vec<String> = store.list_runs()?.into_iter().map(|r| r.lab).collect();
+    labs.sort();
+    labs.dedup();
+    let filters: Vec<String> = [
+        ("--lab", &args.lab),
+        ("--target", &args.target),
+        ("--step", &args.step),
+    ]
+    .into_iter()
+    .filter_map(|(f, v)| v.as_ref().map(|v| format!("{f} {v:?}")))
+    .collect();
+    Ok(format!(
+        "history: no stored run matches {} with a value of {} (labs in {}: {}); check the names with `dbdelta list runs` and `dbdelta list targets`",
+        if filters.is_empty() {
+            "the store".to_string()
+        } else {
+            filters.join(" ")
+        },
+        args.metric,
+        store.path().display(),
+        if labs.is_empty() {
+            "none".to_string()
+        } else {
+            labs.join(", ")
+        }
+    ))
 }
 
 /// `dbdelta compare RUN_A RUN_B`: both runs from the store, one report of B relative to A.

@@ -6,11 +6,13 @@
 //! [`store`] (after every step) → [`report`] (pure renderers).
 //! See `ARCHITECTURE.md` for the code map and the invariants.
 
+pub mod changepoint;
 pub mod cli;
 pub mod counter;
 pub mod cpus;
 pub mod engine;
 pub mod error;
+pub mod history;
 pub mod host;
 pub mod plan;
 pub mod profiler;

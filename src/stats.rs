@@ -65,6 +65,15 @@ pub fn ratio(target: Option<f64>, base: Option<f64>) -> Option<f64> {
     r.is_finite().then_some(r)
 }
 
+/// Sample variance (divided by n − 1); 0 under two values.
+pub fn sample_variance(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
 /// Two-sided 95% critical value of Student's t for `df` degrees of freedom (1.96 beyond 30).
 pub fn t95(df: usize) -> f64 {
     const TABLE: [f64; 30] = [

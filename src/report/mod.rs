@@ -12,7 +12,7 @@ mod compare;
 mod crossover;
 pub mod csv;
 mod doc;
-mod fmt;
+pub mod fmt;
 mod html;
 mod instructions;
 mod json;
