@@ -64,7 +64,7 @@ pub fn svg(c: &Chart) -> String {
         line.join(" ")
     );
     for (i, d) in c.dots.iter().enumerate() {
-        dot(&mut s, d, x(i), &y);
+        dot(&mut s, d, x(i), lo, &y);
     }
     let every = n.div_ceil(16);
     for (i, d) in c.dots.iter().enumerate().filter(|(i, _)| i % every == 0) {
@@ -80,14 +80,15 @@ pub fn svg(c: &Chart) -> String {
     s
 }
 
-/// The value axis: from the lowest to the highest value or interval end, padded, with 0 in
-/// it when the values are near 0 anyway.
+/// The value axis: from the lowest to the highest value or interval end, widened to whole
+/// steps of [`step`], from 0 when the values are all positive and the lowest is near 0 (a
+/// value that cannot be negative is never drawn below 0).
 fn range(dots: &[Dot]) -> (f64, f64) {
     let ends = dots.iter().flat_map(|d| {
         let (a, b) = d.interval.unwrap_or((d.value, d.value));
         [d.value, a, b]
     });
-    let (mut lo, mut hi) = ends
+    let (mut lo, hi) = ends
         .filter(|v| v.is_finite())
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
             (l.min(v), h.max(v))
@@ -95,25 +96,36 @@ fn range(dots: &[Dot]) -> (f64, f64) {
     if !lo.is_finite() {
         return (0.0, 1.0);
     }
-    if lo > 0.0 && lo < hi * 0.3 {
+    let positive = dots.iter().all(|d| d.value >= 0.0);
+    if positive && (lo < 0.0 || lo < hi * 0.3) {
         lo = 0.0;
     }
-    let pad = if hi > lo {
-        (hi - lo) * 0.08
+    let step = step(lo, hi);
+    let (lo, hi) = ((lo / step).floor() * step, (hi / step).ceil() * step);
+    if hi > lo {
+        (lo, hi)
     } else {
-        hi.abs().max(1.0) * 0.1
-    };
-    if lo != 0.0 {
-        lo -= pad;
+        (lo - step, hi + step)
     }
-    hi += pad;
-    (lo, hi)
 }
 
-/// Five labelled grid lines and the unit.
+/// A round grid step (1, 2 or 5 times a power of ten) giving about four steps over lo..hi.
+fn step(lo: f64, hi: f64) -> f64 {
+    let raw = ((hi - lo) / 4.0).max(hi.abs() * 1e-3).max(1e-9);
+    let power = 10f64.powf(raw.log10().floor());
+    let m = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .find(|m| m * power >= raw)
+        .unwrap_or(10.0);
+    m * power
+}
+
+/// Grid lines at every step, labelled, and the unit.
 fn axes(s: &mut String, lo: f64, hi: f64, unit: &str, y: &impl Fn(f64) -> f64) {
-    for k in 0..5 {
-        let v = lo + (hi - lo) * k as f64 / 4.0;
+    let step = step(lo, hi);
+    let lines = ((hi - lo) / step).round() as usize;
+    for k in 0..=lines {
+        let v = lo + step * k as f64;
         let (at, right, label_x) = (y(v), W - RIGHT, LEFT - 6.0);
         let _ = writeln!(
             s,
@@ -150,8 +162,8 @@ fn change_mark(s: &mut String, c: &Chart, i: usize, at: f64) {
     );
 }
 
-/// A dot with its interval whisker, linking to its run's report.
-fn dot(s: &mut String, d: &Dot, x: f64, y: &impl Fn(f64) -> f64) {
+/// A dot with its interval whisker (cut at the axis' bottom `lo`), linking to its run's report.
+fn dot(s: &mut String, d: &Dot, x: f64, lo: f64, y: &impl Fn(f64) -> f64) {
     let _ = write!(
         s,
         "<a href=\"/run/{}\"><title>{}: {}</title>",
@@ -159,7 +171,7 @@ fn dot(s: &mut String, d: &Dot, x: f64, y: &impl Fn(f64) -> f64) {
         escape(&d.label),
         number(d.value)
     );
-    if let Some((a, b)) = d.interval {
+    if let Some((a, b)) = d.interval.map(|(a, b)| (a.max(lo), b)) {
         let _ = write!(
             s,
             "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#6b8fd6\" stroke-width=\"1.5\"/>",
@@ -177,7 +189,9 @@ fn dot(s: &mut String, d: &Dot, x: f64, y: &impl Fn(f64) -> f64) {
 /// A value as the axis prints it: thousands separated from 1,000 up, 3 significant digits
 /// below.
 pub fn number(v: f64) -> String {
-    if v.abs() >= 1000.0 {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1000.0 {
         crate::progress::thousands(v)
     } else if v.abs() >= 100.0 {
         format!("{v:.0}")
@@ -243,11 +257,28 @@ mod tests {
     }
 
     #[test]
+    fn the_axis_has_round_steps_and_a_positive_series_stays_above_0() {
+        assert_eq!(step(0.0, 300_000.0), 100_000.0);
+        assert_eq!(step(0.0, 70_000.0), 20_000.0);
+        assert_eq!(step(90.0, 110.0), 5.0);
+        let wide = vec![Dot {
+            run_id: "r".into(),
+            label: "r".into(),
+            value: 200.0,
+            interval: Some((-4000.0, 4400.0)),
+        }];
+        assert_eq!(range(&wide), (0.0, 6000.0), "steps of 2,000 from 0");
+        let (lo, hi) = range(&chart(&[100.0, 101.0], &[]).dots);
+        assert!(lo > 0.0 && lo <= 90.0 && hi >= 111.1, "{lo}..{hi}");
+    }
+
+    #[test]
     fn axis_numbers_are_readable() {
         assert_eq!(number(12345.6), "12,346");
         assert_eq!(number(-1234.0), "-1,234");
         assert_eq!(number(123.4), "123");
         assert_eq!(number(12.34), "12.3");
         assert_eq!(number(0.1234), "0.12");
+        assert_eq!(number(0.0), "0");
     }
 }

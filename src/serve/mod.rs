@@ -290,7 +290,12 @@ fn flame_svg(store: &Store, id: &str, step: &str, file: &str) -> Result<Reply> {
 /// The history page: charts of the series the query names (`lab`, `target`, `step`, `metric`;
 /// empty or missing: all, and QPS).
 fn history_page(store: &Store, query: &BTreeMap<String, String>) -> Result<Reply> {
-    let get = |k: &str| query.get(k).map(|v| v.trim().to_string()).unwrap_or_default();
+    let get = |k: &str| {
+        query
+            .get(k)
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
     let ask = pages::HistoryAsk {
         lab: get("lab"),
         target: get("target"),

@@ -32,6 +32,15 @@ form { margin: 0.8em 0; } form label { margin-right: 0.6em; }
 ul.changes li { margin: 0.3em 0; } li.worse b { color: #c5221f; } li.better b { color: #137333; }
 ";
 
+/// A stored start time as people read it: `2026-11-26 12:47:35` (UTC, as stored).
+pub fn when(started: &str) -> String {
+    started
+        .chars()
+        .take(19)
+        .collect::<String>()
+        .replacen('T', " ", 1)
+}
+
 /// A path segment or query value, percent-encoded.
 pub fn enc(s: &str) -> String {
     utf8_percent_encode(s, NON_ALPHANUMERIC).to_string()
@@ -79,7 +88,7 @@ pub fn runs(runs: &[RunSummary], store: &Path) -> String {
             "<tr><td><a href=\"/history?lab={}\">{}</a></td><td>{n}</td><td>{}</td></tr>",
             enc(lab),
             escape(lab),
-            escape(latest)
+            escape(&when(latest))
         );
     }
     b.push_str("</table>\n<h2>Runs</h2>\n");
@@ -102,7 +111,7 @@ pub fn runs(runs: &[RunSummary], store: &Path) -> String {
             escape(r.name.as_deref().unwrap_or("")),
             escape(&r.tags.join(", ")),
             escape(&r.lab),
-            escape(&r.started),
+            escape(&when(&r.started)),
             escape(&r.targets.join(", ")),
             r.steps
         );
@@ -209,11 +218,11 @@ pub fn history(h: &History, ask: &HistoryAsk) -> String {
     let _ = writeln!(
         b,
         "<p class=\"muted\">{} per run over time: the report's value (mean over the run's repeats) \
-         with its 95% interval. A dashed red line is a change point (p ≤ {}, a move of at least {}); \
+         with its 95% interval. A dashed red line is a change point (p ≤ {}, a move of at least {:.0}%); \
          click a point or a change for its run's report.</p>",
         escape(&h.metric),
         h.max_p,
-        format!("{:.0}%", h.min_magnitude * 100.0)
+        h.min_magnitude * 100.0
     );
     if !h.partial.is_empty() {
         let names: Vec<String> = (h.partial.iter())
@@ -236,8 +245,9 @@ pub fn history(h: &History, ask: &HistoryAsk) -> String {
 
 fn history_form(b: &mut String, ask: &HistoryAsk) {
     let field = |name: &str, value: &str| {
+        let size = if name == "lab" { 36 } else { 14 };
         format!(
-            "<label>{name} <input name=\"{name}\" value=\"{}\" size=\"16\"></label> ",
+            "<label>{name} <input name=\"{name}\" value=\"{}\" size=\"{size}\"></label> ",
             escape(value)
         )
     };
@@ -271,9 +281,7 @@ fn series(b: &mut String, h: &History, s: &Series) {
         if s.clients == 1 { "" } else { "s" }
     );
     let _ = writeln!(b, "<h2>{}</h2>", escape(&heading));
-    let label = |p: &Point| {
-        (p.run_name.clone()).unwrap_or_else(|| p.started.chars().take(16).collect())
-    };
+    let label = |p: &Point| (p.run_name.clone()).unwrap_or_else(|| when(&p.started));
     let chart = Chart {
         title: format!("{heading}: {}", h.metric),
         unit: h.metric.clone(),
@@ -289,7 +297,11 @@ fn series(b: &mut String, h: &History, s: &Series) {
     };
     let _ = writeln!(b, "<figure>{}</figure>", super::chart::svg(&chart));
     if let Some(why) = &s.too_few {
-        let _ = writeln!(b, "<p class=\"muted\">No change points looked for: {}.</p>", escape(why));
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">No change points looked for: {}.</p>",
+            escape(why)
+        );
     } else if s.changes.is_empty() {
         b.push_str("<p class=\"muted\">No change point.</p>\n");
     }
@@ -302,7 +314,10 @@ fn series(b: &mut String, h: &History, s: &Series) {
             continue;
         };
         let after = &s.points[c.index];
-        let ratio = c.ratio.map(|r| format!(" ({:+.1}%)", (r - 1.0) * 100.0)).unwrap_or_default();
+        let ratio = c
+            .ratio
+            .map(|r| format!(" ({:+.1}%)", (r - 1.0) * 100.0))
+            .unwrap_or_default();
         let _ = writeln!(
             b,
             "<li class=\"{}\"><b>Change at {}</b>: {} → {}{ratio}, p = {:.2e}, {}. \
