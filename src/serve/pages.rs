@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::chart::{Chart, Dot, number};
 use crate::history::{History, Point, Series};
@@ -41,9 +41,16 @@ pub fn when(started: &str) -> String {
         .replacen('T', " ", 1)
 }
 
+/// What [`enc`] escapes: all but RFC 3986's unreserved characters.
+const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
 /// A path segment or query value, percent-encoded.
 pub fn enc(s: &str) -> String {
-    utf8_percent_encode(s, NON_ALPHANUMERIC).to_string()
+    utf8_percent_encode(s, ESCAPED).to_string()
 }
 
 /// A whole page around `body`.
