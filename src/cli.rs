@@ -1669,11 +1669,22 @@ mod tests {
                 .map(|(p, _)| p.trim_start_matches("dbdelta "))
                 .collect()
         };
-        let stores = ["run", "report", "compare", "list", "profile", "store push"];
+        let stores = [
+            "run",
+            "report",
+            "compare",
+            "history",
+            "list",
+            "profile",
+            "serve",
+            "store push",
+        ];
         assert_eq!(with("store"), stores);
         assert_eq!(with("quiet"), ["run", "fetch", "build"]);
         assert_eq!(with("verbose"), ["run", "fetch", "build"]);
-        let outputs = ["run", "plan", "report", "compare", "list", "profile"];
+        let outputs = [
+            "run", "plan", "report", "compare", "history", "list", "profile",
+        ];
         assert_eq!(with("output"), outputs);
         // Before the command they are refused where they would do nothing.
         for argv in [

@@ -4,6 +4,10 @@
 //! layout rounds them, and that every chart became an SVG element. It saves a screenshot as a
 //! CI artifact: `<target dir>/browser/report.png`.
 //!
+//! `dbdelta serve` is checked here too: its runs page, a run's report and a history chart with
+//! a known change point as Chromium renders them, and what it refuses (POST, a foreign `Host`,
+//! a non-loopback `--addr`).
+//!
 //! It also checks `--png DIR` (one PNG per chart, each named on stderr), which needs no
 //! browser. Without `/usr/bin/chromium` the browser part is skipped with a message, except
 //! under CI (`CI` set), where that is a failure (`.ci/run` installs the `chromium` package).
