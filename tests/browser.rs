@@ -13,6 +13,7 @@
 //! under CI (`CI` set), where that is a failure (`.ci/run` installs the `chromium` package).
 
 mod common;
+use common::serve::*;
 use common::*;
 
 use std::path::Path;
@@ -482,7 +483,7 @@ fn profiled_report_renders_its_flame_graph_in_chromium() {
     assert!(figure.matches("<rect").count() > 3, "frames drawn");
 
     // `dbdelta serve` links the run's flame graphs and serves each as an SVG of its own.
-    let (server, base) = start_serve(dir.path());
+    let (server, base) = start_serve(dir.path(), &[]);
     let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
     let report = get(port, "/run/latest");
     assert!(report.contains("/flames\">Flame graphs</a>"), "{report}");
@@ -583,71 +584,6 @@ fn href_of(dom: &str, text: &str) -> String {
     dom[start..start + dom[start..].find('"').unwrap()].replace("&amp;", "&")
 }
 
-/// The whole response (status line, headers, body) to a raw HTTP request to the server.
-fn http(port: u16, request: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
-}
-
-/// The status line of a raw HTTP request to the server.
-fn status_of(port: u16, request: &str) -> String {
-    http(port, request).lines().next().unwrap_or("").to_string()
-}
-
-/// A GET of `path` from the server on `port`, the whole response.
-fn get(port: u16, path: &str) -> String {
-    http(
-        port,
-        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),
-    )
-}
-
-/// `dbdelta serve --port 0` over `dir`'s store: the child and the URL it printed.
-fn start_serve(dir: &Path) -> (std::process::Child, String) {
-    let mut server = dbdelta(dir)
-        .args(["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
-        &mut first,
-    )
-    .unwrap();
-    let base = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .trim_end_matches('/')
-        .to_string();
-    (server, base)
-}
-
-/// SIGINT to the server (by its PID); it must exit 0.
-fn stop_serve(mut server: std::process::Child) {
-    common::faults::signal(server.id(), libc::SIGINT);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = server.try_wait().unwrap() {
-            break s;
-        }
-        // Generous on a loaded host: the loop looks at the flag every 100 ms.
-        if started.elapsed() > Duration::from_secs(30) {
-            let _ = server.kill();
-            panic!("dbdelta serve did not stop within 30 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "{status}");
-}
-
 /// `dbdelta serve` over a store of 8 runs of one lab whose QPS halves at the 5th (cloned from
 /// one real tiny SQLite run, so the change is known): the runs page lists them, a run's page
 /// is its HTML report, the history page charts the series with one change point at the 5th
@@ -700,7 +636,7 @@ fn serve_shows_runs_reports_and_history_in_chromium() {
     }
     let before = std::fs::read(&store).unwrap();
 
-    let (server, base) = start_serve(dir.path());
+    let (server, base) = start_serve(dir.path(), &[]);
     let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
 
     let host = format!("Host: 127.0.0.1:{port}\r\nConnection: close\r\n");
