@@ -87,8 +87,11 @@ pub fn serve(store_path: &Path, opts: &Options) -> Result<()> {
             continue;
         };
         let response = answer(&store, bound, &request);
-        // A client that went away is its own business.
-        let _ = request.respond(response);
+        // Written on a thread of its own: a client that does not read its response holds that
+        // thread, not the loop. One that went away is its own business.
+        std::thread::spawn(move || {
+            let _ = request.respond(response);
+        });
     }
     eprintln!("dbdelta serve: stopped");
     Ok(())
