@@ -32,6 +32,9 @@ form { margin: 0.8em 0; } form label { margin-right: 0.6em; }
 ul.changes li { margin: 0.3em 0; } li.worse b { color: #c5221f; } li.better b { color: #137333; }
 ";
 
+/// The bar above a report (its page has the report's stylesheet, not ours).
+const BAR_STYLE: &str = "font: 0.9em system-ui, sans-serif; background: #f4f4f4; padding: 0.5em 0.8em; border-bottom: 1px solid #ddd";
+
 /// A stored start time as people read it: `2026-11-26 12:47:35` (UTC, as stored).
 pub fn when(started: &str) -> String {
     started
@@ -130,22 +133,23 @@ pub fn runs(runs: &[RunSummary], store: &Path) -> String {
 /// The bar above a run's report: back to the runs, the lab's history, the flame graphs (when
 /// `flames`: the store holds folded stacks of some step) or why there are none.
 pub fn report_bar(m: &ReportModel, flames: bool) -> String {
-    let mut b = String::from("<div class=\"bar\"><a href=\"/\">All runs</a>");
+    // Styled inline: the report's own stylesheet knows no `.bar`.
+    let mut b = format!("<div style=\"{BAR_STYLE}\"><a href=\"/\">All runs</a>");
     let _ = write!(
         b,
-        "<a href=\"/history?lab={}\">History of this lab</a>",
+        " · <a href=\"/history?lab={}\">History of this lab</a>",
         enc(&m.run.lab)
     );
     if flames {
         let _ = write!(
             b,
-            "<a href=\"/run/{}/flames\">Flame graphs</a>",
+            " · <a href=\"/run/{}/flames\">Flame graphs</a>",
             enc(&m.run.id)
         );
     } else if m.profiles.is_some() {
         let _ = write!(
             b,
-            "<a href=\"/run/{}/flames\">No flame graphs (why)</a>",
+            " · <a href=\"/run/{}/flames\">No flame graphs (why)</a>",
             enc(&m.run.id)
         );
     }
