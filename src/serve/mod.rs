@@ -311,11 +311,15 @@ fn history_page(store: &Store, query: &BTreeMap<String, String>) -> Result<Reply
     q.target = some(&ask.target);
     q.step = some(&ask.step);
     if let Some(m) = some(&ask.metric) {
-        q.metric = history::HistMetric::parse(&m).ok_or_else(|| {
-            InputError::new(format!(
-                "metric {m}: not a metric of the history; give qps, tps, cpu, instructions or a metric id"
-            ))
-        })?;
+        let Some(metric) = history::HistMetric::parse(&m) else {
+            return Ok(Reply::problem(
+                400,
+                &format!(
+                    "metric={m}: not a metric of the history; give qps, tps, cpu, instructions or a metric id"
+                ),
+            ));
+        };
+        q.metric = metric;
     }
     let h = history::history(store, &q)?;
     Ok(Reply::html(200, pages::history(&h, &ask)))

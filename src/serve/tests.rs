@@ -71,4 +71,18 @@ fn routes_answer_with_pages_or_one_line_errors() {
     let text = String::from_utf8(missing.body).unwrap();
     assert!(text.contains("no run nope"), "{text}");
     assert_eq!(route(&store, "/no/such/page").status, 404);
+    let bad = route(&store, "/history?metric=bogus");
+    assert_eq!(bad.status, 400);
+    assert!(
+        String::from_utf8(bad.body)
+            .unwrap()
+            .contains("metric=bogus: not a metric")
+    );
+    let none = route(&store, "/history?lab=nope");
+    assert_eq!(none.status, 200);
+    assert!(
+        String::from_utf8(none.body)
+            .unwrap()
+            .contains("No stored run matches")
+    );
 }
