@@ -27,8 +27,8 @@ use crate::store::Store;
 #[derive(Debug, Parser)]
 #[command(name = "dbdelta", version, about, propagate_version = true)]
 pub struct Cli {
-    /// Results store of the commands that read or write one (run, report, compare, list runs
-    /// and targets, profile, store push); also accepted after the command.
+    /// Results store of the commands that read or write one (run, report, compare, history,
+    /// list runs and targets, profile, store push); also accepted after the command.
     #[arg(long, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
     /// Print no progress, only results and errors (run, fetch, build; also accepted after the
@@ -1232,7 +1232,10 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
         out.push_str(&format!("{} ({}@VERSION):\n", p.title(), p.id()));
         match crate::provision::listing(p) {
             Ok(list) if p == Product::Postgres => {
-                // Hundreds of builds: one line per major.
+                // Hundreds of npm builds: one line per major; Debian's, one line each, after.
+                let (debian, list): (Vec<_>, Vec<_>) = list.into_iter().partition(|(r, _)| {
+                    matches!(r.package, crate::provision::Package::Debian { .. })
+                });
                 let mut majors: Vec<(String, Vec<&str>)> = Vec::new();
                 for (r, _) in &list {
                     let major = r.version.split('.').next().unwrap_or("").to_string();
@@ -1253,28 +1256,9 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
                 if let Some((r, _)) = list.first() {
                     out.push_str(&format!("  from {}\n", r.package.describe("VERSION")));
                 }
+                version_rows(&debian, &is_cached, out);
             }
-            Ok(list) => {
-                for (r, listed) in &list {
-                    let state = match listed {
-                        Ok(true) => "",
-                        Ok(false) => "  (not listed by the registry)",
-                        Err(_) => "  (registry not reachable)",
-                    };
-                    let line = format!(
-                        "  {:<9} {:<58}{}{state}",
-                        r.version,
-                        r.source(),
-                        if is_cached(&r.version) {
-                            "  cached"
-                        } else {
-                            ""
-                        }
-                    );
-                    out.push_str(line.trim_end());
-                    out.push('\n');
-                }
-            }
+            Ok(list) => version_rows(&list, &is_cached, out),
             Err(e) => {
                 ok = false;
                 out.push_str(&format!("  registry not reachable: {e:#}\n"));
@@ -1290,6 +1274,29 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
         }
     }
     Ok(ok)
+}
+
+/// One line per build: version, source, cached, and whether the registry lists it.
+fn version_rows(
+    list: &[(crate::provision::Release, Result<bool, String>)],
+    is_cached: &dyn Fn(&str) -> bool,
+    out: &mut String,
+) {
+    for (r, listed) in list {
+        let state = match listed {
+            Ok(true) => "",
+            Ok(false) => "  (not listed by the registry)",
+            Err(_) => "  (registry not reachable)",
+        };
+        let cached = if is_cached(&r.version) {
+            "  cached"
+        } else {
+            ""
+        };
+        let line = format!("  {:<9} {:<58}{cached}{state}", r.version, r.source());
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
 }
 
 /// `--png DIR` must be a directory or not exist yet; checked before a run starts.
@@ -1455,8 +1462,13 @@ fn history_empty(store: &Store, args: &HistoryArgs) -> Result<String> {
     .into_iter()
     .filter_map(|(f, v)| v.as_ref().map(|v| format!("{f} {v:?}")))
     .collect();
+    let hint = if args.metric == "instructions" {
+        " (runs store instructions/op with `dbdelta run --instructions`)"
+    } else {
+        ""
+    };
     Ok(format!(
-        "history: no stored run matches {} with a value of {} (labs in {}: {}); check the names with `dbdelta list runs` and `dbdelta list targets`",
+        "history: no stored run matches {} with a value of {}{hint} (labs in {}: {}); check the names with `dbdelta list runs` and `dbdelta list targets`",
         if filters.is_empty() {
             "the store".to_string()
         } else {

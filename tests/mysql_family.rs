@@ -170,12 +170,7 @@ fn the_mysql_arc_to_97_from_debian_runs_a_step_each() {
             .all(|(_, e, f, cpu)| *e > 0 && !f && cpu.is_some_and(|c| c > 0.0)),
         "{steps:?}"
     );
-    let listed = dbdelta(dir.path())
-        .env("DBDELTA_CACHE", cache)
-        .args(["list", "versions", "mysql"])
-        .output()
-        .unwrap();
-    let listing = text(&listed.stdout);
+    let listing = list_versions(dir.path(), "mysql");
     assert!(
         listing.contains("Debian sid mysql-server-core 9.7.") && listing.contains("cached"),
         "{listing}"

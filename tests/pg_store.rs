@@ -2,7 +2,7 @@
 //! test's own (Debian's, as `nobody`, on a unix socket in a scratch directory): two runs
 //! writing into one store at once both succeed and `list`, `report` and `compare` read them
 //! from it; a run made into a local SQLite store and copied by `dbdelta store push` reports
-//! exactly as it does from SQLite (and `dbdelta serve` shows it), and a second push is refused. A run held through one
+//! (and `history` lists it, `dbdelta serve` shows it) exactly as it does from SQLite, and a second push is refused. A run held through one
 //! connection to the store is refused to another (one owner per run across hosts). Bad and
 //! unreachable URLs are one line without the password. The runs are SQLite targets at tiny scale (cheap); needs root
 //! and Debian's PostgreSQL, otherwise it says why and passes, except under CI.
@@ -216,6 +216,44 @@ fn a_sqlite_run_pushed_to_postgres_reports_the_same() {
     assert_eq!(by_name, by_tag);
     let listed = ok(&run(dir.path(), &["--store", &url, "list", "runs"]));
     assert!(listed.contains("name n1  tags t1"), "{listed}");
+    // `history` reads the PostgreSQL store as it reads the SQLite file: one point per target ×
+    // step (one run: too few for change points).
+    for format in ["text", "json"] {
+        let history = |store: &str| {
+            ok(&run(
+                dir.path(),
+                &["--store", store, "history", "--format", format],
+            ))
+        };
+        assert_eq!(history("local.db"), history(&url), "{format}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&ok(&run(
+        dir.path(),
+        &[
+            "--store",
+            &url,
+            "history",
+            "--lab",
+            "pg store lab",
+            "--format",
+            "json",
+        ],
+    )))
+    .unwrap();
+    let series = json["series"].as_array().unwrap();
+    assert_eq!(
+        series.len(),
+        4,
+        "full and off × point-query and update-one: {json}"
+    );
+    for s in series {
+        assert_eq!(s["points"][0]["run_name"], "n1", "{s}");
+        assert!(s["points"][0]["value"].as_f64().unwrap() > 0.0, "{s}");
+        assert!(
+            s["too_few"].as_str().unwrap().starts_with("1 value(s)"),
+            "{s}"
+        );
+    }
 
     // Pushed once: a second push is refused, and nothing changes.
     let out = run(

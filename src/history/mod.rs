@@ -195,18 +195,24 @@ pub fn history(store: &Store, query: &Query) -> Result<History> {
             partial.push(run_ref(r));
         }
     }
-    let mut series = collect(&loaded, query);
+    Ok(build(&loaded, partial, query))
+}
+
+/// The history of runs already read (complete ones, in start order) and the partial ones left
+/// out.
+pub fn build(runs: &[(&RunSummary, RunData)], partial: Vec<RunRef>, query: &Query) -> History {
+    let mut series = collect(runs, query);
     for s in &mut series {
         detect(s, query);
     }
-    Ok(History {
+    History {
         metric: query.metric.id().to_string(),
         higher_is_better: query.metric.higher_is_better(),
         max_p: query.config.max_p,
         min_magnitude: query.config.min_magnitude,
         series,
         partial,
-    })
+    }
 }
 
 fn run_ref(r: &RunSummary) -> RunRef {
@@ -319,5 +325,204 @@ fn detect(s: &mut Series, q: &Query) {
                 })
                 .collect();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{RunInfo, Values};
+
+    fn summary(i: usize) -> RunSummary {
+        RunSummary {
+            id: format!("run-{i:02}"),
+            lab: "nightly".into(),
+            started: format!("2026-11-26T12:{i:02}:00Z"),
+            complete: true,
+            targets: vec!["t".into()],
+            measurements: 0,
+            steps: 0,
+            name: Some(format!("nightly-{i:02}")),
+            tags: Vec::new(),
+        }
+    }
+
+    fn m(step: &str, index: u32, repeat: u32, qps: f64, cpu: f64) -> Measurement {
+        Measurement {
+            target: "t".into(),
+            step: step.into(),
+            step_index: index,
+            clients: 1,
+            repeat,
+            qps: Some(qps),
+            values: Values::default().with(&[(Metric::ServerCpu, cpu)]),
+            ..Measurement::default()
+        }
+    }
+
+    /// Ten runs of three repeats: `read` flat with ±1% noise, `write` at a quarter of its QPS
+    /// (and 4× its CPU/op) from the sixth run on; run 3's write has one failed repeat.
+    fn runs() -> Vec<(RunSummary, RunData)> {
+        let wiggle = [1.0, 0.99, 1.01, 1.005, 0.995, 1.0, 1.01, 0.99, 1.0, 1.005];
+        (1..=10)
+            .map(|i| {
+                let w = wiggle[i - 1];
+                let slow = if i >= 6 { 4.0 } else { 1.0 };
+                let mut ms = Vec::new();
+                for r in 1..=3 {
+                    let e = 1.0 + 0.002 * (r as f64 - 2.0);
+                    ms.push(m("read", 0, r, 50_000.0 * w * e, 20.0 / (w * e)));
+                    ms.push(m(
+                        "write",
+                        1,
+                        r,
+                        8_000.0 * w * e / slow,
+                        90.0 * slow / (w * e),
+                    ));
+                }
+                if i == 3 {
+                    ms[1].failed = true;
+                    ms[1].qps = Some(1.0);
+                }
+                let data = RunData {
+                    run: RunInfo::default(),
+                    measurements: ms,
+                    ..RunData::default()
+                };
+                (summary(i), data)
+            })
+            .collect()
+    }
+
+    fn of(runs: &[(RunSummary, RunData)], q: &Query) -> History {
+        let refs: Vec<(&RunSummary, RunData)> = runs.iter().map(|(s, d)| (s, d.clone())).collect();
+        build(&refs, Vec::new(), q)
+    }
+
+    #[test]
+    fn the_change_is_found_at_the_sixth_run_on_the_changed_step_only() {
+        for metric in [HistMetric::Qps, HistMetric::Table(Metric::ServerCpu)] {
+            let h = of(
+                &runs(),
+                &Query {
+                    metric,
+                    ..Query::all()
+                },
+            );
+            let names: Vec<(&str, usize)> = h
+                .series
+                .iter()
+                .map(|s| (s.step.as_str(), s.changes.len()))
+                .collect();
+            assert_eq!(names, vec![("read", 0), ("write", 1)], "{metric:?}");
+            let c = &h.series[1].changes[0];
+            assert_eq!((c.index, c.run_name.as_deref()), (5, Some("nightly-06")));
+            assert!(c.worse, "{c:?}");
+            let r = c.ratio.unwrap();
+            let want = if metric == HistMetric::Qps { 0.25 } else { 4.0 };
+            assert!((r / want - 1.0).abs() < 0.02, "{metric:?}: ratio {r}");
+        }
+    }
+
+    #[test]
+    fn a_point_is_the_mean_of_the_non_failed_repeats_with_its_interval() {
+        let h = of(
+            &runs(),
+            &Query {
+                step: Some("write".into()),
+                ..Query::all()
+            },
+        );
+        assert_eq!(h.series.len(), 1);
+        let p = &h.series[0].points[2];
+        assert_eq!(p.repeats, 2, "the failed repeat is left out");
+        let want = 8_000.0 * 1.01 * (1.0 + 1.002) / 2.0;
+        assert!((p.value - want).abs() < 1e-6, "{p:?}");
+        let (lo, hi) = p.interval.unwrap();
+        assert!(lo < p.value && p.value < hi, "{p:?}");
+        // t95(1) · sd / √2 with sd = 16.16 / √2: 12.706 · 8.08.
+        assert!(((hi - lo) / 2.0 - 12.706 * 8.08).abs() < 0.5, "{p:?}");
+        assert_eq!(interval(&[5.0]), None);
+    }
+
+    #[test]
+    fn too_few_runs_say_so_and_filters_apply() {
+        let few: Vec<_> = runs().into_iter().take(3).collect();
+        let q = Query {
+            target: Some("t".into()),
+            step: Some("read".into()),
+            ..Query::all()
+        };
+        let h = of(&few, &q);
+        assert_eq!(h.series.len(), 1);
+        assert!(h.series[0].changes.is_empty());
+        assert!(
+            h.series[0]
+                .too_few
+                .as_deref()
+                .unwrap()
+                .starts_with("3 value(s)"),
+            "{h:?}"
+        );
+        let none = of(
+            &few,
+            &Query {
+                target: Some("other".into()),
+                ..Query::all()
+            },
+        );
+        assert!(none.series.is_empty());
+    }
+
+    #[test]
+    fn metric_names() {
+        assert_eq!(
+            HistMetric::parse("cpu"),
+            Some(HistMetric::Table(Metric::ServerCpu))
+        );
+        assert_eq!(
+            HistMetric::parse("cs_per_op").map(HistMetric::id),
+            Some("cs_per_op")
+        );
+        assert_eq!(
+            HistMetric::parse("qps").map(HistMetric::higher_is_better),
+            Some(true)
+        );
+        assert_eq!(
+            HistMetric::parse("cpu").map(HistMetric::higher_is_better),
+            Some(false)
+        );
+        assert_eq!(HistMetric::parse("speed"), None);
+    }
+
+    #[test]
+    fn renderers_mark_the_change_on_its_run() {
+        use render::{HistFormat, render};
+        let h = of(&runs(), &Query::all());
+        let text = render(&h, HistFormat::Text);
+        let marked: Vec<&str> = text.lines().filter(|l| l.contains("◀ change")).collect();
+        assert_eq!(marked.len(), 1, "{text}");
+        assert!(
+            marked[0]
+                .trim_start()
+                .starts_with("nightly-06  2026-11-26 12:06:00"),
+            "{text}"
+        );
+        assert!(
+            text.contains("change at nightly-06 (point 6 of 10)"),
+            "{text}"
+        );
+        assert!(text.contains("2 series, 1 change point"), "{text}");
+        let md = render(&h, HistFormat::Markdown);
+        let rows: Vec<&str> = md.lines().filter(|l| l.contains("**")).collect();
+        assert_eq!(rows.len(), 1, "{md}");
+        assert!(rows[0].starts_with("| nightly-06 |"), "{md}");
+        assert!(
+            rows[0].contains("**-75%**") && rows[0].contains("worse"),
+            "{md}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&render(&h, HistFormat::Json)).unwrap();
+        assert_eq!(json["series"][1]["changes"][0]["run_name"], "nightly-06");
+        assert_eq!(json["series"][1]["points"].as_array().unwrap().len(), 10);
     }
 }

@@ -1,4 +1,6 @@
-//! Debian suites as a source of builds: `mysql@9.7` from sid, `mariadb@11.8` from trixie.
+//! Debian suites as a source of builds: `mysql@9.7` from sid, `mariadb@11.8` from trixie, and
+//! the PostgreSQL releases npm's builds lack (`postgres@18.6` from sid, `postgres@17.12` from
+//! trixie: asked for by their exact version only, so `postgres@17` stays npm's).
 //!
 //! Owns: which suite and packages hold each build ([`DEBIAN_BUILDS`]), the archive's address
 //! (the Debian mirror apt on this machine is configured with: `DBDELTA_DEBIAN_MIRROR`, else the
@@ -29,6 +31,14 @@ pub struct DebianBuild {
     pub series: &'static str,
     pub suite: &'static str,
     pub packages: &'static [&'static str],
+    /// The server's directory in the tree (the engine finds its programs there).
+    pub bin: &'static str,
+    /// Asked for only by a `major.minor` no other registry's build matches (`postgres@17.12`
+    /// while npm has 17.10): `postgres@17` keeps meaning npm's newest 17.
+    pub fills_gaps: bool,
+    /// Libraries (name prefixes) the closure leaves out: LLVM, which only PostgreSQL's JIT
+    /// provider loads (`debian_tree` removes the provider when its LLVM is absent).
+    pub leave_out: &'static [&'static str],
 }
 
 /// The Debian builds. MariaDB's install script needs `my_print_defaults` (the client
@@ -40,6 +50,9 @@ pub const DEBIAN_BUILDS: &[DebianBuild] = &[
         series: "9.7",
         suite: "sid",
         packages: &["mysql-server-core"],
+        bin: BIN,
+        fills_gaps: false,
+        leave_out: &[],
     },
     DebianBuild {
         product: Product::Mariadb,
@@ -50,6 +63,29 @@ pub const DEBIAN_BUILDS: &[DebianBuild] = &[
             "mariadb-client-core",
             "mariadb-server",
         ],
+        bin: BIN,
+        fills_gaps: false,
+        leave_out: &[],
+    },
+    // PostgreSQL: the server package only (its programs, `lib/` and `share/`); not
+    // postgresql-common (wrapper scripts and cluster tools the engine does not use).
+    DebianBuild {
+        product: Product::Postgres,
+        series: "17",
+        suite: "trixie",
+        packages: &["postgresql-17"],
+        bin: "usr/lib/postgresql/17/bin",
+        fills_gaps: true,
+        leave_out: &["libllvm"],
+    },
+    DebianBuild {
+        product: Product::Postgres,
+        series: "18",
+        suite: "sid",
+        packages: &["postgresql-18"],
+        bin: "usr/lib/postgresql/18/bin",
+        fills_gaps: true,
+        leave_out: &["libllvm"],
     },
 ];
 
@@ -58,8 +94,9 @@ const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 /// The index read from each suite.
 const INDEX: &str = "main/binary-amd64/Packages.gz";
 
-/// The server directory inside a Debian tree: the engines find `mysqld`/`mariadbd` there, and
-/// `usr/` above it is the installation's `basedir` (`share/mysql`, `lib/mysql/plugin`).
+/// The MySQL/MariaDB server directory inside a Debian tree: the engines find
+/// `mysqld`/`mariadbd` there, and `usr/` above it is the installation's `basedir`
+/// (`share/mysql`, `lib/mysql/plugin`).
 pub const BIN: &str = "usr/sbin";
 
 /// One package of an index: what the closure and the download need.
@@ -87,12 +124,27 @@ pub fn upstream(version: &str) -> String {
     v.split(['-', '+', '~']).next().unwrap_or(v).to_string()
 }
 
-/// The Debian builds of `product` that `wanted` may select (all of them for `None`), each as a
-/// [`Release`] with the version the suite holds now.
-pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> {
+/// May `wanted` select `b`? A build that only fills gaps needs a `major.minor` (`17.12`) that
+/// no other registry's build matches (`covered`).
+fn selects(b: &DebianBuild, wanted: &str, covered: bool) -> bool {
+    may_match(wanted, b.series) && (!b.fills_gaps || (!covered && wanted.contains('.')))
+}
+
+/// Could a Debian build of `product` answer `wanted` (`postgres@17.12`: yes; `postgres@17`:
+/// no, that is npm's)?
+pub fn may_answer(product: Product, wanted: &str) -> bool {
     DEBIAN_BUILDS
         .iter()
-        .filter(|b| b.product == product && wanted.is_none_or(|w| may_match(w, b.series)))
+        .any(|b| b.product == product && selects(b, wanted, false))
+}
+
+/// The Debian builds of `product` that `wanted` may select (all of them for `None`), each as a
+/// [`Release`] with the version the suite holds now; `covered`: another registry has a build
+/// matching `wanted` (then builds that only fill gaps are not read).
+pub fn releases(product: Product, wanted: Option<&str>, covered: bool) -> Result<Vec<Release>> {
+    DEBIAN_BUILDS
+        .iter()
+        .filter(|b| b.product == product && wanted.is_none_or(|w| selects(b, w, covered)))
         .map(|b| release_of(b, None))
         .collect()
 }
@@ -128,7 +180,7 @@ fn release_of(b: &DebianBuild, known: Option<&str>) -> Result<Release> {
         },
         package_version,
         artifact: None,
-        layout: Layout::Debian { bin: BIN.into() },
+        layout: Layout::Debian { bin: b.bin.into() },
     })
 }
 
@@ -259,8 +311,9 @@ impl Index {
     }
 
     /// `roots` and every package of section `libs` their dependencies reach (the first
-    /// alternative the index has), in a stable order.
-    pub fn closure(&self, roots: &[&str]) -> Result<Vec<&Stanza>> {
+    /// alternative the index has; none whose name starts with one of `leave_out`), in a stable
+    /// order.
+    pub fn closure(&self, roots: &[&str], leave_out: &[&str]) -> Result<Vec<&Stanza>> {
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         let mut queue: VecDeque<&Stanza> = VecDeque::new();
         for r in roots {
@@ -275,7 +328,8 @@ impl Index {
                 let Some(dep) = alternatives.iter().find_map(|a| self.packages.get(a)) else {
                     continue;
                 };
-                if is_library(&dep.section) && seen.insert(&dep.package) {
+                let left_out = leave_out.iter().any(|p| dep.package.starts_with(p));
+                if is_library(&dep.section) && !left_out && seen.insert(&dep.package) {
                     queue.push_back(dep);
                 }
             }
@@ -403,7 +457,7 @@ pub struct Deb {
 pub fn debs(build: &DebianBuild, index: &Index) -> Result<Vec<Deb>> {
     let base = mirror()?;
     index
-        .closure(build.packages)?
+        .closure(build.packages, build.leave_out)?
         .into_iter()
         .map(|s| {
             let checksum = sha256(&s.sha256)
@@ -456,7 +510,7 @@ Package: mysql-common\nVersion: 5.8\nSection: database\nFilename: pool/main/m/my
         assert_eq!(root.depends[2], ["perl"]);
         assert_eq!(root.depends[3], ["mysql-common", "mariadb-common"]);
         let names: Vec<&str> = idx
-            .closure(&["mysql-server-core"])
+            .closure(&["mysql-server-core"], &[])
             .unwrap()
             .iter()
             .map(|s| s.package.as_str())
@@ -466,7 +520,7 @@ Package: mysql-common\nVersion: 5.8\nSection: database\nFilename: pool/main/m/my
             names,
             ["mysql-server-core", "libc6", "libstdc++6", "libgcc-s1"]
         );
-        let err = idx.closure(&["nope"]).unwrap_err().to_string();
+        let err = idx.closure(&["nope"], &[]).unwrap_err().to_string();
         assert!(err.contains("no package nope"), "{err}");
     }
 
@@ -477,6 +531,76 @@ Package: mysql-common\nVersion: 5.8\nSection: database\nFilename: pool/main/m/my
         assert!(may_match("9", "9.7") && may_match("9.7", "9.7") && may_match("9.7.4", "9.7"));
         assert!(!may_match("9.6", "9.7") && !may_match("8.0", "9.7") && !may_match("", "9.7"));
         assert!(!may_match("11.4", "11.8") && may_match("11", "11.8"));
+    }
+
+    /// trixie's postgresql-17 as its index has it (cut down): the server, libraries, LLVM (for
+    /// the JIT provider only) and non-library Depends.
+    const PG_PACKAGES: &str = "Package: postgresql-17\nVersion: 17.12-0+deb13u1\nSection: database\n\
+Depends: locales | locales-all, postgresql-client-17, postgresql-common (>= 252~), tzdata, libc6 (>= 2.38), libllvm19 (>= 1:19.1.0), libpq5 (>= 17~~), libicu76\n\
+Recommends: sysstat\nFilename: pool/main/p/postgresql-17/postgresql-17_17.12-0+deb13u1_amd64.deb\nSHA256: 10\n\n\
+Package: libc6\nVersion: 2.41-12\nSection: libs\nFilename: pool/main/g/glibc/libc6.deb\nSHA256: 11\n\n\
+Package: libllvm19\nVersion: 1:19.1.7-3\nSection: libs\nDepends: libz3-4, libc6\nFilename: pool/main/l/llvm/libllvm19.deb\nSHA256: 12\n\n\
+Package: libz3-4\nVersion: 4.13\nSection: libs\nFilename: pool/main/z/z3/libz3-4.deb\nSHA256: 13\n\n\
+Package: libpq5\nVersion: 17.12-0+deb13u1\nSection: libs\nDepends: libc6\nFilename: pool/main/p/libpq5.deb\nSHA256: 14\n\n\
+Package: libicu76\nVersion: 76.1-4\nSection: libs\nFilename: pool/main/i/libicu76.deb\nSHA256: 15\n\n\
+Package: postgresql-client-17\nVersion: 17.12-0+deb13u1\nSection: database\nFilename: pool/main/p/client.deb\nSHA256: 16\n\n\
+Package: postgresql-common\nVersion: 278\nSection: database\nFilename: pool/main/p/common.deb\nSHA256: 17\n\n\
+Package: tzdata\nVersion: 2025b\nSection: localization\nFilename: pool/main/t/tzdata.deb\nSHA256: 18\n";
+
+    /// A PostgreSQL build is its server package and the libraries it links, without LLVM (and
+    /// what only LLVM needs), postgresql-common, the client package or tzdata.
+    #[test]
+    fn the_postgres_closure_leaves_out_llvm_and_postgresql_common() {
+        let idx = Index {
+            suite: "trixie".into(),
+            packages: parse_packages(PG_PACKAGES)
+                .into_iter()
+                .map(|s| (s.package.clone(), s))
+                .collect(),
+        };
+        let build = DEBIAN_BUILDS
+            .iter()
+            .find(|b| b.packages == ["postgresql-17"])
+            .unwrap();
+        let names = |leave_out: &[&str]| -> Vec<String> {
+            let c = idx.closure(build.packages, leave_out).unwrap();
+            c.iter().map(|s| s.package.clone()).collect()
+        };
+        assert_eq!(
+            names(build.leave_out),
+            ["postgresql-17", "libc6", "libpq5", "libicu76"]
+        );
+        assert_eq!(
+            names(&[]),
+            [
+                "postgresql-17",
+                "libc6",
+                "libllvm19",
+                "libpq5",
+                "libicu76",
+                "libz3-4"
+            ]
+        );
+        assert_eq!(build.bin, "usr/lib/postgresql/17/bin");
+        assert_eq!(upstream("17.12-0+deb13u1"), "17.12");
+    }
+
+    /// `postgres@17.12` may come from Debian; `postgres@17` is npm's newest 17, and so is a
+    /// `major.minor` npm has; MySQL's and MariaDB's series answer a major as before.
+    #[test]
+    fn postgres_builds_answer_only_a_minor_npm_lacks() {
+        assert!(may_answer(Product::Postgres, "17.12") && may_answer(Product::Postgres, "18.6"));
+        assert!(may_answer(Product::Postgres, "18.99"));
+        assert!(!may_answer(Product::Postgres, "17") && !may_answer(Product::Postgres, "16.2"));
+        assert!(may_answer(Product::Mysql, "9") && may_answer(Product::Mariadb, "11"));
+        let pg17 = DEBIAN_BUILDS
+            .iter()
+            .find(|b| b.packages == ["postgresql-17"])
+            .unwrap();
+        assert!(selects(pg17, "17.12", false) && !selects(pg17, "17.12", true));
+        assert!(!selects(pg17, "17", false) && !selects(pg17, "18.6", false));
+        let mysql = &DEBIAN_BUILDS[0];
+        assert!(selects(mysql, "9", true) && selects(mysql, "9.7", false));
     }
 
     #[test]

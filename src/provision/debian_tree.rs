@@ -2,14 +2,18 @@
 //! unpacked with `dpkg-deb -x` into one private root, and each program started through that
 //! root's own loader.
 //!
-//! Every ELF program in `usr/bin` and `usr/sbin` moves to `usr/lib/dbdelta-elf/{bin,sbin}/`
-//! and its place takes a `/bin/sh` launcher that `exec`s the root's `ld-linux-x86-64.so.2
-//! --library-path <root's library dirs> --argv0 <launcher> <program>`: the loader runs the
-//! program in the same process (so the process id a server is recorded and sampled under is
-//! the server's), with the root's C library and libstdc++ rather than the host's, and nothing
-//! on the host changes. Paths in the launcher are relative to it, so a copy of the tree (a
-//! remote target's) runs too. Links that point outside the root are made relative to it
-//! (absolute) or left out (climbing above it).
+//! Every ELF program in `usr/bin`, `usr/sbin` and PostgreSQL's `usr/lib/postgresql/<N>/bin`
+//! moves under `usr/lib/dbdelta-elf/` (`bin/`, `sbin/`, `postgresql/<N>/bin/`) and its place
+//! takes a `/bin/sh` launcher that `exec`s the root's `ld-linux-x86-64.so.2 --library-path
+//! <root's library dirs> --argv0 <launcher> <program>`: the loader runs the program in the same
+//! process (so the process id a server is recorded and sampled under is the server's), with
+//! the root's C library and libstdc++ rather than the host's, and nothing on the host changes.
+//! The program sees the launcher's path as its own (`--argv0`), so PostgreSQL's `initdb` finds
+//! `postgres` beside it and the server finds `share/` and `lib/` relative to its directory.
+//! Paths in the launcher are relative to it, so a copy of the tree (a remote target's) runs
+//! too. Links that point outside the root are made relative to it (absolute) or left out
+//! (climbing above it). PostgreSQL's JIT provider is removed when the LLVM it links was left
+//! out of the build (the server then runs without JIT, as npm's builds do).
 //! Must not: choose packages (the index does) or start servers.
 
 use std::io::Read;
@@ -114,6 +118,7 @@ pub fn unpack(debs: &Path, parts: &[Part], tree: &Path) -> Result<()> {
     }
     keep_links_inside(tree, tree)?;
     launchers(tree)?;
+    drop_jit_without_llvm(tree)?;
     super::unpack::open_up(tree)
 }
 
@@ -156,7 +161,51 @@ fn is_elf(path: &Path) -> Result<bool> {
     Ok(f.read(&mut magic)? == 4 && magic == *b"\x7fELF")
 }
 
-/// Replace every ELF program of `usr/bin` and `usr/sbin` by a launcher.
+/// The directories whose programs get launchers, relative to the root: `usr/bin`, `usr/sbin`,
+/// and each `usr/lib/postgresql/<N>/bin`.
+fn program_dirs(tree: &Path) -> Vec<String> {
+    let mut dirs = vec!["usr/bin".to_string(), "usr/sbin".to_string()];
+    let mut pg: Vec<String> = std::fs::read_dir(tree.join("usr/lib/postgresql"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| format!("usr/lib/postgresql/{}/bin", e.file_name().to_string_lossy()))
+        .filter(|d| tree.join(d).is_dir())
+        .collect();
+    pg.sort();
+    dirs.extend(pg);
+    dirs
+}
+
+/// PostgreSQL's JIT provider (`lib/llvmjit.so`) needs LLVM's library; when the build left it
+/// out, the server would fail the first query costly enough to compile, so the provider goes
+/// (the server then finds none and runs without JIT).
+fn drop_jit_without_llvm(tree: &Path) -> Result<()> {
+    let has_llvm = LIB_DIRS.iter().any(|d| {
+        std::fs::read_dir(tree.join(d))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("libLLVM"))
+    });
+    if has_llvm {
+        return Ok(());
+    }
+    let Ok(entries) = std::fs::read_dir(tree.join("usr/lib/postgresql")) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let lib = entry?.path().join("lib");
+        for file in ["llvmjit.so", "llvmjit_types.bc"] {
+            if lib.join(file).is_file() {
+                std::fs::remove_file(lib.join(file))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replace every ELF program of the [`program_dirs`] by a launcher.
 fn launchers(tree: &Path) -> Result<()> {
     let loader = LOADERS
         .iter()
@@ -172,12 +221,12 @@ fn launchers(tree: &Path) -> Result<()> {
         .filter(|d| tree.join(d).is_dir())
         .map(|d| format!("$r/{d}"))
         .collect();
-    for dir in ["bin", "sbin"] {
-        let from = tree.join("usr").join(dir);
+    for dir in program_dirs(tree) {
+        let from = tree.join(&dir);
         let Ok(entries) = std::fs::read_dir(&from) else {
             continue;
         };
-        let to = tree.join(PROGRAMS).join(dir);
+        let to = tree.join(PROGRAMS).join(kept_as(&dir));
         std::fs::create_dir_all(&to)?;
         for entry in entries {
             let path = entry?.path();
@@ -187,7 +236,7 @@ fn launchers(tree: &Path) -> Result<()> {
             }
             let name = path.file_name().context("a program without a name")?;
             std::fs::rename(&path, to.join(name))?;
-            let script = launcher(loader, &libs.join(":"), dir, &name.to_string_lossy());
+            let script = launcher(loader, &libs.join(":"), &dir, &name.to_string_lossy());
             std::fs::write(&path, script)?;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
         }
@@ -195,14 +244,24 @@ fn launchers(tree: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The launcher of `usr/<dir>/<name>`; `$r` is the root, two levels above it.
+/// Where the program of a launcher directory is kept, under [`PROGRAMS`]: `usr/sbin` →
+/// `sbin`, `usr/lib/postgresql/17/bin` → `postgresql/17/bin`.
+fn kept_as(dir: &str) -> &str {
+    let d = dir.strip_prefix("usr/").unwrap_or(dir);
+    d.strip_prefix("lib/").unwrap_or(d)
+}
+
+/// The launcher of `<dir>/<name>` (`dir` relative to the root); `$r` is the root, as many
+/// levels above it as `dir` has parts.
 fn launcher(loader: &str, libs: &str, dir: &str, name: &str) -> String {
+    let up = vec![".."; dir.split('/').count()].join("/");
+    let kept = kept_as(dir);
     format!(
         "#!/bin/sh\n\
          # Written by dbdelta: runs this program of a Debian build through the build's own\n\
          # loader and libraries, in this process (exec), without touching the host's.\n\
-         r=\"${{0%/*}}/../..\"\n\
-         exec \"$r/{loader}\" --library-path \"{libs}\" --argv0 \"$0\" \"$r/{PROGRAMS}/{dir}/{name}\" \"$@\"\n"
+         r=\"${{0%/*}}/{up}\"\n\
+         exec \"$r/{loader}\" --library-path \"{libs}\" --argv0 \"$0\" \"$r/{PROGRAMS}/{kept}/{name}\" \"$@\"\n"
     )
 }
 
@@ -264,6 +323,53 @@ mod tests {
             std::fs::read(root.join("usr/bin/install-db")).unwrap(),
             b"#!/bin/sh\n"
         );
+    }
+
+    /// PostgreSQL's programs get their launchers in their own directory (so `initdb` finds
+    /// `postgres` beside it), five levels below the root; without LLVM the JIT provider goes,
+    /// with it the provider stays.
+    #[test]
+    fn postgres_programs_get_launchers_beside_each_other_and_jit_needs_llvm() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let bin = root.join("usr/lib/postgresql/17/bin");
+        let lib = root.join("usr/lib/postgresql/17/lib");
+        for d in [&bin, &lib, &root.join("usr/lib/x86_64-linux-gnu")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(root.join(LOADERS[0]), b"\x7fELF loader").unwrap();
+        for p in ["postgres", "initdb"] {
+            std::fs::write(bin.join(p), b"\x7fELF pg").unwrap();
+            std::fs::set_permissions(bin.join(p), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        for f in ["llvmjit.so", "llvmjit_types.bc", "plpgsql.so"] {
+            std::fs::write(lib.join(f), b"x").unwrap();
+        }
+        assert_eq!(
+            program_dirs(root),
+            ["usr/bin", "usr/sbin", "usr/lib/postgresql/17/bin"]
+        );
+        launchers(root).unwrap();
+        let script = std::fs::read_to_string(bin.join("initdb")).unwrap();
+        assert!(
+            script.contains("r=\"${0%/*}/../../../../..\"\n")
+                && script.contains(
+                    "--argv0 \"$0\" \"$r/usr/lib/dbdelta-elf/postgresql/17/bin/initdb\" \"$@\""
+                ),
+            "{script}"
+        );
+        assert!(
+            root.join("usr/lib/dbdelta-elf/postgresql/17/bin/postgres")
+                .is_file()
+        );
+
+        std::fs::write(root.join("usr/lib/x86_64-linux-gnu/libLLVM.so.19.1"), b"x").unwrap();
+        drop_jit_without_llvm(root).unwrap();
+        assert!(lib.join("llvmjit.so").is_file(), "LLVM is there: JIT stays");
+        std::fs::remove_file(root.join("usr/lib/x86_64-linux-gnu/libLLVM.so.19.1")).unwrap();
+        drop_jit_without_llvm(root).unwrap();
+        assert!(!lib.join("llvmjit.so").exists() && !lib.join("llvmjit_types.bc").exists());
+        assert!(lib.join("plpgsql.so").is_file());
     }
 
     #[test]

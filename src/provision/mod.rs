@@ -169,10 +169,15 @@ pub struct Fetched {
 }
 
 /// Every build of `product` the registries offer, oldest first: with `wanted`, the Debian
-/// suites are read only when one of their series could match it.
+/// suites are read only when one of their series could match it (PostgreSQL's: only for a
+/// `major.minor` npm has no build of).
 pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> {
     let mut all = catalog::releases(product)?;
-    all.extend(debian::releases(product, wanted)?);
+    let covered = wanted.is_some_and(|w| {
+        all.iter()
+            .any(|r| parse_version(&r.version).is_some_and(|v| matches(w, &v)))
+    });
+    all.extend(debian::releases(product, wanted, covered)?);
     all.sort_by_key(|r| parse_version(&r.version));
     Ok(all)
 }
@@ -195,12 +200,26 @@ pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>>
 
 /// A build's version as its users know it: PostgreSQL's from the npm package's version
 /// (`17.10.0-beta.17` is PostgreSQL 17.10, the package's 17th build of it), with the package
-/// version beside it: `17.10 (npm 17.10.0-beta.17)`. MySQL's and MariaDB's are already theirs.
+/// version beside it: `17.10 (npm 17.10.0-beta.17)`. MySQL's and MariaDB's, and Debian's
+/// PostgreSQL (`17.12`), are already theirs.
 pub fn label(product: Product, version: &str) -> String {
+    let npm_triple = version
+        .split('-')
+        .next()
+        .is_some_and(|r| r.matches('.').count() == 2);
     match (product, parse_version(version)) {
-        (Product::Postgres, Some(v)) => format!("{}.{} (npm {version})", v.major, v.minor),
+        (Product::Postgres, Some(v)) if npm_triple => {
+            format!("{}.{} (npm {version})", v.major, v.minor)
+        }
         _ => version.to_string(),
     }
+}
+
+/// May the cached build `c` answer `wanted`? A Debian PostgreSQL build only answers its own
+/// `major.minor` (`postgres@17` is npm's).
+fn may_serve(product: Product, wanted: &str, c: &Cached) -> bool {
+    parse_version(&c.version).is_some_and(|v| matches(wanted, &v))
+        && (!c.source.starts_with("Debian ") || debian::may_answer(product, wanted))
 }
 
 /// What a run would do to get `product@wanted`, for `plan`: "cached: …" or "not cached: will
@@ -229,7 +248,7 @@ pub fn plan_fetch(product: Product, wanted: &str) -> String {
         }
         Err(e) => {
             let here: Vec<String> = (cached(product).iter())
-                .filter(|c| parse_version(&c.version).is_some_and(|v| matches(wanted, &v)))
+                .filter(|c| may_serve(product, wanted, c))
                 .map(|c| label(product, &c.version))
                 .collect();
             match here.last() {
@@ -270,14 +289,24 @@ fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
     if product == Product::Postgres {
         let mut majors: Vec<u64> = all
             .iter()
+            .filter(|r| !matches!(r.package, Package::Debian { .. }))
             .filter_map(|r| parse_version(&r.version).map(|v| v.major))
             .collect();
         majors.dedup();
         let majors: Vec<String> = majors.iter().map(u64::to_string).collect();
+        // Debian's builds, each by the version its suite holds now (or its series, unread).
+        let debian: Vec<String> = debian::listing(product)
+            .iter()
+            .map(|(r, _)| match &r.package {
+                Package::Debian { suite, .. } => format!("{} from {suite}", r.version),
+                _ => r.version.clone(),
+            })
+            .collect();
         return format!(
-            "postgres@{wanted}: no such PostgreSQL build in {} (majors: {}); pick one of them, e.g. postgres@{}",
+            "postgres@{wanted}: no such PostgreSQL build in {} (majors: {}) or Debian's suites ({}); pick one of them, e.g. postgres@{} (`dbdelta list versions postgres`)",
             catalog::PG_PACKAGE_NAME,
             majors.join(", "),
+            debian.join(", "),
             majors.last().map(String::as_str).unwrap_or("17")
         );
     }
@@ -334,10 +363,10 @@ fn debian_offline(
     error: anyhow::Error,
     say: &dyn Fn(&str),
 ) -> Result<Fetched> {
-    let newest = cache::cached(product).into_iter().rev().find(|c| {
-        c.source.starts_with("Debian ")
-            && parse_version(&c.version).is_some_and(|v| matches(wanted, &v))
-    });
+    let newest = cache::cached(product)
+        .into_iter()
+        .rev()
+        .find(|c| c.source.starts_with("Debian ") && may_serve(product, wanted, c));
     let Some(c) = newest.filter(|_| error.downcast_ref::<InputError>().is_none()) else {
         return Err(error);
     };
@@ -412,6 +441,8 @@ mod tests {
             label(Product::Postgres, "17.10.0-beta.17"),
             "17.10 (npm 17.10.0-beta.17)"
         );
+        // Debian's PostgreSQL builds carry PostgreSQL's own version.
+        assert_eq!(label(Product::Postgres, "17.12"), "17.12");
         assert_eq!(label(Product::Mysql, "8.0.31"), "8.0.31");
         assert_eq!(label(Product::Mariadb, "10.11.5"), "10.11.5");
     }

@@ -13,14 +13,16 @@ pub struct Version {
     pub text: String,
 }
 
+/// `17.10.0-beta.17`, `8.0.31`, or PostgreSQL's own two-part `17.12` (a Debian build; patch 0).
 pub fn parse_version(text: &str) -> Option<Version> {
     let (release, pre) = text.split_once('-').unwrap_or((text, ""));
     let mut parts = release.split('.').map(|p| p.parse::<u64>());
-    let (major, minor, patch) = (
-        parts.next()?.ok()?,
-        parts.next()?.ok()?,
-        parts.next()?.ok()?,
-    );
+    let (major, minor) = (parts.next()?.ok()?, parts.next()?.ok()?);
+    let patch = match parts.next() {
+        Some(p) => p.ok()?,
+        None if pre.is_empty() => 0,
+        None => return None,
+    };
     let pre = pre
         .rsplit('.')
         .next()
@@ -64,6 +66,11 @@ mod tests {
         assert!(matches("17.10.0-beta.17", &a));
         assert!(!matches("1", &a) && !matches("17.1", &a) && !matches("16", &a));
         assert!(!matches("", &a));
+        // A Debian PostgreSQL build: two parts, newer than npm's betas of the minor before.
+        let d = parse_version("17.12").unwrap();
+        assert!(d > a && matches("17.12", &d) && matches("17.12.0", &d) && !matches("17.1", &d));
+        assert_eq!(parse_version("17.12-beta.1"), None);
+        assert_eq!(parse_version("17"), None);
     }
 
     #[test]

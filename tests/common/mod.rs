@@ -165,3 +165,13 @@ pub fn fetch_cache() -> &'static Path {
     });
     path
 }
+
+/// `dbdelta list versions PRODUCT` with the shared fetch cache: what it prints.
+pub fn list_versions(dir: &Path, product: &str) -> String {
+    let out = dbdelta(dir)
+        .env("DBDELTA_CACHE", fetch_cache())
+        .args(["list", "versions", product])
+        .output()
+        .unwrap();
+    text(&out.stdout)
+}
