@@ -101,6 +101,9 @@ pub enum Command {
     /// Remove the data directories interrupted runs left in the work directory (only run
     /// directories dbdelta marked as its own, of runs no dbdelta works on any more).
     Clean(CleanArgs),
+    /// Serve a local web page over the store (runs, reports, flame graphs, history charts),
+    /// read-only and on loopback only, until Ctrl-C, e.g. `dbdelta serve --port 7480`.
+    Serve(ServeArgs),
     /// Copy runs between results stores, e.g. `dbdelta store push latest --to
     /// postgres://user@host/dbdelta`.
     Store(StoreArgs),
@@ -189,6 +192,18 @@ pub struct PushArgs {
     /// migrated when missing).
     #[arg(long, value_name = "PATH|URL")]
     pub to: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub store: StoreArg,
+    /// The port to listen on (0: any free one; the URL printed says which).
+    #[arg(long, default_value_t = crate::serve::DEFAULT_PORT)]
+    pub port: u16,
+    /// The address to listen on: a loopback address only (127.0.0.1, ::1 or localhost).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub addr: String,
 }
 
 #[derive(Debug, Args)]
@@ -710,6 +725,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
             command: StoreCommand::Push(args),
         }) => push_cmd(&top.store(&args.store), &args),
         Command::Clean(args) => clean_cmd(&args),
+        Command::Serve(args) => serve_cmd(&top.store(&args.store), &args),
         Command::Init(args) => init_cmd(&args),
         Command::Agent => crate::remote::agent::serve().map(|()| ExitCode::SUCCESS),
         Command::CountClient => crate::runner::count::client_main().map(|()| ExitCode::SUCCESS),
@@ -730,7 +746,7 @@ impl Shared {
             Command::Run(_) | Command::Bisect(_) => (true, true),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
             Command::History(_) => (true, false),
-            Command::Profile(_) | Command::Store(_) => (true, false),
+            Command::Profile(_) | Command::Store(_) | Command::Serve(_) => (true, false),
             Command::Fetch(_) | Command::Build(_) => (false, true),
             _ => (false, false),
         };
@@ -781,6 +797,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Bisect(_) => "bisect",
         Command::Clean(_) => "clean",
+        Command::Serve(_) => "serve",
         Command::Store(_) => "store",
         Command::Init(_) => "init",
         Command::Agent => "agent",
@@ -1577,6 +1594,16 @@ fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `dbdelta serve`: the store as a local, read-only web page until a terminating signal.
+fn serve_cmd(store_path: &Path, args: &ServeArgs) -> Result<ExitCode> {
+    let opts = crate::serve::Options {
+        addr: args.addr.clone(),
+        port: args.port,
+    };
+    crate::serve::serve(store_path, &opts)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `dbdelta store push RUN --to STORE`: one run copied whole into another store.
 fn push_cmd(store_path: &Path, args: &PushArgs) -> Result<ExitCode> {
     let from = Store::open_existing(store_path)?;
@@ -1871,6 +1898,7 @@ mod tests {
             "list",
             "bisect",
             "profile",
+            "serve",
             "store push",
         ];
         assert_eq!(with("store"), stores);

@@ -24,6 +24,7 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod sampler;
+pub mod serve;
 pub mod signals;
 pub mod stats;
 pub mod store;

@@ -75,14 +75,25 @@ pub fn sleep(length: Duration) -> bool {
 /// the first sets [`flag`], each later one calls `again` with its number, on a thread of its
 /// own. Returns the flag.
 pub fn install(again: impl Fn(i32) + Send + 'static) -> std::io::Result<Arc<AtomicBool>> {
+    install_saying(RUN_STOPPING, again)
+}
+
+/// What the first signal prints after `dbdelta: SIGINT: ` by default.
+const RUN_STOPPING: &str = "stopping the run (resumable); send it again to stop at once";
+
+/// [`install`], printing `first` (after `dbdelta: SIGNAL: `) when the first signal arrives.
+pub fn install_saying(
+    first: &'static str,
+    again: impl Fn(i32) + Send + 'static,
+) -> std::io::Result<Arc<AtomicBool>> {
     let mut result = Ok(());
-    INSTALL.call_once(|| result = install_now(Box::new(again)));
+    INSTALL.call_once(|| result = install_now(first, Box::new(again)));
     result.map(|()| flag())
 }
 
 /// signal-hook's iterator does the async-signal-safe part (its handler only notes the signal
 /// and wakes a self-pipe); everything else happens here, on an ordinary thread.
-fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
+fn install_now(message: &'static str, again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
     let mut signals = signal_hook::iterator::Signals::new(SIGNALS)?;
     std::thread::Builder::new()
         .name("dbdelta-signals".into())
@@ -102,11 +113,7 @@ fn install_now(again: Box<dyn Fn(i32) + Send>) -> std::io::Result<()> {
                 FIRST.store(signal, Ordering::SeqCst);
                 FLAG.store(true, Ordering::SeqCst);
                 // A closed terminal (SIGHUP) makes this fail: the message is then nobody's.
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "dbdelta: {}: stopping the run (resumable); send it again to stop at once",
-                    name(signal)
-                );
+                let _ = writeln!(std::io::stderr(), "dbdelta: {}: {message}", name(signal));
             }
         })?;
     Ok(())

@@ -4,11 +4,16 @@
 //! layout rounds them, and that every chart became an SVG element. It saves a screenshot as a
 //! CI artifact: `<target dir>/browser/report.png`.
 //!
+//! `dbdelta serve` is checked here too: its runs page, a run's report and a history chart with
+//! a known change point as Chromium renders them, and what it refuses (POST, a foreign `Host`,
+//! a non-loopback `--addr`).
+//!
 //! It also checks `--png DIR` (one PNG per chart, each named on stderr), which needs no
 //! browser. Without `/usr/bin/chromium` the browser part is skipped with a message, except
 //! under CI (`CI` set), where that is a failure (`.ci/run` installs the `chromium` package).
 
 mod common;
+use common::serve::*;
 use common::*;
 
 use std::path::Path;
@@ -38,9 +43,14 @@ struct Chromium {
     stderr: String,
 }
 
-/// Runs headless Chromium on a local file with a throwaway profile; kills it (by PID) when it
-/// outlives [`CHROMIUM_TIMEOUT`]. Console messages go to stderr (`--enable-logging=stderr`).
+/// Runs headless Chromium on a local file with a throwaway profile (see [`chromium_url`]).
 fn chromium(page: &Path, args: &[&str]) -> Chromium {
+    chromium_url(&format!("file://{}", page.display()), args)
+}
+
+/// Runs headless Chromium on `url` with a throwaway profile; kills it (by PID) when it
+/// outlives [`CHROMIUM_TIMEOUT`]. Console messages go to stderr (`--enable-logging=stderr`).
+fn chromium_url(url: &str, args: &[&str]) -> Chromium {
     let profile = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let (stdout_path, stderr_path) = (out_dir.path().join("out"), out_dir.path().join("err"));
@@ -60,7 +70,7 @@ fn chromium(page: &Path, args: &[&str]) -> Chromium {
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())
@@ -471,4 +481,252 @@ fn profiled_report_renders_its_flame_graph_in_chromium() {
     let figure = &dom.stdout[at..at + dom.stdout[at..].find("</figure>").unwrap()];
     assert!(figure.contains("normal against full"), "its title");
     assert!(figure.matches("<rect").count() > 3, "frames drawn");
+
+    // `dbdelta serve` links the run's flame graphs and serves each as an SVG of its own.
+    let (server, base) = start_serve(dir.path(), &[]);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    let report = get(port, "/run/latest");
+    assert!(report.contains("/flames\">Flame graphs</a>"), "{report}");
+    let list = get(port, "/run/latest/flames");
+    let links: Vec<&str> = (list.split("href=\"").skip(1))
+        .map(|s| &s[..s.find('"').unwrap()])
+        .filter(|h| h.ends_with(".svg"))
+        .collect();
+    assert_eq!(
+        links.len(),
+        3,
+        "full, normal and the differential one: {list}"
+    );
+    let diff = links
+        .iter()
+        .find(|l| l.ends_with("-normal-vs-full.diff.svg"))
+        .unwrap();
+    let svg = get(port, diff);
+    assert!(svg.starts_with("HTTP/1.1 200"), "{svg}");
+    assert!(svg.contains("Content-Type: image/svg+xml"), "{svg}");
+    assert!(svg.contains("normal against full") && svg.matches("<rect").count() > 3);
+    stop_serve(server);
+}
+
+const SERVE_LAB: &str = r#"[lab]
+name = "serve seed"
+repeats = 2
+
+[[target]]
+name = "lite"
+engine = "sqlite"
+
+[suite.sysbench]
+rows = 2000
+read_secs = 0.3
+write_secs = 0.3
+warmup_secs = 0.1
+"#;
+
+/// The lab of the runs cloned from the seed, whose history the test reads.
+const NIGHTLY: &str = "serve test: nightly";
+
+/// Copy every row of run `from` (each table with a `run_id`, and its `runs` row) as run `to`
+/// of the lab [`NIGHTLY`], named `name`, started at `started`, with its QPS times `factor`.
+fn clone_run(
+    db: &rusqlite::Connection,
+    from: &str,
+    to: &str,
+    name: &str,
+    started: &str,
+    factor: f64,
+) {
+    let names = |sql: &str| -> Vec<String> {
+        rows::<(String,)>(db, sql)
+            .into_iter()
+            .map(|r| r.0)
+            .collect()
+    };
+    let tables = names("SELECT name FROM sqlite_master WHERE type = 'table'");
+    for t in tables {
+        let cols = names(&format!("SELECT name FROM pragma_table_info('{t}')"));
+        let key = if t == "runs" { "id" } else { "run_id" };
+        if !cols.iter().any(|c| c == key) {
+            continue;
+        }
+        let picked: Vec<String> = (cols.iter())
+            .map(|c| match c.as_str() {
+                c if c == key => "?1".to_string(),
+                "name" if t == "runs" => "?3".to_string(),
+                "started" if t == "runs" => "?4".to_string(),
+                "lab" if t == "runs" => "?5".to_string(),
+                c => format!("\"{c}\""),
+            })
+            .collect();
+        let quoted: Vec<String> = cols.iter().map(|c| format!("\"{c}\"")).collect();
+        let sql = format!(
+            "INSERT INTO {t} ({}) SELECT {} FROM {t} WHERE {key} = ?2",
+            quoted.join(", "),
+            picked.join(", ")
+        );
+        let params = rusqlite::params![to, from, name, started, NIGHTLY];
+        let n = params.len().min(if t == "runs" { 5 } else { 2 });
+        db.execute(&sql, &params[..n]).unwrap();
+    }
+    db.execute(
+        "UPDATE measurements SET qps = qps * ?1 WHERE run_id = ?2",
+        rusqlite::params![factor, to],
+    )
+    .unwrap();
+}
+
+/// The `href` of the first link whose text is `text`.
+fn href_of(dom: &str, text: &str) -> String {
+    let end = dom
+        .find(&format!(">{text}</a>"))
+        .unwrap_or_else(|| panic!("no link {text:?} in {dom}"));
+    let start = dom[..end].rfind("href=\"").unwrap() + 6;
+    dom[start..start + dom[start..].find('"').unwrap()].replace("&amp;", "&")
+}
+
+/// `dbdelta serve` over a store of 8 runs of one lab whose QPS halves at the 5th (cloned from
+/// one real tiny SQLite run, so the change is known): the runs page lists them, a run's page
+/// is its HTML report, the history page charts the series with one change point at the 5th
+/// run linking to both runs' reports; POST is 405, a non-loopback `--addr` is refused, the
+/// store file is not changed, and SIGINT stops the server. About 10 s (the seed run ~5 s).
+#[test]
+fn serve_shows_runs_reports_and_history_in_chromium() {
+    let dir = scratch();
+    let out = run(dir.path(), &["serve", "--addr", "0.0.0.0", "--port", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("--addr 0.0.0.0: dbdelta serve listens on loopback only"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+
+    std::fs::write(dir.path().join("lab.toml"), SERVE_LAB).unwrap();
+    {
+        let _lock = measuring();
+        let out = run(
+            dir.path(),
+            &[
+                "-q",
+                "run",
+                "lab.toml",
+                "--only",
+                "point-query",
+                "--name",
+                "seed",
+            ],
+        );
+        assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    }
+    let store = dir.path().join("dbdelta.db");
+    let mut ids = Vec::new();
+    {
+        let db = rusqlite::Connection::open(&store).unwrap();
+        let seed: String = db
+            .query_row("SELECT id FROM runs WHERE name = 'seed'", [], |r| r.get(0))
+            .unwrap();
+        for i in 1..=8 {
+            // Halved from the 5th run on; a little spread so the series is not flat.
+            let factor = if i < 5 { 1.0 } else { 0.5 } * (1.0 + 0.003 * (i % 3) as f64);
+            let id = format!("2026-01-0{i}-night");
+            let started = format!("2026-01-0{i}T03:00:00.000000000+00:00");
+            clone_run(&db, &seed, &id, &format!("night-{i}"), &started, factor);
+            ids.push(id);
+        }
+    }
+    let before = std::fs::read(&store).unwrap();
+
+    let (server, base) = start_serve(dir.path(), &[]);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+
+    let host = format!("Host: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    let post = status_of(
+        port,
+        &format!("POST / HTTP/1.1\r\n{host}Content-Length: 0\r\n\r\n"),
+    );
+    assert!(post.starts_with("HTTP/1.1 405"), "{post}");
+    let get = status_of(port, &format!("GET / HTTP/1.1\r\n{host}\r\n"));
+    assert!(get.starts_with("HTTP/1.1 200"), "{get}");
+    let rebound = status_of(
+        port,
+        "GET / HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    );
+    assert!(rebound.starts_with("HTTP/1.1 421"), "{rebound}");
+
+    if chromium_available() {
+        serve_pages_in_chromium(&base, &ids);
+    }
+
+    stop_serve(server);
+    assert_eq!(
+        std::fs::read(&store).unwrap(),
+        before,
+        "serve never writes the store"
+    );
+}
+
+/// The pages of [`serve_shows_runs_reports_and_history_in_chromium`] as Chromium renders
+/// them, with no console message on any.
+fn serve_pages_in_chromium(base: &str, ids: &[String]) {
+    let load = |path: &str| {
+        let r = chromium_url(&format!("{base}{path}"), &["--dump-dom"]);
+        let console = console_messages(&r.stderr);
+        assert!(console.is_empty(), "{path}: {}", console.join("\n"));
+        r.stdout
+    };
+    let home = load("/");
+    for i in 1..=8 {
+        assert!(
+            home.contains(&format!("<td>night-{i}</td>")),
+            "night-{i}: {home}"
+        );
+    }
+    assert!(home.contains("<td>seed</td>"));
+    assert_eq!(href_of(&home, &ids[4]), format!("/run/{}", ids[4]));
+    let history = href_of(&home, NIGHTLY);
+    assert_eq!(history, "/history?lab=serve%20test%3A%20nightly");
+
+    let report = load(&href_of(&home, &ids[4]));
+    assert!(
+        report.contains("<h1>dbdelta report: serve test: nightly"),
+        "{report}"
+    );
+    assert!(report.contains(">All runs</a>"));
+
+    let page = load(&history);
+    assert_eq!(
+        page.matches("<svg").count(),
+        1,
+        "one series: lite × point-query"
+    );
+    assert_eq!(page.matches("<circle").count(), 8, "a point per run");
+    assert_eq!(page.matches("class=\"change\"").count(), 1, "{page}");
+    let mark = &page[page.find("class=\"change\"").unwrap()..];
+    assert!(
+        mark.contains(&format!("href=\"/run/{}\"", ids[4])),
+        "{mark}"
+    );
+    assert!(mark.contains("between night-4 and night-5"), "{mark}");
+    assert!(page.contains("<b>Change at night-5</b>"), "{page}");
+    let listed = &page[page.find("<b>Change at night-5</b>").unwrap()..];
+    assert_eq!(
+        href_of(listed, "night-4"),
+        format!("/run/{}", ids[3]),
+        "the run before"
+    );
+    assert_eq!(href_of(listed, "night-5"), format!("/run/{}", ids[4]));
+
+    let shots = target_dir().join("browser");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("serve-history.png");
+    let _ = std::fs::remove_file(&shot);
+    chromium_url(
+        &format!("{base}{history}"),
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=1280,900",
+        ],
+    );
+    assert!(std::fs::read(&shot).unwrap().starts_with(b"\x89PNG"));
+    eprintln!("screenshot: {}", shot.display());
 }

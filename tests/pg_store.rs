@@ -2,7 +2,7 @@
 //! test's own (Debian's, as `nobody`, on a unix socket in a scratch directory): two runs
 //! writing into one store at once both succeed and `list`, `report` and `compare` read them
 //! from it; a run made into a local SQLite store and copied by `dbdelta store push` reports
-//! (and `history` lists it) exactly as it does from SQLite, and a second push is refused. A run held through one
+//! (and `history` lists it, `dbdelta serve` shows it) exactly as it does from SQLite, and a second push is refused. A run held through one
 //! connection to the store is refused to another (one owner per run across hosts). Bad and
 //! unreachable URLs are one line without the password. The runs are SQLite targets at tiny scale (cheap); needs root
 //! and Debian's PostgreSQL, otherwise it says why and passes, except under CI.
@@ -196,6 +196,17 @@ fn a_sqlite_run_pushed_to_postgres_reports_the_same() {
         };
         assert_eq!(report("local.db"), report(&url), "{format}");
     }
+    // `dbdelta serve` reads the PostgreSQL store (a read-only session) as it reads the file.
+    let (served, base) = common::serve::start_serve(dir.path(), &["--store", &url]);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    let home = common::serve::get(port, "/");
+    assert!(
+        home.starts_with("HTTP/1.1 200") && home.contains("<td>n1</td>"),
+        "{home}"
+    );
+    let page = common::serve::get(port, &format!("/run/{id}"));
+    assert!(page.contains("<h1>dbdelta report: "), "{page}");
+    common::serve::stop_serve(served);
     // Its name and tag came along (schema v15 on PostgreSQL): both find it there.
     let by_name = ok(&run(dir.path(), &["--store", &url, "report", "n1"]));
     let by_tag = ok(&run(

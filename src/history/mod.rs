@@ -341,6 +341,7 @@ mod tests {
             complete: true,
             targets: vec!["t".into()],
             measurements: 0,
+            steps: 0,
             name: Some(format!("nightly-{i:02}")),
             tags: Vec::new(),
         }

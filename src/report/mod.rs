@@ -33,6 +33,7 @@ mod tests;
 
 pub use build::engine_label;
 pub use compare::CompareError;
+pub use html::escape;
 pub use model::ReportModel;
 
 /// Output format of `dbdelta report --format`.

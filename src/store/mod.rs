@@ -45,6 +45,8 @@ pub struct RunSummary {
     pub complete: bool,
     pub targets: Vec<String>,
     pub measurements: u64,
+    /// Distinct steps measured.
+    pub steps: u64,
     /// `run --name`, unique in the store.
     pub name: Option<String>,
     /// `run --tag`, in the order given.
@@ -57,6 +59,37 @@ pub struct Store {
     db: RefCell<Box<dyn Db>>,
     /// The file, or the URL without its password: what messages name.
     path: PathBuf,
+}
+
+/// A store file that is not there, or is a directory, is bad input.
+fn no_file(location: &Path, flag: &str) -> Result<()> {
+    if !location.exists() {
+        return crate::error::input(format!(
+            "no results store at {}; run `dbdelta run` first or pass {flag} PATH",
+            location.display()
+        ));
+    }
+    if location.is_dir() {
+        return crate::error::input(format!(
+            "{flag} {}: is a directory; name the results file instead, e.g. {flag} {}",
+            location.display(),
+            location.join("dbdelta.db").display()
+        ));
+    }
+    Ok(())
+}
+
+/// A store opened without migrating it must be at this build's schema version.
+fn at_this_schema(version: i64, shown: &str, flag: &str) -> Result<()> {
+    if version == schema_version() {
+        return Ok(());
+    }
+    crate::error::input(format!(
+        "{flag} {shown}: the results store is at schema version {version}, this dbdelta reads \
+         version {} without migrating it; run `dbdelta list runs --store {shown}` once (it \
+         migrates a writable store), or copy it somewhere writable first",
+        schema_version()
+    ))
 }
 
 /// The key columns of the tables a step writes (their primary keys).
@@ -103,11 +136,8 @@ impl Store {
                 "{flag} {text}: a results store is an SQLite file path or a postgres:// URL"
             ));
         } else {
-            if existing && !location.exists() {
-                return crate::error::input(format!(
-                    "no results store at {}; run `dbdelta run` first or pass {flag} PATH",
-                    location.display()
-                ));
+            if existing {
+                no_file(location, flag)?;
             }
             if existing && !sqlite::writable_store(location) {
                 return Store::read_only(location, flag);
@@ -139,18 +169,45 @@ impl Store {
     /// An existing SQLite store this process cannot write, opened to read (`list`, `report`,
     /// `compare`, `profile`): without migrating it, so it must be at this build's schema.
     fn read_only(location: &Path, flag: &str) -> Result<Store> {
-        let mut db = sqlite::Sqlite::open_read_only(location, flag)?;
+        let mut db = sqlite::Sqlite::open_read_only(location, flag, false)?;
         let version = db.schema_version()?;
-        if version != schema_version() {
-            return crate::error::input(format!(
-                "{flag} {}: the results store is read-only and at schema version {version}, this dbdelta reads version {}; copy it somewhere writable",
-                location.display(),
-                schema_version()
-            ));
-        }
+        at_this_schema(version, &location.display().to_string(), flag)?;
         Ok(Store {
             db: RefCell::new(Box::new(db)),
             path: location.to_path_buf(),
+        })
+    }
+
+    /// Open an existing store to read it only, for as long as this process runs (`dbdelta
+    /// serve`), while runs may write it: never migrated, so it must be at this build's schema;
+    /// an SQLite file is opened read-only by SQLite, a PostgreSQL session is made read-only
+    /// (`SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY`) before the first read.
+    pub fn open_reader(location: &Path) -> Result<Store> {
+        let flag = "--store";
+        let text = location.to_string_lossy();
+        if !postgres::is_url(&text) {
+            no_file(location, flag)?;
+            let mut db = sqlite::Sqlite::open_read_only(location, flag, true)?;
+            at_this_schema(db.schema_version()?, &text, flag)?;
+            return Ok(Store {
+                db: RefCell::new(Box::new(db)),
+                path: location.to_path_buf(),
+            });
+        }
+        let (mut db, shown) = postgres::Postgres::connect(&text, flag)?;
+        if !db.has_store()? {
+            return crate::error::input(format!(
+                "{flag} {shown}: the database holds no dbdelta results store yet; run \
+                 `dbdelta run --store URL` or `dbdelta store push` into it first"
+            ));
+        }
+        let rows = db.query("SELECT version FROM dbdelta_schema", &[])?;
+        let version: i64 = rows.first().map(|r| r.get(0)).transpose()?.unwrap_or(0);
+        at_this_schema(version, &shown, flag)?;
+        db.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")?;
+        Ok(Store {
+            db: RefCell::new(Box::new(db)),
+            path: PathBuf::from(shown),
         })
     }
 
@@ -422,7 +479,8 @@ impl Store {
         }
         let rows = db.query(
             "SELECT r.id, r.lab, r.started, r.complete,
-                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id), r.name
+                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id), r.name,
+                    (SELECT count(DISTINCT m.step) FROM measurements m WHERE m.run_id = r.id)
              FROM runs r ORDER BY r.started, r.rowid",
             &[],
         )?;
@@ -437,6 +495,7 @@ impl Store {
                     complete: r.get(3)?,
                     measurements: r.get(4)?,
                     name: r.get(5)?,
+                    steps: r.get(6)?,
                     id,
                 })
             })
@@ -899,6 +958,33 @@ mod tests {
         assert_eq!(ro.list_runs().unwrap().len(), 1);
         drop(ro);
         assert_eq!(files(), 1, "no -wal or -shm left");
+    }
+
+    /// `dbdelta serve`'s reader: open while a run writes, it sees the new run (it is not read
+    /// as immutable), and it cannot write.
+    #[test]
+    fn a_reader_sees_later_runs_and_cannot_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut writer = Store::open(&path).unwrap();
+        writer.begin_run(&run(), &[]).unwrap();
+        let reader = Store::open_reader(&path).unwrap();
+        assert_eq!(reader.list_runs().unwrap().len(), 1);
+        let mut second = run();
+        second.id = format!("{}-2", second.id);
+        writer.begin_run(&second, &[]).unwrap();
+        assert_eq!(
+            reader.list_runs().unwrap().len(),
+            2,
+            "the later run is seen"
+        );
+        let e = (reader.db().execute("DELETE FROM runs", &[])).expect_err("no write");
+        assert!(format!("{e:#}").contains("readonly"), "{e:#}");
+        assert_eq!(reader.list_runs().unwrap().len(), 2);
+        let e = Store::open_reader(&dir.path().join("none.db"))
+            .err()
+            .unwrap();
+        assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
     }
 
     #[test]

@@ -63,8 +63,10 @@ impl Sqlite {
     /// Open an existing store that this process cannot write (a read-only file, directory or
     /// filesystem) for reading only. Without a `-wal` file beside it (no writer has it open)
     /// it is read as immutable: SQLite then needs no `-shm` file, which it could not create in
-    /// a read-only directory and could not remove after itself in a writable one.
-    pub fn open_read_only(path: &Path, flag: &str) -> Result<Sqlite> {
+    /// a read-only directory and could not remove after itself in a writable one. With
+    /// `lasting` (a reader that stays open while runs may write, `dbdelta serve`) it is read as
+    /// immutable only when no writer could exist (the directory is not writable).
+    pub fn open_read_only(path: &Path, flag: &str, lasting: bool) -> Result<Sqlite> {
         use rusqlite::OpenFlags;
         let shown = format!("{flag} {}", path.display());
         let wal_file = path.with_file_name(format!(
@@ -80,7 +82,9 @@ impl Sqlite {
             }
         }
         uri.push_str("?mode=ro");
-        if !wal_file.exists() {
+        // A lasting reader in a writable directory may see a writer start later.
+        let writer_possible = lasting && writable(dir_of(path));
+        if !wal_file.exists() && !writer_possible {
             uri.push_str("&immutable=1");
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI;

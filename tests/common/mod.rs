@@ -11,6 +11,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub mod faults;
 pub mod netns;
+pub mod serve;
 
 static MEASURING: Mutex<()> = Mutex::new(());
 

@@ -1,0 +1,329 @@
+//! `dbdelta serve`: a local web page over a results store (the runs, each run's report and
+//! flame graphs, the history of a lab's series with their change points).
+//!
+//! Owns the listening socket (loopback only: any other address is refused before binding),
+//! the request loop (one request at a time on this thread, so the store needs no lock; it
+//! ends within [`crate::signals::POLL`] of Ctrl-C or another terminating signal), what a
+//! request may be (GET and HEAD only, others 405; a `Host` that is not this loopback address
+//! 421, against DNS rebinding) and the routes. Must not: write to the store (it is opened with
+//! [`Store::open_reader`]), fetch or link anything outside this server (every page is
+//! self-contained; the `Content-Security-Policy` forbids other origins), or render a report
+//! itself (`report` does; [`pages`] draws only the server's own pages).
+
+mod chart;
+mod pages;
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use percent_encoding::percent_decode_str;
+use tiny_http::{Header, Method, Request, Response, Server};
+
+use crate::error::InputError;
+use crate::history;
+use crate::report;
+use crate::store::Store;
+
+/// The port when `--port` is not given.
+pub const DEFAULT_PORT: u16 = 7480;
+
+/// Every response's headers: nothing from other origins, no sniffing, no referrer.
+const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// What `dbdelta serve` was asked for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--addr`: an IP address (or `localhost`), loopback only.
+    pub addr: String,
+    /// `--port`; 0 picks a free one.
+    pub port: u16,
+}
+
+/// The address to listen on: `--addr` parsed, refused unless it is a loopback address.
+pub fn listen_addr(addr: &str, port: u16) -> Result<SocketAddr, InputError> {
+    let ip: IpAddr = match addr {
+        "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        a => a.trim_start_matches('[').trim_end_matches(']').parse().map_err(|_| {
+            InputError::new(format!(
+                "--addr {addr}: not an IP address; give a loopback address such as 127.0.0.1 or ::1"
+            ))
+        })?,
+    };
+    if !ip.is_loopback() {
+        return Err(InputError::new(format!(
+            "--addr {addr}: dbdelta serve listens on loopback only (127.0.0.0/8 or ::1); to see it from another machine, forward a port over SSH (ssh -L 7480:127.0.0.1:7480 HOST)"
+        )));
+    }
+    Ok(SocketAddr::new(ip, port))
+}
+
+/// Serve `store` until a terminating signal arrives. Prints the URL when listening.
+pub fn serve(store_path: &Path, opts: &Options) -> Result<()> {
+    let addr = listen_addr(&opts.addr, opts.port)?;
+    let store = Store::open_reader(store_path)?;
+    let server = Server::http(addr)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| {
+            format!(
+                "--addr {} --port {}: cannot listen there; pick another --port (0: any free one)",
+                opts.addr, opts.port
+            )
+        })?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .context("the server has no IP address")?;
+    let flag = crate::signals::install_saying("stopping the server", |_| std::process::exit(0))
+        .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
+    println!(
+        "dbdelta serve: {} on http://{bound}/ (Ctrl-C stops it)",
+        store.path().display()
+    );
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+        let Some(request) = server.recv_timeout(crate::signals::POLL)? else {
+            continue;
+        };
+        let response = answer(&store, bound, &request);
+        // Written on a thread of its own: a client that does not read its response holds that
+        // thread, not the loop. One that went away is its own business.
+        std::thread::spawn(move || {
+            let _ = request.respond(response);
+        });
+    }
+    eprintln!("dbdelta serve: stopped");
+    Ok(())
+}
+
+/// A response: status, content type, body.
+struct Reply {
+    status: u16,
+    kind: &'static str,
+    body: Vec<u8>,
+}
+
+const HTML: &str = "text/html; charset=utf-8";
+
+impl Reply {
+    fn html(status: u16, body: String) -> Reply {
+        Reply {
+            status,
+            kind: HTML,
+            body: body.into_bytes(),
+        }
+    }
+
+    fn problem(status: u16, what: &str) -> Reply {
+        Reply::html(status, pages::problem(status, what))
+    }
+}
+
+fn answer(
+    store: &Store,
+    bound: SocketAddr,
+    request: &Request,
+) -> Response<std::io::Cursor<Vec<u8>>> {
+    let reply = check(bound, request).unwrap_or_else(|| route(store, request.url()));
+    let header = |k: &str, v: &str| Header::from_bytes(k, v).expect("a valid header");
+    let mut r = Response::from_data(reply.body)
+        .with_status_code(reply.status)
+        .with_header(header("Content-Type", reply.kind))
+        .with_header(header("Content-Security-Policy", POLICY))
+        .with_header(header("X-Content-Type-Options", "nosniff"))
+        .with_header(header("Referrer-Policy", "no-referrer"))
+        .with_header(header("Cache-Control", "no-store"));
+    if reply.status == 405 {
+        r.add_header(header("Allow", "GET, HEAD"));
+    }
+    r
+}
+
+/// A reply when the request must be refused: a method other than GET/HEAD, or a `Host` that
+/// names another server (a page of another site reaching this one by DNS rebinding).
+fn check(bound: SocketAddr, request: &Request) -> Option<Reply> {
+    if !matches!(request.method(), Method::Get | Method::Head) {
+        return Some(Reply::problem(
+            405,
+            &format!(
+                "{}: this server is read-only; only GET and HEAD",
+                request.method()
+            ),
+        ));
+    }
+    let host = request
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Host"))
+        .map(|h| h.value.as_str().to_ascii_lowercase());
+    match host {
+        Some(h) if host_is_ours(&h, bound) => None,
+        _ => Some(Reply::problem(
+            421,
+            &format!("this server answers only http://{bound}/ (or localhost on its port)"),
+        )),
+    }
+}
+
+/// Whether a `Host` header names this server: its address, `localhost` or a loopback address
+/// on its port.
+fn host_is_ours(host: &str, bound: SocketAddr) -> bool {
+    let Some((name, port)) = host.rsplit_once(':') else {
+        return false;
+    };
+    if port.parse() != Ok(bound.port()) {
+        return false;
+    }
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    name == "localhost" || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The path's segments, percent-decoded, and the query's pairs (`+` is a space).
+fn split_url(url: &str) -> (Vec<String>, BTreeMap<String, String>) {
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    let decode = |s: &str| {
+        percent_decode_str(&s.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let segments = (path.split('/'))
+        .filter(|s| !s.is_empty())
+        .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect();
+    let pairs = (query.split('&'))
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect();
+    (segments, pairs)
+}
+
+fn route(store: &Store, url: &str) -> Reply {
+    let (segments, query) = split_url(url);
+    let parts: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let result = match parts.as_slice() {
+        [] => store
+            .list_runs()
+            .map(|runs| Reply::html(200, pages::runs(&runs, store.path()))),
+        ["run", id] => run_page(store, id),
+        ["run", id, "flames"] => flames_page(store, id),
+        ["run", id, "flame", step, file] => flame_svg(store, id, step, file),
+        ["history"] => history_page(store, &query),
+        _ => Ok(Reply::problem(404, &format!("{}: no such page", url))),
+    };
+    result.unwrap_or_else(|e| {
+        if let Some(input) = e.downcast_ref::<InputError>() {
+            Reply::problem(404, &input.to_string())
+        } else {
+            Reply::problem(500, &format!("{e:#}"))
+        }
+    })
+}
+
+/// A stored run's report model (its default base and options, as `dbdelta report` has them).
+fn model(store: &Store, id: &str) -> Result<report::ReportModel> {
+    let run = store.resolve_run(Some(id))?;
+    let data = store.load_run(&run)?;
+    report::build(&data, None).map_err(|e| InputError::new(e.to_string()).into())
+}
+
+/// The run's HTML report with a bar of links above it.
+fn run_page(store: &Store, id: &str) -> Result<Reply> {
+    let model = model(store, id)?;
+    let html = report::render(&model, report::Format::Html, false);
+    let bar = pages::report_bar(&model, !flame_files(&model)?.is_empty());
+    let page = match html.find("<body>") {
+        Some(i) => format!("{}{bar}{}", &html[..i + 6], &html[i + 6..]),
+        None => format!("{bar}{html}"),
+    };
+    Ok(Reply::html(200, page))
+}
+
+/// The flame graph SVGs the run's stored profiles give, per step (steps without one left out).
+fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let Some(p) = model.profiles.as_ref().filter(|p| p.unavailable.is_none()) else {
+        return Ok(out);
+    };
+    for s in &p.steps {
+        if out.iter().any(|(step, _)| *step == s.step) {
+            continue;
+        }
+        let names = report::profile::files(model, &s.step, None).map_err(InputError::new)?;
+        let svgs: Vec<String> = (names.into_iter().map(|(n, _)| n))
+            .filter(|n| n.ends_with(".svg"))
+            .collect();
+        if !svgs.is_empty() {
+            out.push((s.step.clone(), svgs));
+        }
+    }
+    Ok(out)
+}
+
+/// The run's flame graphs, listed per step, or why there are none.
+fn flames_page(store: &Store, id: &str) -> Result<Reply> {
+    let model = model(store, id)?;
+    let files = flame_files(&model)?;
+    Ok(Reply::html(200, pages::flames(&model, &files)))
+}
+
+/// One flame graph SVG, drawn from the folded stacks the store holds.
+fn flame_svg(store: &Store, id: &str, step: &str, file: &str) -> Result<Reply> {
+    let model = model(store, id)?;
+    let files = report::profile::files(&model, step, None).map_err(InputError::new)?;
+    match files
+        .into_iter()
+        .find(|(n, _)| n == file && n.ends_with(".svg"))
+    {
+        Some((_, body)) => Ok(Reply {
+            status: 200,
+            kind: "image/svg+xml",
+            body,
+        }),
+        None => Ok(Reply::problem(
+            404,
+            &format!("{file}: no such flame graph of {step} in run {id}"),
+        )),
+    }
+}
+
+/// The history page: charts of the series the query names (`lab`, `target`, `step`, `metric`;
+/// empty or missing: all, and QPS).
+fn history_page(store: &Store, query: &BTreeMap<String, String>) -> Result<Reply> {
+    let get = |k: &str| {
+        query
+            .get(k)
+            .map(|v| v.trim().to_string())
+            .unwrap_or_default()
+    };
+    let ask = pages::HistoryAsk {
+        lab: get("lab"),
+        target: get("target"),
+        step: get("step"),
+        metric: get("metric"),
+    };
+    let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
+    let mut q = history::Query::all();
+    q.lab = some(&ask.lab);
+    q.target = some(&ask.target);
+    q.step = some(&ask.step);
+    if let Some(m) = some(&ask.metric) {
+        let Some(metric) = history::HistMetric::parse(&m) else {
+            return Ok(Reply::problem(
+                400,
+                &format!(
+                    "metric={m}: not a metric of the history; give qps, tps, cpu, instructions or a metric id"
+                ),
+            ));
+        };
+        q.metric = metric;
+    }
+    let h = history::history(store, &q)?;
+    Ok(Reply::html(200, pages::history(&h, &ask)))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,349 @@
+//! The pages `dbdelta serve` draws itself: the runs and labs of the store, the bar above a
+//! run's report, a run's flame graphs, the history charts, and the error page.
+//!
+//! Owns their HTML and CSS (inline: nothing is fetched) and the links between them. Must not:
+//! read the store or render a report (its callers hand it records and the report's model).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+use super::chart::{Chart, Dot, number};
+use crate::history::{History, Point, Series};
+use crate::report::{ReportModel, escape};
+use crate::store::RunSummary;
+
+const CSS: &str = "
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 1.5em 2em; color: #1b1b1b; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; }
+table { border-collapse: collapse; font-size: 0.92em; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: 0.3em 0.7em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+a { color: #0b57d0; }
+.partial { color: #7f3000; font-weight: 600; }
+.muted { color: #666; }
+.bar { font: 0.9em system-ui, sans-serif; background: #f4f4f4; padding: 0.5em 0.8em; margin-bottom: 1em; border-bottom: 1px solid #ddd; }
+.bar a { margin-right: 1.2em; }
+figure { margin: 0.5em 0 1.5em; }
+figcaption { font-weight: 600; margin-bottom: 0.3em; }
+form { margin: 0.8em 0; } form label { margin-right: 0.6em; }
+ul.changes li { margin: 0.3em 0; } li.worse b { color: #c5221f; } li.better b { color: #137333; }
+";
+
+/// The bar above a report (its page has the report's stylesheet, not ours).
+const BAR_STYLE: &str = "font: 0.9em system-ui, sans-serif; background: #f4f4f4; padding: 0.5em 0.8em; border-bottom: 1px solid #ddd";
+
+/// A stored start time as people read it: `2026-11-26 12:47:35` (UTC, as stored).
+pub fn when(started: &str) -> String {
+    started
+        .chars()
+        .take(19)
+        .collect::<String>()
+        .replacen('T', " ", 1)
+}
+
+/// What [`enc`] escapes: all but RFC 3986's unreserved characters.
+const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// A path segment or query value, percent-encoded.
+pub fn enc(s: &str) -> String {
+    utf8_percent_encode(s, ESCAPED).to_string()
+}
+
+/// A whole page around `body`.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{CSS}</style></head>\n<body>\n{body}</body></html>\n",
+        escape(title)
+    )
+}
+
+/// An error page: the status and one line saying what is wrong.
+pub fn problem(status: u16, what: &str) -> String {
+    page(
+        &format!("{status}"),
+        &format!(
+            "<div class=\"bar\"><a href=\"/\">All runs</a></div>\n<h1>{status}</h1>\n<p>{}</p>\n",
+            escape(what)
+        ),
+    )
+}
+
+/// `/`: the runs, newest first, each linking to its report; the labs, each linking to its
+/// history.
+pub fn runs(runs: &[RunSummary], store: &Path) -> String {
+    let mut b = format!(
+        "<h1>dbdelta: {}</h1>\n<p class=\"muted\">Runs stored: {}.</p>\n",
+        escape(&store.display().to_string()),
+        runs.len()
+    );
+    b.push_str("<h2>Labs</h2>\n<table><tr><th>lab</th><th>runs</th><th>latest</th></tr>\n");
+    let mut labs: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for r in runs {
+        let e = labs.entry(&r.lab).or_insert((0, ""));
+        e.0 += 1;
+        e.1 = e.1.max(r.started.as_str());
+    }
+    for (lab, (n, latest)) in &labs {
+        let _ = writeln!(
+            b,
+            "<tr><td><a href=\"/history?lab={}\">{}</a></td><td>{n}</td><td>{}</td></tr>",
+            enc(lab),
+            escape(lab),
+            escape(&when(latest))
+        );
+    }
+    b.push_str("</table>\n<h2>Runs</h2>\n");
+    b.push_str(
+        "<table><tr><th>run</th><th>name</th><th>tags</th><th>lab</th><th>started</th>\
+         <th>state</th><th>targets</th><th>steps</th></tr>\n",
+    );
+    for r in runs.iter().rev() {
+        let state = if r.complete {
+            "complete".to_string()
+        } else {
+            "<span class=\"partial\">partial</span>".to_string()
+        };
+        let _ = writeln!(
+            b,
+            "<tr><td><a href=\"/run/{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{state}</td><td>{}</td><td>{}</td></tr>",
+            enc(&r.id),
+            escape(&r.id),
+            escape(r.name.as_deref().unwrap_or("")),
+            escape(&r.tags.join(", ")),
+            escape(&r.lab),
+            escape(&when(&r.started)),
+            escape(&r.targets.join(", ")),
+            r.steps
+        );
+    }
+    b.push_str("</table>\n");
+    page("dbdelta: runs", &b)
+}
+
+/// The bar above a run's report: back to the runs, the lab's history, the flame graphs (when
+/// `flames`: the store holds folded stacks of some step) or why there are none.
+pub fn report_bar(m: &ReportModel, flames: bool) -> String {
+    // Styled inline: the report's own stylesheet knows no `.bar`.
+    let mut b = format!("<div style=\"{BAR_STYLE}\"><a href=\"/\">All runs</a>");
+    let _ = write!(
+        b,
+        " · <a href=\"/history?lab={}\">History of this lab</a>",
+        enc(&m.run.lab)
+    );
+    if flames {
+        let _ = write!(
+            b,
+            " · <a href=\"/run/{}/flames\">Flame graphs</a>",
+            enc(&m.run.id)
+        );
+    } else if m.profiles.is_some() {
+        let _ = write!(
+            b,
+            " · <a href=\"/run/{}/flames\">No flame graphs (why)</a>",
+            enc(&m.run.id)
+        );
+    }
+    b.push_str("</div>\n");
+    b
+}
+
+/// `/run/ID/flames`: per profiled step, a link to each flame graph SVG the store's folded
+/// stacks give.
+pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
+    let id = &m.run.id;
+    let mut b = format!(
+        "<div class=\"bar\"><a href=\"/\">All runs</a><a href=\"/run/{}\">Report of run {}</a></div>\n\
+         <h1>Flame graphs of run {}</h1>\n",
+        enc(id),
+        escape(id),
+        escape(id)
+    );
+    if steps.is_empty() {
+        let why = match &m.profiles {
+            None => "the run was not profiled (run it with --profile)".to_string(),
+            Some(p) => p.unavailable.clone().unwrap_or_else(|| {
+                let notes: Vec<String> = (p.steps.iter())
+                    .flat_map(|s| {
+                        s.targets.iter().flat_map(|t| {
+                            t.errors.iter().map(move |e| format!("{}: {e}", t.target))
+                        })
+                    })
+                    .collect();
+                format!(
+                    "the store holds no folded stacks of any step ({})",
+                    notes.join("; ")
+                )
+            }),
+        };
+        let _ = writeln!(b, "<p>No flame graphs: {}.</p>", escape(&why));
+    }
+    for (step, files) in steps {
+        let _ = writeln!(b, "<h2>{}</h2>\n<ul>", escape(step));
+        for f in files {
+            let _ = writeln!(
+                b,
+                "<li><a href=\"/run/{}/flame/{}/{}\">{}</a></li>",
+                enc(id),
+                enc(step),
+                enc(f),
+                escape(f)
+            );
+        }
+        b.push_str("</ul>\n");
+    }
+    page(&format!("dbdelta: flame graphs of {id}"), &b)
+}
+
+/// What the history page was asked for (the query string), to fill its form and its links.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryAsk {
+    pub lab: String,
+    pub target: String,
+    pub step: String,
+    pub metric: String,
+}
+
+/// `/history`: the filter form, then per series its chart and its change points, each linking
+/// to the report of the run after the change, of the run before it, and to its flame graphs.
+pub fn history(h: &History, ask: &HistoryAsk) -> String {
+    let title = if ask.lab.is_empty() {
+        "History of every lab".to_string()
+    } else {
+        format!("History: {}", ask.lab)
+    };
+    let mut b = format!(
+        "<div class=\"bar\"><a href=\"/\">All runs</a></div>\n<h1>{}</h1>\n",
+        escape(&title)
+    );
+    history_form(&mut b, ask);
+    let _ = writeln!(
+        b,
+        "<p class=\"muted\">{} per run over time: the report's value (mean over the run's repeats) \
+         with its 95% interval. A dashed red line is a change point (p ≤ {}, a move of at least {:.0}%); \
+         click a point or a change for its run's report.</p>",
+        escape(&h.metric),
+        h.max_p,
+        h.min_magnitude * 100.0
+    );
+    if !h.partial.is_empty() {
+        let names: Vec<String> = (h.partial.iter())
+            .map(|r| run_link(&r.run_id, r.run_name.as_deref()))
+            .collect();
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">Left out, not complete: {}.</p>",
+            names.join(", ")
+        );
+    }
+    if h.series.is_empty() {
+        b.push_str("<p>No stored run matches: check the lab name and the filters.</p>\n");
+    }
+    for s in &h.series {
+        series(&mut b, h, s);
+    }
+    page(&title, &b)
+}
+
+fn history_form(b: &mut String, ask: &HistoryAsk) {
+    let field = |name: &str, value: &str| {
+        let size = if name == "lab" { 36 } else { 14 };
+        format!(
+            "<label>{name} <input name=\"{name}\" value=\"{}\" size=\"{size}\"></label> ",
+            escape(value)
+        )
+    };
+    let _ = writeln!(
+        b,
+        "<form method=\"get\" action=\"/history\">{}{}{}{}<button>Show</button> \
+         <span class=\"muted\">(metric: qps, tps, cpu, instructions or a metric id; empty target or step: all)</span></form>",
+        field("lab", &ask.lab),
+        field("target", &ask.target),
+        field("step", &ask.step),
+        field("metric", &ask.metric),
+    );
+}
+
+/// A run as a link to its report, named by its name when it has one.
+fn run_link(id: &str, name: Option<&str>) -> String {
+    format!(
+        "<a href=\"/run/{}\">{}</a>",
+        enc(id),
+        escape(name.unwrap_or(id))
+    )
+}
+
+/// One series: heading, chart, change points.
+fn series(b: &mut String, h: &History, s: &Series) {
+    let heading = format!(
+        "{} · {} · {} client{}",
+        s.target,
+        s.step,
+        s.clients,
+        if s.clients == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(b, "<h2>{}</h2>", escape(&heading));
+    let label = |p: &Point| (p.run_name.clone()).unwrap_or_else(|| when(&p.started));
+    let chart = Chart {
+        title: format!("{heading}: {}", h.metric),
+        unit: h.metric.clone(),
+        dots: (s.points.iter())
+            .map(|p| Dot {
+                run_id: p.run_id.clone(),
+                label: label(p),
+                value: p.value,
+                interval: p.interval,
+            })
+            .collect(),
+        changes: s.changes.iter().map(|c| c.index).collect(),
+    };
+    let _ = writeln!(b, "<figure>{}</figure>", super::chart::svg(&chart));
+    if let Some(why) = &s.too_few {
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">No change points looked for: {}.</p>",
+            escape(why)
+        );
+    } else if s.changes.is_empty() {
+        b.push_str("<p class=\"muted\">No change point.</p>\n");
+    }
+    if s.changes.is_empty() {
+        return;
+    }
+    b.push_str("<ul class=\"changes\">\n");
+    for c in &s.changes {
+        let Some(before) = c.index.checked_sub(1).and_then(|i| s.points.get(i)) else {
+            continue;
+        };
+        let after = &s.points[c.index];
+        let ratio = c
+            .ratio
+            .map(|r| format!(" ({:+.1}%)", (r - 1.0) * 100.0))
+            .unwrap_or_default();
+        let _ = writeln!(
+            b,
+            "<li class=\"{}\"><b>Change at {}</b>: {} → {}{ratio}, p = {:.2e}, {}. \
+             Report of {} · of the run before, {} · <a href=\"/run/{}/flames\">flame graphs of {}</a></li>",
+            if c.worse { "worse" } else { "better" },
+            escape(&label(after)),
+            number(c.before_mean),
+            number(c.after_mean),
+            c.p_value,
+            if c.worse { "worse" } else { "better" },
+            run_link(&after.run_id, after.run_name.as_deref()),
+            run_link(&before.run_id, before.run_name.as_deref()),
+            enc(&after.run_id),
+            escape(&label(after)),
+        );
+    }
+    b.push_str("</ul>\n");
+}
