@@ -63,6 +63,7 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         build: None,
         connect: None,
         unobserved: None,
+        sweep: None,
     }
 }
 
@@ -262,6 +263,7 @@ fn two_clients_targets() -> Vec<TargetInfo> {
             build: None,
             connect: None,
             unobserved: None,
+            sweep: None,
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];

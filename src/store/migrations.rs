@@ -251,6 +251,9 @@ CREATE TABLE run_tags (
     PRIMARY KEY (run_id, tag)
 );
 "#,
+    // v17: version sweeps (issue 33): the sweep (`versions` target) a target is one release
+    // of; its targets' positions are the release order. NULL for a target of no sweep.
+    "ALTER TABLE targets ADD COLUMN sweep TEXT;",
 ];
 
 /// The schema version this build writes.

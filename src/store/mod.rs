@@ -469,8 +469,8 @@ fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo)
     db.execute(
         "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
             config_text, env_json, settings_json, failed, error, log_path, placement,
-            server_cpus, client_cpus, build_json, connect)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            server_cpus, client_cpus, build_json, connect, sweep)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         &[
             run_id.into(),
             (position as i64).into(),
@@ -493,6 +493,7 @@ fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo)
                 .transpose()?
                 .into(),
             t.connect.as_deref().into(),
+            t.sweep.as_deref().into(),
         ],
     )?;
     Ok(())
