@@ -66,7 +66,7 @@ fn releases(
             product.id()
         ))
     })?;
-    let exists = || sweep::releases_in(product, &available).join(", ");
+    let exists = || summary(&sweep::releases_in(product, &available));
     let chosen = sweep::choose(product, set, &available).map_err(|entry| {
         InputError::new(format!(
             "{at}: no {} build matches \"{entry}\" (fetchable: {}); remove it or pick one of those",
@@ -91,6 +91,31 @@ fn releases(
             ..t.clone()
         })
         .collect())
+}
+
+/// The releases as written, or per major `16.1–16.14 (13)` when there are more than 12.
+fn summary(releases: &[String]) -> String {
+    if releases.len() <= 12 {
+        return releases.join(", ");
+    }
+    let mut out: Vec<(String, &str, &str, usize)> = Vec::new();
+    for r in releases {
+        let major = r.split('.').next().unwrap_or(r).to_string();
+        match out.last_mut() {
+            Some((m, _, last, n)) if *m == major => {
+                *last = r;
+                *n += 1;
+            }
+            _ => out.push((major, r, r, 1)),
+        }
+    }
+    (out.iter())
+        .map(|(_, first, last, n)| match n {
+            1 => first.to_string(),
+            n => format!("{first}–{last} ({n})"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -169,5 +194,10 @@ mod tests {
             pg("\"16.*\"")
         );
         assert!(e(&clash, &fake).starts_with("target name \"pg-16.9\" is used twice"));
+        let many: Vec<String> = (1..=14)
+            .map(|m| format!("16.{m}"))
+            .chain(["17.0".into()])
+            .collect();
+        assert_eq!(summary(&many), "16.1–16.14 (14), 17.0");
     }
 }
