@@ -796,6 +796,7 @@ mod tests {
         let t = TargetInfo {
             name: "a".into(),
             engine: "sqlite".into(),
+            sweep: Some("s".into()),
             ..Default::default()
         };
         a.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
@@ -820,6 +821,7 @@ mod tests {
         assert_eq!(a.push_run("r1", &b).unwrap(), 1 + 1 + 1 + 2);
         let (loaded, pushed) = (a.load_run("r1").unwrap(), b.load_run("r1").unwrap());
         assert_eq!(loaded, pushed);
+        assert_eq!(loaded.targets, [t], "the sweep is stored and read back");
         assert_eq!(pushed.series[0].second, 1, "insertion order kept");
         let e = a.push_run("r1", &b).unwrap_err();
         assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
