@@ -19,6 +19,7 @@ use crate::error::InputError;
 use crate::profiler::{CallGraph, ProfileSettings};
 use crate::provision::Product;
 use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
+use crate::provision::sweep::{self, VersionSet};
 use crate::range;
 use crate::suites::{LabText as Source, Section, SuiteConfig};
 
@@ -141,6 +142,8 @@ struct RawTarget {
     #[serde(default)]
     version: Option<Spanned<String>>,
     #[serde(default)]
+    versions: Option<Spanned<RawVersions>>,
+    #[serde(default)]
     malloc: Option<Spanned<String>>,
     #[serde(default)]
     port: Option<Spanned<i64>>,
@@ -168,6 +171,14 @@ struct RawTarget {
     client: Option<Spanned<String>>,
     #[serde(default)]
     ssh_config: Option<Spanned<String>>,
+}
+
+/// `versions = "16.*"` (a pattern or a range) or `versions = ["16.2", "16.9"]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawVersions {
+    One(String),
+    Many(Vec<String>),
 }
 
 mod defaults {
@@ -206,9 +217,15 @@ pub struct LabTarget {
     pub args: Vec<String>,
     /// Version to fetch (`17`, `8.0`, `10.2`, exact), when no `bin` is given.
     pub version: Option<String>,
-    /// Whose builds `version` fetches (from the engine name as written: `mysql` is Oracle MySQL,
-    /// `mariadb` MariaDB); set with `version`.
+    /// Whose builds `version` (or `versions`) fetches (from the engine name as written: `mysql`
+    /// is Oracle MySQL, `mariadb` MariaDB); set with `version` or `versions`.
     pub product: Option<Product>,
+    /// `versions = …`: a sweep, which the plan expands into one target per release
+    /// ([`crate::plan`]); `None` on every target of an expanded lab.
+    pub versions: Option<VersionSet>,
+    /// The sweep this target is one release of (the `[[target]]` name that had `versions`);
+    /// set by the expansion, in release order.
+    pub sweep: Option<String>,
     /// Fixed loopback port (default: a free one).
     pub port: Option<u16>,
     /// What the suite's CREATE statements add (`storage_engine`, `table_options`,
@@ -636,6 +653,10 @@ fn target(
     let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
     let tables = table_ddl(src, &t, engine, oracle)?;
     let (version, product) = version(src, &t, embedded, bin.is_some())?;
+    let (versions, product) = match versions(src, &t, embedded)? {
+        Some((set, p)) => (Some(set), Some(p)),
+        None => (None, product),
+    };
     let library = library(src, &t, embedded, base_dir)?;
     let build = build(src, &t, base_dir)?;
     let mut env = match t.env {
@@ -683,6 +704,8 @@ fn target(
         args: t.args,
         version,
         product,
+        versions,
+        sweep: None,
         port,
         tables,
     })
@@ -735,13 +758,14 @@ fn connect(
             ),
         ));
     }
-    let starts: [(&str, bool); 11] = [
+    let starts: [(&str, bool); 12] = [
         ("config", t.config.is_some()),
         ("settings", !t.settings.is_empty()),
         ("bin", t.bin.is_some()),
         ("env", t.env.is_some()),
         ("args", !t.args.is_empty()),
         ("version", t.version.is_some()),
+        ("versions", t.versions.is_some()),
         ("malloc", t.malloc.is_some()),
         ("port", t.port.is_some()),
         ("build", t.build.is_some()),
@@ -968,6 +992,61 @@ fn version(
         Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
         Some(product),
     ))
+}
+
+/// A target's `versions` (a sweep) and whose builds it names; it replaces `version`, `bin`
+/// and `build`.
+fn versions(
+    src: &Source<'_>,
+    t: &RawTarget,
+    embedded: bool,
+) -> Result<Option<(VersionSet, Product)>, InputError> {
+    let Some(v) = &t.versions else {
+        return Ok(None);
+    };
+    let product = Product::parse(t.engine.get_ref()).filter(|_| !embedded);
+    let Some(product) = product else {
+        return Err(src.error_at(
+            v.span(),
+            "versions sweeps fetched server builds: it needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+        ));
+    };
+    let other = [
+        ("version", t.version.is_some()),
+        ("bin", t.bin.is_some()),
+        ("build", t.build.is_some()),
+    ];
+    if let Some((key, _)) = other.iter().find(|(_, set)| *set) {
+        return Err(src.error_at(
+            v.span(),
+            format!("set either versions or {key}, not both: versions makes one target per fetched build"),
+        ));
+    }
+    let prefix = format!("{}@", product.id());
+    let bare = |s: &str| {
+        s.trim()
+            .strip_prefix(&prefix)
+            .unwrap_or(s.trim())
+            .to_string()
+    };
+    let set = match v.get_ref() {
+        RawVersions::One(s) => VersionSet::parse(&bare(s)),
+        RawVersions::Many(l) => VersionSet::list(l.iter().map(|s| bare(s)).collect()),
+    };
+    let set = set.ok_or_else(|| {
+        let written = match v.get_ref() {
+            RawVersions::One(s) => format!("\"{s}\""),
+            RawVersions::Many(l) => format!("{l:?}"),
+        };
+        src.error_at(
+            v.span(),
+            format!(
+                "versions = {written} is not {}; for one build write version = \"…\"",
+                sweep::SYNTAX
+            ),
+        )
+    })?;
+    Ok(Some((set, product)))
 }
 
 /// A SQLite target's `library`, which must exist.
@@ -1310,6 +1389,40 @@ read_secs = 0.5
         );
         let e = target("engine = \"sqlite\"\nversion = \"3\"").unwrap_err();
         assert!(e.contains("SQLite is built into dbdelta"), "{e}");
+    }
+
+    /// `versions` (a sweep) is kept unexpanded here: the plan expands it from the registries.
+    #[test]
+    fn versions_take_a_pattern_a_range_or_a_list_and_exclude_version_bin_and_build() {
+        use crate::provision::sweep::VersionSet;
+        let t = target("engine = \"postgres\"\nversions = \"postgres@16.*\"").unwrap();
+        assert_eq!(t.versions, Some(VersionSet::Prefix("16".into())));
+        assert_eq!((t.product, t.version), (Some(Product::Postgres), None));
+        let t = target("engine = \"mariadb\"\nversions = \"10.2..10.5\"").unwrap();
+        assert_eq!(
+            t.versions,
+            Some(VersionSet::Range("10.2".into(), "10.5".into()))
+        );
+        assert_eq!(t.product, Some(Product::Mariadb));
+        let t = target("engine = \"mysql\"\nversions = [\"5.7\", \"8.0.31\"]").unwrap();
+        assert_eq!(
+            t.versions,
+            Some(VersionSet::List(vec!["5.7".into(), "8.0.31".into()]))
+        );
+        let e = target("engine = \"postgres\"\nversions = \"16\"").unwrap_err();
+        assert_eq!(
+            e,
+            "lab.toml:7: [[target]] versions: versions = \"16\" is not a pattern \"16.*\", an inclusive range \"16.2..16.8\" or a list [\"16.2\", \"16.9\"]; for one build write version = \"…\""
+        );
+        let e = target("engine = \"postgres\"\nversion = \"16\"\nversions = \"16.*\"").unwrap_err();
+        assert!(
+            e.contains("set either versions or version, not both"),
+            "{e}"
+        );
+        let e = target("engine = \"postgres\"\nbin = \"/\"\nversions = \"16.*\"").unwrap_err();
+        assert!(e.contains("set either versions or bin, not both"), "{e}");
+        let e = target("engine = \"sqlite\"\nversions = \"3.*\"").unwrap_err();
+        assert!(e.contains("versions sweeps fetched server builds"), "{e}");
     }
 
     #[test]

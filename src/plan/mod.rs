@@ -16,6 +16,7 @@ pub mod lab;
 pub mod preflight;
 mod prepare;
 pub mod resume;
+pub mod sweep;
 pub mod template;
 
 pub use prepare::{PreparedPlan, describe_fetches, prepare};
@@ -141,6 +142,9 @@ pub struct TargetPlan {
     pub connect: Option<crate::engine::connect::ConnectUrl>,
     /// The host the server runs on (`host = "ssh://…"`), when it is not this one.
     pub remote: Option<crate::engine::remote::RemoteHost>,
+    /// The sweep (`versions` in the lab) this target is one release of; its targets stand in
+    /// release order.
+    pub sweep: Option<String>,
 }
 
 /// A target that failed before its first cell.
@@ -416,6 +420,7 @@ fn target_plan(t: &LabTarget, lab: &Lab, machine: &Machine) -> Result<TargetPlan
         broken: None,
         connect: t.connect.clone(),
         remote: t.remote.clone(),
+        sweep: t.sweep.clone(),
     })
 }
 
@@ -486,8 +491,20 @@ pub fn plan(lab: Lab, opts: &RunOptions) -> Result<RunPlan, InputError> {
     plan_on(lab, opts, crate::host::machine())
 }
 
-/// [`plan`] with the CPUs to resolve placement against.
+/// [`plan`] with the CPUs to resolve placement against; a sweep (`versions`) asks the
+/// registries which builds exist.
 pub fn plan_on(lab: Lab, opts: &RunOptions, machine: Machine) -> Result<RunPlan, InputError> {
+    plan_listed(lab, opts, machine, &sweep::registry_listing)
+}
+
+/// [`plan_on`] with the listing a sweep expands from (tests hand in a fixed one).
+pub fn plan_listed(
+    mut lab: Lab,
+    opts: &RunOptions,
+    machine: Machine,
+    listing: sweep::Listing<'_>,
+) -> Result<RunPlan, InputError> {
+    sweep::expand(&mut lab, listing)?;
     let clients = match &opts.clients {
         Some(text) => parse_clients(text)?,
         None => lab.clients.clone(),

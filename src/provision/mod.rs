@@ -22,6 +22,7 @@ mod debian;
 mod debian_tree;
 mod maven;
 mod npm;
+pub mod sweep;
 mod unpack;
 mod version;
 
@@ -180,6 +181,15 @@ pub fn releases(product: Product, wanted: Option<&str>) -> Result<Vec<Release>> 
     all.extend(debian::releases(product, wanted, covered)?);
     all.sort_by_key(|r| parse_version(&r.version));
     Ok(all)
+}
+
+/// The package versions of every fetchable build of `product` (for a sweep to choose from);
+/// `hint` (a version prefix) limits which Debian suites are read.
+pub fn versions(product: Product, hint: Option<&str>) -> Result<Vec<String>> {
+    Ok(releases(product, hint)?
+        .into_iter()
+        .map(|r| r.version)
+        .collect())
 }
 
 /// What `dbdelta list versions` shows: every build, oldest first, each with whether the

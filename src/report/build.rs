@@ -162,6 +162,7 @@ pub(super) fn build_with(
         insert: Vec::new(),
         linkbench: Vec::new(),
         profiles: None,
+        by_version: Vec::new(),
     };
     fill_derived(&mut model, all, data);
     model.profiles = super::profile::report(data, &model.targets);
@@ -232,6 +233,7 @@ fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     }
     model.notes = notes(model, data);
     crossover::apply(model, &data.measurements);
+    model.by_version = super::by_version::sweeps(model);
 }
 
 pub(super) fn run_summary(run: &crate::results::RunInfo) -> RunSummary {
@@ -1410,6 +1412,7 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
         build: t.build.clone(),
         connect: t.connect.clone(),
         unobserved: t.unobserved.clone(),
+        sweep: t.sweep.clone(),
     }
 }
 

@@ -20,6 +20,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::doc::ChartRef;
 use super::model::ReportModel;
 
+mod version;
+
 /// DejaVu Sans (Bitstream Vera licence, `assets/fonts/LICENSE-DejaVu.txt`).
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
@@ -403,6 +405,11 @@ pub fn file_stem(chart: &ChartRef) -> String {
         ChartRef::BackgroundInserts { step, clients } => {
             format!("background-inserts-c{clients}-{step}")
         }
+        ChartRef::ByVersion {
+            sweep,
+            group,
+            clients,
+        } => format!("by-version-c{clients}-{sweep}-{group}"),
         ChartRef::ProfileDiff {
             step,
             clients,
@@ -425,6 +432,7 @@ enum Drawing {
     Bars(Bars),
     Lines(Lines),
     Scaling(Scaling),
+    Versions(version::Versions),
 }
 
 impl Drawing {
@@ -440,6 +448,11 @@ impl Drawing {
             ChartRef::BackgroundInserts { step, clients } => {
                 background_lines(model, step, *clients).map(Drawing::Lines)
             }
+            ChartRef::ByVersion {
+                sweep,
+                group,
+                clients,
+            } => version::Versions::of(model, sweep, group, *clients).map(Drawing::Versions),
             // Flame graphs are inferno's SVG (`report::profile`), not plotters drawings.
             ChartRef::ProfileDiff { .. } => None,
         }
@@ -450,6 +463,7 @@ impl Drawing {
             Drawing::Bars(b) => (b.width(), BAR_SIZE.1),
             Drawing::Lines(_) => LINE_SIZE,
             Drawing::Scaling(_) => SCALING_SIZE,
+            Drawing::Versions(v) => v.size(),
         }
     }
 
@@ -462,6 +476,7 @@ impl Drawing {
             Drawing::Bars(b) => draw_bars(root, b, k),
             Drawing::Lines(l) => draw_lines(root, l, k),
             Drawing::Scaling(c) => draw_scaling(root, c, k),
+            Drawing::Versions(v) => version::draw(root, v, k),
         }
         .map_err(|e| format!("drawing the chart failed: {e}"))?;
         root.present()

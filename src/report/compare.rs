@@ -128,6 +128,8 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: &Options) -> Result<ReportMo
         ..opts.clone()
     };
     let mut model = build_with(&data, &base, &pairs, &runs, &opts);
+    // A compare pairs each target with its twin: no release order to read along.
+    model.by_version.clear();
     model.compare = Some(CompareRuns {
         a: run_summary(&a.run),
         b: run_summary(&b.run),

@@ -37,6 +37,13 @@ pub enum ChartRef {
     /// Rows inserted per second by an Insert Benchmark query step's background inserters,
     /// one line per target (first repeat).
     BackgroundInserts { step: String, clients: u32 },
+    /// A version sweep's group against the release order: relative QPS and server CPU/op,
+    /// the first release that moved marked.
+    ByVersion {
+        sweep: String,
+        group: String,
+        clients: u32,
+    },
     /// The differential flame graph of a compared target against its base on one step
     /// (HTML only: no PNG).
     ProfileDiff {

@@ -63,6 +63,7 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         build: None,
         connect: None,
         unobserved: None,
+        sweep: None,
     }
 }
 
@@ -262,6 +263,7 @@ fn two_clients_targets() -> Vec<TargetInfo> {
             build: None,
             connect: None,
             unobserved: None,
+            sweep: None,
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];
@@ -855,4 +857,60 @@ fn linkbench_requests(target: &str, total: u64, seconds: f64) -> Vec<OpMeasureme
             }
         })
         .collect()
+}
+
+/// A version sweep `pg` of four releases (`pg-16.2`, `pg-16.3`, `pg-16.9`, `pg-16.10`: numeric
+/// order), 3 repeats at 1 client: the point steps lose about 10% of their QPS from 16.9 on
+/// (their CPU/op grows as much), the range-agg step stays within noise throughout.
+pub fn run_version_sweep() -> RunData {
+    let releases = ["pg-16.2", "pg-16.3", "pg-16.9", "pg-16.10"];
+    let steps: [(&str, u32, &str, f64); 3] = [
+        ("read-only_range=10", 14, "range-agg", 21_400.0),
+        ("point-query", 22, "point", 48_500.0),
+        ("random-points_range=100", 24, "point", 6_020.0),
+    ];
+    let mut measurements = Vec::new();
+    for repeat in 1..=3u32 {
+        let wobble = [0.0, 0.01, -0.01][(repeat - 1) as usize];
+        for (i, target) in releases.iter().enumerate() {
+            for (step, idx, group, qps) in steps {
+                let moved = group == "point" && i >= 2;
+                let r = if moved { 0.9 } else { 1.0 } + if i == 0 { 0.0 } else { wobble };
+                let q = qps * r;
+                measurements.push(measurement(
+                    target,
+                    step,
+                    idx,
+                    group,
+                    1,
+                    repeat,
+                    q,
+                    20.0 / r,
+                ));
+            }
+        }
+    }
+    let targets = (releases.iter())
+        .map(|r| {
+            let mut t = postgres(r, &r[3..], &[]);
+            t.sweep = Some("pg".into());
+            t
+        })
+        .collect();
+    RunData {
+        run: RunInfo {
+            id: "20261126-1300".into(),
+            lab: "pg16 sweep".into(),
+            lab_text: "[lab]\nname = \"pg16 sweep\"\nrepeats = 3\n\n[[target]]\nname = \"pg\"\nengine = \"postgres\"\nversions = \"16.*\"\n".into(),
+            started: "2026-11-26T13:00:00Z".into(),
+            finished: Some("2026-11-26T13:20:00Z".into()),
+            ..run_two_clients().run
+        },
+        targets,
+        loads: (1..=3)
+            .flat_map(|rep| releases.map(|r| load(r, 1, rep, 410_000.0, 0.2)))
+            .collect(),
+        measurements,
+        series: Vec::new(),
+    }
 }

@@ -185,6 +185,13 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
             ChartRef::BackgroundInserts { step, clients } => format!(
                 "Line chart: rows inserted per second by the background inserters of {step} at {clients} client(s), second by second"
             ),
+            ChartRef::ByVersion {
+                sweep,
+                group,
+                clients,
+            } => format!(
+                "Line chart: relative QPS and server CPU/op of the {group} steps along the releases of {sweep} at {clients} client(s), the first release that moved marked"
+            ),
             ChartRef::ProfileDiff {
                 step,
                 clients,

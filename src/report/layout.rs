@@ -46,6 +46,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         section.blocks(m, &mut doc);
     }
     concurrency(m, &mut doc);
+    super::by_version::blocks(m, &mut doc);
     for &clients in &m.clients {
         results(m, clients, &mut doc);
     }

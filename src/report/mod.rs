@@ -7,6 +7,7 @@
 //! the clock or the environment; callers decide colour and where the bytes go.
 
 mod build;
+mod by_version;
 mod charts;
 mod compare;
 mod crossover;

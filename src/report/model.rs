@@ -14,7 +14,8 @@ use crate::results::{ErrorCounts, HostInfo, Latency, Metric, OpMeasurement, Sett
 
 /// Version of the JSON contract (`schema/report-v3.schema.json`). v2 kept every v1 field and
 /// its meaning, and added `measurements[].operations` and `insert`; v3 keeps every v2 field
-/// and adds `profiles`.
+/// and adds `profiles` (`by_version` and `targets[].sweep` were added later within v3: the
+/// contract lets fields be added).
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything a report shows. Its JSON form is the JSON report.
@@ -72,6 +73,54 @@ pub struct ReportModel {
     pub linkbench: Vec<LinkbenchSummary>,
     /// CPU profiles of a profiled run (`None`: profiles were not asked for).
     pub profiles: Option<ProfileReport>,
+    /// Per version sweep (`versions` in the lab) × clients: the "by version" view. Empty
+    /// without a sweep of 2 or more releases, and in a compare.
+    pub by_version: Vec<VersionSweep>,
+}
+
+/// A version sweep at one client count: per group and per step, the relative numbers in
+/// release order and the first release that moved beyond the noise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VersionSweep {
+    /// The sweep's name (the `[[target]]` name that had `versions`).
+    pub sweep: String,
+    pub clients: u32,
+    /// What the relative numbers are against: the report's base (the sweep's first release
+    /// unless `--base` names another target).
+    pub base: String,
+    /// The sweep's targets in release order.
+    pub releases: Vec<String>,
+    /// Per group (report order): the group's row, then one per step of it.
+    pub series: Vec<VersionSeries>,
+}
+
+/// One group's or step's numbers along a sweep; every vector has one entry per release.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VersionSeries {
+    pub group: String,
+    /// `None`: the group's row (medians over its steps, as the group summary's).
+    pub step: Option<String>,
+    /// Relative QPS against the base (1 at the base itself).
+    pub qps: Vec<Option<f64>>,
+    /// Relative server CPU per operation against the base (1 at the base).
+    pub server_cpu: Vec<Option<f64>>,
+    /// The QPS verdict against the base (a group's: the verdict more than half of its steps
+    /// share, else `within noise`); `None` without verdicts (1 repeat) and at the base.
+    pub qps_verdicts: Vec<Option<String>>,
+    /// The server CPU/op verdict, likewise.
+    pub server_cpu_verdicts: Vec<Option<String>>,
+    /// The first release whose QPS verdict is a change (`regression` or `improvement`).
+    pub first_qps_change: Option<FirstChange>,
+    /// The first release whose server CPU/op verdict is a change.
+    pub first_server_cpu_change: Option<FirstChange>,
+}
+
+/// Where a series first moved beyond the noise.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FirstChange {
+    pub release: String,
+    /// `regression` or `improvement`.
+    pub verdict: String,
 }
 
 /// Where each target spends its CPU per operation, per profiled step.
@@ -533,6 +582,9 @@ pub struct TargetSummary {
     /// How dbdelta compiled the target, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::results::BuildInfo>,
+    /// The version sweep this target is one release of (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

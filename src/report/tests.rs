@@ -171,6 +171,7 @@ fn json_validates_against_schema() {
         run_three_repeats(),
         run_pre_post(),
         run_sweep(),
+        super::fixture::run_version_sweep(),
     ] {
         for base in [None, Some("sqlite.wal"), Some("pg17"), Some("mysql80")] {
             let Ok(model) = build(&data, base) else {

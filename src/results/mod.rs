@@ -157,6 +157,10 @@ pub struct TargetInfo {
     /// host); `None` when they were.
     #[serde(default)]
     pub unobserved: Option<String>,
+    /// The sweep (`versions` in the lab) this target is one release of; a sweep's targets
+    /// stand in release order. `None`: no sweep.
+    #[serde(default)]
+    pub sweep: Option<String>,
 }
 
 /// The load phase of one target × clients × repeat.

@@ -677,6 +677,7 @@ fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
             client_cpus: t.placement.client.as_ref().map(|c| c.to_string()),
             build: t.built.clone(),
             connect: t.connect.as_ref().map(|c| c.shown()),
+            sweep: t.sweep.clone(),
             ..Default::default()
         })
         .collect()

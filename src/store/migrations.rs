@@ -262,6 +262,9 @@ CREATE TABLE bisections (
     PRIMARY KEY (run_id)
 );
 "#,
+    // v18: version sweeps (issue 33): the sweep (`versions` target) a target is one release
+    // of; its targets' positions are the release order. NULL for a target of no sweep.
+    "ALTER TABLE targets ADD COLUMN sweep TEXT;",
 ];
 
 /// The schema version this build writes.

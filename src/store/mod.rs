@@ -536,8 +536,8 @@ fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo)
     db.execute(
         "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
             config_text, env_json, settings_json, failed, error, log_path, placement,
-            server_cpus, client_cpus, build_json, connect)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            server_cpus, client_cpus, build_json, connect, sweep)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         &[
             run_id.into(),
             (position as i64).into(),
@@ -560,6 +560,7 @@ fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo)
                 .transpose()?
                 .into(),
             t.connect.as_deref().into(),
+            t.sweep.as_deref().into(),
         ],
     )?;
     Ok(())
@@ -862,6 +863,7 @@ mod tests {
         let t = TargetInfo {
             name: "a".into(),
             engine: "sqlite".into(),
+            sweep: Some("s".into()),
             ..Default::default()
         };
         a.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
@@ -886,6 +888,7 @@ mod tests {
         assert_eq!(a.push_run("r1", &b).unwrap(), 1 + 1 + 1 + 2);
         let (loaded, pushed) = (a.load_run("r1").unwrap(), b.load_run("r1").unwrap());
         assert_eq!(loaded, pushed);
+        assert_eq!(loaded.targets, [t], "the sweep is stored and read back");
         assert_eq!(pushed.series[0].second, 1, "insertion order kept");
         let e = a.push_run("r1", &b).unwrap_err();
         assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");

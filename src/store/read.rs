@@ -96,6 +96,7 @@ fn targets_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<TargetInfo>> {
             build: json(r, "build_json")?,
             connect: r.col("connect")?,
             unobserved: r.col("unobserved")?,
+            sweep: r.col("sweep")?,
         })
     })
 }
