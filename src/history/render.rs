@@ -68,8 +68,9 @@ fn series_count(n: usize) -> String {
     format!("{n} series")
 }
 
-/// `2026-11-26 12:41:38` of an RFC 3339 time (UTC as stored); other text as it is.
-fn when(started: &str) -> String {
+/// `2026-11-26 12:41:38` of an RFC 3339 time (UTC as stored); other text as it is. `serve`
+/// prints start times with it too.
+pub fn when(started: &str) -> String {
     match started.get(..19) {
         Some(s) if started.as_bytes().get(10) == Some(&b'T') => s.replacen('T', " ", 1),
         _ => started.to_string(),

@@ -659,26 +659,7 @@ fn target(
     };
     let library = library(src, &t, embedded, base_dir)?;
     let build = build(src, &t, base_dir)?;
-    let mut env = match t.env {
-        Some(e) if embedded => {
-            return Err(src.error_at(
-                e.span(),
-                "env is for server engines; SQLite runs inside dbdelta's own process",
-            ));
-        }
-        Some(e) => e.into_inner(),
-        None => BTreeMap::new(),
-    };
-    if let Some(m) = &t.malloc {
-        if embedded {
-            return Err(src.error_at(
-                m.span(),
-                "malloc preloads an allocator into a server; SQLite runs inside dbdelta",
-            ));
-        }
-        let lib = malloc_library(m.get_ref()).map_err(|e| src.error_at(m.span(), e))?;
-        env.insert("LD_PRELOAD".into(), lib);
-    }
+    let env = server_env(src, t.env, t.malloc.as_ref(), embedded)?;
     let port = port(src, t.port.as_ref(), embedded)?;
     if let Some(s) = &t.server_cpus
         && embedded
@@ -709,6 +690,37 @@ fn target(
         port,
         tables,
     })
+}
+
+/// A server target's environment: `env` as written, plus `LD_PRELOAD` for `malloc`; both are
+/// bad input for SQLite, which runs inside dbdelta's own process.
+fn server_env(
+    src: &Source<'_>,
+    env: Option<Spanned<BTreeMap<String, String>>>,
+    malloc: Option<&Spanned<String>>,
+    embedded: bool,
+) -> Result<BTreeMap<String, String>, InputError> {
+    let mut env = match env {
+        Some(e) if embedded => {
+            return Err(src.error_at(
+                e.span(),
+                "env is for server engines; SQLite runs inside dbdelta's own process",
+            ));
+        }
+        Some(e) => e.into_inner(),
+        None => BTreeMap::new(),
+    };
+    if let Some(m) = malloc {
+        if embedded {
+            return Err(src.error_at(
+                m.span(),
+                "malloc preloads an allocator into a server; SQLite runs inside dbdelta",
+            ));
+        }
+        let lib = malloc_library(m.get_ref()).map_err(|e| src.error_at(m.span(), e))?;
+        env.insert("LD_PRELOAD".into(), lib);
+    }
+    Ok(env)
 }
 
 /// Every setting is one line, and SQLite's (sent as `PRAGMA <line>`) one statement: a `;` or a

@@ -487,56 +487,76 @@ fn count_cells(
                 outcome.interrupted = true;
                 return Ok(());
             }
-            let dir = data_dir_for(
-                work.run_dir,
-                &target.name,
-                cell.clients,
-                0,
-                (index, suite.id()),
-            );
-            let dir = PathBuf::from(format!("{}.count", dir.display()));
-            let log = log_path_for(&dir);
-            let mut c = count::CountCell {
-                plan,
-                suite,
-                target,
-                key: key.clone(),
-                run_id: work.run_id,
-                data_dir: &dir,
-                log: &log,
-                store,
-                progress,
-                interrupt,
-                start: work.start,
-                counting,
-            };
-            match c.run() {
-                Ok(cell::CellEnd::Done) => {
-                    if !plan.keep {
-                        let _ = std::fs::remove_file(&log);
-                    }
-                    store.finish_cell(work.run_id, &key, work.invocation)?;
-                }
-                Ok(_) => {
-                    outcome.interrupted = true;
-                    return Ok(());
-                }
-                // Ended because dbdelta was signalled: interrupted, not failed.
-                Err(_) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
-                    outcome.interrupted = true;
-                    return Ok(());
-                }
-                Err(e) => {
-                    let msg = format!("counting instructions: {e:#} (log: {})", log.display());
-                    progress.line(&format!("target {}: {msg}", target.name));
-                    outcome
-                        .failures
-                        .push(format!("target {}: {msg}", target.name));
-                }
+            if count_suite(plan, store, ctx, (cell, index, suite), counting, outcome)?.is_break() {
+                return Ok(());
             }
         }
     }
     Ok(())
+}
+
+/// One target × suite's counting cell: run, then recorded as finished or as the target's
+/// failure; `Break` when the run was interrupted and must stop.
+fn count_suite(
+    plan: &RunPlan,
+    store: &mut Store,
+    ctx: &Ctx<'_>,
+    (cell, index, suite): (Cell, usize, &crate::workload::SuitePlan),
+    counting: crate::counter::Counting,
+    outcome: &mut Outcome,
+) -> Result<std::ops::ControlFlow<()>> {
+    use std::ops::ControlFlow::{Break, Continue};
+    let (progress, interrupt, work) = (ctx.progress, ctx.interrupt, ctx.work);
+    let target = &plan.targets[cell.target];
+    let key = cell_key(plan, cell, suite.id());
+    let dir = data_dir_for(
+        work.run_dir,
+        &target.name,
+        cell.clients,
+        0,
+        (index, suite.id()),
+    );
+    let dir = PathBuf::from(format!("{}.count", dir.display()));
+    let log = log_path_for(&dir);
+    let mut c = count::CountCell {
+        plan,
+        suite,
+        target,
+        key: key.clone(),
+        run_id: work.run_id,
+        data_dir: &dir,
+        log: &log,
+        store,
+        progress,
+        interrupt,
+        start: work.start,
+        counting,
+    };
+    match c.run() {
+        Ok(cell::CellEnd::Done) => {
+            if !plan.keep {
+                let _ = std::fs::remove_file(&log);
+            }
+            store.finish_cell(work.run_id, &key, work.invocation)?;
+        }
+        Ok(_) => {
+            outcome.interrupted = true;
+            return Ok(Break(()));
+        }
+        // Ended because dbdelta was signalled: interrupted, not failed.
+        Err(_) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+            outcome.interrupted = true;
+            return Ok(Break(()));
+        }
+        Err(e) => {
+            let msg = format!("counting instructions: {e:#} (log: {})", log.display());
+            progress.line(&format!("target {}: {msg}", target.name));
+            outcome
+                .failures
+                .push(format!("target {}: {msg}", target.name));
+        }
+    }
+    Ok(Continue(()))
 }
 
 /// Whether callgrind can count here: said on the terminal and recorded with the run (with

@@ -11,6 +11,7 @@ use std::path::Path;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
 use super::chart::{Chart, Dot, number};
+use crate::history::render::when;
 use crate::history::{History, Point, Series};
 use crate::report::{ReportModel, escape};
 use crate::store::RunSummary;
@@ -34,15 +35,6 @@ ul.changes li { margin: 0.3em 0; } li.worse b { color: #c5221f; } li.better b { 
 
 /// The bar above a report (its page has the report's stylesheet, not ours).
 const BAR_STYLE: &str = "font: 0.9em system-ui, sans-serif; background: #f4f4f4; padding: 0.5em 0.8em; border-bottom: 1px solid #ddd";
-
-/// A stored start time as people read it: `2026-11-26 12:47:35` (UTC, as stored).
-pub fn when(started: &str) -> String {
-    started
-        .chars()
-        .take(19)
-        .collect::<String>()
-        .replacen('T', " ", 1)
-}
 
 /// What [`enc`] escapes: all but RFC 3986's unreserved characters.
 const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC
