@@ -1292,21 +1292,41 @@ fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
     Ok(code)
 }
 
-/// `dbdelta clean --snapshots`: remove (or, with --dry-run, name) the saved loads in `dir`.
+/// `dbdelta clean --snapshots`: remove (or, with --dry-run, name) the saved loads in `dir`:
+/// only the entries `snapshot::cleanable` chose (dbdelta's snapshots and unfinished saves),
+/// never `dir` itself or anything else in it, which is named as kept.
 fn clean_snapshots(dir: PathBuf, args: &CleanArgs) -> Result<()> {
     use crate::runner::snapshot;
-    if args.dry_run {
-        for name in snapshot::list(&dir) {
-            println!("would remove snapshot {name} in {}", dir.display());
+    let found = match snapshot::cleanable(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return crate::error::input(format!(
+                "--snapshots {} is not a directory; name the directory of saved loads (default <workdir>/snapshots)",
+                dir.display()
+            ));
         }
-        return Ok(());
+        r => r.with_context(|| format!("--snapshots {}: cannot read it", dir.display()))?,
+    };
+    if !found.kept.is_empty() {
+        let n = found.kept.len();
+        let mut names = found.kept[..n.min(5)].join(", ");
+        if n > 5 {
+            names.push_str(&format!(" and {} more", n - 5));
+        }
+        eprintln!(
+            "kept {n} entr{} of {} that dbdelta did not make or still uses: {names}",
+            if n == 1 { "y" } else { "ies" },
+            dir.display()
+        );
     }
-    let removed = snapshot::remove_all(&dir)
-        .with_context(|| format!("--snapshots {}: cannot remove its snapshots", dir.display()))?;
-    for name in &removed {
-        println!("removed snapshot {name} in {}", dir.display());
+    for entry in &found.remove {
+        if args.dry_run {
+            println!("would remove {entry} in {}", dir.display());
+            continue;
+        }
+        snapshot::remove(&dir, entry).with_context(|| format!("--snapshots {}", dir.display()))?;
+        println!("removed {entry} in {}", dir.display());
     }
-    if removed.is_empty() {
+    if found.remove.is_empty() {
         println!("{}: no snapshots", dir.display());
     }
     Ok(())

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 
 use super::server::{ClientsThere, StartServer, TargetServer};
 use super::settle;
-use super::snapshot::{self, Found, Restored};
+use super::snapshot::{self, Found, RestoreError, Restored};
 use super::step::{self, StepRun};
 use super::watchdog::Watchdog;
 use super::{DataDir, client_bound, timed_load};
@@ -186,9 +186,12 @@ impl CellRun<'_> {
             }
         };
         match snapshot::find(&w) {
+            // A copy that cannot be written (a full work directory) fails the cell; a damaged
+            // or unreadable snapshot is said, and the load runs afresh.
             Found::Same(m) => match snapshot::restore(&w, m, path) {
                 Ok(r) => return Ok(Some(Loaded::Reused(r))),
-                Err(e) => self.progress.line(&format!("{label}: load: {e:#}")),
+                Err(e @ RestoreError::Failed(_)) => return Err(e.into()),
+                Err(e) => self.progress.line(&format!("{label}: load: {e}")),
             },
             Found::Differs(why) => self.progress.line(&format!(
                 "{label}: load: no snapshot of this key, {why}: loading afresh"
@@ -216,7 +219,7 @@ impl CellRun<'_> {
         match snapshot::save(w, path, load_secs, index_secs) {
             Ok((m, secs)) => self.progress.line(&format!(
                 "{label}: load: saved snapshot {} in {} ({:.1} MB, copied and checksummed in {secs:.1} s)",
-                m.name,
+                w.name,
                 w.root.display(),
                 m.files.values().map(|(b, _)| *b).sum::<u64>() as f64 / 1e6
             )),
@@ -232,7 +235,7 @@ impl CellRun<'_> {
         let m = &r.manifest;
         let from = format!(
             "snapshot {} (saved {})",
-            m.name,
+            r.name,
             snapshot::shown_time(&m.saved)
         );
         if suite.records_load() {

@@ -6,14 +6,20 @@
 //! Owns the key (engine family, the build file's path and SHA-256, the target's settings,
 //! arguments, environment and table options, the suite's `load_key`), the manifest
 //! (`manifest.json`: the key, when it was saved, how long the load took, every file's size and
-//! SHA-256) and copying with checksums both ways. A snapshot whose key differs is refused
-//! naming what differs; one whose files no longer match their checksums is refused and
-//! removed. Must not: start or stop servers, or time anything but the copies (the cell does
-//! the rest).
+//! SHA-256), copying with checksums both ways, and which entries of a snapshot directory are
+//! dbdelta's (`clean --snapshots`). A snapshot whose key differs is refused naming what
+//! differs; one whose files no longer match their checksums is refused and removed; a copy
+//! that cannot be written (a full work directory) fails the cell and keeps the snapshot.
+//!
+//! Must not: use anything read from a manifest as a path (a snapshot is the directory named
+//! by its key, `TARGET.SUITE.HASH`, and nothing else), remove, replace or chmod an entry that
+//! is not a snapshot or an unfinished save of its own (the snapshot directory itself keeps its
+//! mode when it exists; only directories made here are 0700), start or stop servers, or time
+//! anything but the copies (the cell does the rest).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -74,6 +80,8 @@ pub struct Wanted {
 /// A load copied back from a snapshot.
 #[derive(Debug, Clone)]
 pub struct Restored {
+    /// The snapshot's directory (its name by key; the manifest's `name` is never used).
+    pub name: String,
     pub manifest: Box<Manifest>,
     /// The copy's seconds, measured.
     pub secs: f64,
@@ -140,23 +148,23 @@ pub enum Found {
 /// Look for `w`'s snapshot; without one, say how the closest of the same target and suite
 /// (the fewest keys apart; of those, the latest) differs from it.
 pub fn find(w: &Wanted) -> Found {
-    if let Ok(m) = read_manifest(&w.root.join(&w.name))
+    if let Some(m) = snapshot_at(&w.root, &w.name)
         && m.key == w.key
     {
         return Found::Same(Box::new(m));
     }
     let others = std::fs::read_dir(&w.root).into_iter().flatten().flatten();
     let closest = others
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&w.prefix))
-        .filter_map(|e| read_manifest(&e.path()).ok())
-        .min_by(|a, b| {
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|name| name.starts_with(&w.prefix))
+        .filter_map(|name| Some((snapshot_at(&w.root, &name)?, name)))
+        .min_by(|(a, _), (b, _)| {
             let apart = |m: &Manifest| differing(&m.key, &w.key).len();
             apart(a).cmp(&apart(b)).then(b.saved.cmp(&a.saved))
         });
     match closest {
-        Some(m) => Found::Differs(format!(
-            "snapshot {} (saved {}) was saved with {}",
-            m.name,
+        Some((m, name)) => Found::Differs(format!(
+            "snapshot {name} (saved {}) was saved with {}",
             shown_time(&m.saved),
             differences(&m.key, &w.key)
         )),
@@ -164,9 +172,17 @@ pub fn find(w: &Wanted) -> Found {
     }
 }
 
-fn read_manifest(dir: &Path) -> Result<Manifest> {
-    let text = std::fs::read_to_string(dir.join(MANIFEST))?;
-    Ok(serde_json::from_str(&text)?)
+/// The manifest of the snapshot `root/name`: a directory (not a link to one) whose
+/// `manifest.json` parses as a manifest. Nothing in the manifest names a path.
+fn snapshot_at(root: &Path, name: &str) -> Option<Manifest> {
+    let dir = root.join(name);
+    let text = real_dir(&dir).then(|| std::fs::read_to_string(dir.join(MANIFEST)).ok())??;
+    serde_json::from_str(&text).ok()
+}
+
+/// `path` is a directory, not a symbolic link to one.
+fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
 }
 
 /// `2026-11-26 09:12 UTC` from a stored RFC 3339 time.
@@ -211,31 +227,74 @@ fn differing(saved: &Key, now: &Key) -> Vec<(String, serde_json::Value, serde_js
         .collect()
 }
 
-/// Copy the snapshot `m` into the empty directory `into`, checking every file's checksum on
-/// the way. A changed, missing or extra file empties `into`, removes the snapshot and fails
-/// naming the file.
-pub fn restore(w: &Wanted, m: Box<Manifest>, into: &Path) -> Result<Restored> {
+/// Why a snapshot was not copied back.
+#[derive(Debug, thiserror::Error)]
+pub enum RestoreError {
+    /// A file changed, went missing or was added: the snapshot was removed; load afresh.
+    #[error("snapshot {name} is damaged ({why}); it was removed and the load runs afresh")]
+    Damaged { name: String, why: String },
+    /// The snapshot could not be read (kept; a save after the load replaces it): load afresh.
+    #[error("cannot read snapshot {name} ({why}); loading afresh")]
+    Unreadable { name: String, why: String },
+    /// The copy could not be written (a full work directory): the cell fails, the snapshot
+    /// is kept. The message is whole.
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Copy `w`'s snapshot (`m`, its manifest) into the empty directory `into`, checking every
+/// file's checksum on the way. A changed, missing or extra file empties `into` and removes
+/// the snapshot; a file of the snapshot that cannot be read empties `into`; a copy that
+/// cannot be written fails naming why (a full disk as such). Only the first removes anything.
+pub fn restore(w: &Wanted, m: Box<Manifest>, into: &Path) -> Result<Restored, RestoreError> {
     let started = std::time::Instant::now();
-    let from = w.root.join(&m.name);
+    let name = w.name.clone();
+    let from = w.root.join(&w.name);
     let copied = copy_tree(&from.join(DATA), into);
-    let mismatch = match &copied {
-        Ok(files) => first_mismatch(&m.files, files),
-        Err(e) => Some(format!("{e:#}")),
+    let emptied = |then: RestoreError| match empty_dir(into) {
+        Ok(()) => then,
+        Err(e) => RestoreError::Failed(format!(
+            "restoring snapshot {} into {}: cannot empty it again: {e:#}",
+            w.name,
+            into.display()
+        )),
     };
-    if let Some(why) = mismatch {
-        empty_dir(into)?;
+    let files = match copied {
+        Ok(files) => files,
+        Err(e) if e.writing => {
+            let _ = empty_dir(into);
+            return Err(RestoreError::Failed(write_failure(&e, &name, into)));
+        }
+        Err(e) => {
+            let why = e.to_string();
+            return Err(emptied(RestoreError::Unreadable { name, why }));
+        }
+    };
+    if let Some(why) = first_mismatch(&m.files, &files) {
         let _ = std::fs::remove_dir_all(&from);
-        bail!(
-            "snapshot {} is damaged ({why}); it was removed and the load runs afresh",
-            m.name
-        );
+        return Err(emptied(RestoreError::Damaged { name, why }));
     }
     let bytes = m.files.values().map(|(b, _)| b).sum();
     Ok(Restored {
+        name,
         manifest: m,
         secs: started.elapsed().as_secs_f64(),
         bytes,
     })
+}
+
+/// The cell's message for a copy that could not be written: a full disk names itself and the
+/// fix.
+fn write_failure(e: &CopyError, name: &str, into: &Path) -> String {
+    let head = format!("restoring snapshot {name} into {}", into.display());
+    match e.disk_full() {
+        Some(full) => format!(
+            "{head}: {full} writing {}; free space in the work directory's filesystem or point \
+             --workdir at a larger one (the snapshot is kept)",
+            e.path.display()
+        ),
+        None => format!("{head}: {e} (the snapshot is kept)"),
+    }
 }
 
 /// The first file of `want` that `got` lacks or holds with other contents, or one `got` adds.
@@ -253,12 +312,13 @@ fn first_mismatch(
     (got.keys().find(|p| !want.contains_key(*p))).map(|p| format!("{p} was not saved with it"))
 }
 
-fn empty_dir(dir: &Path) -> Result<()> {
+/// Remove what a copy put in `dir` (a cell's own data directory), leaving `dir`.
+fn empty_dir(dir: &Path) -> std::io::Result<()> {
     for e in std::fs::read_dir(dir)? {
-        let p = e?.path();
-        match p.is_dir() {
-            true => std::fs::remove_dir_all(&p)?,
-            false => std::fs::remove_file(&p)?,
+        let e = e?;
+        match e.file_type()?.is_dir() {
+            true => std::fs::remove_dir_all(e.path())?,
+            false => std::fs::remove_file(e.path())?,
         }
     }
     Ok(())
@@ -266,17 +326,27 @@ fn empty_dir(dir: &Path) -> Result<()> {
 
 /// Save `from` (a data directory whose server stopped cleanly) as `w`'s snapshot, with the
 /// load's timings; written under a temporary name and renamed, so a snapshot is whole or
-/// absent. Returns the manifest and the copy's seconds.
+/// absent. An older snapshot of the same name is replaced; anything else there is kept and the
+/// save fails. Returns the manifest and the copy's seconds.
 pub fn save(w: &Wanted, from: &Path, load_secs: f64, index_secs: f64) -> Result<(Manifest, f64)> {
     let started = std::time::Instant::now();
-    create_private(&w.root)?;
-    let tmp = w
-        .root
-        .join(format!(".{}.{}.tmp", w.name, std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    create_private(&tmp)?;
+    let tmp_name = format!(".{}.{}{TMP}", w.name, std::process::id());
+    let tmp = w.root.join(&tmp_name);
     let result = (|| -> Result<Manifest> {
-        let files = copy_tree(from, &tmp.join(DATA))?;
+        create_private(&w.root)?;
+        // A save of this process's that did not finish (the same PID, an earlier life).
+        if real_dir(&tmp) {
+            std::fs::remove_dir_all(&tmp).with_context(|| format!("removing {tmp_name}"))?;
+        }
+        (std::fs::DirBuilder::new().mode(0o700).create(&tmp))
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        let files = copy_tree(from, &tmp.join(DATA)).map_err(|e| match e.disk_full() {
+            Some(full) => anyhow::anyhow!(
+                "{full} writing {}; free space there or point --snapshots at a larger filesystem",
+                e.path.display()
+            ),
+            None => anyhow::Error::new(e),
+        })?;
         let m = Manifest {
             name: w.name.clone(),
             key: w.key.clone(),
@@ -287,12 +357,10 @@ pub fn save(w: &Wanted, from: &Path, load_secs: f64, index_secs: f64) -> Result<
         };
         let json = serde_json::to_string_pretty(&m).expect("manifest serializes");
         std::fs::write(tmp.join(MANIFEST), json)?;
-        let dest = w.root.join(&w.name);
-        let _ = std::fs::remove_dir_all(&dest);
-        std::fs::rename(&tmp, &dest)?;
+        replace_with(&w.root, &w.name, &tmp)?;
         Ok(m)
     })();
-    if result.is_err() {
+    if result.is_err() && real_dir(&tmp) {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     let m =
@@ -300,45 +368,101 @@ pub fn save(w: &Wanted, from: &Path, load_secs: f64, index_secs: f64) -> Result<
     Ok((m, started.elapsed().as_secs_f64()))
 }
 
-/// A directory only its owner can enter (the data inside is a server's).
-fn create_private(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .with_context(|| format!("chmod 700 {}", dir.display()))
+/// Rename the finished save `tmp` to `root/name`, replacing an older snapshot there; anything
+/// else of that name is kept and the save fails.
+fn replace_with(root: &Path, name: &str, tmp: &Path) -> Result<()> {
+    let dest = root.join(name);
+    if std::fs::symlink_metadata(&dest).is_ok() {
+        if snapshot_at(root, name).is_none() {
+            bail!(
+                "{} exists and is not a dbdelta snapshot: kept; move it away to save this load",
+                dest.display()
+            );
+        }
+        std::fs::remove_dir_all(&dest)
+            .with_context(|| format!("replacing the older {}", dest.display()))?;
+    }
+    std::fs::rename(tmp, &dest).with_context(|| format!("renaming to {}", dest.display()))
 }
+
+/// `dir` and any of its missing parents, each one created here only its owner can enter (the
+/// data inside is a server's). A directory that exists keeps its mode and owner.
+fn create_private(dir: &Path) -> Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating {}", dir.display()))
+}
+
+/// A copy that failed: on which side, the file, and the system's error.
+#[derive(Debug, thiserror::Error)]
+#[error("{} {}: {err}", if *.writing { "writing" } else { "reading" }, .path.display())]
+struct CopyError {
+    /// Writing the copy failed (else: reading the original).
+    writing: bool,
+    path: PathBuf,
+    err: std::io::Error,
+}
+
+impl CopyError {
+    /// The disk (or the user's quota) is full: the words for it, with the error's name.
+    fn disk_full(&self) -> Option<&'static str> {
+        match self.err.raw_os_error() {
+            Some(libc::ENOSPC) => Some("no space left on device (ENOSPC)"),
+            Some(libc::EDQUOT) => Some("disk quota exceeded (EDQUOT)"),
+            _ => None,
+        }
+    }
+}
+
+fn reading(path: &Path) -> impl FnOnce(std::io::Error) -> CopyError + '_ {
+    move |err| CopyError {
+        writing: false,
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
+fn writing(path: &Path) -> impl FnOnce(std::io::Error) -> CopyError + '_ {
+    move |err| CopyError {
+        writing: true,
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
+type Sums = BTreeMap<String, (u64, String)>;
 
 /// Copy the regular files and directories under `from` into `to` (created, with `from`'s
 /// modes), hashing each file as it is copied: relative path → (bytes, SHA-256). Sockets and
 /// other special files (a server's, gone after a clean stop) are not copied; a symbolic link
 /// is refused.
-fn copy_tree(from: &Path, to: &Path) -> Result<BTreeMap<String, (u64, String)>> {
+fn copy_tree(from: &Path, to: &Path) -> Result<Sums, CopyError> {
     let mut out = BTreeMap::new();
     copy_dir(from, to, "", &mut out)?;
     Ok(out)
 }
 
-fn copy_dir(
-    from: &Path,
-    to: &Path,
-    rel: &str,
-    out: &mut BTreeMap<String, (u64, String)>,
-) -> Result<()> {
-    let meta = std::fs::metadata(from).with_context(|| format!("reading {}", from.display()))?;
+fn copy_dir(from: &Path, to: &Path, rel: &str, out: &mut Sums) -> Result<(), CopyError> {
+    let meta = std::fs::metadata(from).map_err(reading(from))?;
     if !to.exists() {
-        std::fs::create_dir(to).with_context(|| format!("creating {}", to.display()))?;
+        std::fs::create_dir(to).map_err(writing(to))?;
     }
-    std::fs::set_permissions(to, std::fs::Permissions::from_mode(meta.mode() & 0o7777))?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(meta.mode() & 0o7777))
+        .map_err(writing(to))?;
+    for entry in std::fs::read_dir(from).map_err(reading(from))? {
+        let entry = entry.map_err(reading(from))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
         let rel = match rel {
             "" => name.clone(),
             r => format!("{r}/{name}"),
         };
-        let kind = entry.file_type()?;
+        let kind = entry.file_type().map_err(reading(&path))?;
         if kind.is_symlink() {
-            bail!("{} is a symbolic link: not saved", path.display());
+            let link = std::io::Error::other("a symbolic link, not copied");
+            return Err(reading(&path)(link));
         } else if kind.is_dir() {
             copy_dir(&path, &to.join(&name), &rel, out)?;
         } else if kind.is_file() {
@@ -350,53 +474,113 @@ fn copy_dir(
 }
 
 /// Copy one file a megabyte at a time with its mode: (bytes, SHA-256).
-fn copy_file(from: &Path, to: &Path) -> Result<(u64, String)> {
-    let mut src =
-        std::fs::File::open(from).with_context(|| format!("reading {}", from.display()))?;
-    let mode = src.metadata()?.mode() & 0o7777;
-    let mut dst = std::fs::File::create(to).with_context(|| format!("writing {}", to.display()))?;
+fn copy_file(from: &Path, to: &Path) -> Result<(u64, String), CopyError> {
+    let mut src = std::fs::File::open(from).map_err(reading(from))?;
+    let mode = src.metadata().map_err(reading(from))?.mode() & 0o7777;
+    let mut dst = std::fs::File::create(to).map_err(writing(to))?;
     let (mut h, mut buf, mut bytes) = (sha2::Sha256::new(), vec![0u8; 1 << 20], 0u64);
     loop {
-        let n = src.read(&mut buf)?;
+        let n = src.read(&mut buf).map_err(reading(from))?;
         if n == 0 {
             break;
         }
         h.update(&buf[..n]);
-        dst.write_all(&buf[..n])
-            .with_context(|| format!("writing {}", to.display()))?;
+        dst.write_all(&buf[..n]).map_err(writing(to))?;
         bytes += n as u64;
     }
-    dst.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    dst.set_permissions(std::fs::Permissions::from_mode(mode))
+        .map_err(writing(to))?;
     Ok((bytes, hex(&h.finalize())))
 }
 
-/// The snapshots under `root`, by name.
-pub fn list(root: &Path) -> Vec<String> {
-    let entries = std::fs::read_dir(root).into_iter().flatten().flatten();
-    let mut out: Vec<String> = entries
-        .filter(|e| e.path().join(MANIFEST).is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    out.sort();
-    out
+/// What an unfinished save's directory name ends with (`.TARGET.SUITE.HASH.PID.tmp`).
+const TMP: &str = ".tmp";
+
+/// An entry of a snapshot directory that `clean --snapshots` removes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removable {
+    /// A snapshot: `TARGET.SUITE.HASH`, a directory whose manifest parses.
+    Snapshot(String),
+    /// What a save left when it stopped: `.TARGET.SUITE.HASH.PID.tmp`, a directory.
+    Unfinished(String),
 }
 
-/// Remove every snapshot under `root` (and what an interrupted save left): the names removed.
-pub fn remove_all(root: &Path) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Ok(out);
-    };
-    for e in entries {
-        let e = e?;
-        if e.path().join(MANIFEST).is_file() || e.file_name().to_string_lossy().ends_with(".tmp") {
-            std::fs::remove_dir_all(e.path())
-                .with_context(|| format!("removing {}", e.path().display()))?;
-            out.push(e.file_name().to_string_lossy().into_owned());
+impl std::fmt::Display for Removable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Removable::Snapshot(name) => write!(f, "snapshot {name}"),
+            Removable::Unfinished(name) => write!(f, "unfinished snapshot {name}"),
         }
     }
-    let _ = std::fs::remove_dir(root);
+}
+
+/// What `clean --snapshots` finds in a snapshot directory.
+#[derive(Debug, Default)]
+pub struct Cleanable {
+    /// dbdelta's own entries, by name.
+    pub remove: Vec<Removable>,
+    /// Every other entry (kept), by name; an unfinished save of a live process says so.
+    pub kept: Vec<String>,
+}
+
+/// Sort the entries of `root` into dbdelta's (snapshots, and unfinished saves of processes
+/// that are gone) and the rest. A missing `root` has none. `clean --snapshots` removes exactly
+/// the first list, and `--dry-run` shows it.
+pub fn cleanable(root: &Path) -> std::io::Result<Cleanable> {
+    let mut out = Cleanable::default();
+    let entries = match std::fs::read_dir(root) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        r => r?,
+    };
+    for e in entries {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        if snapshot_form(&name) && snapshot_at(root, &name).is_some() {
+            out.remove.push(Removable::Snapshot(name));
+        } else if let Some(pid) = unfinished(root, &name) {
+            match Path::new("/proc").join(pid.to_string()).exists() {
+                true => out
+                    .kept
+                    .push(format!("{name} (process {pid} is saving it)")),
+                false => out.remove.push(Removable::Unfinished(name)),
+            }
+        } else {
+            out.kept.push(name);
+        }
+    }
+    out.remove.sort_by_key(|r| r.to_string());
+    out.kept.sort();
     Ok(out)
+}
+
+/// Remove one entry [`cleanable`] chose.
+pub fn remove(root: &Path, entry: &Removable) -> Result<()> {
+    let (Removable::Snapshot(name) | Removable::Unfinished(name)) = entry;
+    let path = root.join(name);
+    std::fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))
+}
+
+/// `TARGET.SUITE.HASH`: a target name (letters, digits, `.`, `_`, `-`), a suite, and the key's
+/// 12 hexadecimal digits.
+fn snapshot_form(name: &str) -> bool {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+    let Some((head, hash)) = name.rsplit_once('.') else {
+        return false;
+    };
+    let hex = |c: char| c.is_ascii_digit() || ('a'..='f').contains(&c);
+    let parts = head.rsplit_once('.');
+    name.chars().all(allowed)
+        && hash.len() == 12
+        && hash.chars().all(hex)
+        && parts.is_some_and(|(target, suite)| !target.is_empty() && !suite.is_empty())
+}
+
+/// The PID of the unfinished save `root/name`: a directory (not a link) named
+/// `.TARGET.SUITE.HASH.PID.tmp`.
+fn unfinished(root: &Path, name: &str) -> Option<u32> {
+    let inner = name.strip_prefix('.')?.strip_suffix(TMP)?;
+    let (snapshot, pid) = inner.rsplit_once('.')?;
+    let pid = pid.parse().ok().filter(|_| snapshot_form(snapshot))?;
+    real_dir(&root.join(name)).then_some(pid)
 }
 
 #[cfg(test)]
@@ -498,5 +682,190 @@ mod tests {
         assert!(e.contains("a does not match its checksum"), "{e}");
         assert_eq!(std::fs::read_dir(&into2).unwrap().count(), 0);
         assert!(matches!(find(&w), Found::Nothing));
+    }
+
+    /// A saved snapshot of `key(10)` named `t.sysbench.0123456789ab` under `dir/snaps`, of a
+    /// data directory holding `a` and `sub/b`.
+    fn saved(dir: &Path) -> (Wanted, Manifest) {
+        let data = dir.join("db");
+        std::fs::create_dir_all(data.join("sub")).unwrap();
+        std::fs::write(data.join("a"), b"one").unwrap();
+        std::fs::write(data.join("sub/b"), b"two").unwrap();
+        let w = Wanted {
+            root: dir.join("snaps"),
+            key: key(10),
+            name: "t.sysbench.0123456789ab".into(),
+            prefix: "t.sysbench.".into(),
+        };
+        let (m, _) = save(&w, &data, 1.0, 0.5).unwrap();
+        (w, m)
+    }
+
+    /// Rewrite the manifest of `w`'s snapshot with `name`; returns it as read back.
+    fn manifest_named(w: &Wanted, m: &Manifest, name: &str) -> Box<Manifest> {
+        let m = Manifest {
+            name: name.into(),
+            ..m.clone()
+        };
+        let path = w.root.join(&w.name).join(MANIFEST);
+        std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+        Box::new(m)
+    }
+
+    fn dir_with_a_file(dir: &Path) -> PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("precious"), b"keep").unwrap();
+        dir.join("precious")
+    }
+
+    #[test]
+    fn a_manifests_name_is_data_never_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir_with_a_file(&dir.path().join("victim"));
+        let elsewhere = dir_with_a_file(&dir.path().join("elsewhere"));
+        for name in ["../victim", elsewhere.parent().unwrap().to_str().unwrap()] {
+            let (w, m) = saved(dir.path());
+            let m = manifest_named(&w, &m, name);
+            // Damaged: the snapshot found by its key is removed, and only it.
+            std::fs::write(w.root.join(&w.name).join("data/a"), b"changed").unwrap();
+            let into = dir.path().join("into");
+            std::fs::create_dir_all(&into).unwrap();
+            let e = restore(&w, m, &into).unwrap_err().to_string();
+            assert!(victim.is_file() && elsewhere.is_file(), "{name}: {e}");
+            assert!(
+                e.contains("snapshot t.sysbench.0123456789ab is damaged"),
+                "{e}"
+            );
+            assert!(
+                !w.root.join(&w.name).exists(),
+                "the damaged snapshot is removed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_refusal_and_a_restore_name_the_snapshots_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, m) = saved(dir.path());
+        manifest_named(&w, &m, "/etc");
+        let other = Wanted {
+            key: key(20),
+            name: "t.sysbench.ba9876543210".into(),
+            ..w.clone()
+        };
+        let Found::Differs(why) = find(&other) else {
+            panic!("expected a refusal")
+        };
+        assert!(
+            why.starts_with("snapshot t.sysbench.0123456789ab "),
+            "{why}"
+        );
+        let Found::Same(m) = find(&w) else {
+            panic!("the snapshot is found by its key")
+        };
+        let into = dir.path().join("into");
+        std::fs::create_dir(&into).unwrap();
+        restore(&w, m, &into).unwrap();
+        assert_eq!(std::fs::read(into.join("sub/b")).unwrap(), b"two");
+    }
+
+    #[test]
+    fn an_existing_snapshot_directory_keeps_its_mode_and_a_new_one_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("snaps");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let (w, _) = saved(dir.path());
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().mode() & 0o7777;
+        assert_eq!(
+            mode(&w.root),
+            0o1777,
+            "the existing directory keeps its mode"
+        );
+        // A directory dbdelta makes (and its missing parents) only its owner can enter.
+        let made = Wanted {
+            root: dir.path().join("new/snaps"),
+            ..w.clone()
+        };
+        save(&made, &dir.path().join("db"), 1.0, 0.5).unwrap();
+        assert_eq!(mode(&made.root), 0o700);
+        assert_eq!(mode(&dir.path().join("new")), 0o700);
+        assert_eq!(mode(&made.root.join(&made.name)), 0o700);
+    }
+
+    #[test]
+    fn a_save_keeps_what_is_not_a_snapshot_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, _) = saved(dir.path());
+        let dest = w.root.join(&w.name);
+        std::fs::remove_dir_all(&dest).unwrap();
+        let precious = dir_with_a_file(&dest);
+        let e = save(&w, &dir.path().join("db"), 1.0, 0.5).unwrap_err();
+        let e = format!("{e:#}");
+        assert!(e.contains("is not a dbdelta snapshot: kept"), "{e}");
+        assert!(precious.is_file());
+        // Nothing unfinished is left beside it.
+        assert_eq!(std::fs::read_dir(&w.root).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_unreadable_snapshot_is_kept_only_a_mismatch_is_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, m) = saved(dir.path());
+        let data = w.root.join(&w.name).join("data");
+        std::fs::remove_file(data.join("a")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", data.join("a")).unwrap();
+        let into = dir.path().join("into");
+        std::fs::create_dir(&into).unwrap();
+        let e = restore(&w, Box::new(m), &into).unwrap_err().to_string();
+        assert!(
+            e.contains("cannot read snapshot t.sysbench.0123456789ab"),
+            "{e}"
+        );
+        assert!(e.contains("a symbolic link, not copied"), "{e}");
+        assert!(w.root.join(&w.name).join(MANIFEST).is_file(), "kept");
+        assert_eq!(std::fs::read_dir(&into).unwrap().count(), 0, "emptied");
+    }
+
+    #[test]
+    fn clean_chooses_only_snapshots_and_unfinished_saves_of_gone_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (w, _) = saved(dir.path());
+        let root = &w.root;
+        let mk = |name: &str| std::fs::create_dir(root.join(name)).unwrap();
+        mk("t.sysbench.ba9876543210"); // the form, no manifest
+        mk("t.sysbench.0123456789AB"); // not the form
+        mk(".t.sysbench.0123456789ab.4194305.tmp"); // a gone process's save
+        let live = format!(".t.sysbench.0123456789ab.{}.tmp", std::process::id());
+        mk(&live);
+        mk(".t.sysbench.0123456789ab.x.tmp");
+        std::fs::write(root.join(".u.sysbench.0123456789ab.4194306.tmp"), b"").unwrap();
+        std::fs::write(root.join("notes.txt"), b"").unwrap();
+        let fake = root.join("f.sysbench.0123456789ab");
+        std::os::unix::fs::symlink(root.join(&w.name), &fake).unwrap();
+        let found = cleanable(root).unwrap();
+        assert_eq!(
+            found.remove,
+            [
+                Removable::Snapshot(w.name.clone()),
+                Removable::Unfinished(".t.sysbench.0123456789ab.4194305.tmp".into())
+            ]
+        );
+        assert_eq!(found.kept.len(), 7, "{:?}", found.kept);
+        assert!(found.kept.contains(&format!(
+            "{live} (process {} is saving it)",
+            std::process::id()
+        )));
+        for r in &found.remove {
+            remove(root, r).unwrap();
+        }
+        assert_eq!(cleanable(root).unwrap().remove, []);
+        assert_eq!(std::fs::read_dir(root).unwrap().count(), 7);
+        assert!(
+            cleanable(&dir.path().join("none"))
+                .unwrap()
+                .remove
+                .is_empty()
+        );
     }
 }
