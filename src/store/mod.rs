@@ -5,7 +5,8 @@
 //! the moment it exists, read runs back as [`RunData`], copy a run to another store), written
 //! once against the small SQL interface of [`sql`], which [`sqlite`] and [`postgres`]
 //! implement; the schema and its migrations ([`migrations`]); reading rows back ([`read`]);
-//! copying a run ([`push`]). The schema is meant to be read by people too (`sqlite3`, `psql`,
+//! copying a run ([`push`]); keeping no password ([`redact`]: every text value written is
+//! redacted). The schema is meant to be read by people too (`sqlite3`, `psql`,
 //! pandas): one row per measurement, plain columns, units in column names. `ARCHITECTURE.md`
 //! documents it. Must not: compute metrics or format reports.
 
@@ -15,6 +16,7 @@ mod names;
 mod postgres;
 mod push;
 mod read;
+mod redact;
 mod resume;
 mod sql;
 mod sqlite;
@@ -146,7 +148,7 @@ impl Store {
             (Box::new(db), location.to_path_buf())
         };
         let store = Store {
-            db: RefCell::new(db),
+            db: RefCell::new(Box::new(redact::Redacting(db))),
             path,
         };
         migrations::migrate(
