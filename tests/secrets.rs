@@ -1,11 +1,14 @@
 //! Secrets at rest (issue 41, item 3), through the binary on an SQLite store: a lab whose
 //! `connect` URL (and a libpq `password=` in a comment) holds a password is run, and no text
 //! the store keeps holds the password; `--resume` plans from the lab file again, and asks for
-//! it (exit 2) once it is gone. The `connect` target's server is not there (port 1
-//! refuses): that target fails, the run is stored all the same.
+//! it (exit 2) once it is gone; a new store file is readable by its owner only, an existing
+//! one keeps its mode, and `list runs` says once when every user may read it. The `connect`
+//! target's server is not there (port 1 refuses): that target fails, the run is stored all
+//! the same.
 
 mod common;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use common::{dbdelta, measuring, rows, run, scratch, text};
@@ -80,6 +83,10 @@ fn stored_texts(store: &Path) -> Vec<(String, String)> {
     out
 }
 
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
 #[test]
 fn no_stored_text_holds_a_password_of_the_lab() {
     let dir = scratch();
@@ -135,4 +142,44 @@ fn resume_plans_from_the_lab_file_and_asks_for_it_once_it_is_gone() {
         err.contains("password") && err.contains(&format!("dbdelta run LAB --resume {id}")),
         "{err}"
     );
+}
+
+#[test]
+fn a_new_store_is_private_an_old_one_keeps_its_mode_and_list_warns_once() {
+    let dir = scratch();
+    let store = dir.path().join("s.db");
+    run_lab(dir.path(), &store);
+    assert_eq!(mode(&store), 0o600, "a new store is its owner's only");
+    let list = || {
+        run(
+            dir.path(),
+            &["list", "runs", "--store", store.to_str().unwrap()],
+        )
+    };
+    let out = list();
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // An existing store's mode is its owner's choice: kept, by a run and by `list`, which
+    // says once how to make it private.
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let second = dir.path().join("second");
+    std::fs::create_dir(&second).unwrap();
+    run_lab(&second, &store);
+    assert_eq!(mode(&store), 0o644);
+    let out = list();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("readable by every user of this host (mode 0644)")
+            && err
+                .trim_end()
+                .ends_with(&format!("chmod 600 {}", store.display())),
+        "{err}"
+    );
+    assert_eq!(mode(&store), 0o644);
 }

@@ -218,6 +218,25 @@ impl Store {
         &self.path
     }
 
+    /// One line saying that the store file is readable by every user of this host, and how
+    /// to make it private; `None` when it is not (or the store is a database). The mode of an
+    /// existing store is its owner's choice: dbdelta only says so. (Its `-wal` and `-shm`
+    /// files, made by SQLite while it is open, take the file's mode.)
+    pub fn exposure(&self) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
+        if postgres::is_url(&self.path.to_string_lossy()) {
+            return None;
+        }
+        let mode = std::fs::metadata(&self.path).ok()?.permissions().mode() & 0o7777;
+        (mode & 0o004 != 0).then(|| {
+            format!(
+                "warning: the results store {0} is readable by every user of this host (mode \
+                 {mode:04o}) and keeps lab texts and server settings; make it private: chmod 600 {0}",
+                self.path.display()
+            )
+        })
+    }
+
     fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {
         self.db.borrow_mut()
     }
