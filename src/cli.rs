@@ -1824,6 +1824,9 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
         ListWhat::Steps => out = list_steps(&args)?,
         ListWhat::Runs => {
             let store = Store::open_existing(store_path)?;
+            if let Some(warning) = store.exposure() {
+                eprintln!("{warning}");
+            }
             for r in store.list_runs()? {
                 let mut label = r.name.map(|n| format!("  name {n}")).unwrap_or_default();
                 if !r.tags.is_empty() {

@@ -5,12 +5,14 @@
 //! A lab file that changed in a way that alters the plan (targets, their settings, binaries or
 //! placement, clients, repeats, order, the suites' settings or steps, profiling) is bad input
 //! naming the first difference; one that changed only in comments or report settings is not.
+//! The stored text keeps no password: a lab that held one resumes from its file.
 //! Must not: open the store, start anything or touch the work directory.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::connect::{holds_redacted, redact_secrets};
 use crate::error::InputError;
 use crate::plan::{self, RunOptions, RunPlan, TargetPlan};
 
@@ -56,7 +58,9 @@ impl StoredOptions {
 
 /// The plan of a stored run: from its stored lab text and options. `lab_file` is the lab file
 /// given now (else the stored path, when it still exists): when its text differs from the
-/// stored one in a way that changes the plan, that is bad input naming the difference.
+/// stored one in a way that changes the plan, that is bad input naming the difference. The
+/// stored text keeps no password (the store redacts it): a lab that held one is planned from
+/// the file, compared without its passwords; without the file, that is bad input asking for it.
 pub fn rebuild_plan(
     run_id: &str,
     lab_text: &str,
@@ -75,10 +79,17 @@ pub fn rebuild_plan(
     let lab = crate::plan::lab::parse(lab_text, &origin, &base)
         .map_err(|e| InputError::new(format!("run {run_id}'s stored lab: {e}")))?;
     let stored_plan = plan::plan(lab, &opts)?;
+    let redacted = holds_redacted(lab_text);
     let file = lab_file
         .map(Path::to_path_buf)
         .or_else(|| stored.lab_path.clone().filter(|p| p.is_file()));
     let Some(file) = file else {
+        if redacted {
+            return Err(InputError::new(format!(
+                "--resume {run_id}: the run's lab held a password, which the store does not keep; \
+                 give the lab file again: dbdelta run LAB --resume {run_id}"
+            )));
+        }
         return Ok(stored_plan);
     };
     let text = std::fs::read_to_string(&file)
@@ -86,13 +97,15 @@ pub fn rebuild_plan(
     if text == lab_text {
         return Ok(stored_plan);
     }
-    let now = plan::plan(crate::plan::lab::load(&file)?, &opts)?;
-    match plan_difference(&stored_plan, &now) {
+    let shown = file.display().to_string();
+    let file_base = file.parent().unwrap_or(Path::new("."));
+    let lab = crate::plan::lab::parse(&redact_secrets(&text), &shown, file_base)?;
+    match plan_difference(&stored_plan, &plan::plan(lab, &opts)?) {
+        None if redacted => plan::plan(crate::plan::lab::parse(&text, &shown, file_base)?, &opts),
         None => Ok(stored_plan),
         Some(what) => Err(InputError::new(format!(
-            "--resume {run_id}: lab file {} changed since the run started ({what}); restore it, \
-             or start a new run",
-            file.display()
+            "--resume {run_id}: lab file {shown} changed since the run started ({what}); restore it, \
+             or start a new run"
         ))),
     }
 }
@@ -250,6 +263,37 @@ mod tests {
 
         std::fs::remove_file(&file).unwrap();
         rebuild_plan("r", LAB, &opts, None, false).expect("the stored text when the file is gone");
+    }
+
+    #[test]
+    fn a_lab_with_a_password_resumes_from_its_file_or_asks_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = stored(dir.path());
+        let file = dir.path().join("lab.toml");
+        let lab = format!(
+            "{LAB}\n[[target]]\nname = \"c\"\nengine = \"postgres\"\n\
+             connect = \"postgres://u:pw@127.0.0.1:1/db\"\n"
+        );
+        let kept = redact_secrets(&lab).into_owned();
+        assert!(kept.contains("u:***@") && holds_redacted(&kept));
+        std::fs::write(&file, &lab).unwrap();
+        let p = rebuild_plan("r", &kept, &opts, None, false).unwrap();
+        let url = p.targets[2].connect.as_ref().unwrap();
+        assert_eq!(url.password.as_deref(), Some("pw"), "the file's password");
+
+        std::fs::write(&file, lab.replace("FULL", "OFF")).unwrap();
+        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        assert!(
+            e.contains("target a: settings") && !e.contains("pw@"),
+            "{e}"
+        );
+
+        std::fs::remove_file(&file).unwrap();
+        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        assert!(
+            e.contains("password") && e.ends_with("dbdelta run LAB --resume r"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! the moment it exists, read runs back as [`RunData`], copy a run to another store), written
 //! once against the small SQL interface of [`sql`], which [`sqlite`] and [`postgres`]
 //! implement; the schema and its migrations ([`migrations`]); reading rows back ([`read`]);
-//! copying a run ([`push`]). The schema is meant to be read by people too (`sqlite3`, `psql`,
+//! copying a run ([`push`]); keeping no password ([`redact`]: every text value written is
+//! redacted). The schema is meant to be read by people too (`sqlite3`, `psql`,
 //! pandas): one row per measurement, plain columns, units in column names. `ARCHITECTURE.md`
 //! documents it. Must not: compute metrics or format reports.
 
@@ -15,6 +16,7 @@ mod names;
 mod postgres;
 mod push;
 mod read;
+mod redact;
 mod resume;
 mod sql;
 mod sqlite;
@@ -146,7 +148,7 @@ impl Store {
             (Box::new(db), location.to_path_buf())
         };
         let store = Store {
-            db: RefCell::new(db),
+            db: RefCell::new(Box::new(redact::Redacting(db))),
             path,
         };
         migrations::migrate(
@@ -214,6 +216,25 @@ impl Store {
     /// The file, or the URL without its password.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// One line saying that the store file is readable by every user of this host, and how
+    /// to make it private; `None` when it is not (or the store is a database). The mode of an
+    /// existing store is its owner's choice: dbdelta only says so. (Its `-wal` and `-shm`
+    /// files, made by SQLite while it is open, take the file's mode.)
+    pub fn exposure(&self) -> Option<String> {
+        use std::os::unix::fs::PermissionsExt;
+        if postgres::is_url(&self.path.to_string_lossy()) {
+            return None;
+        }
+        let mode = std::fs::metadata(&self.path).ok()?.permissions().mode() & 0o7777;
+        (mode & 0o004 != 0).then(|| {
+            format!(
+                "warning: the results store {0} is readable by every user of this host (mode \
+                 {mode:04o}) and keeps lab texts and server settings; make it private: chmod 600 {0}",
+                self.path.display()
+            )
+        })
     }
 
     fn db(&self) -> std::cell::RefMut<'_, Box<dyn Db>> {

@@ -47,6 +47,8 @@ impl Sqlite {
                 ))
                 .into());
             }
+            create_private(path)
+                .with_context(|| format!("{shown}: cannot create the results store"))?;
         }
         let conn = Connection::open(path)
             .with_context(|| format!("{shown}: cannot open the results store"))?;
@@ -94,6 +96,23 @@ impl Sqlite {
         not_foreign(&conn, &shown)?;
         schema_is_text(&conn, &shown)?;
         Ok(Sqlite { conn, shown })
+    }
+}
+
+/// Create the new store file `path` readable by its owner only (0600): it keeps lab texts and
+/// server settings. SQLite gives the `-wal` and `-shm` files it creates beside it the same
+/// mode. A file another process created first (two runs starting on one new store) is left
+/// as it is; so is every existing store.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match (std::fs::OpenOptions::new())
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
     }
 }
 
@@ -276,5 +295,37 @@ impl Db for Sqlite {
 
     fn dialect(&self, migration: &str) -> String {
         migration.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    use super::*;
+
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[test]
+    fn a_new_store_and_its_wal_and_shm_are_private_an_old_one_keeps_its_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.db");
+        let mut db = Sqlite::open(&new, "--store").unwrap();
+        db.batch("CREATE TABLE t (a TEXT); INSERT INTO t VALUES ('x')")
+            .unwrap();
+        for f in ["new.db", "new.db-wal", "new.db-shm"] {
+            assert_eq!(mode(&dir.path().join(f)), 0o600, "{f}");
+        }
+        drop(db);
+
+        let old = dir.path().join("old.db");
+        drop(Sqlite::open(&old, "--store").unwrap());
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let db = Sqlite::open(&old, "--store").unwrap();
+        assert_eq!(mode(&old), 0o644, "an existing store keeps its mode");
+        drop(db);
     }
 }

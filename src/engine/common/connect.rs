@@ -48,7 +48,7 @@ impl ConnectUrl {
             format!(
                 "{what} \"{}\": {why}; expected e.g. \"postgres://user@127.0.0.1:5432/db\", \
                  \"postgres:///db?host=/run/postgresql\" or \"mysql://root@127.0.0.1:3306/db\"",
-                redact(text)
+                redact_secrets(text)
             )
         };
         let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
@@ -180,19 +180,118 @@ fn split_port(hostport: &str) -> Result<(&str, Option<u16>), String> {
     Ok((host, port))
 }
 
-/// `text` with anything between `://user:` and `@` replaced, for messages about a URL that
-/// did not parse.
-fn redact(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_string();
-    };
-    match rest.split_once('@') {
-        Some((userinfo, after)) if userinfo.contains(':') => {
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{scheme}://{user}:***@{after}")
-        }
-        _ => text.to_string(),
+/// What stands for a password in everything shown or stored.
+pub const REDACTED: &str = "***";
+
+/// `text` with every password in it replaced by `***`: the password of each
+/// `scheme://user:PASSWORD@host` URL and the value of each libpq `password=VALUE` keyword
+/// (`primary_conninfo`). The one redaction of the crate: messages about a URL that did not
+/// parse, and everything the results store keeps (a lab's text, a server's settings, errors).
+pub fn redact_secrets(text: &str) -> std::borrow::Cow<'_, str> {
+    let spans = secret_spans(text);
+    if spans.iter().all(|s| &text[s.clone()] == REDACTED) {
+        return std::borrow::Cow::Borrowed(text);
     }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for span in spans {
+        out.push_str(&text[at..span.start]);
+        out.push_str(REDACTED);
+        at = span.end;
+    }
+    out.push_str(&text[at..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether `text` holds a password [`redact_secrets`] replaced: the text of a lab as stored,
+/// which cannot run again without the password.
+pub fn holds_redacted(text: &str) -> bool {
+    secret_spans(text)
+        .iter()
+        .any(|s| &text[s.clone()] == REDACTED)
+}
+
+/// Where the passwords of `text` are, in order, not overlapping.
+fn secret_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans: Vec<_> = text
+        .match_indices("://")
+        .filter_map(|(i, _)| url_password(text, i + 3))
+        .chain(
+            text.match_indices("password")
+                .filter_map(|(i, _)| keyword_password(text, i)),
+        )
+        .collect();
+    spans.sort_by_key(|s| s.start);
+    spans.dedup_by(|b, a| b.start < a.end);
+    spans
+}
+
+/// The password of the URL whose authority starts at `start`: after the first `:` of the
+/// user info, up to the last `@` of the authority (as [`ConnectUrl::parse`] splits it). The
+/// authority ends where the URL's path or query starts, or at a quote or a line's end (the
+/// end of a TOML or JSON string); a backslash escapes the character after it.
+fn url_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut end = start;
+    let mut at = None;
+    while end < bytes.len() {
+        match bytes[end] {
+            b'/' | b'?' | b'"' | b'\'' | b'\n' | b'\r' => break,
+            b'\\' => end += 1,
+            b'@' => at = Some(end),
+            _ => {}
+        }
+        end += 1;
+    }
+    let at = at?;
+    let colon = start + text[start..at].find(':')?;
+    Some(colon + 1..at)
+}
+
+/// The value of a libpq `password = VALUE` keyword starting at `start` (a word of its own:
+/// `password_encryption` is not one; a MySQL option file's `password = "…"` is); a quoted
+/// value ends at its closing quote, a bare one at a blank, a quote, `,` or `}`; a backslash
+/// escapes the character after it.
+fn keyword_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+    let bytes = text.as_bytes();
+    if start > 0 && word(bytes[start - 1]) {
+        return None;
+    }
+    let rest = &text[start + "password".len()..];
+    let after_eq = rest.trim_start_matches([' ', '\t']).strip_prefix('=')?;
+    let value = after_eq.trim_start_matches([' ', '\t']);
+    // A quote may itself be escaped, as in a TOML string (`"password = \"x y\""`): then so
+    // is its end.
+    let escaped = value.starts_with(['\\']);
+    let quote = value[escaped as usize..]
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '\'' | '"'));
+    let value = match quote {
+        Some(_) => &value[escaped as usize + 1..],
+        None => value,
+    };
+    let mut chars = value.char_indices().peekable();
+    let mut end = value.len();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        let closes = match (quote, escaped) {
+            (Some(q), true) => c == '\\' && next == Some(q),
+            (Some(q), false) => c == q,
+            (None, _) => c.is_whitespace() || matches!(c, '"' | '\'' | ',' | '}'),
+        };
+        if closes {
+            end = i;
+            break;
+        }
+        if c == '\\' {
+            chars.next();
+        }
+    }
+    let from = text.len() - value.len();
+    let span = from..from + end;
+    (!span.is_empty()).then_some(span)
 }
 
 #[cfg(test)]
@@ -234,5 +333,55 @@ mod tests {
         assert!(e.contains("port \"99999\"") && !e.contains(":pw@"), "{e}");
         let e = ConnectUrl::parse("postgres://h/db?sslmode=require").unwrap_err();
         assert!(e.contains("unknown parameter sslmode"), "{e}");
+    }
+
+    #[test]
+    fn every_password_in_free_text_is_redacted_once() {
+        let lab = "[[target]]\nconnect = \"postgres://bench:s3cr@t 1#x@10.0.0.5:5432/db\"\n\
+                   # old: mysql://root:hunter2@h/db\nhost = \"ssh://bench@h\"\n";
+        let r = redact_secrets(lab);
+        assert!(!r.contains("s3cr") && !r.contains("hunter2"), "{r}");
+        assert!(
+            r.contains("\"postgres://bench:***@10.0.0.5:5432/db\""),
+            "{r}"
+        );
+        assert!(
+            r.contains("mysql://root:***@h/db") && r.contains("ssh://bench@h"),
+            "{r}"
+        );
+        assert!(holds_redacted(&r) && !holds_redacted(lab));
+        assert_eq!(redact_secrets(&r), r, "redacting twice changes nothing");
+        // TOML and JSON escapes inside the password; no password: the text itself.
+        let r = redact_secrets(r#"connect = "postgres://u:p\"w\\@h/db""#);
+        assert_eq!(r, r#"connect = "postgres://u:***@h/db""#);
+        for plain in [
+            "postgres:///db?host=/run/pg",
+            "postgres://u@h/db",
+            "a://b:c d",
+        ] {
+            assert!(matches!(
+                redact_secrets(plain),
+                std::borrow::Cow::Borrowed(_)
+            ));
+        }
+        // libpq's keywords (a replica's primary_conninfo) and MySQL option files' quotes.
+        let conf = "primary_conninfo = 'host=a password=s3cret user=r'\n\
+                    x = password='q u\\'v' password_encryption = scram-sha-256\n\
+                    password = \"x y\"";
+        let r = redact_secrets(conf);
+        assert_eq!(
+            r,
+            "primary_conninfo = 'host=a password=*** user=r'\n\
+             x = password='***' password_encryption = scram-sha-256\npassword = \"***\""
+        );
+        // A quoted value whose quotes are escaped, as in a TOML string.
+        let r = redact_secrets(r#"settings = ["password = \"x y\"", "a"]"#);
+        assert_eq!(r, r#"settings = ["password = \"***\"", "a"]"#);
+        let json = serde_json::json!({"é": "é://ü:ä@ö", "k": "password=s3"}).to_string();
+        let back: serde_json::Value = serde_json::from_str(&redact_secrets(&json)).unwrap();
+        assert_eq!(
+            (&back["é"], &back["k"]),
+            (&"é://ü:***@ö".into(), &"password=***".into())
+        );
     }
 }
