@@ -1,6 +1,7 @@
 //! `dbdelta serve` keeps serving what a careless or hostile local user sends it: a flood of
 //! idle connections past its descriptor limit, a request line or head too large to hold, a
-//! head that never ends; and a store from a newer dbdelta is refused with the fix. Each serves a copy of the fuzz seed store (two real SQLite runs),
+//! head that never ends; its HTML pages run no script; and a store from a newer dbdelta is
+//! refused with the fix. Each serves a copy of the fuzz seed store (two real SQLite runs),
 //! brought to this build's schema by `dbdelta list runs`, and stops the server by its PID.
 
 mod common;
@@ -187,6 +188,25 @@ fn a_request_head_that_stops_halfway_times_out() {
         started.elapsed()
     );
     assert_eq!(get_home(port), "HTTP/1.1 200 OK");
+    stop_serve(server);
+}
+
+/// The HTML pages' `Content-Security-Policy` lets no script run (it names no `script-src`:
+/// `default-src 'none'` governs); only a flame graph SVG gets one (tests/browser.rs).
+#[test]
+fn html_pages_allow_no_script() {
+    let (_dir, server, port) = serving();
+    for path in ["/", "/run/latest", "/history", "/no/such/page"] {
+        let answer = get(port, path);
+        let policy = (answer.lines())
+            .find_map(|l| l.strip_prefix("Content-Security-Policy: "))
+            .unwrap_or_else(|| panic!("{path}: no policy in {answer:.500}"));
+        assert!(
+            policy.starts_with("default-src 'none';"),
+            "{path}: {policy}"
+        );
+        assert!(!policy.contains("script-src"), "{path}: {policy}");
+    }
     stop_serve(server);
 }
 

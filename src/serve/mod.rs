@@ -5,8 +5,8 @@
 //! the request loop (one request at a time on this thread, so the store needs no lock; it
 //! ends within [`crate::signals::POLL`] of Ctrl-C or another terminating signal), what a
 //! request may be (GET and HEAD only, others 405; a `Host` that is not this loopback address
-//! 421, against DNS rebinding), the routes and each answer's security headers. [`listener`]
-//! accepts, bounds and writes.
+//! 421, against DNS rebinding), the routes and each answer's security headers (no script on
+//! an HTML page; only a flame graph SVG runs its own). [`listener`] accepts, bounds and writes.
 //! Must not: write to the store (it is opened with [`Store::open_reader`]), fetch or link
 //! anything outside this server (every page is self-contained; the `Content-Security-Policy`
 //! forbids other origins), or render a report itself (`report` does; [`pages`] draws only the
@@ -32,8 +32,13 @@ use crate::store::Store;
 /// The port when `--port` is not given.
 pub const DEFAULT_PORT: u16 = 7480;
 
-/// Every response's headers: nothing from other origins, no sniffing, no referrer.
-const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/// The `Content-Security-Policy` of every answer but a flame graph: nothing from other
+/// origins, inline CSS, no script at all (the pages have none).
+const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// A flame graph SVG's: inferno's inline script (search, zoom) and event attributes run,
+/// still nothing from other origins.
+const FLAME_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// What `dbdelta serve` was asked for.
 #[derive(Debug, Clone)]
@@ -101,6 +106,8 @@ struct Reply {
 }
 
 const HTML: &str = "text/html; charset=utf-8";
+/// A flame graph's type: the only answer whose script runs ([`FLAME_POLICY`]).
+const SVG: &str = "image/svg+xml";
 
 impl Reply {
     fn html(status: u16, body: String) -> Reply {
@@ -118,9 +125,13 @@ impl Reply {
 
 fn answer(store: &Store, bound: SocketAddr, request: &Request) -> Response {
     let reply = check(bound, request).unwrap_or_else(|| route(store, &request.target));
+    let policy = match reply.kind {
+        SVG => FLAME_POLICY,
+        _ => POLICY,
+    };
     let mut headers = vec![
         ("Content-Type", reply.kind.to_string()),
-        ("Content-Security-Policy", POLICY.to_string()),
+        ("Content-Security-Policy", policy.to_string()),
         ("X-Content-Type-Options", "nosniff".to_string()),
         ("Referrer-Policy", "no-referrer".to_string()),
         ("Cache-Control", "no-store".to_string()),
@@ -271,7 +282,7 @@ fn flame_svg(store: &Store, id: &str, step: &str, file: &str) -> Result<Reply> {
     {
         Some((_, body)) => Ok(Reply {
             status: 200,
-            kind: "image/svg+xml",
+            kind: SVG,
             body,
         }),
         None => Ok(Reply::problem(
