@@ -23,12 +23,43 @@ fn seeded() -> tempfile::TempDir {
     dir
 }
 
-/// `dbdelta serve` over a [`seeded`] store: its directory, the server and its port.
-fn serving() -> (tempfile::TempDir, std::process::Child, u16) {
+/// `dbdelta serve` over a [`seeded`] store, killed (by its PID) if the test fails before
+/// [`Serving::stop`].
+struct Serving {
+    server: Option<std::process::Child>,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+fn serving() -> Serving {
     let dir = seeded();
     let (server, base) = start_serve(dir.path(), &[]);
-    let port = base.rsplit(':').next().unwrap().parse().unwrap();
-    (dir, server, port)
+    Serving {
+        server: Some(server),
+        port: base.rsplit(':').next().unwrap().parse().unwrap(),
+        _dir: dir,
+    }
+}
+
+impl Serving {
+    fn pid(&self) -> u32 {
+        self.server.as_ref().unwrap().id()
+    }
+
+    /// SIGINT; it must exit 0.
+    fn stop(mut self) {
+        stop_serve(self.server.take().unwrap());
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            // Child::kill sends SIGKILL to this PID only.
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
 }
 
 /// The process's resident memory in KiB (`VmRSS` of /proc/PID/status).
@@ -81,9 +112,10 @@ fn get_home(port: u16) -> String {
 /// they close. On tiny_http the accept thread ended at the first EMFILE, and the port with it.
 #[test]
 fn serve_answers_through_a_flood_of_idle_connections_past_its_file_limit() {
-    let (_dir, mut server, port) = serving();
+    let mut serving = serving();
+    let port = serving.port;
     assert_eq!(get_home(port), "HTTP/1.1 200 OK");
-    limit_files(server.id(), 64);
+    limit_files(serving.pid(), 64);
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let flood: Vec<TcpStream> = (0..300)
         .filter_map(|i| {
@@ -100,8 +132,9 @@ fn serve_answers_through_a_flood_of_idle_connections_past_its_file_limit() {
     assert_eq!(get_home(port), "HTTP/1.1 200 OK", "still during the flood");
     drop(flood);
     assert_eq!(get_home(port), "HTTP/1.1 200 OK", "after the flood");
+    let server = serving.server.as_mut().unwrap();
     assert!(server.try_wait().unwrap().is_none(), "serve still runs");
-    stop_serve(server);
+    serving.stop();
 }
 
 /// Send `head` and then `more` bytes of `fill` (no line end) on one thread while another reads
@@ -138,8 +171,8 @@ fn oversized(port: u16, head: &str, fill: u8, more: usize) -> (String, usize) {
 /// and never answered.
 #[test]
 fn an_oversized_request_line_or_head_is_refused_unread() {
-    let (_dir, server, port) = serving();
-    let pid = server.id();
+    let serving = serving();
+    let (port, pid) = (serving.port, serving.pid());
     let idle = rss_kib(pid);
     const HUGE: usize = 200 << 20;
     let (answer, sent) = oversized(port, "GET /", b'a', HUGE);
@@ -165,7 +198,7 @@ fn an_oversized_request_line_or_head_is_refused_unread() {
     let grown = rss_kib(pid).saturating_sub(idle);
     assert!(grown < 50 << 10, "resident memory grew {grown} KiB");
     assert_eq!(get_home(port), "HTTP/1.1 200 OK");
-    stop_serve(server);
+    serving.stop();
 }
 
 /// A request head that stops halfway is answered 408 and closed after the header timeout
@@ -173,7 +206,8 @@ fn an_oversized_request_line_or_head_is_refused_unread() {
 /// tiny_http).
 #[test]
 fn a_request_head_that_stops_halfway_times_out() {
-    let (_dir, server, port) = serving();
+    let serving = serving();
+    let port = serving.port;
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(45))).unwrap();
     s.write_all(format!("GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n").as_bytes())
@@ -188,14 +222,15 @@ fn a_request_head_that_stops_halfway_times_out() {
         started.elapsed()
     );
     assert_eq!(get_home(port), "HTTP/1.1 200 OK");
-    stop_serve(server);
+    serving.stop();
 }
 
 /// The HTML pages' `Content-Security-Policy` lets no script run (it names no `script-src`:
 /// `default-src 'none'` governs); only a flame graph SVG gets one (tests/browser.rs).
 #[test]
 fn html_pages_allow_no_script() {
-    let (_dir, server, port) = serving();
+    let serving = serving();
+    let port = serving.port;
     for path in ["/", "/run/latest", "/history", "/no/such/page"] {
         let answer = get(port, path);
         let policy = (answer.lines())
@@ -207,7 +242,7 @@ fn html_pages_allow_no_script() {
         );
         assert!(!policy.contains("script-src"), "{path}: {policy}");
     }
-    stop_serve(server);
+    serving.stop();
 }
 
 /// `serve` on a store written by a newer dbdelta (a later schema version) says to use a newer
