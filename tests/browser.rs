@@ -5,8 +5,9 @@
 //! CI artifact: `<target dir>/browser/report.png`.
 //!
 //! `dbdelta serve` is checked here too: its runs page, a run's report and a history chart with
-//! a known change point as Chromium renders them, and what it refuses (POST, a foreign `Host`,
-//! a non-loopback `--addr`).
+//! a known change point as Chromium renders them (no console message: the pages' policy
+//! forbids every script, and they have none), a flame graph SVG whose own policy lets its
+//! script run, and what it refuses (POST, a foreign `Host`, a non-loopback `--addr`).
 //!
 //! It also checks `--png DIR` (one PNG per chart, each named on stderr), which needs no
 //! browser. Without `/usr/bin/chromium` the browser part is skipped with a message, except
@@ -505,6 +506,20 @@ fn profiled_report_renders_its_flame_graph_in_chromium() {
     assert!(svg.starts_with("HTTP/1.1 200"), "{svg}");
     assert!(svg.contains("Content-Type: image/svg+xml"), "{svg}");
     assert!(svg.contains("normal against full") && svg.matches("<rect").count() > 3);
+    // Its own policy lets inferno's inline script run (the HTML pages' forbids any script),
+    // and Chromium runs it without a word on the console.
+    assert!(
+        svg.contains("Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline';"),
+        "{svg:.600}"
+    );
+    let shown = chromium_url(&format!("{base}{diff}"), &["--dump-dom"]);
+    let console = console_messages(&shown.stderr);
+    assert!(console.is_empty(), "{diff}: {}", console.join("\n"));
+    assert!(
+        shown.stdout.contains("normal against full"),
+        "{}",
+        shown.stdout
+    );
     stop_serve(server);
 }
 

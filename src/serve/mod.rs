@@ -1,16 +1,19 @@
 //! `dbdelta serve`: a local web page over a results store (the runs, each run's report and
 //! flame graphs, the history of a lab's series with their change points).
 //!
-//! Owns the listening socket (loopback only: any other address is refused before binding),
+//! Owns the listening address (loopback only: any other address is refused before binding),
 //! the request loop (one request at a time on this thread, so the store needs no lock; it
 //! ends within [`crate::signals::POLL`] of Ctrl-C or another terminating signal), what a
 //! request may be (GET and HEAD only, others 405; a `Host` that is not this loopback address
-//! 421, against DNS rebinding) and the routes. Must not: write to the store (it is opened with
-//! [`Store::open_reader`]), fetch or link anything outside this server (every page is
-//! self-contained; the `Content-Security-Policy` forbids other origins), or render a report
-//! itself (`report` does; [`pages`] draws only the server's own pages).
+//! 421, against DNS rebinding), the routes and each answer's security headers (no script on
+//! an HTML page; only a flame graph SVG runs its own). [`listener`] accepts, bounds and writes.
+//! Must not: write to the store (it is opened with [`Store::open_reader`]), fetch or link
+//! anything outside this server (every page is self-contained; the `Content-Security-Policy`
+//! forbids other origins), or render a report itself (`report` does; [`pages`] draws only the
+//! server's own pages).
 
 mod chart;
+mod listener;
 mod pages;
 
 use std::collections::BTreeMap;
@@ -18,8 +21,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use listener::{Limits, Request, Response, Server};
 use percent_encoding::percent_decode_str;
-use tiny_http::{Header, Method, Request, Response, Server};
 
 use crate::error::InputError;
 use crate::history;
@@ -29,8 +32,13 @@ use crate::store::Store;
 /// The port when `--port` is not given.
 pub const DEFAULT_PORT: u16 = 7480;
 
-/// Every response's headers: nothing from other origins, no sniffing, no referrer.
-const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/// The `Content-Security-Policy` of every answer but a flame graph: nothing from other
+/// origins, inline CSS, no script at all (the pages have none).
+const POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// A flame graph SVG's: inferno's inline script (search, zoom) and event attributes run,
+/// still nothing from other origins.
+const FLAME_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /// What `dbdelta serve` was asked for.
 #[derive(Debug, Clone)]
@@ -63,18 +71,13 @@ pub fn listen_addr(addr: &str, port: u16) -> Result<SocketAddr, InputError> {
 pub fn serve(store_path: &Path, opts: &Options) -> Result<()> {
     let addr = listen_addr(&opts.addr, opts.port)?;
     let store = Store::open_reader(store_path)?;
-    let server = Server::http(addr)
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .with_context(|| {
-            format!(
-                "--addr {} --port {}: cannot listen there; pick another --port (0: any free one)",
-                opts.addr, opts.port
-            )
-        })?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .context("the server has no IP address")?;
+    let server = Server::bind(addr, Limits::for_this_process()).with_context(|| {
+        format!(
+            "--addr {} --port {}: cannot listen there; pick another --port (0: any free one)",
+            opts.addr, opts.port
+        )
+    })?;
+    let bound = server.addr();
     let flag = crate::signals::install_saying("stopping the server", |_| std::process::exit(0))
         .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
     println!(
@@ -83,15 +86,13 @@ pub fn serve(store_path: &Path, opts: &Options) -> Result<()> {
     );
     let _ = std::io::Write::flush(&mut std::io::stdout());
     while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-        let Some(request) = server.recv_timeout(crate::signals::POLL)? else {
+        let Some(exchange) = server.next(crate::signals::POLL)? else {
             continue;
         };
-        let response = answer(&store, bound, &request);
-        // Written on a thread of its own: a client that does not read its response holds that
-        // thread, not the loop. One that went away is its own business.
-        std::thread::spawn(move || {
-            let _ = request.respond(response);
-        });
+        // Written by the connection's thread: a client that does not read its response holds
+        // that thread, not this loop.
+        let response = answer(&store, bound, &exchange.request);
+        exchange.respond(response);
     }
     eprintln!("dbdelta serve: stopped");
     Ok(())
@@ -105,6 +106,8 @@ struct Reply {
 }
 
 const HTML: &str = "text/html; charset=utf-8";
+/// A flame graph's type: the only answer whose script runs ([`FLAME_POLICY`]).
+const SVG: &str = "image/svg+xml";
 
 impl Reply {
     fn html(status: u16, body: String) -> Reply {
@@ -120,43 +123,42 @@ impl Reply {
     }
 }
 
-fn answer(
-    store: &Store,
-    bound: SocketAddr,
-    request: &Request,
-) -> Response<std::io::Cursor<Vec<u8>>> {
-    let reply = check(bound, request).unwrap_or_else(|| route(store, request.url()));
-    let header = |k: &str, v: &str| Header::from_bytes(k, v).expect("a valid header");
-    let mut r = Response::from_data(reply.body)
-        .with_status_code(reply.status)
-        .with_header(header("Content-Type", reply.kind))
-        .with_header(header("Content-Security-Policy", POLICY))
-        .with_header(header("X-Content-Type-Options", "nosniff"))
-        .with_header(header("Referrer-Policy", "no-referrer"))
-        .with_header(header("Cache-Control", "no-store"));
+fn answer(store: &Store, bound: SocketAddr, request: &Request) -> Response {
+    let reply = check(bound, request).unwrap_or_else(|| route(store, &request.target));
+    let policy = match reply.kind {
+        SVG => FLAME_POLICY,
+        _ => POLICY,
+    };
+    let mut headers = vec![
+        ("Content-Type", reply.kind.to_string()),
+        ("Content-Security-Policy", policy.to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        ("Referrer-Policy", "no-referrer".to_string()),
+        ("Cache-Control", "no-store".to_string()),
+    ];
     if reply.status == 405 {
-        r.add_header(header("Allow", "GET, HEAD"));
+        headers.push(("Allow", "GET, HEAD".to_string()));
     }
-    r
+    Response {
+        status: reply.status,
+        headers,
+        body: reply.body,
+    }
 }
 
 /// A reply when the request must be refused: a method other than GET/HEAD, or a `Host` that
 /// names another server (a page of another site reaching this one by DNS rebinding).
 fn check(bound: SocketAddr, request: &Request) -> Option<Reply> {
-    if !matches!(request.method(), Method::Get | Method::Head) {
+    if !matches!(request.method.as_str(), "GET" | "HEAD") {
         return Some(Reply::problem(
             405,
             &format!(
                 "{}: this server is read-only; only GET and HEAD",
-                request.method()
+                request.method
             ),
         ));
     }
-    let host = request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("Host"))
-        .map(|h| h.value.as_str().to_ascii_lowercase());
+    let host = request.header("Host").map(str::to_ascii_lowercase);
     match host {
         Some(h) if host_is_ours(&h, bound) => None,
         _ => Some(Reply::problem(
@@ -280,7 +282,7 @@ fn flame_svg(store: &Store, id: &str, step: &str, file: &str) -> Result<Reply> {
     {
         Some((_, body)) => Ok(Reply {
             status: 200,
-            kind: "image/svg+xml",
+            kind: SVG,
             body,
         }),
         None => Ok(Reply::problem(

@@ -272,6 +272,14 @@ pub fn schema_version() -> i64 {
     MIGRATIONS.len() as i64
 }
 
+/// What is wrong with a store at schema `version`, newer than this build's, and the fix.
+pub fn newer(version: i64) -> String {
+    format!(
+        "has schema version {version}, newer than this dbdelta's {}; use a newer dbdelta",
+        schema_version()
+    )
+}
+
 /// Bring the store's schema to this build's version in one exclusive transaction that reads
 /// the version inside it: a second process opening a new store at once waits, then finds
 /// nothing left to do.
@@ -279,10 +287,7 @@ pub fn migrate(db: &mut dyn Db, location: &str) -> Result<()> {
     let mut tx = Tx::begin(db, Lock::Exclusive)?;
     let current = tx.schema_version()?;
     if current > schema_version() {
-        bail!(
-            "store {location} has schema version {current}, newer than this dbdelta's {}; use a newer dbdelta",
-            schema_version()
-        );
+        bail!("store {location} {}", newer(current));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let sql = tx.dialect(sql);

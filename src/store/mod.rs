@@ -86,6 +86,12 @@ fn at_this_schema(version: i64, shown: &str, flag: &str) -> Result<()> {
     if version == schema_version() {
         return Ok(());
     }
+    if version > schema_version() {
+        return crate::error::input(format!(
+            "{flag} {shown}: the results store {}",
+            migrations::newer(version)
+        ));
+    }
     crate::error::input(format!(
         "{flag} {shown}: the results store is at schema version {version}, this dbdelta reads \
          version {} without migrating it; run `dbdelta list runs --store {shown}` once (it \
