@@ -265,6 +265,12 @@ CREATE TABLE bisections (
     // v18: version sweeps (issue 33): the sweep (`versions` target) a target is one release
     // of; its targets' positions are the release order. NULL for a target of no sweep.
     "ALTER TABLE targets ADD COLUMN sweep TEXT;",
+    // v20: the counting pass's instructions of the server's background work per op and their
+    // spread (issue 42), apart from the pass's own statements (`server_instructions_per_op`).
+    r#"
+ALTER TABLE measurements ADD COLUMN server_background_instructions_per_op REAL;
+ALTER TABLE measurements ADD COLUMN server_background_instructions_spread REAL;
+"#,
 ];
 
 /// The schema version this build writes.
