@@ -38,6 +38,19 @@ fn background(m: &ReportModel, r: &Relative) -> String {
     }
 }
 
+/// The range, with `(k)` for k seed-matched pairs; none where it reaches zero (the passes
+/// disagree by more than half: not a range).
+fn range_text(t: &SpreadTest) -> String {
+    if t.verdict == "unmeasurable" {
+        return "passes disagree by more than half".into();
+    }
+    let pairs = match t.paired {
+        0 => String::new(),
+        k => format!(" ({k})"),
+    };
+    format!("{:.3}–{:.3}{pairs}", t.range[0], t.range[1].min(99.0))
+}
+
 fn verdict_cell(t: &SpreadTest) -> Cell {
     let tone = match t.verdict.as_str() {
         "regression" => Tone::Worse,
@@ -68,7 +81,7 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
         Cell::plain(with_spread(m, &r.base, &r.step, r.clients)),
         Cell::plain(with_spread(m, &r.target, &r.step, r.clients)),
         rel_cell(Some(t.ratio), Some(&t.verdict)),
-        Cell::plain(format!("{:.3}–{:.3}", t.range[0], t.range[1].min(99.0))),
+        Cell::plain(range_text(t)),
         verdict_cell(t),
         rel_cell(t.cpu_ratio, r.cost_verdict(Metric::ServerCpu)),
         Cell::plain(background(m, r)),
@@ -95,9 +108,12 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
              pass pairs' values. Instructions/op are the pass's own statements (PostgreSQL's \
              backends, the MySQL threads serving its connections); the server's background \
              work during the passes (autovacuum, InnoDB's purge and page cleaner), which runs by \
-             the clock, is `background/op`, base → target, and is not judged. A change needs the \
-             ratio beyond ±{} and 1 outside the range \
-             the two sides allow when each moves by its whole range. Instructions do not show \
+             the clock, is `background/op`, base → target, and is not judged. The range is the \
+             lowest and highest ratio of the pass pairs matched by seed (their number in \
+             parentheses: the k-th pair of each side ran the same rows), or without them what \
+             the two sides' spreads allow. A change needs the ratio beyond ±{0} and 1 outside the \
+             range; `unchanged` means the whole range lies within ±{0}; `unmeasurable`, that the \
+             passes disagree by more than half. Instructions do not show \
              time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
              kernel's work: where CPU/op says otherwise, believe it for time.",
             percent(m.method.min_effect)

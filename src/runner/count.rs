@@ -284,7 +284,7 @@ impl CountCell<'_> {
         ];
         let stored = self
             .store
-            .set_counted(&self.key, self.run_id, &step.label, &values)?;
+            .set_counted(&self.key, self.run_id, &step.label, &values, &c.server)?;
         let shown = match server {
             Some((mean, half)) => format!(
                 "{} instructions/op ±{:.2}%{}",
