@@ -879,8 +879,7 @@ fn k8s_options(args: &PlanArgs) -> Result<crate::plan::k8s::Options> {
 /// it in the error.
 fn write_text(output: Option<&Path>, text: &str, what: &str) -> Result<()> {
     match output {
-        Some(path) => write_whole(path, text.as_bytes())
-            .with_context(|| format!("-o {}: cannot write {what}", path.display())),
+        Some(path) => write_named("-o", path, text.as_bytes(), what),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;
@@ -889,13 +888,20 @@ fn write_text(output: Option<&Path>, text: &str, what: &str) -> Result<()> {
     }
 }
 
-/// Write `bytes` to `path` whole or not at all: a temporary file beside it renamed into place.
-fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp~");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+/// Write `bytes` to the file `flag` named, by `output`'s rule (a regular file whole, a device in
+/// place, a directory refused); `what` names the bytes in the error.
+fn write_named(flag: &str, path: &Path, bytes: &[u8], what: &str) -> Result<()> {
+    crate::output::write(path, bytes).map_err(|e| output_error(flag, e, what))
+}
+
+/// An `output` failure as one line naming the flag and the file: bad input (exit 2) when
+/// another name fixes it, a failure (exit 1) otherwise.
+fn output_error(flag: &str, e: crate::output::OutputError, what: &str) -> anyhow::Error {
+    let path = e.path().display().to_string();
+    match e.is_input() {
+        true => crate::error::InputError::new(format!("{flag} {path}: {e}")).into(),
+        false => anyhow::anyhow!("{flag} {path}: cannot write {what}: {e}"),
+    }
 }
 
 fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode> {
@@ -928,7 +934,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let plan = plan::prepare(plan, progress)?;
 
     // Run: results reach the store after every step.
-    let interrupt = interrupt_flag()?;
+    let interrupt = interrupt_flag(Interrupted::Run)?;
     let mut store = Store::open(store_path)?;
     if let Some(name) = &label.name {
         store.refuse_taken_name(name)?;
@@ -1003,7 +1009,7 @@ fn resume(
     }
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
-    let interrupt = interrupt_flag()?;
+    let interrupt = interrupt_flag(Interrupted::Run)?;
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::resume(
         &plan,
@@ -1091,7 +1097,7 @@ fn bisect_cmd(store_path: &Path, args: BisectArgs, progress: &Progress) -> Resul
     let label = run_label(args.name.as_ref(), &args.tag)?;
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
     crate::plan::preflight::check(&plan)?;
-    let interrupt = interrupt_flag()?;
+    let interrupt = interrupt_flag(Interrupted::Bisection)?;
     let mut store = Store::open(store_path)?;
     if let Some(name) = &label.name {
         store.refuse_taken_name(name)?;
@@ -1146,7 +1152,7 @@ fn bisect_plan(
         ..args.shape.options()
     };
     opts.only = match (&args.step, &args.group) {
-        (Some(step), _) => vec![step.clone()],
+        (Some(step), _) => vec![known_step(args.lab.as_deref(), &opts, step)?],
         (None, Some(group)) => group_steps(args.lab.as_deref(), &opts, group)?,
         (None, None) => return crate::error::input("bisect: give --step STEP or --group GROUP"),
     };
@@ -1206,6 +1212,20 @@ fn group_steps(lab: Option<&Path>, opts: &RunOptions, group: &str) -> Result<Vec
     Ok(steps)
 }
 
+/// `bisect --step STEP`: a step the lab runs, or bad input that names `--step` and the steps.
+fn known_step(lab: Option<&Path>, opts: &RunOptions, step: &str) -> Result<String> {
+    let plan = plan::plan(load_lab(lab)?, opts)?;
+    let mut labels: Vec<&str> = plan.steps().map(|s| s.label.as_str()).collect();
+    if labels.contains(&step) {
+        return Ok(step.to_string());
+    }
+    labels.dedup();
+    crate::error::input(format!(
+        "--step {step}: the lab runs no such step (its steps: {}); `dbdelta list steps` names them",
+        labels.join(", ")
+    ))
+}
+
 /// `bisect --show RUN`: the stored answer of a bisection.
 fn show_bisection(store_path: &Path, run: &str) -> Result<ExitCode> {
     let store = Store::open_existing(store_path)?;
@@ -1227,25 +1247,14 @@ fn show_bisection(store_path: &Path, run: &str) -> Result<ExitCode> {
 fn init_cmd(args: &InitArgs) -> Result<ExitCode> {
     let path = &args.file;
     let text = crate::plan::template::lab(args.engine, &path.display().to_string());
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path);
-    let mut file = match file {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return crate::error::input(format!(
-                "init {}: the file exists and is kept; name another file, e.g. dbdelta init lab2.toml",
-                path.display()
-            ));
-        }
-        Err(e) => {
-            return Err(e)
-                .with_context(|| format!("init {}: cannot create the file", path.display()));
-        }
-    };
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("init {}: cannot write the file", path.display()))?;
+    crate::output::create_new(path, text.as_bytes()).map_err(|e| match e {
+        crate::output::OutputError::Exists { .. } => crate::error::InputError::new(format!(
+            "init {}: the file exists and is kept; name another file, e.g. dbdelta init lab2.toml",
+            path.display()
+        ))
+        .into(),
+        e => output_error("init", e, "the lab"),
+    })?;
     println!(
         "wrote {0}; next: dbdelta plan {0} --quick, then dbdelta run {0} --quick",
         path.display()
@@ -1332,15 +1341,32 @@ fn clean_snapshots(dir: PathBuf, args: &CleanArgs) -> Result<()> {
     Ok(())
 }
 
+/// What a terminating signal stops: a run (resumable) or a bisection (started again).
+#[derive(Clone, Copy)]
+enum Interrupted {
+    Run,
+    Bisection,
+}
+
 /// Set on the first terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: the step and any
-/// wait end at once, the server is stopped, the run stays resumable); a second one kills every
+/// wait end at once, the server is stopped, a run stays resumable); a second one kills every
 /// server and tool dbdelta started and ends the process at once, exit 128 + its number.
-fn interrupt_flag() -> Result<Arc<AtomicBool>> {
-    crate::signals::install(|signal| {
+fn interrupt_flag(what: Interrupted) -> Result<Arc<AtomicBool>> {
+    let (first, then) = match what {
+        Interrupted::Run => (
+            crate::signals::RUN_STOPPING,
+            "`dbdelta run --resume` continues the run",
+        ),
+        Interrupted::Bisection => (
+            "stopping the bisection (a bisection is not resumable: start it again); send it again to stop at once",
+            "a bisection is not resumable: start it again",
+        ),
+    };
+    crate::signals::install_saying(first, move |signal| {
         crate::engine::common::process::kill_started();
         let _ = writeln!(
             std::io::stderr(),
-            "dbdelta: {} again: servers killed, exiting at once; `dbdelta run --resume` continues the run",
+            "dbdelta: {} again: servers killed, exiting at once; {then}",
             crate::signals::name(signal)
         );
         std::process::exit(interrupted_code(signal).into());
@@ -1539,20 +1565,17 @@ fn check_png_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `-o FILE` must name a file in an existing directory; checked before a run starts (its
-/// report is written at the end).
+/// `-o FILE` must be writable: checked before a run starts (its report is written at the end,
+/// after hours of measuring), by `output`'s own rule; nothing that exists is changed.
 fn check_output_file(file: &Path) -> Result<()> {
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if file.is_dir() || !dir.is_dir() {
-        return crate::error::input(format!(
-            "-o {}: not a file in an existing directory; create the directory or name another file",
-            file.display()
-        ));
-    }
-    Ok(())
+    crate::output::check_writable(file).map_err(|e| {
+        let path = e.path().display().to_string();
+        let msg = match e.is_input() {
+            true => format!("-o {path}: {e}"),
+            false => format!("-o {path}: cannot be written: {e}; name a writable file"),
+        };
+        crate::error::InputError::new(msg).into()
+    })
 }
 
 /// `--min-effect` must be a fraction in [0, 1); checked before the store is opened.
@@ -1605,10 +1628,7 @@ fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
         .with_context(|| format!("-o {}: cannot create the directory", dir.display()))?;
     for (name, bytes) in files {
         let path = dir.join(&name);
-        let tmp = dir.join(format!(".{name}.tmp~"));
-        std::fs::write(&tmp, bytes)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .with_context(|| format!("-o {}: cannot write {name}", dir.display()))?;
+        write_named("-o", &path, &bytes, &name)?;
         println!("{}", path.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -1737,8 +1757,7 @@ fn write_report(model: &report::ReportModel, out: &ReportOut) -> Result<()> {
     match out.output.as_deref() {
         Some(path) => {
             let text = report::render(model, format, false);
-            write_whole(path, text.as_bytes())
-                .with_context(|| format!("-o {}: cannot write the report", path.display()))?;
+            write_named("-o", path, text.as_bytes(), "the report")?;
         }
         None => {
             let text = report::render(model, format, color_wanted());
@@ -1771,13 +1790,7 @@ fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
         )
     })?;
     for (name, bytes) in &files {
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).with_context(|| {
-            format!(
-                "--png {}: cannot write {name}; pick a writable directory",
-                dir.display()
-            )
-        })?;
+        write_named("--png", &dir.join(name), bytes, name)?;
     }
     eprintln!("wrote {} PNG chart(s) to {}:", files.len(), dir.display());
     for (name, bytes) in &files {

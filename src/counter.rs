@@ -6,7 +6,9 @@
 //! [`command`] switches it on through `vgdb`, which only the process's owner may do. Processes
 //! it forks after that (PostgreSQL's backends) are counted from their start and write their
 //! totals when they exit; a process that stays is asked to [`command`] `dump`, which writes the
-//! counts since its previous dump. [`take_totals`] sums and removes the files a round wrote.
+//! counts since its previous dump. [`take_totals`] sums and removes the files a round wrote;
+//! [`take_split`] sums them apart, the pass's own statements (foreground) and the server's
+//! background work, by the engine's [`Attribution`] (its processes, or its threads).
 //! Also says whether this host's hardware counters can count instructions ([`perf_counters`]).
 //! Must not: know engines, steps or the store (the runner composes these), or time anything.
 
@@ -69,10 +71,35 @@ pub fn check() -> Result<Callgrind, String> {
     Ok(Callgrind { version })
 }
 
+/// Which of a counted server's instructions are the pass's own statements (foreground) and
+/// which its background work (by the clock, not by the operation): each engine says how its
+/// processes or threads are told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attribution {
+    /// Everything counted is the statements' work (an engine inside the client process).
+    All,
+    /// Per process: the main process and the processes that ran any of these functions do
+    /// background work (PostgreSQL: the postmaster, autovacuum workers); every other process
+    /// forked while counting (the pass's backends, their parallel workers) is foreground.
+    Processes { background: &'static [&'static str] },
+    /// Per thread (callgrind's `--separate-threads=yes`): the threads that ran any of these
+    /// functions serve the pass's connections (MySQL's `dispatch_command`) and are foreground;
+    /// every other thread (InnoDB's purge, page cleaner, master) is background.
+    Threads { foreground: &'static [&'static str] },
+}
+
+/// A round's instructions: the pass's statements and the server's background work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Split {
+    pub foreground: u64,
+    pub background: u64,
+}
+
 /// The command a counted process runs under: callgrind, instrumentation off until switched
-/// on, its counts dumped into `dir` as `TAG.PID` (at exit) and `TAG.PID.N` (each dump).
-pub fn wrap(dir: &Path, tag: &str) -> Vec<String> {
-    vec![
+/// on, its counts dumped into `dir` as `TAG.PID` (at exit) and `TAG.PID.N` (each dump); with
+/// [`Attribution::Threads`], one file per thread (`TAG.PID.N-TT`).
+pub fn wrap(dir: &Path, tag: &str, by: Attribution) -> Vec<String> {
+    let mut w = vec![
         "valgrind".into(),
         "--tool=callgrind".into(),
         "--instr-atstart=no".into(),
@@ -84,7 +111,11 @@ pub fn wrap(dir: &Path, tag: &str) -> Vec<String> {
         format!("--callgrind-out-file={}/{tag}.%p", dir.display()),
         // Below valgrind's own messages: they go to the server's log.
         "--log-fd=2".into(),
-    ]
+    ];
+    if matches!(by, Attribution::Threads { .. }) {
+        w.push("--separate-threads=yes".into());
+    }
+    w
 }
 
 /// Send the callgrind monitor command `what` (`instrumentation on`, `instrumentation off`,
@@ -198,6 +229,18 @@ fn owner(pid: u32) -> Result<(u32, u32)> {
 /// files are removed. Returns (instructions, files). An empty file is a live process's (callgrind
 /// creates its exit file at start): left alone.
 pub fn take_totals(dir: &Path, tag: &str) -> Result<(u64, usize)> {
+    let (split, files) = take_split(dir, tag, Attribution::All, None)?;
+    Ok((split.foreground, files))
+}
+
+/// [`take_totals`], each file attributed to the foreground or the background by `by`; `main`
+/// is the counted server's main process.
+pub fn take_split(
+    dir: &Path,
+    tag: &str,
+    by: Attribution,
+    main: Option<u32>,
+) -> Result<(Split, usize)> {
     let prefix = format!("{tag}.");
     let mut files: Vec<PathBuf> = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
@@ -207,14 +250,91 @@ pub fn take_totals(dir: &Path, tag: &str) -> Result<(u64, usize)> {
             files.push(entry.path());
         }
     }
-    let mut sum = 0u64;
+    let mut split = Split::default();
     for f in &files {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        sum += totals(&text).with_context(|| format!("{}: no totals line", f.display()))?;
+        let n = totals(&text).with_context(|| format!("{}: no totals line", f.display()))?;
+        let name = f.file_name().unwrap_or_default().to_string_lossy();
+        match foreground(&text, &name[prefix.len()..], by, main) {
+            true => split.foreground += n,
+            false => split.background += n,
+        }
         std::fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
     }
-    Ok((sum, files.len()))
+    Ok((split, files.len()))
+}
+
+/// The dump files of `dir` named `TAG.…` that are not whole yet: empty (a live process's exit
+/// file, created when it starts) or still being written (no `totals:` line at its end). A
+/// process's counts are in [`take_split`]'s sum only once its file is whole.
+pub fn unfinished(dir: &Path, tag: &str) -> Result<Vec<String>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let prefix = format!("{tag}.");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(&prefix) {
+            continue;
+        }
+        let mut tail = String::new();
+        if let Ok(mut f) = std::fs::File::open(entry.path()) {
+            let len = f.metadata().map_or(0, |m| m.len());
+            let _ = f.seek(SeekFrom::Start(len.saturating_sub(256)));
+            let _ = f.take(256).read_to_string(&mut tail);
+        }
+        let last = tail.trim_end().lines().last().unwrap_or("");
+        if !(last.starts_with("totals:") || last.starts_with("summary:")) {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Whether the dump `text`, named `PID[.N][-TT]` after its tag, holds foreground work.
+fn foreground(text: &str, name: &str, by: Attribution, main: Option<u32>) -> bool {
+    match by {
+        Attribution::All => true,
+        Attribution::Processes { background } => {
+            let pid = name.split(['.', '-']).next().and_then(|p| p.parse().ok());
+            !(pid.is_some() && pid == main || ran_any(text, background))
+        }
+        Attribution::Threads { foreground } => ran_any(text, foreground),
+    }
+}
+
+/// Whether a dump has costs for any of `names` (a C name, or a C++ one before its argument
+/// list): one of its `fn=` blocks is that function. With callgrind's name compression a name is
+/// spelled once, as `(id) name`, in whichever `fn=` or `cfn=` line comes first, and as `(id)`
+/// after that.
+fn ran_any(text: &str, names: &[&str]) -> bool {
+    let wanted = |f: &str| {
+        names.iter().any(|n| {
+            f.strip_prefix(n)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('('))
+        })
+    };
+    let mut ids: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
+    for line in text.lines() {
+        let (is_fn, f) = match (line.strip_prefix("fn="), line.strip_prefix("cfn=")) {
+            (Some(f), _) => (true, f),
+            (None, Some(f)) => (false, f),
+            _ => continue,
+        };
+        let hit = match f.strip_prefix('(').and_then(|r| r.split_once(')')) {
+            Some((id, rest)) => match rest.strip_prefix(' ') {
+                Some(name) => *ids.entry(id).or_insert(wanted(name)),
+                None => ids.get(id).copied().unwrap_or(false),
+            },
+            None => wanted(f),
+        };
+        if is_fn && hit {
+            return true;
+        }
+    }
+    false
 }
 
 /// The first event's total of one callgrind dump (`totals:`, or `summary:` in older
@@ -272,10 +392,76 @@ mod tests {
 
     #[test]
     fn the_wrapper_names_the_dump_files_by_tag_and_pid() {
-        let w = wrap(Path::new("/tmp/x"), "server");
+        let w = wrap(Path::new("/tmp/x"), "server", Attribution::All);
         assert_eq!(w[0], "valgrind");
         assert!(w.contains(&"--instr-atstart=no".to_string()));
         assert!(w.contains(&"--callgrind-out-file=/tmp/x/server.%p".to_string()));
+        assert!(!w.contains(&"--separate-threads=yes".to_string()));
+        let by = Attribution::Threads {
+            foreground: &["dispatch_command"],
+        };
+        assert!(wrap(Path::new("/tmp/x"), "server", by).contains(&"--separate-threads=yes".into()));
+    }
+
+    #[test]
+    fn a_dump_is_unfinished_until_its_totals_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("server.1"), "").unwrap();
+        std::fs::write(dir.path().join("server.2"), "events: Ir\nfn=(1) x\n1 5\n").unwrap();
+        std::fs::write(dir.path().join("server.3"), "fn=(1) x\n1 5\ntotals: 5\n").unwrap();
+        std::fs::write(dir.path().join("client.4"), "").unwrap();
+        assert_eq!(
+            unfinished(dir.path(), "server").unwrap(),
+            ["server.1", "server.2"]
+        );
+    }
+
+    const PG: Attribution = Attribution::Processes {
+        background: &["AutoVacWorkerMain"],
+    };
+
+    #[test]
+    fn processes_split_the_main_process_and_autovacuum_from_the_backends() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = "fn=(1) main\n1 10\nfn=(2) PostgresMain\n1 90\ntotals: 100\n";
+        let autovacuum = "fn=(1) main\nfn=(5) AutoVacWorkerMain\n1 7\ntotals: 7000\n";
+        std::fs::write(dir.path().join("server.200"), backend).unwrap();
+        std::fs::write(dir.path().join("server.201"), backend).unwrap();
+        std::fs::write(dir.path().join("server.202"), autovacuum).unwrap();
+        std::fs::write(dir.path().join("server.100.3"), "totals: 50\n").unwrap();
+        let (split, files) = take_split(dir.path(), "server", PG, Some(100)).unwrap();
+        assert_eq!(files, 4);
+        assert_eq!(
+            split,
+            Split {
+                foreground: 200,
+                background: 7050
+            }
+        );
+    }
+
+    #[test]
+    fn threads_split_by_the_statement_dispatcher() {
+        let dir = tempfile::tempdir().unwrap();
+        // The name spelled once, in a call line; the dispatcher's own block by its id.
+        let conn = "fn=(3) do_command(THD*)\ncfn=(4) dispatch_command(THD*, COM_DATA const*, enum_server_command)\n\
+                    calls=1 0\n1 5\nfn=(4)\n1 5\ntotals: 300\n";
+        // A name that only starts like the dispatcher's, and a call never entered.
+        let purge = "fn=(1) srv_purge_coordinator_thread\ncfn=(2) dispatch_command_x\n1 9\n\
+                     cfn=(6) dispatch_command(THD*)\ncalls=0 0\ntotals: 999\n";
+        std::fs::write(dir.path().join("server.7.2-05"), conn).unwrap();
+        std::fs::write(dir.path().join("server.7.2-02"), purge).unwrap();
+        let by = Attribution::Threads {
+            foreground: &["dispatch_command"],
+        };
+        let (split, _) = take_split(dir.path(), "server", by, Some(7)).unwrap();
+        assert_eq!(
+            split,
+            Split {
+                foreground: 300,
+                background: 999
+            }
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod history;
 pub mod host;
+pub mod output;
 pub mod plan;
 pub mod profiler;
 pub mod progress;

@@ -79,7 +79,7 @@ pub fn install(again: impl Fn(i32) + Send + 'static) -> std::io::Result<Arc<Atom
 }
 
 /// What the first signal prints after `dbdelta: SIGINT: ` by default.
-const RUN_STOPPING: &str = "stopping the run (resumable); send it again to stop at once";
+pub const RUN_STOPPING: &str = "stopping the run (resumable); send it again to stop at once";
 
 /// [`install`], printing `first` (after `dbdelta: SIGNAL: `) when the first signal arrives.
 pub fn install_saying(

@@ -75,6 +75,28 @@ impl EngineKind {
     pub fn embedded(self) -> bool {
         matches!(self, EngineKind::Sqlite)
     }
+
+    /// How a counting pass tells the statements' instructions from the server's background
+    /// work. PostgreSQL: a process per connection, so the postmaster and the autovacuum
+    /// workers are background and the pass's backends foreground. MySQL and MariaDB (5.6 to
+    /// 9.7, 10.2 to 11.8): a thread per connection, and every connection's statements go
+    /// through `dispatch_command`, which no background thread runs. SQLite: one process, the
+    /// client's.
+    pub fn attribution(self) -> crate::counter::Attribution {
+        use crate::counter::Attribution;
+        match self {
+            EngineKind::Sqlite => Attribution::All,
+            // A worker runs `AutoVacWorkerMain` from 17 on; before, that function is static
+            // and inlined, and what its dump shows is the rest of `StartAutoVacWorker`, where
+            // the postmaster forked it.
+            EngineKind::Postgres => Attribution::Processes {
+                background: &["AutoVacWorkerMain", "StartAutoVacWorker"],
+            },
+            EngineKind::Mysql => Attribution::Threads {
+                foreground: &["dispatch_command"],
+            },
+        }
+    }
 }
 
 /// SQL dialects: the workloads keep one SQL text per dialect for every statement.

@@ -115,6 +115,7 @@ fn measurement(
         values: costs(group, step_index, repeat, cpu_us),
         warm: false,
         rows_per_statement: None,
+        instruction_pairs: None,
         client_bound: false,
         failed: false,
         error: None,

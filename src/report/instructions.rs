@@ -22,6 +22,35 @@ fn with_spread(m: &ReportModel, target: &str, step: &str, clients: u32) -> Strin
     }
 }
 
+/// The server's background instructions/op during the passes, base → target (`n/a` where
+/// the engine has none: SQLite).
+fn background(m: &ReportModel, r: &Relative) -> String {
+    let of = |target: &str| {
+        (m.aggregate(target, &r.step, r.clients)).and_then(|a| a.get(Metric::ServerBgInstr))
+    };
+    match (of(&r.base), of(&r.target)) {
+        (None, None) => NA.into(),
+        (b, t) => format!(
+            "{} → {}",
+            b.map_or(NA.into(), thousands),
+            t.map_or(NA.into(), thousands)
+        ),
+    }
+}
+
+/// The range, with `(k)` for k seed-matched pairs; none where it reaches zero (the passes
+/// disagree by more than half: not a range).
+fn range_text(t: &SpreadTest) -> String {
+    if t.verdict == "unmeasurable" {
+        return "passes disagree by more than half".into();
+    }
+    let pairs = match t.paired {
+        0 => String::new(),
+        k => format!(" ({k})"),
+    };
+    format!("{:.3}–{:.3}{pairs}", t.range[0], t.range[1].min(99.0))
+}
+
 fn verdict_cell(t: &SpreadTest) -> Cell {
     let tone = match t.verdict.as_str() {
         "regression" => Tone::Worse,
@@ -52,9 +81,10 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
         Cell::plain(with_spread(m, &r.base, &r.step, r.clients)),
         Cell::plain(with_spread(m, &r.target, &r.step, r.clients)),
         rel_cell(Some(t.ratio), Some(&t.verdict)),
-        Cell::plain(format!("{:.3}–{:.3}", t.range[0], t.range[1].min(99.0))),
+        Cell::plain(range_text(t)),
         verdict_cell(t),
         rel_cell(t.cpu_ratio, r.cost_verdict(Metric::ServerCpu)),
+        Cell::plain(background(m, r)),
         Cell::plain(disagreement(t)),
     ]
 }
@@ -75,8 +105,15 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         )));
         doc.push(Block::Para(format!(
             "Counted under callgrind in a counting pass of its own; ± is half the range of the \
-             pass pairs' values. A change needs the ratio beyond ±{} and 1 outside the range \
-             the two sides allow when each moves by its whole range. Instructions do not show \
+             pass pairs' values. Instructions/op are the pass's own statements (PostgreSQL's \
+             backends, the MySQL threads serving its connections); the server's background \
+             work during the passes (autovacuum, InnoDB's purge and page cleaner), which runs by \
+             the clock, is `background/op`, base → target, and is not judged. The range is the \
+             lowest and highest ratio of the pass pairs matched by seed (their number in \
+             parentheses: the k-th pair of each side ran the same rows), or without them what \
+             the two sides' spreads allow. A change needs the ratio beyond ±{0} and 1 outside the \
+             range; `unchanged` means the whole range lies within ±{0}; `unmeasurable`, that the \
+             passes disagree by more than half. Instructions do not show \
              time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
              kernel's work: where CPU/op says otherwise, believe it for time.",
             percent(m.method.min_effect)
@@ -89,11 +126,12 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             "range",
             "verdict",
             "CPU/op",
+            "background/op",
             "",
         ];
         let mut grid = Grid {
             header: header.map(String::from).to_vec(),
-            right: vec![false, true, true, true, true, false, true, false],
+            right: vec![false, true, true, true, true, false, true, true, false],
             rows: Vec::new(),
         };
         for (r, t) in rows {

@@ -933,7 +933,14 @@ pub struct SpreadTest {
     /// Each side's half-range relative to its value.
     pub base_spread: f64,
     pub target_spread: f64,
-    /// `regression`, `improvement` or `within noise` (inside the range or the minimum effect).
+    /// Pairs of passes matched by their seed (the k-th of each side ran the same rows): the
+    /// range is then the lowest and highest of their ratios. 0: no pairs on one side (an older
+    /// store), the range is the sides' spreads'.
+    pub paired: u32,
+    /// `regression` / `improvement` (1 outside the range and the ratio beyond the minimum
+    /// effect), `unchanged` (the whole range within ± the minimum effect), `unmeasurable` (the
+    /// range reaches zero: the passes disagree by more than half) or `within noise` (none of
+    /// these: undecided).
     pub verdict: String,
     /// The server CPU/op ratio of the same step (the timed repeats'), when known.
     pub cpu_ratio: Option<f64>,

@@ -1440,8 +1440,8 @@ fn instructions_get_verdicts_from_one_repeat() {
     assert_eq!(verdict("update-one").0, "improvement");
     assert_eq!(
         verdict("read-only_range=10").0,
-        "within noise",
-        "below min_effect"
+        "unchanged",
+        "1.006–1.014: no change of 2% or more"
     );
     assert_eq!(
         verdict("point-query").0,
@@ -1452,7 +1452,7 @@ fn instructions_get_verdicts_from_one_repeat() {
     // update-one (0.80 instructions) 1.12: CPU/op says otherwise.
     assert_eq!(
         verdict("random-points_range=100"),
-        ("within noise".into(), false)
+        ("unchanged".into(), false)
     );
     assert!(verdict("update-one").1);
     // No counted instructions on a side: no verdict (sqlite.wal, and every step at 4 clients).
@@ -1477,6 +1477,55 @@ fn instructions_get_verdicts_from_one_repeat() {
     assert!(md.contains("Instructions/op, pg17 vs pg16"), "{md}");
     let html = render(&model, Format::Html, false);
     assert!(html.contains("Instructions/op, pg17 vs pg16"));
+}
+
+/// Pass pairs matched by seed decide what the sides' spreads cannot: update-index's passes
+/// vary ±7% with the rows each pair touches, alike on both sides, so their ratios agree within
+/// 0.2% and a 4% change is a regression; pairs that agree pair by pair are `unchanged`; passes
+/// that disagree by more than half are `unmeasurable`, not a range through zero.
+#[test]
+fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
+    let mut data = run_with_instructions();
+    let pairs: [(&str, [f64; 3], [f64; 3]); 3] = [
+        ("update-index", [93.0, 100.0, 107.0], [96.8, 104.1, 111.2]),
+        ("point-query", [93.0, 100.0, 107.0], [93.1, 100.05, 107.1]),
+        ("random-points_range=100", [100.0, 100.0, 100.0], [-40.0, 100.0, 240.0]),
+    ];
+    for m in data.measurements.iter_mut().filter(|m| m.clients == 1) {
+        let Some((_, base, target)) = pairs.iter().find(|(s, ..)| *s == m.step) else {
+            continue;
+        };
+        let (values, side) = match m.target.as_str() {
+            "pg16" => (base, 1.0),
+            "pg17" => (target, 1.0),
+            _ => continue,
+        };
+        let v: Vec<f64> = values.iter().map(|x| x * 1000.0 * side).collect();
+        let mean = v.iter().sum::<f64>() / 3.0;
+        let half = (v[2] - v[0]).abs() / 2.0;
+        m.values.set(Metric::ServerInstr, Some(mean));
+        m.values.set(Metric::ServerInstrSpread, Some(half));
+        m.instruction_pairs = Some(v);
+    }
+    let model = build(&data, None).unwrap();
+    let test = |step: &str| {
+        let r = (model.relative.iter())
+            .find(|r| r.target == "pg17" && r.step == step && r.clients == 1)
+            .unwrap();
+        r.tests.spread(Metric::ServerInstr).unwrap().clone()
+    };
+    let t = test("update-index");
+    assert_eq!((t.verdict.as_str(), t.paired), ("regression", 3), "{t:?}");
+    assert!(t.range[0] > 1.03 && t.range[1] < 1.045, "{t:?}");
+    let t = test("point-query");
+    assert_eq!((t.verdict.as_str(), t.paired), ("unchanged", 3), "{t:?}");
+    let t = test("random-points_range=100");
+    assert_eq!(t.verdict, "unmeasurable", "{t:?}");
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    let text = render(&model, Format::Text, false);
+    assert!(text.contains("passes disagree by more than half"), "{text}");
+    assert!(!text.contains("-0.4"), "a range through zero printed: {text}");
 }
 
 /// With a counting pass, a profile's shares are scaled to instructions too: pg16's point-query

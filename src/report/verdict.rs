@@ -175,10 +175,55 @@ pub(super) fn metric_test(
 /// How far instructions/op and CPU/op ratios may differ before the report says so.
 const DISAGREEMENT: f64 = 1.25;
 
+/// The foreground instructions/op of each pair of passes of `target`'s counted row.
+fn instruction_pairs<'a>(ms: &'a [Measurement], r: &Relative, target: &str) -> Option<&'a [f64]> {
+    (ms.iter())
+        .find(|m| m.target == target && m.step == r.step && m.clients == r.clients)
+        .and_then(|m| m.instruction_pairs.as_deref())
+        .filter(|p| p.len() >= 2 && p.iter().all(|v| v.is_finite()))
+}
+
+/// The lowest and highest ratio of the seed-matched pairs of passes (the k-th of the target
+/// over the k-th of the base), and how many; `None` when a side has none or their counts differ.
+fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
+    let (b, t) = (instruction_pairs(ms, r, &r.base)?, instruction_pairs(ms, r, &r.target)?);
+    if b.len() != t.len() {
+        return None;
+    }
+    let ratios = b.iter().zip(t).map(|(b, t)| match *b > 0.0 {
+        true => t / b,
+        false => 0.0,
+    });
+    let (lo, hi) = ratios.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
+        (l.min(x), h.max(x))
+    });
+    Some(([lo, hi], b.len() as u32))
+}
+
+/// A counted cost's verdict from its ratio and range: a change when 1 lies outside the range
+/// and the ratio is beyond ±`min_effect`; `unchanged` when the whole range lies within it;
+/// `unmeasurable` when the range reaches zero (the passes disagree by more than half).
+pub(super) fn range_verdict(ratio: f64, [low, high]: [f64; 2], min_effect: f64) -> &'static str {
+    let band = min_effect.ln_1p();
+    if low <= 0.0 || !ratio.is_finite() {
+        "unmeasurable"
+    } else if low > 1.0 && ratio.ln() >= band {
+        "regression"
+    } else if high < 1.0 && -ratio.ln() >= band {
+        "improvement"
+    } else if low.ln() > -band && high.ln() < band {
+        "unchanged"
+    } else {
+        "within noise"
+    }
+}
+
 /// The verdict on `metric` (judged against its `spread` metric) of one relative row, from the
-/// two sides' aggregates: the ratio, and the range the sides' spreads allow.
+/// two sides' aggregates: the ratio, and the range of the seed-matched pass pairs' ratios (or,
+/// without pairs, the range the sides' spreads allow).
 fn spread_test(
     model: &ReportModel,
+    ms: &[Measurement],
     r: &Relative,
     metric: Metric,
     spread: Metric,
@@ -192,26 +237,26 @@ fn spread_test(
         return None;
     }
     let ratio = t / b;
-    let low = (t - 2.0 * st) / (b + 2.0 * sb);
-    let high = match b - 2.0 * sb {
-        d if d > 0.0 => (t + 2.0 * st) / d,
-        _ => f64::INFINITY,
-    };
-    let band = model.method.min_effect.ln_1p();
-    let verdict = if low > 1.0 && ratio.ln() >= band {
-        "regression"
-    } else if high < 1.0 && -ratio.ln() >= band {
-        "improvement"
-    } else {
-        "within noise"
-    };
+    let paired = (metric == Metric::ServerInstr)
+        .then(|| paired_range(ms, r))
+        .flatten();
+    let (range, pairs) = paired.unwrap_or_else(|| {
+        let low = (t - 2.0 * st) / (b + 2.0 * sb);
+        let high = match b - 2.0 * sb {
+            d if d > 0.0 => (t + 2.0 * st) / d,
+            _ => f64::INFINITY,
+        };
+        ([low, high], 0)
+    });
+    let verdict = range_verdict(ratio, range, model.method.min_effect);
     let cpu_ratio = r.ratio(Metric::ServerCpu);
     Some(SpreadTest {
         metric: metric.id().into(),
         ratio,
-        range: [low, high],
+        range,
         base_spread: sb / b,
         target_spread: st / t,
+        paired: pairs,
         verdict: verdict.into(),
         cpu_ratio,
         cpu_disagrees: cpu_ratio.is_some_and(|c| (c / ratio).ln().abs() > DISAGREEMENT.ln()),
@@ -219,11 +264,11 @@ fn spread_test(
 }
 
 /// Fills the verdicts of metrics judged against their own spread (one repeat suffices).
-fn apply_spread(model: &mut ReportModel) {
+fn apply_spread(model: &mut ReportModel, ms: &[Measurement]) {
     for i in 0..model.relative.len() {
         for d in METRICS.iter().filter(|d| d.verdict.is_some()) {
             let Some(spread) = d.spread else { continue };
-            let test = spread_test(model, &model.relative[i], d.metric, spread);
+            let test = spread_test(model, ms, &model.relative[i], d.metric, spread);
             model.relative[i].tests.set_spread(d.metric, test);
         }
     }
@@ -233,7 +278,7 @@ fn apply_spread(model: &mut ReportModel) {
 /// `geo_mean`, `ci95`, `verdict`, `unstable`) of every relative row. A step whose server CPU
 /// is below resolution on both sides is left out of the CPU family.
 pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
-    apply_spread(model);
+    apply_spread(model, ms);
     if model.method.test == "none" {
         return; // separate runs: their repeats are not pairs (`compare`)
     }

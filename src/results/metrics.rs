@@ -184,10 +184,11 @@ metric_table! {
         cost_table: table("Client (dbdelta) CPU µs/op", 2),
         ..row(ClientCpu, "client_cpu_us_per_op", Micros, Per::Op, Cost)
     },
-    /// Instructions of the engine per op, counted under callgrind in the counting pass
-    /// (`instructions = true`): the server's process tree (PostgreSQL: the backends and the
-    /// postmaster; processes started before counting began are not counted), or for SQLite
-    /// the counting client process (engine and client in one). Stored on the first repeat.
+    /// Instructions of the engine per op for the pass's own statements, counted under
+    /// callgrind in the counting pass (`instructions = true`): PostgreSQL's backends of the
+    /// pass, the MySQL/MariaDB threads that ran its connections' statements, or for SQLite the
+    /// counting client process (engine and client in one). The server's background work is
+    /// [`Metric::ServerBgInstr`]. Stored on the first repeat.
     ServerInstr => MetricDef {
         over_repeats: Some(Agg::Mean),
         relative: true,
@@ -200,6 +201,23 @@ metric_table! {
     ServerInstrSpread => MetricDef {
         over_repeats: Some(Agg::Max),
         ..row(ServerInstrSpread, "server_instructions_spread", Count, Per::Op, Cost)
+    },
+    /// Instructions of the server's background work per op during the counting pass: what
+    /// it does by the clock, not by the operation (PostgreSQL: the postmaster, autovacuum
+    /// workers; MySQL/MariaDB: every thread that serves no connection, such as InnoDB's purge
+    /// and page cleaner). `None` for SQLite (no background). Shown beside the foreground count,
+    /// never judged: it follows the host's clock as much as the build.
+    ServerBgInstr => MetricDef {
+        over_repeats: Some(Agg::Mean),
+        relative: true,
+        spread: None,
+        cost_table: table("Server background instructions/op (counting pass)", 8),
+        ..row(ServerBgInstr, "server_background_instructions_per_op", Count, Per::Op, Cost)
+    },
+    /// Half the range of the counting passes' background instructions/op.
+    ServerBgInstrSpread => MetricDef {
+        over_repeats: Some(Agg::Max),
+        ..row(ServerBgInstrSpread, "server_background_instructions_spread", Count, Per::Op, Cost)
     },
     /// dbdelta's own instructions per op in the counting pass; `None` for SQLite (in the
     /// server's count).

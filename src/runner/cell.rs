@@ -117,7 +117,12 @@ impl CellRun<'_> {
             ));
             return Ok(CellEnd::Interrupted);
         }
+        // Engines name the target in their own errors; the runner names it once.
         let msg = format!("{e:#}");
+        let msg = match msg.strip_prefix(&format!("target {target}: ")) {
+            Some(rest) => rest.to_string(),
+            None => msg,
+        };
         let first_line = msg.lines().next().unwrap_or("").to_string();
         let log_note = log_shown
             .as_deref()

@@ -2,6 +2,10 @@
 //! under callgrind ([`crate::counter`]) on a server and a client of their own, and stored on the
 //! target's first repeat (`server_instructions_per_op`, its spread, `client_instructions_per_op`).
 //!
+//! The server's count is split by the engine's [`counter::Attribution`]: the pass's own
+//! statements (foreground: `server_instructions_per_op`, the verdict's basis) and the server's
+//! background work during the pass (`server_background_instructions_per_op`, with its spread).
+//!
 //! One counting cell per target × suite (after the timed cells): a fresh data directory, the
 //! server started under callgrind with counting off (SQLite: in this process), the suite's
 //! tables loaded, then a client process of its own (`dbdelta count-client`, also under
@@ -73,19 +77,23 @@ struct Done {
     error: Option<String>,
 }
 
-/// What a pass counted.
+/// What a pass counted: the server's instructions for the pass's statements (foreground) and
+/// its background work apart, and the client's.
 #[derive(Debug, Clone, Copy)]
 struct Counts {
     units: u64,
     events: u64,
     server: u64,
+    background: u64,
     client: u64,
 }
 
-/// One step's result: instructions per op of the server and client, per pair of passes.
+/// One step's result: instructions per op of the server (foreground and background) and of the
+/// client, per pair of passes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepCount {
     pub server: Vec<f64>,
+    pub background: Vec<f64>,
     pub client: Vec<f64>,
     /// Events of the short pass.
     pub events: u64,
@@ -167,7 +175,7 @@ impl CountCell<'_> {
         let mut spec = self.target.spec(self.suite.prepared);
         let embedded = spec.engine.embedded();
         if !embedded {
-            spec.wrap = counter::wrap(&out, "server");
+            spec.wrap = counter::wrap(&out, "server", spec.engine.attribution());
         }
         let TargetServer {
             server,
@@ -230,6 +238,7 @@ impl CountCell<'_> {
                 .flatten(),
             out: out.to_path_buf(),
             embedded: spec.engine.embedded(),
+            by: spec.engine.attribution(),
         };
         counted.switch(true)?;
         counted.take()?;
@@ -264,20 +273,26 @@ impl CountCell<'_> {
         let c = count_step(counted, client, step, self.key.clients, self.counting)
             .with_context(|| format!("{prefix}: counting instructions"))?;
         let server = StepCount::summary(&c.server);
+        let background = StepCount::summary(&c.background).filter(|_| !counted.embedded);
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
         let values = [
             (Metric::ServerInstr, server.map(|s| s.0)),
             (Metric::ServerInstrSpread, server.map(|s| s.1)),
+            (Metric::ServerBgInstr, background.map(|s| s.0)),
+            (Metric::ServerBgInstrSpread, background.map(|s| s.1)),
             (Metric::ClientInstr, client_v.map(|s| s.0)),
         ];
         let stored = self
             .store
-            .set_counted(&self.key, self.run_id, &step.label, &values)?;
+            .set_counted(&self.key, self.run_id, &step.label, &values, &c.server)?;
         let shown = match server {
             Some((mean, half)) => format!(
-                "{} instructions/op ±{:.2}%",
+                "{} instructions/op ±{:.2}%{}",
                 thousands(mean),
-                100.0 * half / mean.max(1.0)
+                100.0 * half / mean.max(1.0),
+                background
+                    .map(|(b, h)| format!(" (background {} ±{})", thousands(b), thousands(h)))
+                    .unwrap_or_default()
             ),
             None => "no instructions counted".into(),
         };
@@ -303,6 +318,8 @@ struct Counted {
     server: Option<u32>,
     out: PathBuf,
     embedded: bool,
+    /// How the server's counts split into the pass's statements and background work.
+    by: counter::Attribution,
 }
 
 impl Counted {
@@ -323,31 +340,48 @@ impl Counted {
     /// Dump the server's process that stays, then take (server, client) instructions since
     /// the last take: the server's forked processes of the pass must have exited by then, and
     /// the client dumps its own before it answers.
-    fn take(&self) -> Result<(u64, u64)> {
+    fn take(&self) -> Result<(counter::Split, u64)> {
         if let Some(pid) = &self.server {
             counter::command(*pid, "dump")?;
         }
-        let (server, _) = counter::take_totals(&self.out, "server")?;
+        let (server, _) = counter::take_split(&self.out, "server", self.by, self.server)?;
         let (client, _) = counter::take_totals(&self.out, "client")?;
         Ok((server, client))
     }
 
-    /// Wait until the server's processes forked since `before` (a pass's backends) exited.
-    fn settle(&self, before: &[u32]) -> Result<()> {
+    /// Wait until the server's processes forked since `before` (a pass's backends) exited and
+    /// wrote their counts: none of them is a child any more, and no dump file but those
+    /// `unfinished` before the pass (the long-lived processes') is empty or half written. The
+    /// files are the sure sign: `/proc`'s list of children can miss a child while it changes.
+    fn settle(&self, before: &[u32], unfinished: &[String]) -> Result<()> {
         let Some(pid) = self.server else {
             return Ok(());
         };
         let deadline = Instant::now() + EXIT_WAIT;
-        while counter::children(pid).iter().any(|c| !before.contains(c)) {
+        loop {
+            let running = counter::children(pid).iter().any(|c| !before.contains(c));
+            let writing = !running
+                && (counter::unfinished(&self.out, "server")?.iter())
+                    .any(|f| !unfinished.contains(f));
+            if !running && !writing {
+                return Ok(());
+            }
             if Instant::now() >= deadline {
                 bail!(
-                    "the server's processes of the pass did not exit within {} s",
+                    "the server's processes of the pass did not exit and write their counts within {} s",
                     EXIT_WAIT.as_secs()
                 );
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        Ok(())
+    }
+
+    /// The server's dump files that are not whole (see [`counter::unfinished`]).
+    fn unfinished(&self) -> Result<Vec<String>> {
+        match self.server {
+            Some(_) => counter::unfinished(&self.out, "server"),
+            None => Ok(Vec::new()),
+        }
     }
 
     fn children(&self) -> Vec<u32> {
@@ -364,12 +398,13 @@ fn pass(
     seed_repeat: u32,
 ) -> Result<Counts> {
     let before = counted.children();
+    let unfinished = counted.unfinished()?;
     let done = client.pass(&Pass {
         step: step.label.clone(),
         events,
         seed_repeat,
     })?;
-    counted.settle(&before)?;
+    counted.settle(&before, &unfinished)?;
     let (server, client_instr) = counted.take()?;
     if let Some(e) = done.error {
         bail!("{e}");
@@ -377,15 +412,16 @@ fn pass(
     if done.errors > 0 {
         bail!("{} of the pass's events failed", done.errors);
     }
-    let (server, client_instr) = match counted.embedded {
+    let (server, background, client_instr) = match counted.embedded {
         // In-process: the engine's instructions are the client process's.
-        true => (client_instr, 0),
-        false => (server, client_instr),
+        true => (client_instr, 0, 0),
+        false => (server.foreground, server.background, client_instr),
     };
     Ok(Counts {
         units: done.units,
         events: done.events,
         server,
+        background,
         client: client_instr,
     })
 }
@@ -395,7 +431,7 @@ fn pass(
 /// warm the caches. A pass's fixed cost (its connections and statements) cancels in the
 /// difference; when it does not (a negative difference), the long pass's mean is taken.
 fn size(counted: &Counted, client: &mut CountClient, step: &StepPlan, budget: u64) -> Result<f64> {
-    let total = |c: &Counts| (c.server + c.client) as f64;
+    let total = |c: &Counts| (c.server + c.background + c.client) as f64;
     let mut k = SIZING_EVENTS;
     loop {
         let a = pass(counted, client, step, k, 998)?;
@@ -425,6 +461,7 @@ fn count_step(
     let n = n.max(u64::from(clients));
     let mut out = StepCount {
         server: Vec::new(),
+        background: Vec::new(),
         client: Vec::new(),
         events: n,
     };
@@ -437,6 +474,8 @@ fn count_step(
         }
         out.server
             .push((long.server as f64 - short.server as f64) / units);
+        out.background
+            .push((long.background as f64 - short.background as f64) / units);
         out.client
             .push((long.client as f64 - short.client as f64) / units);
     }
@@ -454,7 +493,7 @@ struct CountClient {
 impl CountClient {
     fn spawn(out: &Path, log: &Path) -> Result<CountClient> {
         let exe = std::env::current_exe().context("finding dbdelta's own executable")?;
-        let wrap = counter::wrap(out, "client");
+        let wrap = counter::wrap(out, "client", counter::Attribution::All);
         let log = std::fs::File::options()
             .create(true)
             .append(true)

@@ -398,10 +398,12 @@ impl Store {
         run_id: &str,
         step: &str,
         values: &[(crate::results::Metric, Option<f64>)],
+        pairs: &[f64],
     ) -> Result<bool> {
-        let sets: Vec<String> = (values.iter().enumerate())
+        let mut sets: Vec<String> = (values.iter().enumerate())
             .map(|(i, (m, _))| format!("{} = ?{}", m.id(), i + 6))
             .collect();
+        sets.push(format!("server_instructions_pairs = ?{}", values.len() + 6));
         let sql = format!(
             "UPDATE measurements SET {} WHERE run_id = ?1 AND target = ?2 AND suite = ?3 \
              AND step = ?4 AND clients = ?5 AND repeat = (SELECT MIN(repeat) FROM measurements \
@@ -416,6 +418,8 @@ impl Store {
             i64::from(key.clients).into(),
         ];
         params.extend(values.iter().map(|(_, v)| Value::from(*v)));
+        let pairs = (!pairs.is_empty()).then(|| serde_json::to_string(pairs)).transpose()?;
+        params.push(pairs.into());
         Ok(self.db.get_mut().execute(&sql, &params)? > 0)
     }
 
@@ -661,6 +665,14 @@ fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
         (
             "rows_per_statement",
             m.rows_per_statement
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?
+                .into(),
+        ),
+        (
+            "server_instructions_pairs",
+            m.instruction_pairs
                 .as_ref()
                 .map(serde_json::to_string)
                 .transpose()?
@@ -1071,6 +1083,7 @@ mod tests {
                 (Metric::ScanKrows, 1234.5),
             ]),
             rows_per_statement: Some(vec![0.0, 1.0, 10.0]),
+            instruction_pairs: Some(vec![41_000.0, 41_100.5]),
             server_cpus_seen: Some("0".into()),
             server_cpus_allowed: Some("0-1".into()),
             client_cpus_seen: Some("1".into()),

@@ -67,10 +67,12 @@ impl ConnectUrl {
         let (user, password) = match userinfo {
             Some(u) => match u.split_once(':') {
                 Some((u, p)) => (
-                    decode(u)?,
-                    Some(decode(p).map_err(|_| bad("the password is not UTF-8 once decoded"))?),
+                    decode(u).map_err(|e| bad(&e))?,
+                    Some(decode(p).map_err(|_| {
+                        bad("the password is not valid percent-encoded UTF-8 (write %25 for a literal %)")
+                    })?),
                 ),
-                None => (decode(u)?, None),
+                None => (decode(u).map_err(|e| bad(&e))?, None),
             },
             None => (String::new(), None),
         };
@@ -81,11 +83,13 @@ impl ConnectUrl {
                 .split_once('=')
                 .ok_or_else(|| bad("a parameter without '='"))?;
             match (k, pg) {
-                ("host", true) | ("socket", false) => socket = Some(PathBuf::from(decode(v)?)),
+                ("host", true) | ("socket", false) => {
+                    socket = Some(PathBuf::from(decode(v).map_err(|e| bad(&e))?))
+                }
                 _ => return Err(bad(&format!("unknown parameter {k}"))),
             }
         }
-        let host = decode(host)?;
+        let host = decode(host).map_err(|e| bad(&e))?;
         let address = match (socket, host.is_empty()) {
             (Some(s), _) => Address::Unix(s),
             (None, false) if host.starts_with('/') => Address::Unix(PathBuf::from(host)),
@@ -93,7 +97,7 @@ impl ConnectUrl {
             (None, true) if pg => Address::Unix(PathBuf::from("/var/run/postgresql")),
             (None, true) => Address::Unix(PathBuf::from("/run/mysqld/mysqld.sock")),
         };
-        let database = decode(path)?;
+        let database = decode(path).map_err(|e| bad(&e))?;
         Ok(ConnectUrl {
             engine,
             user: if user.is_empty() {
@@ -154,6 +158,14 @@ impl ConnectUrl {
 }
 
 fn decode(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    if let Some(at) = (0..b.len()).find(|&i| {
+        b[i] == b'%' && !(b.get(i + 1..i + 3)).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    }) {
+        return Err(format!(
+            "{s:?} has a '%' not followed by two hex digits at byte {at} (write %25 for a literal %)"
+        ));
+    }
     percent_decode_str(s)
         .decode_utf8()
         .map(|c| c.into_owned())
@@ -297,6 +309,15 @@ fn keyword_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_percent_escape_is_refused_naming_the_url_not_the_password() {
+        let e = ConnectUrl::parse_as("postgres://%zz", "--store").unwrap_err();
+        assert!(e.contains("'%' not followed by two hex digits"), "{e}");
+        let e = ConnectUrl::parse_as("postgres://u:se%zzcret@h/db", "--store").unwrap_err();
+        assert!(e.contains("password") && !e.contains("se%zzcret"), "{e}");
+        assert!(ConnectUrl::parse("postgres://u:s%40cret@h/db").is_ok());
+    }
 
     #[test]
     fn postgres_urls_over_tcp_and_unix_sockets() {
