@@ -1489,7 +1489,11 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
     let pairs: [(&str, [f64; 3], [f64; 3]); 3] = [
         ("update-index", [93.0, 100.0, 107.0], [96.8, 104.1, 111.2]),
         ("point-query", [93.0, 100.0, 107.0], [93.1, 100.05, 107.1]),
-        ("random-points_range=100", [100.0, 100.0, 100.0], [-40.0, 100.0, 240.0]),
+        (
+            "random-points_range=100",
+            [100.0, 100.0, 100.0],
+            [-40.0, 100.0, 240.0],
+        ),
     ];
     for m in data.measurements.iter_mut().filter(|m| m.clients == 1) {
         let Some((_, base, target)) = pairs.iter().find(|(s, ..)| *s == m.step) else {
@@ -1525,7 +1529,10 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
     assert_eq!(schema_errors(&json), Vec::<String>::new());
     let text = render(&model, Format::Text, false);
     assert!(text.contains("passes disagree by more than half"), "{text}");
-    assert!(!text.contains("-0.4"), "a range through zero printed: {text}");
+    assert!(
+        !text.contains("-0.4"),
+        "a range through zero printed: {text}"
+    );
 }
 
 /// With a counting pass, a profile's shares are scaled to instructions too: pg16's point-query
