@@ -186,7 +186,10 @@ fn instruction_pairs<'a>(ms: &'a [Measurement], r: &Relative, target: &str) -> O
 /// The lowest and highest ratio of the seed-matched pairs of passes (the k-th of the target
 /// over the k-th of the base), and how many; `None` when a side has none or their counts differ.
 fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
-    let (b, t) = (instruction_pairs(ms, r, &r.base)?, instruction_pairs(ms, r, &r.target)?);
+    let (b, t) = (
+        instruction_pairs(ms, r, &r.base)?,
+        instruction_pairs(ms, r, &r.target)?,
+    );
     if b.len() != t.len() {
         return None;
     }

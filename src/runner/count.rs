@@ -282,9 +282,9 @@ impl CountCell<'_> {
             (Metric::ServerBgInstrSpread, background.map(|s| s.1)),
             (Metric::ClientInstr, client_v.map(|s| s.0)),
         ];
-        let stored = self
-            .store
-            .set_counted(&self.key, self.run_id, &step.label, &values, &c.server)?;
+        let stored =
+            self.store
+                .set_counted(&self.key, self.run_id, &step.label, &values, &c.server)?;
         let shown = match server {
             Some((mean, half)) => format!(
                 "{} instructions/op ±{:.2}%{}",

@@ -418,7 +418,9 @@ impl Store {
             i64::from(key.clients).into(),
         ];
         params.extend(values.iter().map(|(_, v)| Value::from(*v)));
-        let pairs = (!pairs.is_empty()).then(|| serde_json::to_string(pairs)).transpose()?;
+        let pairs = (!pairs.is_empty())
+            .then(|| serde_json::to_string(pairs))
+            .transpose()?;
         params.push(pairs.into());
         Ok(self.db.get_mut().execute(&sql, &params)? > 0)
     }
