@@ -265,6 +265,10 @@ CREATE TABLE bisections (
     // v18: version sweeps (issue 33): the sweep (`versions` target) a target is one release
     // of; its targets' positions are the release order. NULL for a target of no sweep.
     "ALTER TABLE targets ADD COLUMN sweep TEXT;",
+    // v19: metrics a step's counters could not cover (issue 41: a CPU window that missed the
+    // operations or was too short for the clock tick), as a JSON array of metric ids; their
+    // columns are NULL. NULL when every value was measured.
+    "ALTER TABLE measurements ADD COLUMN below_resolution TEXT;",
 ];
 
 /// The schema version this build writes.
