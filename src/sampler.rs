@@ -8,9 +8,13 @@
 //! threads ran and were allowed to run ([`CpuUse`]: each thread's last CPU and affinity mask,
 //! every second and at the boundaries), the evidence that a placement was applied. Uses the
 //! `procfs` crate, not hand parsing.
+//! It also judges whether a pair of snapshots can carry a step's per-op costs at all
+//! ([`CpuWindow`]): a CPU window that misses part of the operations it is divided by, or is too
+//! short for the clock tick, gives values that are below resolution (`None`), never a number.
 //! Must not: decide when the measured period starts or ends (the runner calls [`Probe::snapshot`]
-//! at those instants) or divide by ops (that is [`Costs::per_op`]), or import the engines or
-//! the remote side: they hand it an [`Observed`] (its module, `observed`, is the sampler's).
+//! at those instants and hands [`Costs`] the instants) or divide by ops (that is
+//! [`Costs::per_op`]), or import the engines or the remote side: they hand it an [`Observed`]
+//! (its module, `observed`, is the sampler's).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -27,6 +31,7 @@ pub use observed::{Observed, ProbeWhat, Probed};
 
 use crate::cpus::CpuSet;
 use crate::results::{Metric, Values};
+use crate::stats::{CLOCK_TICK_US, RESOLUTION_UNITS};
 use crate::sys::{rusage, timeval_us};
 
 /// Counters of one engine process at one instant.
@@ -387,18 +392,105 @@ fn tree(root: u32) -> Vec<Process> {
     out
 }
 
+/// Where the snapshots of a step stand against its operations: the window they measure and
+/// the window whose operations their deltas are divided by.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuWindow {
+    /// Seconds from the first instant a measured operation could start to the opening
+    /// snapshot (0: it was taken before); `None`: no opening snapshot was taken within the step
+    /// (it ended before its measured period began).
+    pub opened_late: Option<f64>,
+    /// Seconds from the opening snapshot to the closing one.
+    pub seconds: f64,
+    /// The operations window: the step's measured seconds.
+    pub ops_seconds: f64,
+}
+
+/// A CPU window that misses more than this share of its operations window does not cover them:
+/// its deltas hold only part of the work they are divided by. A tenth, as
+/// [`RESOLUTION_UNITS`]: what counting alone may move a total by before a ratio is noise.
+const MAX_MISSED: f64 = 1.0 / RESOLUTION_UNITS;
+
+/// The shortest window whose CPU times resolve a per-op cost, µs: [`RESOLUTION_UNITS`] clock
+/// ticks (`/proc`'s CPU times count ticks; `getrusage`'s finer ones are read at boundaries no
+/// more certain than a scheduler's time slice).
+const MIN_CPU_WINDOW_US: f64 = RESOLUTION_UNITS * CLOCK_TICK_US;
+
+/// The CPU times of the snapshots.
+const CPU_METRICS: &[Metric] = &[Metric::ServerCpu, Metric::ClientCpu, Metric::HostCpu];
+
+/// Every per-op cost [`Costs::per_op`] derives from the snapshots.
+const SNAPSHOT_METRICS: &[Metric] = &[
+    Metric::ServerCpu,
+    Metric::ClientCpu,
+    Metric::Cs,
+    Metric::HostCpu,
+    Metric::HostCs,
+    Metric::Reads,
+    Metric::ReadKb,
+    Metric::Writes,
+    Metric::WriteKb,
+    Metric::ProcReadKb,
+    Metric::ProcWriteKb,
+];
+
+impl CpuWindow {
+    /// The metrics this window cannot resolve: every snapshot delta when it does not cover
+    /// the operations window (no opening snapshot, or one that ended more than
+    /// [`MAX_MISSED`] of it late), the CPU times when it or the operations window is shorter
+    /// than [`MIN_CPU_WINDOW_US`] (the work measured lasted fewer ticks than a total needs).
+    pub fn unresolved(&self) -> &'static [Metric] {
+        let covers = (self.opened_late).is_some_and(|late| late <= self.ops_seconds * MAX_MISSED);
+        if !covers {
+            SNAPSHOT_METRICS
+        } else if self.seconds.min(self.ops_seconds) * 1e6 < MIN_CPU_WINDOW_US {
+            CPU_METRICS
+        } else {
+            &[]
+        }
+    }
+}
+
 /// Differences between two snapshots, ready to be divided by ops.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Costs {
     pub a: Snapshot,
     pub b: Snapshot,
+    /// How `a` and `b` stand against the step's operations; `None`: not a step's (the settling
+    /// probe divides by nothing), every delta is taken as it is.
+    #[serde(default)]
+    pub window: Option<CpuWindow>,
 }
 
 impl Costs {
+    /// The deltas from `a` to `b`, with no operations window to judge them against.
+    pub fn new(a: Snapshot, b: Snapshot) -> Costs {
+        Costs { a, b, window: None }
+    }
+
     /// Divide every delta by `ops`, into the metric table's per-op costs (the server's CPU,
     /// context switches and IO, dbdelta's CPU, the host's, the device's); over zero ops every
-    /// value is `None` ("n/a").
+    /// value is `None` ("n/a"), and so is every value [`Self::unresolved`] names.
     pub fn per_op(&self, ops: u64) -> Values {
+        let mut out = self.deltas_per_op(ops);
+        for &m in self.window.map_or(&[][..], |w| w.unresolved()) {
+            out.set(m, None);
+        }
+        out
+    }
+
+    /// The per-op costs that the deltas would give over `ops` but the window cannot resolve
+    /// ([`CpuWindow::unresolved`]): below resolution, `None` in [`Self::per_op`].
+    pub fn unresolved(&self, ops: u64) -> Vec<Metric> {
+        let deltas = self.deltas_per_op(ops);
+        (self.window.map_or(&[][..], |w| w.unresolved()).iter())
+            .copied()
+            .filter(|&m| deltas.get(m).is_some())
+            .collect()
+    }
+
+    /// Every delta divided by `ops`, whatever the window.
+    fn deltas_per_op(&self, ops: u64) -> Values {
         if ops == 0 {
             return Values::default();
         }
@@ -550,16 +642,120 @@ mod tests {
             std::hint::black_box(x);
         }
         let b = probe.snapshot();
-        let per = Costs {
-            a: a.clone(),
-            b: b.clone(),
-        }
-        .per_op(1);
+        let per = Costs::new(a.clone(), b.clone()).per_op(1);
         // 50 ms of CPU by getrusage: at least 20 ms must be visible in /proc.
         assert!(per.get(Metric::ServerCpu).unwrap() > 20_000.0, "{per:?}");
         assert!(per.get(Metric::HostCpu).unwrap() > 0.0);
-        assert!(Costs { a, b }.per_op(0).get(Metric::ServerCpu).is_none());
+        assert!(Costs::new(a, b).per_op(0).get(Metric::ServerCpu).is_none());
         assert!(probe.memory().unwrap().rss > 0);
+    }
+
+    /// A step's snapshots: 600 ms of engine CPU, 1.2 s of host CPU and 300 context switches
+    /// apart, divided over 100,000 operations in 0.3 s, judged against `window`.
+    fn step_costs(window: Option<CpuWindow>) -> Costs {
+        let snap = |cpu: f64, cs: u64| Snapshot {
+            proc_cpu_us: cpu,
+            procs: vec![ProcCounters {
+                pid: 7,
+                cs,
+                ..Default::default()
+            }],
+            client_cpu_us: cpu,
+            host_busy_us: 2.0 * cpu,
+            host_ctxt: cs,
+            proc_observed: true,
+            ..Default::default()
+        };
+        Costs {
+            a: snap(1_000_000.0, 1_000),
+            b: snap(1_600_000.0, 1_300),
+            window,
+        }
+    }
+
+    fn window(opened_late: Option<f64>, seconds: f64) -> Option<CpuWindow> {
+        Some(CpuWindow {
+            opened_late,
+            seconds,
+            ops_seconds: 0.3,
+        })
+    }
+
+    #[test]
+    fn a_window_that_cannot_cover_its_operations_is_below_resolution() {
+        let ops = 100_000;
+        // Opened 2 ms late, 0.3 s long: every value is a number.
+        let covered = step_costs(window(Some(0.002), 0.3));
+        let per = covered.per_op(ops);
+        assert_eq!(per.get(Metric::ServerCpu), Some(6.0));
+        assert_eq!(per.get(Metric::HostCpu), Some(12.0));
+        assert_eq!(per.get(Metric::Cs), Some(0.003));
+        assert!(covered.unresolved(ops).is_empty());
+        // Issue 41: the opening snapshot came after the operations had ended (0.35 s into a 0.3 s
+        // window); its deltas hold none of their work. Not a number, nor are the other deltas;
+        // the device's (no disk in these snapshots) stay merely unknown.
+        let late = step_costs(window(Some(0.35), 0.005));
+        let per = late.per_op(ops);
+        for m in [
+            Metric::ServerCpu,
+            Metric::ClientCpu,
+            Metric::HostCpu,
+            Metric::Cs,
+        ] {
+            assert_eq!(per.get(m), None, "{m:?}");
+        }
+        assert_eq!(
+            late.unresolved(ops),
+            [
+                Metric::ServerCpu,
+                Metric::ClientCpu,
+                Metric::Cs,
+                Metric::HostCpu,
+                Metric::HostCs,
+                Metric::ProcReadKb,
+                Metric::ProcWriteKb,
+            ]
+        );
+        // Missing 31 ms of 0.3 s (over a tenth) does not cover it either; 29 ms does.
+        assert_eq!(
+            step_costs(window(Some(0.031), 0.27)).unresolved(ops).len(),
+            7
+        );
+        assert!(
+            step_costs(window(Some(0.029), 0.27))
+                .unresolved(ops)
+                .is_empty()
+        );
+        // Too few samples: no opening snapshot within the step at all.
+        assert_eq!(
+            step_costs(window(None, 0.0))
+                .per_op(ops)
+                .get(Metric::ServerCpu),
+            None
+        );
+        // Too short for the clock tick: 50 ms is 5 ticks; the CPU times go, the counts stay.
+        let short = step_costs(Some(CpuWindow {
+            opened_late: Some(0.0),
+            seconds: 0.05,
+            ops_seconds: 0.05,
+        }));
+        assert_eq!(
+            short.unresolved(ops),
+            [Metric::ServerCpu, Metric::ClientCpu, Metric::HostCpu]
+        );
+        assert_eq!(short.per_op(ops).get(Metric::Cs), Some(0.003));
+        // A longer CPU window (threads slow to stop) does not lengthen the work it measured.
+        let tail = step_costs(Some(CpuWindow {
+            opened_late: Some(0.0),
+            seconds: 0.15,
+            ops_seconds: 0.05,
+        }));
+        assert_eq!(tail.per_op(ops).get(Metric::ServerCpu), None);
+        // Not a step's (the settling probe): taken as it is.
+        assert_eq!(
+            step_costs(None).per_op(ops).get(Metric::ServerCpu),
+            Some(6.0)
+        );
     }
 
     #[test]

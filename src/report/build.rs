@@ -327,6 +327,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         tps: m.tps,
         latency_us: m.latency_us,
         values: m.values,
+        below_resolution: m.below_resolution.clone(),
         client_bound: m.client_bound,
         failed: m.failed,
         error: m.error.clone(),
@@ -829,6 +830,18 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
         "the client may have been the bottleneck: dbdelta is measured as much as the engine",
         client_bound,
     ));
+    let unresolved: Vec<String> = (ok())
+        .filter(|m| !m.below_resolution.is_empty())
+        .map(|m| format!("{}: {}", place(model, m), m.below_resolution.join(", ")))
+        .collect();
+    if !unresolved.is_empty() {
+        out.push(format!(
+            "below resolution ({}): the step's CPU sample could not cover its operations (see the notes), so \
+             these costs are stored as no number and get no ratio or verdict: {}",
+            plural(unresolved.len(), "step"),
+            unresolved.join("; ")
+        ));
+    }
     let wakeup: Vec<&Measurement> = ok().filter(|m| m.wakeup_bound).collect();
     match wakeup.as_slice() {
         [] => {}
@@ -1292,6 +1305,18 @@ fn resolution_notes(model: &ReportModel) -> Vec<String> {
              empty). A step whose server CPU is that coarse gets no CPU verdict.",
             m.resolution_units,
             m.clock_tick_us / 1000.0
+        ));
+    }
+    if (model.measurements.iter()).any(|r| !r.below_resolution.is_empty()) {
+        out.push(format!(
+            "~ also marks a cost its step's sample could not cover: the window from the opening /proc snapshot to \
+             the closing one missed more than 1/{} of the operations the cost is divided by, or was shorter than {} \
+             clock ticks ({} ms), too short for a CPU time. Such a value is stored as NULL and named in the \
+             measurement's below_resolution (see the warnings): it is no number, and gets no ratio, no verdict \
+             and no place in the tl;dr or the group summaries.",
+            m.resolution_units,
+            m.resolution_units,
+            m.resolution_units * m.clock_tick_us / 1000.0
         ));
     }
     if model

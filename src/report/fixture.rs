@@ -113,6 +113,7 @@ fn measurement(
             mean: lat,
         }),
         values: costs(group, step_index, repeat, cpu_us),
+        below_resolution: Vec::new(),
         warm: false,
         rows_per_statement: None,
         instruction_pairs: None,

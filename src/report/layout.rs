@@ -884,9 +884,11 @@ fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Bloc
         for step in steps {
             let mut row = vec![step_label(step, any_flag(m, step, clients))];
             for t in &shown {
-                row.push(Cell::plain(metric(
-                    m.aggregate(t, step, clients).and_then(get),
-                )));
+                let value = m.aggregate(t, step, clients).and_then(get);
+                row.push(Cell::plain(match value {
+                    None if m.unresolved(t, step, clients, d.metric) => COARSE.to_string(),
+                    v => metric(v),
+                }));
             }
             for t in &m.compared {
                 row.push(cost_cell(m.relative_of(t, step, clients), d, cost));

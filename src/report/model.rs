@@ -622,6 +622,11 @@ pub struct MeasurementRow {
     /// Every metric of the table ([`crate::results::metrics::METRICS`]), under its id.
     #[serde(flatten)]
     pub values: Values,
+    /// Metrics whose counters could not cover the step (a CPU window that missed part of its
+    /// operations or was too short for the clock tick): `null` above, never a number. Absent
+    /// when every value was measured.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub below_resolution: Vec<String>,
     pub client_bound: bool,
     pub failed: bool,
     pub error: Option<String>,
@@ -964,6 +969,19 @@ impl ReportModel {
             .filter(|t| rows.iter().any(|r| r.target == *t))
             .collect();
         (rows, clients, targets)
+    }
+
+    /// Whether `metric` of a target × step × clients has no value because its non-failed
+    /// repeats were below resolution when measured (their samples could not cover the step).
+    pub fn unresolved(&self, target: &str, step: &str, clients: u32, metric: Metric) -> bool {
+        let id = metric.id();
+        let rows = || {
+            (self.measurements.iter())
+                .filter(|r| r.target == target && r.step == step && r.clients == clients)
+                .filter(|r| !r.failed)
+        };
+        rows().any(|r| r.below_resolution.iter().any(|b| b == id))
+            && rows().all(|r| r.values.get(metric).is_none())
     }
 
     pub fn aggregate(&self, target: &str, step: &str, clients: u32) -> Option<&Aggregate> {

@@ -1,5 +1,6 @@
 //! What a single measurement can resolve: the noise inside a step (its per-second QPS series),
-//! counter totals too coarse for a ratio (`~` cells), and whether device IO is the engine's.
+//! counter totals too coarse for a ratio and costs whose sample could not cover their step
+//! (`~` cells), and whether device IO is the engine's.
 //!
 //! Owns those judgements, from the stored records and the method's parameters. It must not
 //! judge between repeats (that is `verdict`), format anything, or do I/O.
@@ -105,17 +106,26 @@ fn counter_of(metric: Metric, rule: Resolution) -> Metric {
     }
 }
 
-/// Mean over `ms` of the total behind a per-op value (per-op × ops), in units; `None` when any
-/// repeat lacks it or there is no repeat.
+/// Mean over the repeats of `ms` that have it of the total behind a per-op value (per-op ×
+/// ops), in units; `None` when no repeat has it.
 fn total_units(ms: &[&Measurement], per_op: Metric, unit: f64) -> Option<f64> {
-    if ms.is_empty() {
-        return None;
-    }
-    let mut sum = 0.0;
-    for m in ms {
-        sum += m.values.get(per_op)? * m.ops as f64 / unit;
-    }
-    Some(sum / ms.len() as f64)
+    let totals: Vec<f64> = (ms.iter())
+        .filter_map(|m| Some(m.values.get(per_op)? * m.ops as f64 / unit))
+        .collect();
+    (!totals.is_empty()).then(|| totals.iter().sum::<f64>() / totals.len() as f64)
+}
+
+/// Whether `metric` of measurement `m` was stored below resolution: its step's counters could
+/// not cover it (`sampler::CpuWindow`), so it holds no number.
+pub(super) fn unresolved(m: &Measurement, metric: Metric) -> bool {
+    m.below_resolution.iter().any(|id| id == metric.id())
+}
+
+/// A side none of whose repeats has `metric`, some because it was below resolution: the side
+/// has no value to compare, and not for want of a counter.
+fn none_resolved(side: &Side, metric: Metric) -> bool {
+    side.repeats.iter().any(|m| unresolved(m, metric))
+        && side.repeats.iter().all(|m| m.values.get(metric).is_none())
 }
 
 /// One side of a ratio: the non-failed repeats of a target × step × clients, and its engine.
@@ -124,21 +134,25 @@ pub(super) struct Side<'a> {
     pub engine: &'a str,
 }
 
-/// Metrics with a resolution rule whose totals are below [`RESOLUTION_UNITS`] on both sides: their
-/// ratio is counting noise.
+/// Metrics with a ratio that cannot have one: their totals are below [`RESOLUTION_UNITS`] on
+/// both sides (the ratio is counting noise), or a side has no repeat whose sample covered its
+/// step (every value there was below resolution when measured).
 pub(super) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
     METRICS
         .iter()
-        .filter_map(|d| Some((d, d.resolution?)))
-        .filter(|&(d, rule)| {
+        .filter(|d| d.relative)
+        .filter(|d| {
             let coarse = |side: &Side| {
-                let counter = counter_of(d.metric, rule);
-                total_units(&side.repeats, counter, unit_of(rule, side.engine))
-                    .is_some_and(|t| t < RESOLUTION_UNITS)
+                d.resolution.is_some_and(|rule| {
+                    let counter = counter_of(d.metric, rule);
+                    total_units(&side.repeats, counter, unit_of(rule, side.engine))
+                        .is_some_and(|t| t < RESOLUTION_UNITS)
+                })
             };
-            coarse(target) && coarse(base)
+            let unmeasured = |side: &Side| none_resolved(side, d.metric);
+            (coarse(target) && coarse(base)) || unmeasured(target) || unmeasured(base)
         })
-        .map(|(d, _)| d.id.to_string())
+        .map(|d| d.id.to_string())
         .collect()
 }
 
@@ -253,6 +267,35 @@ mod tests {
             !coarse.contains(&"server_cpu_us_per_op".into()),
             "{coarse:?}"
         );
+    }
+
+    #[test]
+    fn a_side_whose_every_repeat_was_below_resolution_has_no_ratio() {
+        // 10,000 ops at 50 µs/op: 50 ticks, a fine total.
+        let fine = m(10_000, 50.0, 1.0, 1.0);
+        // Issue 41: the CPU window missed the operations; stored as no number, and flagged.
+        let mut missed = m(10_000, 0.0, 1.0, 1.0);
+        missed.values.set(Metric::ServerCpu, None);
+        missed.below_resolution = vec!["server_cpu_us_per_op".into(), "host_cpu_us_per_op".into()];
+        let cpu = ["server_cpu_us_per_op"];
+        assert_eq!(below_resolution(&side(&[&missed]), &side(&[&fine])), cpu);
+        assert_eq!(
+            below_resolution(&side(&[&fine, &fine]), &side(&[&missed, &missed])),
+            cpu,
+            "on the base's side too"
+        );
+        // One repeat of two missed it: the other's value stands (and the ratio with it).
+        assert!(below_resolution(&side(&[&missed, &fine]), &side(&[&fine])).is_empty());
+        // What was measured is still judged by its total: 5 ticks on both sides.
+        let coarse = m(10_000, 5.0, 1.0, 1.0);
+        assert_eq!(
+            below_resolution(&side(&[&missed, &coarse]), &side(&[&coarse])),
+            cpu
+        );
+        // A value that is merely unknown (no counter) is n/a, not below resolution.
+        let mut unknown = fine.clone();
+        unknown.values.set(Metric::ServerCpu, None);
+        assert!(below_resolution(&side(&[&unknown]), &side(&[&fine])).is_empty());
     }
 
     #[test]

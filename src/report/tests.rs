@@ -1574,3 +1574,80 @@ fn a_profile_diff_explains_an_instruction_delta_function_by_function() {
     let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
     assert_eq!(schema_errors(&json), Vec::<String>::new());
 }
+
+/// Issue 41: a CPU/op whose step's sample could not cover its operations is stored as no number
+/// and flagged; the report shows it as below resolution (`~`), with no ratio, no verdict and no
+/// place in the tl;dr or the group summary, and says so in a warning and a note. The JSON
+/// carries the flag and stays valid.
+#[test]
+fn a_cpu_sample_that_missed_its_step_is_below_resolution_not_a_verdict() {
+    let mut data = run_three_repeats();
+    for m in
+        (data.measurements.iter_mut()).filter(|m| m.target == "pg17" && m.step == "point-query")
+    {
+        m.values.set(Metric::ServerCpu, None);
+        m.values.set(Metric::HostCpu, None);
+        m.below_resolution = vec!["server_cpu_us_per_op".into(), "host_cpu_us_per_op".into()];
+    }
+    let m = build(&data, None).unwrap();
+    let r = m.relative_of("pg17", "point-query", 1).unwrap();
+    assert_eq!(r.ratio(Metric::ServerCpu), None);
+    assert!(r.tests.get(Metric::ServerCpu).is_none(), "{r:?}");
+    assert_eq!(r.below_resolution[0], "server_cpu_us_per_op", "{r:?}");
+    assert!(r.qps_test.is_some(), "QPS is judged as before");
+    let g = m.group_of("pg17", "point", 1).unwrap();
+    assert_eq!(g.server_cpu_us_per_op_median, None);
+    assert_eq!(
+        (g.server_cpu_regressions, g.server_cpu_improvements),
+        (0, 0)
+    );
+    let point = (m.tldr.iter())
+        .find(|l| l.starts_with("pg17 vs pg16, point queries"))
+        .unwrap();
+    assert!(
+        !point.contains("server CPU/op +") && !point.contains("server CPU/op -"),
+        "{point}"
+    );
+    assert!(
+        point.contains("on server CPU/op: 0 regressions, 0 improvements"),
+        "{point}"
+    );
+    let w = m.warnings.join("\n");
+    assert!(
+        w.contains("below resolution (3 steps)")
+            && w.contains(
+                "pg17 point-query at 1 client, repeat 2: server_cpu_us_per_op, host_cpu_us_per_op"
+            ),
+        "{w}"
+    );
+    let text = render(&m, Format::Text, false);
+    let cpu_row = (text.lines())
+        .skip_while(|l| !l.starts_with("Server CPU µs/op"))
+        .find(|l| l.starts_with(" point-query"))
+        .unwrap();
+    assert_eq!(
+        cpu_row.split('|').map(str::trim).collect::<Vec<_>>()[2..],
+        ["~", "~"],
+        "pg17's value and ratio: {cpu_row}"
+    );
+    assert!(text.contains("| CPU/op |   |     ~ |"), "{text}");
+    assert!(text.contains("~ also marks a cost its step's sample could not cover"));
+    // One repeat of three missing it: the other two still give a value, a ratio and a test.
+    let mut data = run_three_repeats();
+    let one = (data.measurements.iter_mut())
+        .find(|m| m.target == "pg17" && m.step == "point-query")
+        .unwrap();
+    one.values.set(Metric::ServerCpu, None);
+    one.below_resolution = vec!["server_cpu_us_per_op".into()];
+    let m = build(&data, None).unwrap();
+    let r = m.relative_of("pg17", "point-query", 1).unwrap();
+    assert!(!r.below_resolution.contains(&"server_cpu_us_per_op".into()));
+    assert!(r.ratio(Metric::ServerCpu).is_some());
+    assert_eq!(r.tests.get(Metric::ServerCpu).unwrap().paired_repeats, 2);
+    let json: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    let flagged = (json["measurements"].as_array().unwrap().iter())
+        .find(|r| r["below_resolution"][0] == "server_cpu_us_per_op")
+        .unwrap();
+    assert_eq!(flagged["server_cpu_us_per_op"], Value::Null);
+}

@@ -257,6 +257,11 @@ pub struct Measurement {
     /// metric table ([`metrics::METRICS`]), under its id.
     #[serde(flatten)]
     pub values: Values,
+    /// Ids of the metrics whose counters could not cover the step (`sampler::CpuWindow`: a CPU
+    /// window that missed part of the operations or was too short for the clock tick): below
+    /// resolution, `None` in `values`, never a number.
+    #[serde(default)]
+    pub below_resolution: Vec<String>,
     /// A warm-up step (`point-query.warm`, `scan.warm`, ...): stored so the executed order is
     /// visible, never reported.
     pub warm: bool,

@@ -631,6 +631,12 @@ impl CellRun<'_> {
             (per.get(Metric::ServerCpu), per.get(Metric::ClientCpu));
         m.values.fill_from(&per);
         let embedded = self.target.engine.embedded();
+        // What the snapshots' window could not resolve (not the client's CPU of an in-process
+        // engine, which is never separated from it).
+        m.below_resolution = (run.costs.unresolved(m.ops).into_iter())
+            .filter(|&u| !(embedded && u == Metric::ClientCpu))
+            .map(|u| u.id().to_string())
+            .collect();
         // In-process engines share our CPU: client cost is not separable from engine cost.
         let client_cpu = measured_client.filter(|_| !embedded);
         m.values.set(Metric::ClientCpu, client_cpu);
@@ -834,11 +840,21 @@ fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
     let (Some(qps), Some(lat)) = (&m.qps, &m.latency_us) else {
         return format!("{prefix}: no event completed ({} errors)", m.errors.total());
     };
+    let cpu = match m.values.get(Metric::ServerCpu) {
+        Some(v) => format!("{v:.1} µs CPU/op"),
+        None if m
+            .below_resolution
+            .iter()
+            .any(|u| u == Metric::ServerCpu.id()) =>
+        {
+            "CPU/op below resolution".into()
+        }
+        None => "CPU/op n/a".into(),
+    };
     let mut out = format!(
-        "{prefix}: {} {unit}, p99 {:.1} µs, {:.1} µs CPU/op",
+        "{prefix}: {} {unit}, p99 {:.1} µs, {cpu}",
         thousands(*qps),
         lat.p99,
-        m.values.get(Metric::ServerCpu).unwrap_or(f64::NAN),
     );
     // Paced roles: how close they kept to their schedule.
     for o in m.operations.iter().filter(|o| o.pacer == "rate") {

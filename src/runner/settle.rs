@@ -46,7 +46,7 @@ pub fn probe(
     let b = probe.snapshot();
     let secs = t0.elapsed().as_secs_f64();
     let end = server.background();
-    let total = Costs { a, b }.per_op(1);
+    let total = Costs::new(a, b).per_op(1);
     let mut s = Settling {
         process: process_name(&server.observed()),
         probe_secs: secs,

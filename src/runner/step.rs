@@ -6,9 +6,12 @@
 //! (one per thread and operation type, merged after the threads stop). Phases: every thread
 //! connects and prepares, all meet at a barrier, the coordinator fixes the warm-up end and the
 //! deadline, threads run until the deadline, their quotas or `stop`, meet again, and only then
-//! does the coordinator take the closing `/proc` snapshot. A client thread with a placement
-//! pins itself once, first thing, before it connects (never per operation). Nothing here knows
-//! a suite: a step is a [`StepPlan`].
+//! does the coordinator take the closing `/proc` snapshot. The opening one is taken once, at
+//! the measured period's start ([`OpeningSnapshot`]): by the coordinator (before `go` when
+//! there is no warm-up) or, when the coordinator is late for it, by the first client thread to
+//! start an operation; the step hands both instants to its [`Costs`]. A client thread with a
+//! placement pins itself once, first thing, before it connects (never per operation). Nothing
+//! here knows a suite: a step is a [`StepPlan`].
 //! Must not: allocate, lock or format per operation; write to the store (the caller does).
 
 use std::path::PathBuf;
@@ -23,7 +26,7 @@ use crate::cpus::{self, CpuSet};
 use crate::engine::{DbError, Driver, ErrorKind, Session, TableDdl};
 use crate::profiler::{self, Perf, ProfileSettings, Recorded, Recording};
 use crate::progress::StepProgress;
-use crate::sampler::{Costs, CpuUse, Peaks, Probe, Sampler, Snapshot};
+use crate::sampler::{Costs, CpuUse, CpuWindow, Peaks, Probe, Sampler, Snapshot};
 use crate::stats;
 use crate::workload::{Done, Executor, Opening, Pacer, Role, StepPlan};
 
@@ -239,6 +242,68 @@ struct Shared {
     stop: AtomicBool,
     /// A counting pass's coordinator, woken when the quotas are met.
     coordinator: std::sync::OnceLock<thread::Thread>,
+    /// The measured period's opening snapshot.
+    opening: OpeningSnapshot,
+}
+
+/// How long after the measured period's start the coordinator has to take the opening
+/// snapshot before the first client thread to start an operation takes it instead.
+const OPENING_GRACE: Duration = Duration::from_millis(5);
+
+/// The measured period's opening snapshot, taken once, by whoever claims it first: the
+/// coordinator when it wakes at the period's start, or, when it has not by [`OPENING_GRACE`]
+/// later, the first client thread to start an operation. The coordinator sleeps until the
+/// start and then waits its turn for a CPU: behind 64 busy client threads on 2 CPUs that was up
+/// to 0.2 s, after a `--quick` step had ended, so its snapshot covered none of the operations
+/// its deltas were divided by. A thread starting an operation is on a CPU at that instant.
+struct OpeningSnapshot {
+    probe: Probe,
+    /// Client threads may take it (not in a counting pass: its clients only count).
+    by_clients: bool,
+    claimed: AtomicBool,
+    taken: std::sync::OnceLock<Opened>,
+}
+
+/// An opening snapshot and when it was taken.
+struct Opened {
+    snapshot: Snapshot,
+    /// The middle of the snapshot: its counters were read then, give or take half its length
+    /// (a remote server's are read by its agent, a round trip away).
+    at: Instant,
+    /// `CLOCK_MONOTONIC` seconds then (the profile's window starts there).
+    monotonic: f64,
+}
+
+impl OpeningSnapshot {
+    fn new(probe: &Probe, by_clients: bool) -> OpeningSnapshot {
+        OpeningSnapshot {
+            probe: probe.clone(),
+            by_clients,
+            claimed: AtomicBool::new(false),
+            taken: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Take the snapshot unless someone claimed it before; true when this call took it.
+    fn claim(&self) -> bool {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let from = Instant::now();
+        let snapshot = self.probe.snapshot();
+        let _ = self.taken.set(Opened {
+            snapshot,
+            at: from + from.elapsed() / 2,
+            monotonic: profiler::monotonic_now(),
+        });
+        true
+    }
+
+    /// [`Self::claim`] for a client thread past the grace: a load first, so that only a late
+    /// coordinator leaves it to a client.
+    fn claim_late(&self) -> bool {
+        self.by_clients && !self.claimed.load(Ordering::Acquire) && self.claim()
+    }
 }
 
 /// One role thread's place in the step.
@@ -388,8 +453,9 @@ pub fn run(
         quota_missed: AtomicUsize::new(0),
         stop: AtomicBool::new(false),
         coordinator: std::sync::OnceLock::new(),
+        opening: OpeningSnapshot::new(probe, !spec.counting),
     };
-    let (ends, clock, coordinated, b, peaks, profile) = thread::scope(|s| {
+    let (ends, clock, coordinated, closing, peaks, profile) = thread::scope(|s| {
         let (handles, spawn_error) = spawn_threads(s, spec, &shared, interrupt, driver);
         let phases = shared.phases.get_or_init(|| Phases::new(handles.len() + 1));
         if let Some(e) = spawn_error {
@@ -398,10 +464,11 @@ pub fn run(
         phases.ready.wait();
         let t0 = Instant::now();
         let measure_start = t0 + step.warmup;
-        let clock = Clock {
+        let mut clock = Clock {
             t0,
             measure_start,
             deadline: measure_start + step.measure.unwrap_or(OPEN_ENDED),
+            go: t0,
         };
         *shared.window.lock().expect("window lock") = Some(Window {
             measure_start: clock.measure_start,
@@ -414,12 +481,20 @@ pub fn run(
             .profile
             .as_ref()
             .map(|p| Recording::start(p.perf, &p.settings, &probe.attach(), &p.data));
+        if step.warmup.is_zero() {
+            // Every thread waits at `go`: nothing runs, the window opens exactly here.
+            shared.opening.claim();
+        }
+        clock.go = Instant::now();
         phases.go.wait();
         let mut coordinated = coordinate(spec, &clock, probe, progress, interrupt, &shared);
         phases.done.wait();
+        let from = Instant::now();
         let b = probe.snapshot();
+        let closing = (from + from.elapsed() / 2, b);
         coordinated.cpus.add(&probe.cpus());
-        let window = (coordinated.measured_from, profiler::monotonic_now());
+        let from = (shared.opening.taken.get()).map_or(coordinated.measured_from, |o| o.monotonic);
+        let window = (from, profiler::monotonic_now());
         let profile = recording.map(|r| r.and_then(|r| r.stop(window)));
         phases.snapshotted.wait();
         let peaks = sampler.map(Sampler::finish).unwrap_or_default();
@@ -430,9 +505,9 @@ pub fn run(
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
             .map_err(|p| anyhow::anyhow!("a client thread panicked: {}", panic_text(&*p)))?;
-        anyhow::Ok((ends, clock, coordinated, b, peaks, profile))
+        anyhow::Ok((ends, clock, coordinated, closing, peaks, profile))
     })?;
-    let mut run = finish(spec, &shared, ends, &clock, coordinated, b, peaks)?;
+    let mut run = finish(spec, &shared, ends, &clock, coordinated, closing, peaks)?;
     run.profile = profile;
     Ok(run)
 }
@@ -475,11 +550,10 @@ fn finish(
     ends: Vec<ThreadEnd>,
     clock: &Clock,
     coordinated: Coordinated,
-    b: Snapshot,
+    (closing_at, b): (Instant, Snapshot),
     peaks: Peaks,
 ) -> anyhow::Result<StepRun> {
     let Coordinated {
-        a,
         interrupted,
         mut cpus,
         adaptive,
@@ -523,11 +597,16 @@ fn finish(
     let end = last.unwrap_or(fallback).max(clock.measure_start);
     let seconds = end.duration_since(clock.measure_start).as_secs_f64();
     let quota_met = step.has_quota() && shared.quota_missed.load(Ordering::Relaxed) == 0;
+    let opened = shared.opening.taken.get();
     Ok(StepRun {
         ops,
         merged,
         seconds,
-        costs: Costs { a, b },
+        costs: Costs {
+            a: opened.map_or_else(|| b.clone(), |o| o.snapshot.clone()),
+            window: Some(cpu_window(clock, opened.map(|o| o.at), closing_at, seconds)),
+            b,
+        },
         peaks,
         rows_touched: ends.rows_touched,
         fatal: ends.fatal,
@@ -539,6 +618,24 @@ fn finish(
         quota_met,
         profile: None,
     })
+}
+
+/// The snapshots' window against the operations window: from the opening snapshot (its
+/// middle), late by its distance from the first instant a measured operation could start (the
+/// period's start, or `go` when that came later), to the closing one (its middle).
+fn cpu_window(
+    clock: &Clock,
+    opened: Option<Instant>,
+    closing_at: Instant,
+    ops_seconds: f64,
+) -> CpuWindow {
+    let first = clock.measure_start.max(clock.go);
+    let secs = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
+    CpuWindow {
+        opened_late: opened.map(|at| secs(first, at)),
+        seconds: opened.map_or(0.0, |at| secs(at, closing_at)),
+        ops_seconds,
+    }
 }
 
 /// Each role × operation type's merged recorders, with the role's own measured seconds: from
@@ -671,7 +768,7 @@ impl Ends {
 }
 
 /// A connected session and its executor.
-type Opened = (Box<dyn Session>, Box<dyn Executor>);
+type Connected = (Box<dyn Session>, Box<dyn Executor>);
 
 /// One role thread: pin (once), connect and prepare, meet the others, run operations until
 /// the step ends for it, then hold the connection until the closing snapshot is taken.
@@ -801,16 +898,40 @@ struct OpLoop<'a> {
     measured_from: Option<(Instant, Duration)>,
     /// Rows touched when the measured period began.
     rows_before: Option<Vec<u64>>,
+    /// From when this thread takes the opening snapshot if nobody has ([`OpeningSnapshot`]);
+    /// `None` once it has looked.
+    opens_from: Option<Instant>,
 }
 
 impl OpLoop<'_> {
-    /// The first operation of the measured period is about to start.
-    fn measuring(&mut self, start: Instant, exec: &dyn Executor) {
+    /// An operation is about to start at `start`: past [`OPENING_GRACE`] with no opening
+    /// snapshot taken (the coordinator is late), take it first. True when this thread took
+    /// it (the operation starts after it). Looked at once per thread.
+    fn opens(&mut self, start: Instant) -> bool {
+        match self.opens_from {
+            Some(from) if start >= from => {
+                self.opens_from = None;
+                self.shared.opening.claim_late()
+            }
+            _ => false,
+        }
+    }
+
+    /// An operation is about to start at `start`: take the opening snapshot if it is this
+    /// thread's to take ([`Self::opens`]), and note the measured period's first operation.
+    /// Returns when the operation starts (after the snapshot, when this thread took it).
+    fn measuring(&mut self, start: Instant, exec: &dyn Executor) -> Instant {
+        let start = if self.opens(start) {
+            Instant::now()
+        } else {
+            start
+        };
         if self.measured_from.is_none() && start >= self.measure_start {
             self.measured_from = Some((start, thread_cpu()));
             // Rows touched so far belong to the warm-up (copied once per step).
             self.rows_before = Some(exec.rows_touched().to_vec());
         }
+        start
     }
 
     /// An operation that was due at `intended` ran from `start` to `end`: record it, publish
@@ -877,7 +998,7 @@ fn run_ops(
     interrupt: &AtomicBool,
     session: &mut Box<dyn Session>,
     exec: &mut Box<dyn Executor>,
-    open: &dyn Fn() -> Result<Opened, DbError>,
+    open: &dyn Fn() -> Result<Connected, DbError>,
 ) -> Ran {
     let (measure_start, deadline) = {
         let w = shared.window.lock().expect("window lock");
@@ -900,6 +1021,7 @@ fn run_ops(
         errors: 0,
         measured_from: None,
         rows_before: None,
+        opens_from: Some(measure_start + OPENING_GRACE),
     };
     let schedule = t.schedule(shared, measure_start);
     let stopping = || shared.stop.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed);
@@ -913,7 +1035,7 @@ fn run_ops(
         if start >= deadline || stopping() {
             break;
         }
-        ops.measuring(start, exec.as_ref());
+        let start = ops.measuring(start, exec.as_ref());
         let result = exec.run(session.as_mut());
         let end = Instant::now();
         let Err(e) = ops.ran(intended, start, end, result) else {
@@ -958,16 +1080,17 @@ struct Clock {
     t0: Instant,
     measure_start: Instant,
     deadline: Instant,
+    /// When the coordinator reached `go` (the threads start their operations after it).
+    go: Instant,
 }
 
 /// What the coordinator saw while the threads ran.
 struct Coordinated {
-    /// The opening snapshot, taken at the start of the measured period.
-    a: Snapshot,
     interrupted: bool,
     cpus: CpuUse,
     adaptive: Option<AdaptiveEnd>,
-    /// `CLOCK_MONOTONIC` seconds at the opening snapshot (the profile's window starts there).
+    /// `CLOCK_MONOTONIC` seconds when the coordinator saw the measured period start (the
+    /// profile's window starts there, or at the opening snapshot when one was taken).
     measured_from: f64,
 }
 
@@ -1087,8 +1210,9 @@ fn coordinator_tick(spec: &StepSpec, shared: &Shared) -> Duration {
 }
 
 /// The coordinator's part of a step: show progress, take the opening snapshot when the
-/// measured period starts, count whole seconds for an adaptive step and stop it early through
-/// `stop`, and return at the deadline, when the quotas are met, or on `interrupt`.
+/// measured period starts (unless a client thread took it), count whole seconds for an
+/// adaptive step and stop it early through `stop`, and return at the deadline, when the quotas
+/// are met, or on `interrupt`.
 fn coordinate(
     spec: &StepSpec,
     clock: &Clock,
@@ -1113,7 +1237,7 @@ fn coordinate(
     };
     let mut intervals = Intervals::new(spec, progress, clock.t0);
     let mut last = (clock.t0, 0u64);
-    let mut a = None;
+    let mut opened = false;
     let mut cpus = CpuUse::default();
     let mut counter: Option<SecondCounter> = None;
     let mut adaptive = None;
@@ -1121,13 +1245,14 @@ fn coordinate(
     let mut measured_from = 0.0;
     loop {
         let now = Instant::now();
-        if a.is_none() && now >= clock.measure_start {
+        if !opened && now >= clock.measure_start {
+            opened = true;
             let units = total();
             counter = spec
                 .step
                 .stop_rule
                 .map(|rule| SecondCounter::new(rule, clock, units));
-            a = Some(probe.snapshot());
+            shared.opening.claim();
             cpus.add(&probe.cpus());
             measured_from = profiler::monotonic_now();
         }
@@ -1151,10 +1276,10 @@ fn coordinate(
             stop.store(true, Ordering::Relaxed);
             break;
         }
-        let next_boundary = match (&a, &counter) {
-            (None, _) => clock.measure_start,
-            (Some(_), Some(c)) => c.next.min(clock.deadline),
-            (Some(_), None) => clock.deadline,
+        let next_boundary = match (opened, &counter) {
+            (false, _) => clock.measure_start,
+            (true, Some(c)) => c.next.min(clock.deadline),
+            (true, None) => clock.deadline,
         };
         let next_boundary = match &intervals {
             Some(i) => next_boundary.min(i.next),
@@ -1170,11 +1295,10 @@ fn coordinate(
     if adaptive.is_none() {
         adaptive = counter.map(|c| c.end(false));
     }
-    if a.is_none() {
+    if !opened {
         measured_from = profiler::monotonic_now();
     }
     Coordinated {
-        a: a.unwrap_or_else(|| probe.snapshot()),
         interrupted,
         cpus,
         adaptive,

@@ -265,10 +265,14 @@ CREATE TABLE bisections (
     // v18: version sweeps (issue 33): the sweep (`versions` target) a target is one release
     // of; its targets' positions are the release order. NULL for a target of no sweep.
     "ALTER TABLE targets ADD COLUMN sweep TEXT;",
+    // v19: metrics a step's counters could not cover (issue 41: a CPU window that missed the
+    // operations or was too short for the clock tick), as a JSON array of metric ids; their
+    // columns are NULL. NULL when every value was measured.
+    "ALTER TABLE measurements ADD COLUMN below_resolution TEXT;",
     // v20: the counting pass's instructions of the server's background work per op and their
     // spread (issue 42), apart from the pass's own statements (`server_instructions_per_op`),
-    // and the foreground value of each pair of passes (a JSON array), which the report pairs
-    // across targets (their k-th pairs are seeded alike).
+    // and the foreground value of each pair of passes with their events (JSON), which the
+    // report pairs across targets (their k-th pairs are seeded alike).
     r#"
 ALTER TABLE measurements ADD COLUMN server_background_instructions_per_op REAL;
 ALTER TABLE measurements ADD COLUMN server_background_instructions_spread REAL;

@@ -705,6 +705,13 @@ fn measurement_costs(m: &Measurement) -> Result<Vec<(&'static str, Value)>> {
                 .transpose()?
                 .into(),
         ),
+        (
+            "below_resolution",
+            (!m.below_resolution.is_empty())
+                .then(|| serde_json::to_string(&m.below_resolution))
+                .transpose()?
+                .into(),
+        ),
         ("recorded_at", recorded_at().into()),
     ]);
     Ok(row)

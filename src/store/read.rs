@@ -207,6 +207,7 @@ fn costs(r: &Row) -> Result<Measurement> {
         precision_achieved: r.col("precision_achieved")?,
         stop_reason: r.col("stop_reason")?,
         settling: json::<Option<Settling>>(r, "settling_json")?,
+        below_resolution: json::<Vec<String>>(r, "below_resolution")?,
         ..Default::default()
     })
 }
