@@ -1509,8 +1509,12 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
         let half = (v[2] - v[0]).abs() / 2.0;
         m.values.set(Metric::ServerInstr, Some(mean));
         m.values.set(Metric::ServerInstrSpread, Some(half));
-        m.instruction_pairs = Some(v);
+        m.instruction_pairs = Some(crate::results::InstructionPairs {
+            events: 200,
+            per_op: v,
+        });
     }
+    let mut other_events = data.clone();
     let model = build(&data, None).unwrap();
     let test = |step: &str| {
         let r = (model.relative.iter())
@@ -1518,6 +1522,18 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
             .unwrap();
         r.tests.spread(Metric::ServerInstr).unwrap().clone()
     };
+    // Passes of another length touched other rows: not paired, judged by the spreads.
+    for m in other_events.measurements.iter_mut() {
+        if let (Some(p), "pg17") = (m.instruction_pairs.as_mut(), m.target.as_str()) {
+            p.events = 100;
+        }
+    }
+    let unpaired = build(&other_events, None).unwrap();
+    let r = (unpaired.relative.iter())
+        .find(|r| r.target == "pg17" && r.step == "update-index" && r.clients == 1)
+        .unwrap();
+    let t = r.tests.spread(Metric::ServerInstr).unwrap();
+    assert_eq!((t.verdict.as_str(), t.paired), ("within noise", 0), "{t:?}");
     let t = test("update-index");
     assert_eq!((t.verdict.as_str(), t.paired), ("regression", 3), "{t:?}");
     assert!(t.range[0] > 1.03 && t.range[1] < 1.045, "{t:?}");

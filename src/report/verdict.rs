@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::model::{MetricTest, Relative, ReportModel, SpreadTest};
 use crate::results::metrics::METRICS;
-use crate::results::{Measurement, Metric};
+use crate::results::{InstructionPairs, Measurement, Metric};
 use crate::stats;
 
 /// What a verdict is on: QPS (higher is better) or a metric of the table with a verdict (a cost:
@@ -176,23 +176,29 @@ pub(super) fn metric_test(
 const DISAGREEMENT: f64 = 1.25;
 
 /// The foreground instructions/op of each pair of passes of `target`'s counted row.
-fn instruction_pairs<'a>(ms: &'a [Measurement], r: &Relative, target: &str) -> Option<&'a [f64]> {
+fn instruction_pairs<'a>(
+    ms: &'a [Measurement],
+    r: &Relative,
+    target: &str,
+) -> Option<&'a InstructionPairs> {
     (ms.iter())
         .find(|m| m.target == target && m.step == r.step && m.clients == r.clients)
-        .and_then(|m| m.instruction_pairs.as_deref())
-        .filter(|p| p.len() >= 2 && p.iter().all(|v| v.is_finite()))
+        .and_then(|m| m.instruction_pairs.as_ref())
+        .filter(|p| p.per_op.len() >= 2 && p.per_op.iter().all(|v| v.is_finite()))
 }
 
 /// The lowest and highest ratio of the seed-matched pairs of passes (the k-th of the target
-/// over the k-th of the base), and how many; `None` when a side has none or their counts differ.
+/// over the k-th of the base), and how many; `None` when a side has none, or the two ran
+/// different numbers of pairs or of events (then their pairs touched different rows).
 fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
     let (b, t) = (
         instruction_pairs(ms, r, &r.base)?,
         instruction_pairs(ms, r, &r.target)?,
     );
-    if b.len() != t.len() {
+    if b.events != t.events || b.per_op.len() != t.per_op.len() {
         return None;
     }
+    let (b, t) = (&b.per_op, &t.per_op);
     let ratios = b.iter().zip(t).map(|(b, t)| match *b > 0.0 {
         true => t / b,
         false => 0.0,

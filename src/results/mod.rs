@@ -222,6 +222,15 @@ impl ErrorCounts {
 }
 
 /// One measured step of one target × clients × repeat.
+/// A counted step's foreground instructions/op per pair of passes, in pass order, and the
+/// events of each pair's short pass. Every target's k-th pair of a step is seeded alike: with
+/// the same events it ran the same rows as the base's k-th, and the report pairs them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct InstructionPairs {
+    pub events: u64,
+    pub per_op: Vec<f64>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Measurement {
     pub target: String,
@@ -268,10 +277,9 @@ pub struct Measurement {
     /// Rows returned or changed per execution of each statement of the event, in event order
     /// (known under the same condition as the `rows_per_event` metric).
     pub rows_per_statement: Option<Vec<f64>>,
-    /// The counting pass's foreground instructions/op of each pair of passes, in pass order
-    /// (on the row that holds `server_instructions_per_op`). Every target's k-th pair is seeded
-    /// alike, so it ran the same rows as the base's k-th: the report pairs them.
-    pub instruction_pairs: Option<Vec<f64>>,
+    /// The counting pass's foreground instructions/op of each pair of passes (on the row that
+    /// holds `server_instructions_per_op`).
+    pub instruction_pairs: Option<InstructionPairs>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
     pub client_bound: bool,
     /// CPUs the server's threads were seen running on (`/proc/PID/task/TID/stat` field

@@ -273,6 +273,10 @@ impl CountCell<'_> {
         let c = count_step(counted, client, step, self.key.clients, self.counting)
             .with_context(|| format!("{prefix}: counting instructions"))?;
         let server = StepCount::summary(&c.server);
+        let pairs = crate::results::InstructionPairs {
+            events: c.events,
+            per_op: c.server.clone(),
+        };
         let background = StepCount::summary(&c.background).filter(|_| !counted.embedded);
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
         let values = [
@@ -284,7 +288,7 @@ impl CountCell<'_> {
         ];
         let stored =
             self.store
-                .set_counted(&self.key, self.run_id, &step.label, &values, &c.server)?;
+                .set_counted(&self.key, self.run_id, &step.label, &values, Some(&pairs))?;
         let shown = match server {
             Some((mean, half)) => format!(
                 "{} instructions/op ±{:.2}%{}",
@@ -431,7 +435,9 @@ fn pass(
 /// warm the caches. A pass's fixed cost (its connections and statements) cancels in the
 /// difference; when it does not (a negative difference), the long pass's mean is taken.
 fn size(counted: &Counted, client: &mut CountClient, step: &StepPlan, budget: u64) -> Result<f64> {
-    let total = |c: &Counts| (c.server + c.background + c.client) as f64;
+    // The statements' own work and the client's: the background's, which follows the clock,
+    // would size the same step of two identical targets differently.
+    let total = |c: &Counts| (c.server + c.client) as f64;
     let mut k = SIZING_EVENTS;
     loop {
         let a = pass(counted, client, step, k, 998)?;
@@ -448,6 +454,21 @@ fn size(counted: &Counted, client: &mut CountClient, step: &StepPlan, budget: u6
     }
 }
 
+/// `n` rounded down to 1, 2 or 5 times a power of ten: targets whose events cost within about
+/// a factor of two of each other run the same numbers of events, so their k-th pairs of passes
+/// touch the same rows and the report can pair them.
+fn on_grid(n: u64) -> u64 {
+    let mut scale = 1;
+    while scale * 10 <= n {
+        scale *= 10;
+    }
+    [5, 2, 1]
+        .into_iter()
+        .map(|m| m * scale)
+        .find(|&g| g <= n)
+        .unwrap_or(n.max(1))
+}
+
 /// Size the passes, then `passes` pairs of n and 3n events.
 fn count_step(
     counted: &Counted,
@@ -458,7 +479,7 @@ fn count_step(
 ) -> Result<StepCount> {
     let per_event = size(counted, client, step, counting.budget)?;
     let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
-    let n = n.max(u64::from(clients));
+    let n = on_grid(n).max(u64::from(clients));
     let mut out = StepCount {
         server: Vec::new(),
         background: Vec::new(),
@@ -677,4 +698,18 @@ fn run_pass(
         errors: run.merged.errors.total(),
         error: run.fatal,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pass_sizes_snap_to_a_grid_that_near_costs_share() {
+        let grid: Vec<u64> = [1, 3, 7, 10, 19, 20, 49, 51, 199, 346, 1038, 200_000]
+            .into_iter()
+            .map(on_grid)
+            .collect();
+        assert_eq!(grid, [1, 2, 5, 10, 10, 20, 20, 50, 100, 200, 1000, 200_000]);
+    }
 }

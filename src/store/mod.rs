@@ -398,7 +398,7 @@ impl Store {
         run_id: &str,
         step: &str,
         values: &[(crate::results::Metric, Option<f64>)],
-        pairs: &[f64],
+        pairs: Option<&crate::results::InstructionPairs>,
     ) -> Result<bool> {
         let mut sets: Vec<String> = (values.iter().enumerate())
             .map(|(i, (m, _))| format!("{} = ?{}", m.id(), i + 6))
@@ -418,9 +418,7 @@ impl Store {
             i64::from(key.clients).into(),
         ];
         params.extend(values.iter().map(|(_, v)| Value::from(*v)));
-        let pairs = (!pairs.is_empty())
-            .then(|| serde_json::to_string(pairs))
-            .transpose()?;
+        let pairs = pairs.map(serde_json::to_string).transpose()?;
         params.push(pairs.into());
         Ok(self.db.get_mut().execute(&sql, &params)? > 0)
     }
@@ -1092,7 +1090,10 @@ mod tests {
                 (Metric::ScanKrows, 1234.5),
             ]),
             rows_per_statement: Some(vec![0.0, 1.0, 10.0]),
-            instruction_pairs: Some(vec![41_000.0, 41_100.5]),
+            instruction_pairs: Some(crate::results::InstructionPairs {
+                events: 200,
+                per_op: vec![41_000.0, 41_100.5],
+            }),
             server_cpus_seen: Some("0".into()),
             server_cpus_allowed: Some("0-1".into()),
             client_cpus_seen: Some("1".into()),

@@ -196,7 +196,7 @@ fn costs(r: &Row) -> Result<Measurement> {
         error: r.col("error")?,
         warm: r.col("warm")?,
         rows_per_statement: json::<Option<Vec<f64>>>(r, "rows_per_statement")?,
-        instruction_pairs: json::<Option<Vec<f64>>>(r, "server_instructions_pairs")?,
+        instruction_pairs: json(r, "server_instructions_pairs")?,
         server_cpus_seen: r.col("server_cpus_seen")?,
         server_cpus_allowed: r.col("server_cpus_allowed")?,
         client_cpus_seen: r.col("client_cpus_seen")?,
