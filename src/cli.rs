@@ -229,7 +229,9 @@ pub struct CleanArgs {
     /// kept and named).
     #[arg(long)]
     pub stop: bool,
-    /// Also remove the saved loads of `reuse_load` in DIR (default: `<workdir>/snapshots`).
+    /// Also remove the saved loads of `reuse_load` in DIR (default: `<workdir>/snapshots`):
+    /// only dbdelta's snapshots and its own unfinished saves; DIR and anything else in it are
+    /// kept.
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
     pub snapshots: Option<Option<PathBuf>>,
 }

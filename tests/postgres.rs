@@ -531,7 +531,8 @@ fn a_failed_target_and_a_client_bound_step_are_warned_in_every_format() {
     .into_iter()
     .map(|(s,)| s)
     .collect();
-    let costs: Vec<(String, f64, f64)> = rows(
+    // NULL where a step's CPU window could not cover it (below resolution).
+    let costs: Vec<(String, Option<f64>, Option<f64>)> = rows(
         &db,
         "SELECT step, client_cpu_us_per_op, server_cpu_us_per_op FROM measurements",
     );

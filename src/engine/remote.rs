@@ -47,7 +47,8 @@ impl SshHost {
     pub fn parse(text: &str) -> Result<SshHost, String> {
         let bad = |why: &str| {
             format!(
-                "host = \"{text}\": {why}; expected e.g. \"ssh://bench@db1.example\" or \"ssh://root@10.0.0.2:2222\""
+                "host = \"{}\": {why}; expected e.g. \"ssh://bench@db1.example\" or \"ssh://root@10.0.0.2:2222\"",
+                crate::engine::common::connect::redact_secrets(text)
             )
         };
         let rest = text
