@@ -209,6 +209,18 @@ fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
     Some(([lo, hi], b.len() as u32))
 }
 
+/// Whether seed-matched pairs may be judged by their own range: pairing removed most of what
+/// varies from pair to pair (their ratios' half-range at most half of either side's own
+/// half-range), or the sides hardly vary anyway (both within half the minimum effect). When
+/// the pairs' ratios vary as much as the sides do, what varies is not the rows a pair touched
+/// but the server's state (on MariaDB, how far purge has got), which differs between two
+/// servers as a whole: the pairs prove nothing, and the sides' spreads judge.
+fn pairing_explains([low, high]: [f64; 2], sides: [f64; 2], min_effect: f64) -> bool {
+    let half = (high - low) / (high + low);
+    let (least, most) = (sides[0].min(sides[1]), sides[0].max(sides[1]));
+    half <= least / 2.0 || most <= min_effect / 2.0
+}
+
 /// A counted cost's verdict from its ratio and range: a change when 1 lies outside the range
 /// and the ratio is beyond ±`min_effect`; `unchanged` when the whole range lies within it;
 /// `unmeasurable` when the range reaches zero (the passes disagree by more than half).
@@ -246,9 +258,11 @@ fn spread_test(
         return None;
     }
     let ratio = t / b;
+    let sides = [sb / b, st / t];
     let paired = (metric == Metric::ServerInstr)
         .then(|| paired_range(ms, r))
-        .flatten();
+        .flatten()
+        .filter(|(range, _)| pairing_explains(*range, sides, model.method.min_effect));
     let (range, pairs) = paired.unwrap_or_else(|| {
         let low = (t - 2.0 * st) / (b + 2.0 * sb);
         let high = match b - 2.0 * sb {
