@@ -29,6 +29,8 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct Counting {
     pub passes: u32,
     pub budget: u64,
+    /// Counting cells run at once (`count_jobs`), each a target × suite of its own.
+    pub jobs: u32,
 }
 
 impl Default for Counting {
@@ -36,8 +38,14 @@ impl Default for Counting {
         Counting {
             passes: 3,
             budget: 40_000_000,
+            jobs: default_jobs(),
         }
     }
+}
+
+/// `count_jobs` when the lab gives none: the CPUs this process may use.
+pub fn default_jobs() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1))
 }
 
 /// valgrind and vgdb as found on this host.

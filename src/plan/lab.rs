@@ -70,6 +70,7 @@ struct RawLabSection {
     instructions: Option<Spanned<bool>>,
     #[serde(default)]
     instruction_passes: Option<Spanned<i64>>,
+    count_jobs: Option<Spanned<i64>>,
     #[serde(default)]
     reuse_load: Option<bool>,
 }
@@ -483,6 +484,18 @@ fn instructions(
             )
         })?;
     }
+    if let Some(j) = &lab.count_jobs {
+        if !on {
+            return Err(src.error_at(j.span(), "count_jobs needs instructions = true"));
+        }
+        let v = *j.get_ref();
+        counting.jobs = u32::try_from(v).ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
+            src.error_at(
+                j.span(),
+                format!("count_jobs must be a number of counting cells at once from 1 to 64 (default: the CPUs dbdelta may use), not {v}"),
+            )
+        })?;
+    }
     Ok(on.then_some(counting))
 }
 
@@ -890,6 +903,7 @@ pub fn for_agent(text: &str, target: &str, engine: EngineKind) -> Result<String,
             "profile_call_graph",
             "instructions",
             "instruction_passes",
+            "count_jobs",
             "reuse_load",
         ] {
             lab.remove(key);
@@ -1302,6 +1316,22 @@ settings = ["synchronous = NORMAL"]
 rows = 1000
 read_secs = 0.5
 "#;
+
+    #[test]
+    fn count_jobs_needs_instructions_and_a_count_from_1_to_64() {
+        let with =
+            |extra: &str| OK.replacen("name = \"t\"\n", &format!("name = \"t\"\n{extra}"), 1);
+        let lab = parse(
+            &with("instructions = true\ncount_jobs = 2\n"),
+            "lab.toml",
+            Path::new("."),
+        );
+        assert_eq!(lab.unwrap().instructions.unwrap().jobs, 2);
+        let e = err(&with("count_jobs = 2\n"));
+        assert!(e.contains("count_jobs needs instructions = true"), "{e}");
+        let e = err(&with("instructions = true\ncount_jobs = 0\n"));
+        assert!(e.contains("count_jobs must be a number"), "{e}");
+    }
 
     #[test]
     fn parses_a_lab_with_defaults() {

@@ -131,6 +131,32 @@ fn pass_step(step: &StepPlan, events: u64, clients: u32) -> StepPlan {
     s
 }
 
+/// Where a counted step's values go: the store (stored on the target's first repeat), or, when
+/// cells count in parallel, the thread that owns it. Returns whether a timed row held them.
+pub trait CountSink {
+    fn counted(
+        &mut self,
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+        values: &[(Metric, Option<f64>)],
+        pairs: Option<&crate::results::InstructionPairs>,
+    ) -> Result<bool>;
+}
+
+impl CountSink for Store {
+    fn counted(
+        &mut self,
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+        values: &[(Metric, Option<f64>)],
+        pairs: Option<&crate::results::InstructionPairs>,
+    ) -> Result<bool> {
+        self.set_counted(key, run_id, step, values, pairs)
+    }
+}
+
 /// One target × suite's counting cell, as the runner hands it over.
 pub(super) struct CountCell<'a> {
     pub plan: &'a RunPlan,
@@ -140,7 +166,7 @@ pub(super) struct CountCell<'a> {
     pub run_id: &'a str,
     pub data_dir: &'a Path,
     pub log: &'a Path,
-    pub store: &'a mut Store,
+    pub store: &'a mut dyn CountSink,
     pub progress: &'a Progress,
     pub interrupt: &'a Arc<AtomicBool>,
     pub start: StartServer,
@@ -287,8 +313,7 @@ impl CountCell<'_> {
             (Metric::ClientInstr, client_v.map(|s| s.0)),
         ];
         let stored =
-            self.store
-                .set_counted(&self.key, self.run_id, &step.label, &values, Some(&pairs))?;
+            (self.store).counted(&self.key, self.run_id, &step.label, &values, Some(&pairs))?;
         let shown = match server {
             Some((mean, half)) => format!(
                 "{} instructions/op ±{:.2}%{}",

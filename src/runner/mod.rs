@@ -12,6 +12,7 @@ mod auto;
 pub mod bisect;
 mod cell;
 pub mod count;
+mod count_pool;
 mod grown;
 pub mod pacer;
 pub mod recorder;
@@ -455,8 +456,9 @@ impl Ctx<'_> {
     }
 }
 
-/// The counting cells that did not finish before (only target `only`'s, when given): each
-/// target × suite's instructions per op, stored on its first repeat's rows. A failed one is recorded against its target.
+/// The counting cells (`instructions = true`), after every timed cell: each target × suite,
+/// up to `count_jobs` at once (counts do not depend on the host's load); each step stored as it
+/// is counted, each cell recorded as it ends.
 fn count_cells(
     plan: &RunPlan,
     store: &mut Store,
@@ -464,7 +466,7 @@ fn count_cells(
     only: Option<usize>,
     outcome: &mut Outcome,
 ) -> Result<()> {
-    let (progress, interrupt, work) = (ctx.progress, ctx.interrupt, ctx.work);
+    let (progress, work) = (ctx.progress, ctx.work);
     let Some(counting) = plan.instructions else {
         return Ok(());
     };
@@ -473,71 +475,80 @@ fn count_cells(
     if cells.is_empty() || !callgrind_ready(store, progress, work.run_id, outcome)? {
         return Ok(());
     }
-    for cell in cells {
-        let target = &plan.targets[cell.target];
-        if target.broken.is_some() {
-            continue;
-        }
+    let mut jobs = Vec::new();
+    for cell in cells
+        .into_iter()
+        .filter(|c| plan.targets[c.target].broken.is_none())
+    {
         for (index, suite) in plan.suites.iter().enumerate() {
             let key = cell_key(plan, cell, suite.id());
-            if work.finished.contains_key(&key) {
-                continue;
-            }
-            if interrupt.load(std::sync::atomic::Ordering::Relaxed) {
-                outcome.interrupted = true;
-                return Ok(());
-            }
-            if count_suite(plan, store, ctx, (cell, index, suite), counting, outcome)?.is_break() {
-                return Ok(());
+            if !work.finished.contains_key(&key) {
+                jobs.push(count_job(plan, work.run_dir, (cell, index, suite), key));
             }
         }
     }
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    let started = std::time::Instant::now();
+    let shared = count_pool::Shared {
+        plan,
+        run_id: work.run_id,
+        progress,
+        interrupt: ctx.interrupt,
+        start: work.start,
+        counting,
+    };
+    let n = jobs.len();
+    count_pool::run(jobs, &shared, store, |store, job, end| {
+        record_count(plan, store, ctx, job, end, outcome).map(|f| f.is_continue())
+    })?;
+    progress.line(&format!(
+        "instructions: {n} counting cell(s), {} at once, in {:.1} s",
+        counting.jobs.min(n as u32).max(1),
+        started.elapsed().as_secs_f64()
+    ));
     Ok(())
 }
 
-/// One target × suite's counting cell: run, then recorded as finished or as the target's
-/// failure; `Break` when the run was interrupted and must stop.
-fn count_suite(
+/// One target × suite's counting cell: its key, data directory and log.
+fn count_job<'a>(
+    plan: &RunPlan,
+    run_dir: &Path,
+    (cell, index, suite): (Cell, usize, &'a crate::workload::SuitePlan),
+    key: CellKey,
+) -> count_pool::Job<'a> {
+    let target = &plan.targets[cell.target];
+    let dir = data_dir_for(run_dir, &target.name, cell.clients, 0, (index, suite.id()));
+    let dir = PathBuf::from(format!("{}.count", dir.display()));
+    count_pool::Job {
+        key,
+        target: cell.target,
+        suite,
+        log: log_path_for(&dir),
+        dir,
+    }
+}
+
+/// A counting cell that ended: recorded as finished or as the target's failure; `Break` when
+/// the run was interrupted and must stop.
+fn record_count(
     plan: &RunPlan,
     store: &mut Store,
     ctx: &Ctx<'_>,
-    (cell, index, suite): (Cell, usize, &crate::workload::SuitePlan),
-    counting: crate::counter::Counting,
+    job: &count_pool::Job<'_>,
+    end: Result<cell::CellEnd>,
     outcome: &mut Outcome,
 ) -> Result<std::ops::ControlFlow<()>> {
     use std::ops::ControlFlow::{Break, Continue};
     let (progress, interrupt, work) = (ctx.progress, ctx.interrupt, ctx.work);
-    let target = &plan.targets[cell.target];
-    let key = cell_key(plan, cell, suite.id());
-    let dir = data_dir_for(
-        work.run_dir,
-        &target.name,
-        cell.clients,
-        0,
-        (index, suite.id()),
-    );
-    let dir = PathBuf::from(format!("{}.count", dir.display()));
-    let log = log_path_for(&dir);
-    let mut c = count::CountCell {
-        plan,
-        suite,
-        target,
-        key: key.clone(),
-        run_id: work.run_id,
-        data_dir: &dir,
-        log: &log,
-        store,
-        progress,
-        interrupt,
-        start: work.start,
-        counting,
-    };
-    match c.run() {
+    let target = &plan.targets[job.target];
+    match end {
         Ok(cell::CellEnd::Done) => {
             if !plan.keep {
-                let _ = std::fs::remove_file(&log);
+                let _ = std::fs::remove_file(&job.log);
             }
-            store.finish_cell(work.run_id, &key, work.invocation)?;
+            store.finish_cell(work.run_id, &job.key, work.invocation)?;
         }
         Ok(_) => {
             outcome.interrupted = true;
@@ -549,7 +560,7 @@ fn count_suite(
             return Ok(Break(()));
         }
         Err(e) => {
-            let msg = format!("counting instructions: {e:#} (log: {})", log.display());
+            let msg = format!("counting instructions: {e:#} (log: {})", job.log.display());
             progress.line(&format!("target {}: {msg}", target.name));
             outcome
                 .failures

@@ -1,0 +1,178 @@
+//! Counting cells of several targets at once (`count_jobs`): instruction counts do not depend
+//! on the host's load, so the counting cells, which run after every timed cell, need not wait
+//! for each other.
+//!
+//! Owns the workers and the hand-over: each worker takes the next target × suite from a
+//! shared queue and runs its [`CountCell`]; every counted step's values go over a channel to
+//! the thread that owns the store, which writes them at once (a step is in the store as soon as
+//! it is counted, as with one job) and answers; a finished cell goes back the same way, to be
+//! recorded by the caller. Must not: run beside a timed cell (it is only called after them),
+//! time anything, or touch the store from a worker.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use anyhow::Result;
+
+use super::cell::CellEnd;
+use super::count::{CountCell, CountSink};
+use super::server::StartServer;
+use crate::counter::Counting;
+use crate::plan::RunPlan;
+use crate::progress::Progress;
+use crate::results::{InstructionPairs, Metric};
+use crate::store::{CellKey, Store};
+use crate::workload::SuitePlan;
+
+/// One counting cell to run: its key, the suite (with its index in the plan), where its data
+/// directory and log go.
+pub(super) struct Job<'a> {
+    pub key: CellKey,
+    pub target: usize,
+    pub suite: &'a SuitePlan,
+    pub dir: std::path::PathBuf,
+    pub log: std::path::PathBuf,
+}
+
+/// What a worker hands the store's thread.
+enum Msg {
+    /// A counted step's values, to be stored now; the answer: whether a timed row held them.
+    Counted {
+        key: CellKey,
+        step: String,
+        values: Vec<(Metric, Option<f64>)>,
+        pairs: InstructionPairs,
+        stored: mpsc::Sender<Result<bool>>,
+    },
+    /// A cell ended (its job's index in the queue, and how).
+    Ended(usize, Result<CellEnd>),
+}
+
+/// A worker's sink: each step's values to the store's thread, waiting for its answer.
+struct ToStore(mpsc::Sender<Msg>);
+
+impl CountSink for ToStore {
+    fn counted(
+        &mut self,
+        key: &CellKey,
+        _run_id: &str,
+        step: &str,
+        values: &[(Metric, Option<f64>)],
+        pairs: Option<&InstructionPairs>,
+    ) -> Result<bool> {
+        let (tx, rx) = mpsc::channel();
+        let msg = Msg::Counted {
+            key: key.clone(),
+            step: step.to_string(),
+            values: values.to_vec(),
+            pairs: pairs.cloned().unwrap_or_default(),
+            stored: tx,
+        };
+        self.0
+            .send(msg)
+            .map_err(|_| anyhow::anyhow!("the run stopped taking counts"))?;
+        rx.recv()
+            .map_err(|_| anyhow::anyhow!("the run stopped taking counts"))?
+    }
+}
+
+/// What every job shares.
+pub(super) struct Shared<'a> {
+    pub plan: &'a RunPlan,
+    pub run_id: &'a str,
+    pub progress: &'a Progress,
+    pub interrupt: &'a Arc<AtomicBool>,
+    pub start: StartServer,
+    pub counting: Counting,
+}
+
+/// Run `jobs` on up to `counting.jobs` workers, storing each counted step as it comes;
+/// `ended` records each finished cell (in the order they end) and returns false to stop
+/// handing out new jobs (an interrupted run).
+pub(super) fn run(
+    jobs: Vec<Job<'_>>,
+    shared: &Shared<'_>,
+    store: &mut Store,
+    mut ended: impl FnMut(&mut Store, &Job<'_>, Result<CellEnd>) -> Result<bool>,
+) -> Result<()> {
+    let workers = (shared.counting.jobs.max(1) as usize).min(jobs.len());
+    let queue = Mutex::new((0..jobs.len()).collect::<VecDeque<usize>>());
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    std::thread::scope(|s| -> Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (queue, stop, jobs) = (&queue, &stop, &jobs);
+            s.spawn(move || worker(jobs, queue, stop, shared, tx));
+        }
+        drop(tx);
+        let mut first_error = None;
+        for msg in rx {
+            match msg {
+                Msg::Counted {
+                    key,
+                    step,
+                    values,
+                    pairs,
+                    stored,
+                } => {
+                    let pairs = (!pairs.per_op.is_empty()).then_some(&pairs);
+                    let r = store.set_counted(&key, shared.run_id, &step, &values, pairs);
+                    let _ = stored.send(r);
+                }
+                Msg::Ended(i, end) => match ended(store, &jobs[i], end) {
+                    Ok(true) => {}
+                    Ok(false) => stop.store(true, Ordering::Relaxed),
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        first_error.get_or_insert(e);
+                    }
+                },
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    })
+}
+
+/// Take jobs until none is left or the run stops; each cell's steps go to the store's thread.
+fn worker(
+    jobs: &[Job<'_>],
+    queue: &Mutex<VecDeque<usize>>,
+    stop: &AtomicBool,
+    shared: &Shared<'_>,
+    tx: mpsc::Sender<Msg>,
+) {
+    loop {
+        if stop.load(Ordering::Relaxed) || shared.interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(i) = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front() else {
+            return;
+        };
+        let job = &jobs[i];
+        let mut sink = ToStore(tx.clone());
+        let end = run_job(job, shared, &mut sink);
+        if tx.send(Msg::Ended(i, end)).is_err() {
+            return;
+        }
+    }
+}
+
+fn run_job(job: &Job<'_>, shared: &Shared<'_>, sink: &mut dyn CountSink) -> Result<CellEnd> {
+    let mut c = CountCell {
+        plan: shared.plan,
+        suite: job.suite,
+        target: &shared.plan.targets[job.target],
+        key: job.key.clone(),
+        run_id: shared.run_id,
+        data_dir: &job.dir,
+        log: &job.log,
+        store: sink,
+        progress: shared.progress,
+        interrupt: shared.interrupt,
+        start: shared.start,
+        counting: shared.counting,
+    };
+    c.run()
+}
