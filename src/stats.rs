@@ -439,15 +439,19 @@ pub struct Verdict {
 pub enum Change {
     Regression,
     Improvement,
+    /// No change of the minimum effect or more: the whole adjusted interval lies within a
+    /// factor of `1 + min_effect` of 1. A decision, unlike [`Change::WithinNoise`].
+    Unchanged,
     WithinNoise,
 }
 
 impl Change {
-    /// `regression`, `improvement` or `within noise` (the JSON and CSV words).
+    /// `regression`, `improvement`, `unchanged` or `within noise` (the JSON and CSV words).
     pub fn as_str(self) -> &'static str {
         match self {
             Change::Regression => "regression",
             Change::Improvement => "improvement",
+            Change::Unchanged => "unchanged",
             Change::WithinNoise => "within noise",
         }
     }
@@ -477,7 +481,9 @@ pub fn unstable(ratios: &[f64], geo_mean: f64, min_effect: f64) -> bool {
 /// the family; a step is a regression or improvement when BH selects it
 /// at `rule.q` and its whole false-coverage-rate adjusted interval lies at least a factor of
 /// `1 + min_effect` away from 1 (the change is at least the minimum effect with the interval's
-/// confidence, not only in its estimate), else within noise.
+/// confidence, not only in its estimate); unchanged when that whole interval lies within a
+/// factor of `1 + min_effect` of 1 (no change of the minimum effect, with the same confidence);
+/// else within noise.
 pub fn family_verdicts(
     ratio_sets: &[Vec<f64>],
     strata: &[&str],
@@ -508,8 +514,10 @@ pub fn family_verdicts(
             let ci = test.interval(1.0 - alpha);
             let band = rule.min_effect.ln_1p();
             let clear = ci[0].ln() >= band || ci[1].ln() <= -band;
+            let inside = ci[0].ln() > -band && ci[1].ln() < band;
             let better = (g > 1.0) == rule.higher_is_better;
             let change = match (selected && clear, better) {
+                (false, _) if inside => Change::Unchanged,
                 (false, _) => Change::WithinNoise,
                 (true, true) => Change::Improvement,
                 (true, false) => Change::Regression,
@@ -791,7 +799,7 @@ mod tests {
                 true,
                 [1.007530, 1.012474],
                 [1.008038, 1.011964],
-                Change::WithinNoise,
+                Change::Unchanged,
                 false,
             ),
             (
@@ -845,7 +853,7 @@ mod tests {
                 false,
                 [0.988987, 1.011095],
                 [0.991238, 1.008799],
-                Change::WithinNoise,
+                Change::Unchanged,
                 true,
             ),
         ];
@@ -1098,10 +1106,11 @@ mod tests {
                 .unwrap()
                 .change
         };
+        // Just inside the band, with no spread: no change of 2% or more, a decision.
         assert_eq!(at(1.0201), Change::Improvement);
-        assert_eq!(at(1.0199), Change::WithinNoise);
+        assert_eq!(at(1.0199), Change::Unchanged);
         assert_eq!(at(1.0 / 1.0201), Change::Regression);
-        assert_eq!(at(1.0 / 1.0199), Change::WithinNoise);
+        assert_eq!(at(1.0 / 1.0199), Change::Unchanged);
     }
 
     #[test]

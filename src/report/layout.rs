@@ -1067,7 +1067,9 @@ fn q_value(q: f64) -> String {
 
 fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
     let mut text = t.verdict.clone();
-    if t.may_be_below_min_effect {
+    if t.verdict == "unchanged" {
+        text.push_str(&format!(" (no change of {} or more)", percent(min_effect)));
+    } else if t.may_be_below_min_effect {
         text.push_str(&format!(" (may be < {})", percent(min_effect)));
     } else if t.verdict == "within noise" && t.detectable >= 9.0 {
         text.push_str(" (even a 10× change could not be seen)");
