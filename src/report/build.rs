@@ -569,6 +569,7 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                         below_resolution: coarse,
                         device_reads_confirmed: both(|a| a.device_reads_confirmed),
                         device_writes_confirmed: both(|a| a.device_writes_confirmed),
+                        counted_ops: Vec::new(),
                     });
                 }
             }

@@ -7,7 +7,7 @@
 
 use super::doc::{Block, Cell, Grid, NA, Tone, rel_cell, thousands};
 use super::fmt::percent;
-use super::model::{Relative, ReportModel, SpreadTest};
+use super::model::{OpSpreadTest, Relative, ReportModel, SpreadTest};
 use crate::results::Metric;
 
 /// `41,518 ±0.25%`: instructions/op and its half-range.
@@ -75,6 +75,23 @@ fn disagreement(t: &SpreadTest) -> String {
     }
 }
 
+/// An operation type counted on its own, under its step: `  deleter/delete`.
+fn op_row(o: &OpSpreadTest) -> Vec<Cell> {
+    let t = &o.test;
+    let value = |v: f64, spread: f64| format!("{} ±{:.2}%", thousands(v), 100.0 * spread);
+    vec![
+        Cell::plain(format!("  {}/{}", o.role, o.op)),
+        Cell::plain(value(o.base, t.base_spread)),
+        Cell::plain(value(o.value, t.target_spread)),
+        rel_cell(Some(t.ratio), Some(&t.verdict)),
+        Cell::plain(range_text(t)),
+        verdict_cell(t),
+        Cell::plain(""),
+        Cell::plain(""),
+        Cell::plain(""),
+    ]
+}
+
 fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
     vec![
         Cell::plain(&r.step),
@@ -115,7 +132,10 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
              range; `unchanged` means the whole range lies within ±{0}; `unmeasurable`, that the \
              passes disagree by more than half. Instructions do not show \
              time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
-             kernel's work: where CPU/op says otherwise, believe it for time.",
+             kernel's work: where CPU/op says otherwise, believe it for time. Indented rows \
+             (role/type) are a step's other roles, or each type of a request mix, counted on \
+             their own: that role alone, closed-loop (a deleter after as many uncounted inserts), \
+             or that type alone; instructions per unit (row inserted or deleted, query, request).",
             percent(m.method.min_effect)
         )));
         let header = [
@@ -136,6 +156,7 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         };
         for (r, t) in rows {
             grid.rows.push(row(m, r, t));
+            grid.rows.extend(r.counted_ops.iter().map(op_row));
         }
         doc.push(Block::Table(grid));
     }

@@ -751,6 +751,21 @@ pub struct Relative {
     /// device ratios describe the device, not the engine.
     pub device_reads_confirmed: bool,
     pub device_writes_confirmed: bool,
+    /// The instructions verdicts of the step's operation types counted on their own (another
+    /// role, one type of a mix), in the step's operation order; empty without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counted_ops: Vec<OpSpreadTest>,
+}
+
+/// The instructions/op verdict of one operation type of a step counted on its own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpSpreadTest {
+    pub role: String,
+    pub op: String,
+    /// Instructions per unit on each side.
+    pub base: f64,
+    pub value: f64,
+    pub test: SpreadTest,
 }
 
 /// Relative-QPS statistics of one group's steps for one non-base target and client count.

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::{MetricTest, Relative, ReportModel, SpreadTest};
+use super::model::{MetricTest, OpSpreadTest, Relative, ReportModel, SpreadTest};
 use crate::results::metrics::METRICS;
 use crate::results::{InstructionPairs, Measurement, Metric};
 use crate::stats;
@@ -175,6 +175,11 @@ pub(super) fn metric_test(
 /// How far instructions/op and CPU/op ratios may differ before the report says so.
 const DISAGREEMENT: f64 = 1.25;
 
+/// Pairs that can be matched: at least two, every value finite.
+fn usable(p: &InstructionPairs) -> Option<&InstructionPairs> {
+    Some(p).filter(|p| p.per_op.len() >= 2 && p.per_op.iter().all(|v| v.is_finite()))
+}
+
 /// The foreground instructions/op of each pair of passes of `target`'s counted row.
 fn instruction_pairs<'a>(
     ms: &'a [Measurement],
@@ -184,17 +189,21 @@ fn instruction_pairs<'a>(
     (ms.iter())
         .find(|m| m.target == target && m.step == r.step && m.clients == r.clients)
         .and_then(|m| m.instruction_pairs.as_ref())
-        .filter(|p| p.per_op.len() >= 2 && p.per_op.iter().all(|v| v.is_finite()))
+        .and_then(usable)
+}
+
+/// The seed-matched range of `r`'s step (see [`pair_range`]).
+fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
+    pair_range(
+        instruction_pairs(ms, r, &r.base)?,
+        instruction_pairs(ms, r, &r.target)?,
+    )
 }
 
 /// The lowest and highest ratio of the seed-matched pairs of passes (the k-th of the target
-/// over the k-th of the base), and how many; `None` when a side has none, or the two ran
-/// different numbers of pairs or of events (then their pairs touched different rows).
-fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
-    let (b, t) = (
-        instruction_pairs(ms, r, &r.base)?,
-        instruction_pairs(ms, r, &r.target)?,
-    );
+/// over the k-th of the base), and how many; `None` when the two ran different numbers of
+/// pairs or of events (then their pairs touched different rows).
+fn pair_range(b: &InstructionPairs, t: &InstructionPairs) -> Option<([f64; 2], u32)> {
     if b.events != t.events || b.per_op.len() != t.per_op.len() {
         return None;
     }
@@ -253,16 +262,29 @@ fn spread_test(
         let a = model.aggregate(target, &r.step, r.clients)?;
         Some((a.get(metric)?, a.get(spread).unwrap_or(0.0)))
     };
-    let ((b, sb), (t, st)) = (side(&r.base)?, side(&r.target)?);
+    let pairs = (metric == Metric::ServerInstr)
+        .then(|| paired_range(ms, r))
+        .flatten();
+    let sides = (side(&r.base)?, side(&r.target)?);
+    let cpu_ratio = r.ratio(Metric::ServerCpu);
+    judge(metric, sides, pairs, model.method.min_effect, cpu_ratio)
+}
+
+/// A counted cost's test from both sides' (value, half-range) and, where pairing explains
+/// their variation, the range of their seed-matched pairs.
+fn judge(
+    metric: Metric,
+    ((b, sb), (t, st)): ((f64, f64), (f64, f64)),
+    pairs: Option<([f64; 2], u32)>,
+    min_effect: f64,
+    cpu_ratio: Option<f64>,
+) -> Option<SpreadTest> {
     if b <= 0.0 || t <= 0.0 {
         return None;
     }
     let ratio = t / b;
     let sides = [sb / b, st / t];
-    let paired = (metric == Metric::ServerInstr)
-        .then(|| paired_range(ms, r))
-        .flatten()
-        .filter(|(range, _)| pairing_explains(*range, sides, model.method.min_effect));
+    let paired = pairs.filter(|(range, _)| pairing_explains(*range, sides, min_effect));
     let (range, pairs) = paired.unwrap_or_else(|| {
         let low = (t - 2.0 * st) / (b + 2.0 * sb);
         let high = match b - 2.0 * sb {
@@ -271,8 +293,7 @@ fn spread_test(
         };
         ([low, high], 0)
     });
-    let verdict = range_verdict(ratio, range, model.method.min_effect);
-    let cpu_ratio = r.ratio(Metric::ServerCpu);
+    let verdict = range_verdict(ratio, range, min_effect);
     Some(SpreadTest {
         metric: metric.id().into(),
         ratio,
@@ -286,7 +307,38 @@ fn spread_test(
     })
 }
 
-/// Fills the verdicts of metrics judged against their own spread (one repeat suffices).
+/// The instructions verdicts of `r`'s operation types counted on their own: each of the
+/// base's first-repeat rows with a count against the target's row of the same role and type.
+fn op_tests(ms: &[Measurement], r: &Relative, min_effect: f64) -> Vec<OpSpreadTest> {
+    let ops = |target: &str| {
+        (ms.iter())
+            .filter(|m| m.target == target && m.step == r.step && m.clients == r.clients)
+            .min_by_key(|m| m.repeat)
+            .map(|m| m.operations.as_slice())
+            .unwrap_or_default()
+    };
+    let targets = ops(&r.target);
+    (ops(&r.base).iter())
+        .filter_map(|b| {
+            let bi = b.instructions.as_ref()?;
+            let t = (targets.iter()).find(|t| t.role == b.role && t.op == b.op)?;
+            let ti = t.instructions.as_ref()?;
+            let pairs = pair_range(usable(&bi.pairs)?, usable(&ti.pairs)?);
+            let sides = ((bi.server, bi.spread), (ti.server, ti.spread));
+            let test = judge(Metric::ServerInstr, sides, pairs, min_effect, None)?;
+            Some(OpSpreadTest {
+                role: b.role.clone(),
+                op: b.op.clone(),
+                base: bi.server,
+                value: ti.server,
+                test,
+            })
+        })
+        .collect()
+}
+
+/// Fills the verdicts of metrics judged against their own spread (one repeat suffices), and
+/// those of operation types counted on their own.
 fn apply_spread(model: &mut ReportModel, ms: &[Measurement]) {
     for i in 0..model.relative.len() {
         for d in METRICS.iter().filter(|d| d.verdict.is_some()) {
@@ -294,6 +346,7 @@ fn apply_spread(model: &mut ReportModel, ms: &[Measurement]) {
             let test = spread_test(model, ms, &model.relative[i], d.metric, spread);
             model.relative[i].tests.set_spread(d.metric, test);
         }
+        model.relative[i].counted_ops = op_tests(ms, &model.relative[i], model.method.min_effect);
     }
 }
 

@@ -221,7 +221,6 @@ impl ErrorCounts {
     }
 }
 
-/// One measured step of one target × clients × repeat.
 /// A counted step's foreground instructions/op per pair of passes, in pass order, and the
 /// events of each pair's short pass. Every target's k-th pair of a step is seeded alike: with
 /// the same events it ran the same rows as the base's k-th, and the report pairs them.
@@ -231,6 +230,27 @@ pub struct InstructionPairs {
     pub per_op: Vec<f64>,
 }
 
+/// Instructions per unit of one operation type counted on its own in the counting pass: a
+/// role other than the step's counted one (the Insert Benchmark's deleter, its query steps'
+/// inserter), or one type of a request mix (LinkBench's). The step's own count is the
+/// measurement's `server_instructions_per_op`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpInstructions {
+    /// The server's foreground instructions per unit (mean over the pairs of passes) and half
+    /// their range.
+    pub server: f64,
+    pub spread: f64,
+    /// The server's background work per unit during the passes and half its range (`None`:
+    /// an in-process engine).
+    pub background: Option<f64>,
+    pub background_spread: Option<f64>,
+    /// The client's instructions per unit (`None`: in-process, counted with the engine).
+    pub client: Option<f64>,
+    /// Each pair's foreground value, seeded alike on every target.
+    pub pairs: InstructionPairs,
+}
+
+/// One measured step of one target × clients × repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Measurement {
     pub target: String,
@@ -452,6 +472,9 @@ pub struct OpMeasurement {
     pub step_write_kb_per_unit: Option<f64>,
     /// Units that ended in each whole second of the measured period.
     pub series: Vec<u64>,
+    /// This type counted on its own in the counting pass (see [`OpInstructions`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<OpInstructions>,
 }
 
 impl OpMeasurement {

@@ -786,6 +786,7 @@ fn operations(step: &StepPlan, run: &StepRun, threads: u32) -> Vec<OpMeasurement
                 series: (merged.seconds.iter().take(whole_seconds))
                     .map(|s| s.units)
                     .collect(),
+                instructions: None,
             }
         })
         .collect()

@@ -1,6 +1,9 @@
-//! The counting pass: instructions per operation of every countable step of a target, counted
-//! under callgrind ([`crate::counter`]) on a server and a client of their own, and stored on the
+//! The counting pass: instructions per operation of every step of a target, counted under
+//! callgrind ([`crate::counter`]) on a server and a client of their own, and stored on the
 //! target's first repeat (`server_instructions_per_op`, its spread, `client_instructions_per_op`).
+//! A step is counted part by part ([`count_plan`]): its counted role, each other role alone
+//! (stored in that role's operation row), each type of a request mix alone; work done once runs
+//! once, uncounted.
 //!
 //! The server's count is split by the engine's [`counter::Attribution`]: the pass's own
 //! statements (foreground: `server_instructions_per_op`, the verdict's basis) and the server's
@@ -33,7 +36,7 @@ use crate::counter::{self, Counting};
 use crate::engine::{Server, TargetSpec};
 use crate::plan::{RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
-use crate::results::Metric;
+use crate::results::{InstructionPairs, Metric, OpInstructions};
 use crate::store::{CellKey, Store};
 use crate::workload::{Pacer, StepPlan, SuitePlan};
 
@@ -42,6 +45,9 @@ const SIZING_EVENTS: u64 = 4;
 /// Bounds of a short pass's events (the long one runs three times as many).
 const MIN_EVENTS: u64 = 3;
 const MAX_EVENTS: u64 = 200_000;
+/// The fewest events of a short pass over a mix of operation types (LinkBench's requests): the
+/// passes' mixes must come close to the step's, whose rarer types have shares of 1% and less.
+const MIX_MIN_EVENTS: u64 = 1_000;
 /// How long the backends of a pass may take to exit (their counts are written at exit).
 const EXIT_WAIT: Duration = Duration::from_secs(120);
 
@@ -60,12 +66,51 @@ struct Init {
     data_dir: PathBuf,
 }
 
-/// One pass: `events` events of `step` (over all connections), seeded by `seed_repeat`.
+/// One pass: `events` events of `step`'s `part` (over all connections), seeded by
+/// `seed_repeat`; without a part, the step as planned (work done once, uncounted).
 #[derive(Debug, Serialize, Deserialize)]
 struct Pass {
     step: String,
+    part: Option<Part>,
     events: u64,
     seed_repeat: u32,
+}
+
+impl Pass {
+    /// `step` as planned, once.
+    fn once(step: &StepPlan) -> Pass {
+        Pass {
+            step: step.label.clone(),
+            part: None,
+            events: 0,
+            seed_repeat: 0,
+        }
+    }
+}
+
+/// What a counting pass runs of a step: role `role` alone, closed-loop, its units those of
+/// type `op` (`None`: all its types); `only`: its executors run type `op` alone (one type of a
+/// request mix); `refill`: before each pass, the role it follows (a deleter's inserter) runs
+/// as many events uncounted, so that it finds as many rows to delete as it deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    pub role: usize,
+    pub op: Option<usize>,
+    pub only: bool,
+    pub refill: Option<usize>,
+}
+
+/// How the counting cell treats a step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CountPlan {
+    /// Not run: a warm-up.
+    Skip,
+    /// Run once, as planned and uncounted: work done once that later steps need (a load of
+    /// fixed rows, an index build, a check).
+    Once,
+    /// Counted part by part: the step's own count first (its counted role and type), then each
+    /// other role alone, then each type of a mix alone.
+    Parts(Vec<Part>),
 }
 
 /// The client's answer: the counted operations and events of a pass, or why it failed.
@@ -112,48 +157,134 @@ impl StepCount {
     }
 }
 
-/// Whether a step can be counted: one closed-loop role (a paced or multi-role step's work
-/// depends on time, not on a number of events).
-pub fn countable(step: &StepPlan) -> bool {
-    !step.warm && step.roles.len() == 1 && matches!(step.roles[0].pacer, Pacer::Closed)
+/// How the counting cell treats `step`. A role's work counts per event when it runs alone and
+/// closed-loop (a paced role's work follows the clock, so each role is counted on its own).
+pub fn count_plan(step: &StepPlan) -> CountPlan {
+    if step.warm {
+        return CountPlan::Skip;
+    }
+    if step.roles.iter().any(|r| !r.executor.repeatable()) {
+        return CountPlan::Once;
+    }
+    let refill = |role: usize| match step.roles[role].pacer {
+        Pacer::Follow { leader, .. } => Some(leader),
+        _ => None,
+    };
+    let c = step.counted;
+    let mut parts = vec![Part {
+        role: c.role,
+        op: c.op,
+        only: false,
+        refill: refill(c.role),
+    }];
+    for (i, role) in step.roles.iter().enumerate() {
+        if i != c.role {
+            parts.push(Part {
+                role: i,
+                op: None,
+                only: false,
+                refill: refill(i),
+            });
+        }
+        if role.ops.len() < 2 {
+            continue;
+        }
+        for k in (0..role.ops.len()).filter(|&k| role.executor.only(k).is_some()) {
+            parts.push(Part {
+                role: i,
+                op: Some(k),
+                only: true,
+                refill: refill(i),
+            });
+        }
+    }
+    CountPlan::Parts(parts)
 }
 
-/// `step` as a counting pass runs it: no warm-up, no deadline, `events` events over `clients`
-/// connections.
-fn pass_step(step: &StepPlan, events: u64, clients: u32) -> StepPlan {
+impl Part {
+    /// Whether this is the step's own count (stored on its measurement row).
+    fn is_step(&self, step: &StepPlan) -> bool {
+        self.role == step.counted.role && self.op == step.counted.op && !self.only
+    }
+
+    /// The (role, operation type) names of the operation row an apart count is stored in: the
+    /// role's first type when it counts all of them.
+    fn names(&self, step: &StepPlan) -> (&'static str, &'static str) {
+        let role = &step.roles[self.role];
+        (role.name, role.ops[self.op.unwrap_or(0)])
+    }
+
+    /// `update-index`, `qr100 deleter`, `linkbench.c1 get_node`.
+    fn label(&self, step: &StepPlan) -> String {
+        match (self.is_step(step), self.only) {
+            (true, _) => step.label.clone(),
+            (false, true) => format!("{} {}", step.label, self.names(step).1),
+            (false, false) => format!("{} {}", step.label, self.names(step).0),
+        }
+    }
+}
+
+/// `step` as a counting pass runs `part` of it: that role alone, closed-loop, `events` events
+/// over `clients` connections, no warm-up, no deadline; without a part, the step as planned
+/// (no warm-up).
+fn pass_step(step: &StepPlan, part: Option<&Part>, events: u64, clients: u32) -> Result<StepPlan> {
     let mut s = step.clone();
     s.warmup = Duration::ZERO;
+    let Some(part) = part else {
+        return Ok(s);
+    };
     s.measure = None;
     s.stop_rule = None;
     s.expected = Duration::ZERO;
+    let mut role = (step.roles.get(part.role).cloned())
+        .with_context(|| format!("{} has no role {}", step.label, part.role))?;
+    if part.only {
+        role.executor = (part.op.and_then(|k| role.executor.only(k)))
+            .with_context(|| format!("{}'s {} cannot run one type alone", step.label, role.name))?;
+    }
+    role.pacer = Pacer::Closed;
     let per_connection = events.div_ceil(u64::from(clients.max(1)));
-    s.roles[0].quota = Some(per_connection.max(1));
-    s
+    role.quota = Some(per_connection.max(1));
+    s.roles = vec![role];
+    s.counted = crate::workload::Counted {
+        role: 0,
+        op: part.op,
+    };
+    Ok(s)
+}
+
+/// What one counted part of a step stores.
+#[derive(Debug, Clone)]
+pub enum Count {
+    /// The step's own count: its metric values and pairs of passes.
+    Step {
+        values: Vec<(Metric, Option<f64>)>,
+        pairs: InstructionPairs,
+    },
+    /// An operation type counted on its own, for the step's (role, type) operation row.
+    Op {
+        role: &'static str,
+        op: &'static str,
+        counts: OpInstructions,
+    },
 }
 
 /// Where a counted step's values go: the store (stored on the target's first repeat), or, when
 /// cells count in parallel, the thread that owns it. Returns whether a timed row held them.
 pub trait CountSink {
-    fn counted(
-        &mut self,
-        key: &CellKey,
-        run_id: &str,
-        step: &str,
-        values: &[(Metric, Option<f64>)],
-        pairs: Option<&crate::results::InstructionPairs>,
-    ) -> Result<bool>;
+    fn counted(&mut self, key: &CellKey, run_id: &str, step: &str, count: &Count) -> Result<bool>;
 }
 
 impl CountSink for Store {
-    fn counted(
-        &mut self,
-        key: &CellKey,
-        run_id: &str,
-        step: &str,
-        values: &[(Metric, Option<f64>)],
-        pairs: Option<&crate::results::InstructionPairs>,
-    ) -> Result<bool> {
-        self.set_counted(key, run_id, step, values, pairs)
+    fn counted(&mut self, key: &CellKey, run_id: &str, step: &str, count: &Count) -> Result<bool> {
+        match count {
+            Count::Step { values, pairs } => {
+                self.set_counted(key, run_id, step, values, Some(pairs))
+            }
+            Count::Op { role, op, counts } => {
+                self.set_counted_op(key, run_id, step, (role, op), counts)
+            }
+        }
     }
 }
 
@@ -272,8 +403,17 @@ impl CountCell<'_> {
             if self.interrupt.load(Ordering::Relaxed) {
                 return Ok(CellEnd::Interrupted);
             }
-            if countable(step) {
-                self.count_and_store(&counted, &mut client, step)?;
+            match count_plan(step) {
+                CountPlan::Skip => {}
+                CountPlan::Once => uncounted(&counted, &mut client, &Pass::once(step))
+                    .with_context(|| {
+                        format!("{}: {} (run once, uncounted)", self.label(), step.label)
+                    })?,
+                CountPlan::Parts(parts) => {
+                    for part in &parts {
+                        self.count_and_store(&counted, &mut client, step, part)?;
+                    }
+                }
             }
             if step.postwrite_after {
                 counted.switch(false)?;
@@ -287,33 +427,23 @@ impl CountCell<'_> {
         Ok(CellEnd::Done)
     }
 
-    /// Count one step and store its values on the target's first repeat.
+    /// Count one part of a step and store its values on the target's first repeat.
     fn count_and_store(
         &mut self,
         counted: &Counted,
         client: &mut CountClient,
         step: &StepPlan,
+        part: &Part,
     ) -> Result<()> {
         let started = Instant::now();
-        let prefix = format!("{} {}", self.label(), step.label);
-        let c = count_step(counted, client, step, self.key.clients, self.counting)
+        let prefix = format!("{} {}", self.label(), part.label(step));
+        let c = count_step(counted, client, step, part, self.key.clients, self.counting)
             .with_context(|| format!("{prefix}: counting instructions"))?;
         let server = StepCount::summary(&c.server);
-        let pairs = crate::results::InstructionPairs {
-            events: c.events,
-            per_op: c.server.clone(),
-        };
         let background = StepCount::summary(&c.background).filter(|_| !counted.embedded);
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
-        let values = [
-            (Metric::ServerInstr, server.map(|s| s.0)),
-            (Metric::ServerInstrSpread, server.map(|s| s.1)),
-            (Metric::ServerBgInstr, background.map(|s| s.0)),
-            (Metric::ServerBgInstrSpread, background.map(|s| s.1)),
-            (Metric::ClientInstr, client_v.map(|s| s.0)),
-        ];
-        let stored =
-            (self.store).counted(&self.key, self.run_id, &step.label, &values, Some(&pairs))?;
+        let count = to_count(step, part, &c, server, background, client_v);
+        let stored = (self.store).counted(&self.key, self.run_id, &step.label, &count)?;
         let shown = match server {
             Some((mean, half)) => format!(
                 "{} instructions/op ±{:.2}%{}",
@@ -338,6 +468,48 @@ impl CountCell<'_> {
             started.elapsed().as_secs_f64()
         ));
         Ok(())
+    }
+}
+
+/// What `part`'s count stores: the step's metric values, or an apart operation type's.
+fn to_count(
+    step: &StepPlan,
+    part: &Part,
+    c: &StepCount,
+    server: Option<(f64, f64)>,
+    background: Option<(f64, f64)>,
+    client: Option<(f64, f64)>,
+) -> Count {
+    let pairs = InstructionPairs {
+        events: c.events,
+        per_op: c.server.clone(),
+    };
+    match (part.is_step(step), server) {
+        (false, Some((mean, half))) => {
+            let (role, op) = part.names(step);
+            Count::Op {
+                role,
+                op,
+                counts: OpInstructions {
+                    server: mean,
+                    spread: half,
+                    background: background.map(|b| b.0),
+                    background_spread: background.map(|b| b.1),
+                    client: client.map(|c| c.0),
+                    pairs,
+                },
+            }
+        }
+        _ => Count::Step {
+            values: vec![
+                (Metric::ServerInstr, server.map(|s| s.0)),
+                (Metric::ServerInstrSpread, server.map(|s| s.1)),
+                (Metric::ServerBgInstr, background.map(|s| s.0)),
+                (Metric::ServerBgInstrSpread, background.map(|s| s.1)),
+                (Metric::ClientInstr, client.map(|s| s.0)),
+            ],
+            pairs,
+        },
     }
 }
 
@@ -418,21 +590,49 @@ impl Counted {
     }
 }
 
-/// One pass of `events` events: what it counted.
+/// Run `pass` with the server's counting off, and take away what the client counted
+/// meanwhile.
+fn uncounted(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<()> {
+    counted.switch(false)?;
+    let done = run_and_take(counted, client, pass);
+    counted.switch(true)?;
+    done.map(|_| ())
+}
+
+/// One pass of `events` events of `part`: what it counted. A part that follows another role
+/// (a deleter) gets as many events of that role first, uncounted.
 fn pass(
     counted: &Counted,
     client: &mut CountClient,
     step: &StepPlan,
+    part: &Part,
     events: u64,
     seed_repeat: u32,
 ) -> Result<Counts> {
-    let before = counted.children();
-    let unfinished = counted.unfinished()?;
-    let done = client.pass(&Pass {
+    let mut pass = Pass {
         step: step.label.clone(),
+        part: None,
         events,
         seed_repeat,
-    })?;
+    };
+    if let Some(leader) = part.refill {
+        pass.part = Some(Part {
+            role: leader,
+            op: None,
+            only: false,
+            refill: None,
+        });
+        uncounted(counted, client, &pass)?;
+    }
+    pass.part = Some(*part);
+    run_and_take(counted, client, &pass)
+}
+
+/// Run a pass and take what it counted.
+fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<Counts> {
+    let before = counted.children();
+    let unfinished = counted.unfinished()?;
+    let done = client.pass(pass)?;
     counted.settle(&before, &unfinished)?;
     let (server, client_instr) = counted.take()?;
     if let Some(e) = done.error {
@@ -459,14 +659,20 @@ fn pass(
 /// events (k = 4, 32, 256, ...) until their difference is a twentieth of `budget`; they also
 /// warm the caches. A pass's fixed cost (its connections and statements) cancels in the
 /// difference; when it does not (a negative difference), the long pass's mean is taken.
-fn size(counted: &Counted, client: &mut CountClient, step: &StepPlan, budget: u64) -> Result<f64> {
+fn size(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    part: &Part,
+    budget: u64,
+) -> Result<f64> {
     // The statements' own work and the client's: the background's, which follows the clock,
     // would size the same step of two identical targets differently.
     let total = |c: &Counts| (c.server + c.client) as f64;
     let mut k = SIZING_EVENTS;
     loop {
-        let a = pass(counted, client, step, k, 998)?;
-        let b = pass(counted, client, step, 3 * k, 999)?;
+        let a = pass(counted, client, step, part, k, 998)?;
+        let b = pass(counted, client, step, part, 3 * k, 999)?;
         let diff = total(&b) - total(&a);
         let events = (b.events as f64 - a.events as f64).max(1.0);
         if diff >= budget as f64 / 20.0 || k >= MAX_EVENTS / 8 {
@@ -499,12 +705,15 @@ fn count_step(
     counted: &Counted,
     client: &mut CountClient,
     step: &StepPlan,
+    part: &Part,
     clients: u32,
     counting: Counting,
 ) -> Result<StepCount> {
-    let per_event = size(counted, client, step, counting.budget)?;
+    let per_event = size(counted, client, step, part, counting.budget)?;
     let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
-    let n = on_grid(n).max(u64::from(clients));
+    let mix = part.op.is_none() && step.roles[part.role].ops.len() > 1;
+    let least = if mix { MIX_MIN_EVENTS } else { MIN_EVENTS };
+    let n = on_grid(n).max(least).max(u64::from(clients));
     let mut out = StepCount {
         server: Vec::new(),
         background: Vec::new(),
@@ -512,8 +721,8 @@ fn count_step(
         events: n,
     };
     for k in 0..counting.passes {
-        let short = pass(counted, client, step, n, 1001 + 2 * k)?;
-        let long = pass(counted, client, step, 3 * n, 1002 + 2 * k)?;
+        let short = pass(counted, client, step, part, n, 1001 + 2 * k)?;
+        let long = pass(counted, client, step, part, 3 * n, 1002 + 2 * k)?;
         let units = long.units as f64 - short.units as f64;
         if units <= 0.0 {
             bail!("the long pass counted no more operations than the short one");
@@ -706,7 +915,7 @@ fn run_pass(
         .find(|s| s.label == pass.step)
         .with_context(|| format!("the suite has no step {}", pass.step))?;
     let clients = step.clients_at(init.clients);
-    let counted = pass_step(step, pass.events, clients);
+    let counted = pass_step(step, pass.part.as_ref(), pass.events, clients)?;
     let spec = super::step::StepSpec {
         step: &counted,
         clients,

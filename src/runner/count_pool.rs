@@ -16,12 +16,11 @@ use std::sync::{Arc, Mutex, mpsc};
 use anyhow::Result;
 
 use super::cell::CellEnd;
-use super::count::{CountCell, CountSink};
+use super::count::{Count, CountCell, CountSink};
 use super::server::StartServer;
 use crate::counter::Counting;
 use crate::plan::RunPlan;
 use crate::progress::Progress;
-use crate::results::{InstructionPairs, Metric};
 use crate::store::{CellKey, Store};
 use crate::workload::SuitePlan;
 
@@ -41,8 +40,7 @@ enum Msg {
     Counted {
         key: CellKey,
         step: String,
-        values: Vec<(Metric, Option<f64>)>,
-        pairs: InstructionPairs,
+        count: Count,
         stored: mpsc::Sender<Result<bool>>,
     },
     /// A cell ended (its job's index in the queue, and how).
@@ -53,20 +51,12 @@ enum Msg {
 struct ToStore(mpsc::Sender<Msg>);
 
 impl CountSink for ToStore {
-    fn counted(
-        &mut self,
-        key: &CellKey,
-        _run_id: &str,
-        step: &str,
-        values: &[(Metric, Option<f64>)],
-        pairs: Option<&InstructionPairs>,
-    ) -> Result<bool> {
+    fn counted(&mut self, key: &CellKey, _run_id: &str, step: &str, count: &Count) -> Result<bool> {
         let (tx, rx) = mpsc::channel();
         let msg = Msg::Counted {
             key: key.clone(),
             step: step.to_string(),
-            values: values.to_vec(),
-            pairs: pairs.cloned().unwrap_or_default(),
+            count: count.clone(),
             stored: tx,
         };
         self.0
@@ -113,12 +103,10 @@ pub(super) fn run(
                 Msg::Counted {
                     key,
                     step,
-                    values,
-                    pairs,
+                    count,
                     stored,
                 } => {
-                    let pairs = (!pairs.per_op.is_empty()).then_some(&pairs);
-                    let r = store.set_counted(&key, shared.run_id, &step, &values, pairs);
+                    let r = store.counted(&key, shared.run_id, &step, &count);
                     let _ = stored.send(r);
                 }
                 Msg::Ended(i, end) => match ended(store, &jobs[i], end) {

@@ -423,6 +423,58 @@ impl Store {
         Ok(self.db.get_mut().execute(&sql, &params)? > 0)
     }
 
+    /// Store an operation type counted on its own in the `role`/`op` operation row of `step`'s
+    /// first repeat at `key`'s client count; false when the timed run left no such row.
+    pub fn set_counted_op(
+        &mut self,
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+        (role, op): (&str, &str),
+        counts: &crate::results::OpInstructions,
+    ) -> Result<bool> {
+        let db = self.db.get_mut();
+        let sql = "SELECT repeat, position, op_json FROM step_ops WHERE run_id = ?1 AND target = ?2 \
+                   AND suite = ?3 AND step = ?4 AND clients = ?5 ORDER BY repeat, position";
+        let params: Vec<Value> = vec![
+            run_id.into(),
+            key.target.as_str().into(),
+            key.suite.as_str().into(),
+            step.into(),
+            i64::from(key.clients).into(),
+        ];
+        let rows = db.query(sql, &params)?;
+        let Some(first) = rows.first() else {
+            return Ok(false);
+        };
+        let repeat: i64 = first.col("repeat")?;
+        for r in &rows {
+            if r.col::<i64>("repeat")? != repeat {
+                break;
+            }
+            let json: String = r.col("op_json")?;
+            let mut o: crate::results::OpMeasurement = serde_json::from_str(&json)
+                .map_err(|e| anyhow::anyhow!("a stored operation row: {e}"))?;
+            if o.role != role || o.op != op {
+                continue;
+            }
+            o.instructions = Some(counts.clone());
+            let mut update = params.clone();
+            update.extend([
+                Value::from(r.col::<i64>("repeat")?),
+                Value::from(r.col::<i64>("position")?),
+                serde_json::to_string(&o)?.into(),
+            ]);
+            db.execute(
+                "UPDATE step_ops SET op_json = ?8 WHERE run_id = ?1 AND target = ?2 AND suite = ?3 \
+                 AND step = ?4 AND clients = ?5 AND repeat = ?6 AND position = ?7",
+                &update,
+            )?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     /// Record how the run counts instructions (the tool and its version, and whether hardware
     /// counters were there).
     pub fn set_run_instructions(&mut self, run_id: &str, how: &str) -> Result<()> {

@@ -70,6 +70,17 @@ pub struct Opening<'a> {
 /// connection).
 pub trait ExecutorFactory: Send + Sync {
     fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError>;
+    /// Whether the role's operations can run again and again, any number of times (a count of
+    /// instructions repeats them): false for work done once, such as a load of fixed rows, an
+    /// index build or a check.
+    fn repeatable(&self) -> bool {
+        true
+    }
+    /// A factory whose executors run operation type `op` alone, where the role's types can run
+    /// apart (a request mix); `None` where they cannot.
+    fn only(&self, _op: usize) -> Option<Arc<dyn ExecutorFactory>> {
+        None
+    }
 }
 
 /// One kind of worker in a step.

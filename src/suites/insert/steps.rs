@@ -522,6 +522,11 @@ struct IndexFactory {
 }
 
 impl ExecutorFactory for IndexFactory {
+    /// The indexes are built once.
+    fn repeatable(&self) -> bool {
+        false
+    }
+
     fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         let (dialect, client, seed) = (at.dialect, at.client, at.seed);
         let t = client + 1;

@@ -4,6 +4,8 @@
 //!
 //! Owns the requester's executor and its id draws. Must not: time anything (the runner does).
 
+use std::sync::Arc;
+
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
@@ -69,6 +71,18 @@ pub struct RequestFactory {
 }
 
 impl ExecutorFactory for RequestFactory {
+    /// Requests of type `op` alone: the mix with every other type's share zero (none for a
+    /// type the mix never runs).
+    fn only(&self, op: usize) -> Option<Arc<dyn ExecutorFactory>> {
+        let share = *self.settings.mix.0.get(op).filter(|s| **s > 0.0)?;
+        let mut settings = self.settings.clone();
+        settings.mix = super::Mix(std::array::from_fn(|i| if i == op { share } else { 0.0 }));
+        Some(Arc::new(RequestFactory {
+            settings,
+            index: self.index,
+        }))
+    }
+
     fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         let s = &self.settings;
         let stmts = Stmt::ALL

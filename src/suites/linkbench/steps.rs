@@ -476,6 +476,11 @@ struct LoadFactory {
 }
 
 impl ExecutorFactory for LoadFactory {
+    /// Each loader writes its own id range once.
+    fn repeatable(&self) -> bool {
+        false
+    }
+
     fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         let s = &self.settings;
         let (first, last) = loader_range(s.maxid1, s.loaders, at.client);
@@ -692,6 +697,11 @@ const DATA_COLUMN: usize = 4;
 struct IndexFactory;
 
 impl ExecutorFactory for IndexFactory {
+    /// The index is built once.
+    fn repeatable(&self) -> bool {
+        false
+    }
+
     fn open(&self, session: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         // The links present, counted before the step's clock starts.
         let v = session.query_strings(&lsql::count_rows("linktable"))?;
@@ -732,6 +742,11 @@ impl Executor for IndexExec {
 struct CheckFactory;
 
 impl ExecutorFactory for CheckFactory {
+    /// The check runs once, after the requests.
+    fn repeatable(&self) -> bool {
+        false
+    }
+
     fn open(&self, _: &mut dyn Session, at: &Opening) -> Result<Box<dyn Executor>, DbError> {
         Ok(Box::new(CheckExec {
             sql: lsql::count_mismatches(at.dialect, CHECK_KEYS),
