@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::fmt::{percent, plural, signed_percent, two};
+use super::fmt::{decided, percent, plural, signed_percent, two};
 use super::model::*;
 use super::resolution::{self, SeriesIndex};
 use super::suites::SECTIONS;
@@ -163,6 +163,7 @@ pub(super) fn build_with(
         linkbench: Vec::new(),
         profiles: None,
         by_version: Vec::new(),
+        decided: Vec::new(),
     };
     fill_derived(&mut model, all, data);
     model.profiles = super::profile::report(data, &model.targets);
@@ -207,7 +208,7 @@ fn target_summaries(
 
 /// Fills in, in this order, what is computed from the model itself: relative numbers,
 /// verdicts, group summaries, pre/post, tl;dr, warnings (with `all`'s failed warm steps),
-/// notes and crossovers. `data` is `all` without its warm steps.
+/// notes, crossovers and the by-version view. `data` is `all` without its warm steps.
 fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     model.relative = relative(model, &data.measurements);
     for section in SECTIONS {
@@ -215,6 +216,7 @@ fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     }
     verdict::apply(model, &data.measurements);
     model.groups = group_summaries(model);
+    model.decided = target_decided(model);
     model.pre_post = pre_post(model);
     model.tldr = tldr(model);
     model.warnings = warnings(model, data);
@@ -636,6 +638,28 @@ fn group_summaries(model: &ReportModel) -> Vec<GroupSummary> {
                     improvements: count("improvement") as u32,
                     server_cpu_regressions: cpu_count("regression") as u32,
                     server_cpu_improvements: cpu_count("improvement") as u32,
+                    decided: model.decided_among(rows.iter().copied()),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Per compared target × clients, its decided steps over every group; empty when no step of
+/// the report has a verdict.
+fn target_decided(model: &ReportModel) -> Vec<TargetDecided> {
+    let mut out = Vec::new();
+    for target in &model.compared {
+        for &clients in &model.clients {
+            let rows =
+                (model.relative.iter()).filter(|r| r.target == *target && r.clients == clients);
+            if let Some(counts) = model.decided_among(rows).filter(|d| d.steps > 0) {
+                out.push(TargetDecided {
+                    target: target.clone(),
+                    base: model.base_of(target).to_string(),
+                    clients,
+                    counts,
                 });
             }
         }
@@ -684,11 +708,48 @@ fn pre_post(model: &ReportModel) -> Vec<PrePost> {
     out
 }
 
+/// The tl;dr's line on a target's whole run at one client count: `pg17 vs pg16: decided 31 of
+/// 32 steps: 3 regressions, 5 improvements, 23 unchanged; 1 within noise` (the undecided
+/// named only when there are some).
+fn decided_line(d: &TargetDecided, clients: Option<u32>) -> String {
+    let c = &d.counts;
+    let mut line = format!("{} vs {}", d.target, d.base);
+    if let Some(n) = clients {
+        line.push_str(&format!(" ({})", plural(n as usize, "client")));
+    }
+    line.push_str(&format!(": {} steps", decided(c.decided, c.steps)));
+    if c.decided > 0 {
+        line.push_str(&format!(
+            ": {}, {}, {} unchanged",
+            plural(c.regressions as usize, "regression"),
+            plural(c.improvements as usize, "improvement"),
+            c.unchanged
+        ));
+    }
+    let none = c.steps - c.decided - c.within_noise - c.unmeasurable;
+    let undecided: Vec<String> = [
+        (c.within_noise, "within noise"),
+        (c.unmeasurable, "unmeasurable"),
+        (none, "without a verdict"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    if !undecided.is_empty() {
+        line.push_str(&format!("; {}", undecided.join(", ")));
+    }
+    line
+}
+
 fn tldr(model: &ReportModel) -> Vec<String> {
     let several_clients = model.clients.len() > 1;
     let mut out = Vec::new();
     for &clients in &model.clients {
         for target in &model.compared {
+            if let Some(d) = model.decided_of(target, clients) {
+                out.push(decided_line(d, several_clients.then_some(clients)));
+            }
             for group in &model.step_groups {
                 let Some(g) = model.group_of(target, &group.id, clients) else {
                     continue;
@@ -697,15 +758,19 @@ fn tldr(model: &ReportModel) -> Vec<String> {
                 if several_clients {
                     line.push_str(&format!(" ({})", plural(clients as usize, "client")));
                 }
+                line.push(':');
+                if let Some(d) = g.decided {
+                    line.push_str(&format!(" {};", decided(d.decided, d.steps)));
+                }
                 match (g.median, g.min, g.max) {
                     (Some(med), Some(min), Some(max)) => line.push_str(&format!(
-                        ": median {} (min {}, max {})",
+                        " median {} (min {}, max {})",
                         two(med),
                         two(min),
                         two(max)
                     )),
                     _ => {
-                        line.push_str(": no step with a relative QPS");
+                        line.push_str(" no step with a relative QPS");
                         out.push(line);
                         continue;
                     }

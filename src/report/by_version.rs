@@ -1,14 +1,16 @@
 //! The "by version" view of a run with a version sweep (`versions` in the lab): per group and
 //! per step, relative QPS and relative server CPU/op against the base along the release
-//! order, with the first release whose verdict against the base is a change marked.
+//! order, with the first release whose verdict against the base is a change marked, and how
+//! many steps each release decided.
 //!
 //! Owns choosing the sweeps (targets sharing a `sweep`, in run order, at least 2), reading
-//! their numbers and verdicts from the model (`relative`, `groups`: nothing is recomputed, no
-//! new test is run), a group's verdict at a release (the one more than half of its steps
-//! share), and the section's blocks (text and Markdown tables, HTML charts). Must not:
+//! their numbers, verdicts and decided steps from the model (`relative`, `groups`, `decided`:
+//! nothing is recomputed, no new test is run), a group's verdict at a release (the one more
+//! than half of its steps share), and the section's blocks (text and Markdown tables, HTML charts). Must not:
 //! compute statistics, or draw (the charts module does).
 
 use super::doc::{Block, Cell, ChartRef, Grid, NA, rel_cell};
+use super::fmt::of;
 use super::model::{FirstChange, Relative, ReportModel, VersionSeries, VersionSweep};
 use crate::results::Metric;
 
@@ -45,12 +47,16 @@ pub(super) fn sweeps(model: &ReportModel) -> Vec<VersionSweep> {
                 })
                 .filter(|s| s.qps.iter().any(Option::is_some))
                 .collect();
+            let decided = (releases.iter())
+                .map(|r| model.decided_of(r, clients).map(|d| d.counts))
+                .collect();
             out.push(VersionSweep {
                 sweep: name.to_string(),
                 clients,
                 base: model.base.clone(),
                 releases: releases.clone(),
                 series,
+                decided,
             });
         }
     }
@@ -259,13 +265,18 @@ impl Measure {
     }
 }
 
-/// Releases as rows; per group a QPS and a CPU/op column; a last row naming the first move.
+/// Releases as rows; per group a QPS and a CPU/op column, and how many steps each release
+/// decided (when the report has verdicts); a last row naming the first move.
 fn groups_table(v: &VersionSweep, verdicts: bool) -> Grid {
     let groups: Vec<&VersionSeries> = v.series.iter().filter(|s| s.step.is_none()).collect();
     let mut header = vec!["release".to_string()];
     for g in &groups {
         header.push(format!("{}\nQPS", g.group));
         header.push(format!("{}\nCPU/op", g.group));
+    }
+    let decided = v.decided.iter().any(Option::is_some);
+    if decided {
+        header.push("steps\ndecided".into());
     }
     let cell = |g: &VersionSeries, m: Measure, i: usize, r: &str| {
         let (vals, verd, first) = m.of(g);
@@ -282,6 +293,15 @@ fn groups_table(v: &VersionSweep, verdicts: bool) -> Grid {
                 row.push(cell(g, Measure::Qps, i, r));
                 row.push(cell(g, Measure::Cpu, i, r));
             }
+            if decided {
+                let d = v.decided.get(i).copied().flatten();
+                let text = match d {
+                    Some(d) => of(d.decided, d.steps),
+                    None if *r == v.base => "base".into(),
+                    None => NA.into(),
+                };
+                row.push(Cell::plain(text));
+            }
             row
         })
         .collect();
@@ -290,6 +310,9 @@ fn groups_table(v: &VersionSweep, verdicts: bool) -> Grid {
         for m in [Measure::Qps, Measure::Cpu] {
             last.push(Cell::plain(first_text(&v.sweep, m.of(g).2, verdicts)));
         }
+    }
+    if decided {
+        last.push(Cell::plain(""));
     }
     rows.push(last);
     Grid {
@@ -372,6 +395,15 @@ mod tests {
                     .map(|f| (f.release.as_str(), f.verdict.as_str())),
             )
         };
+        // Against 16.2: 16.3 decides none of its 3 steps (within noise), 16.9 and 16.10 the
+        // two point steps (regressions); range-agg stays within noise.
+        let decided: Vec<Option<(u32, u32, u32)>> = (v.decided.iter())
+            .map(|d| d.map(|d| (d.decided, d.steps, d.regressions)))
+            .collect();
+        assert_eq!(
+            decided,
+            [None, Some((0, 3, 0)), Some((2, 3, 2)), Some((2, 3, 2))]
+        );
         let moved = Some(("pg-16.9", "regression"));
         assert_eq!(first("point", None), (moved, moved));
         assert_eq!(first("point", Some("point-query")), (moved, moved));
@@ -391,8 +423,10 @@ mod tests {
                 .iter()
                 .all(|s| s.first_qps_change.is_none())
         );
+        assert!(m.by_version[0].decided.iter().all(Option::is_none));
         let text = section(Format::Text, &data);
         assert!(text.contains("1 repeat: no verdicts"), "{text}");
+        assert!(!text.contains("decided"), "{text}");
         assert!(!text.contains('*'), "{text}");
     }
 

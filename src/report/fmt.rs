@@ -19,6 +19,16 @@ pub fn signed_percent(ratio: f64) -> String {
     }
 }
 
+/// `decided 7 of 8`: how many of some steps got a decision (a change or `unchanged`).
+pub fn decided(decided: u32, steps: u32) -> String {
+    format!("decided {}", of(decided, steps))
+}
+
+/// `7 of 8`.
+pub fn of(part: u32, whole: u32) -> String {
+    format!("{part} of {whole}")
+}
+
 /// `1 step`, `2 steps`.
 pub fn plural(n: usize, word: &str) -> String {
     if n == 1 {

@@ -952,6 +952,7 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             }
             grid.rows.push(row);
         }
+        decided_row(m, &group.id, clients, &mut grid);
         doc.push(Block::Table(grid));
         doc.push(Block::Figures {
             title: None,
@@ -962,6 +963,24 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             note: None,
         });
     }
+}
+
+/// A group table's last row: how many of its steps each compared target decided (`7 of 8`);
+/// none when the report has no verdicts.
+fn decided_row(m: &ReportModel, group: &str, clients: u32, grid: &mut Grid) {
+    let cells: Vec<Option<super::model::Decided>> = (m.compared.iter())
+        .map(|t| m.group_of(t, group, clients).and_then(|g| g.decided))
+        .collect();
+    if cells.iter().all(Option::is_none) {
+        return;
+    }
+    let mut row = vec![Cell::plain("(decided)")];
+    row.extend(
+        cells
+            .into_iter()
+            .map(|d| Cell::plain(d.map_or(NA.to_string(), |d| super::fmt::of(d.decided, d.steps)))),
+    );
+    grid.rows.push(row);
 }
 
 /// The fewest whole seconds a per-second chart needs on some side to show a line.

@@ -130,7 +130,7 @@ pub fn undecided(
     };
     let model = build::build(data, &opts)?;
     let enough = (1.0 + model.method.min_effect).powi(2) - 1.0;
-    let called = |t: Option<&model::MetricTest>| t.is_some_and(|t| t.verdict != "within noise");
+    let called = |t: Option<&model::MetricTest>| t.is_some_and(|t| model::is_decided(&t.verdict));
     Ok((model.relative.iter())
         .filter(|r| {
             let Some(qps) = &r.qps_test else { return false };

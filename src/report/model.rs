@@ -76,6 +76,63 @@ pub struct ReportModel {
     /// Per version sweep (`versions` in the lab) × clients: the "by version" view. Empty
     /// without a sweep of 2 or more releases, and in a compare.
     pub by_version: Vec<VersionSweep>,
+    /// Per compared target × clients: how many of its steps were decided ([`Relative::step_verdict`]).
+    /// Empty when no step of the report has a verdict (1 repeat without counting).
+    pub decided: Vec<TargetDecided>,
+}
+
+/// One compared target's decided steps at one client count, over every group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetDecided {
+    pub target: String,
+    /// The target it is relative to.
+    pub base: String,
+    pub clients: u32,
+    #[serde(flatten)]
+    pub counts: Decided,
+}
+
+/// How many of some steps were decided, by their step verdict ([`Relative::step_verdict`]):
+/// `decided` = `regressions` + `improvements` + `unchanged`; the rest of `steps` are `within
+/// noise`, `unmeasurable` or have no verdict at all (a failed side).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Decided {
+    /// Compared steps (relative rows).
+    pub steps: u32,
+    pub decided: u32,
+    pub regressions: u32,
+    pub improvements: u32,
+    pub unchanged: u32,
+    pub within_noise: u32,
+    pub unmeasurable: u32,
+}
+
+impl Decided {
+    /// The counts of `rows`' step verdicts.
+    pub fn of<'a>(rows: impl IntoIterator<Item = &'a Relative>) -> Decided {
+        let mut d = Decided::default();
+        for r in rows {
+            d.steps += 1;
+            let verdict = r.step_verdict();
+            d.decided += u32::from(verdict.is_some_and(is_decided));
+            match verdict {
+                Some("regression") => d.regressions += 1,
+                Some("improvement") => d.improvements += 1,
+                Some("unchanged") => d.unchanged += 1,
+                Some("within noise") => d.within_noise += 1,
+                Some("unmeasurable") => d.unmeasurable += 1,
+                _ => {}
+            }
+        }
+        d
+    }
+}
+
+/// Whether a verdict is a decision: `regression`, `improvement` or `unchanged`. `within
+/// noise` (could not be decided) and `unmeasurable` (the passes disagree by more than half)
+/// are not.
+pub fn is_decided(verdict: &str) -> bool {
+    matches!(verdict, "regression" | "improvement" | "unchanged")
 }
 
 /// A version sweep at one client count: per group and per step, the relative numbers in
@@ -92,6 +149,9 @@ pub struct VersionSweep {
     pub releases: Vec<String>,
     /// Per group (report order): the group's row, then one per step of it.
     pub series: Vec<VersionSeries>,
+    /// Per release: how many of its steps were decided against the base, over every group
+    /// (as [`ReportModel::decided`]); `None` at the base and when the report has no verdicts.
+    pub decided: Vec<Option<Decided>>,
 }
 
 /// One group's or step's numbers along a sweep; every vector has one entry per release.
@@ -793,6 +853,9 @@ pub struct GroupSummary {
     /// Server CPU/op verdicts.
     pub server_cpu_regressions: u32,
     pub server_cpu_improvements: u32,
+    /// How many of the group's steps were decided, by their step verdict; `None` when no step
+    /// of the report has a verdict (as [`ReportModel::decided`]).
+    pub decided: Option<Decided>,
 }
 
 /// A read step measured before the writes (`.pre`) and after them, for one target.
@@ -873,6 +936,25 @@ impl Relative {
     /// The QPS verdict (`None`: fewer than 2 paired repeats).
     pub fn qps_verdict(&self) -> Option<&str> {
         self.qps_test.as_ref().map(|t| t.verdict.as_str())
+    }
+
+    /// The step's verdict, the one "decided" counts: instructions/op's (from one repeat, against
+    /// its own spread) when the step was counted; else the timed tests', QPS's when it is a
+    /// decision, else server CPU/op's when that is, else QPS's (`within noise`); `None` without
+    /// any test (1 repeat without counting, or a failed side).
+    pub fn step_verdict(&self) -> Option<&str> {
+        if let Some(t) = self.tests.spread(Metric::ServerInstr) {
+            return Some(&t.verdict);
+        }
+        let qps = self.qps_verdict();
+        let cpu = self
+            .tests
+            .get(Metric::ServerCpu)
+            .map(|t| t.verdict.as_str());
+        (qps.filter(|v| is_decided(v)))
+            .or(cpu.filter(|v| is_decided(v)))
+            .or(qps)
+            .or(cpu)
     }
 
     /// The verdict on a cost metric: from its spread when it is judged so, else from the
@@ -970,6 +1052,22 @@ pub struct SpreadTest {
 }
 
 impl ReportModel {
+    /// How many of `rows` were decided ([`Decided::of`]); `None` when no step of the report
+    /// has a verdict at all (1 repeat without counting: nothing could be decided).
+    pub fn decided_among<'a>(
+        &self,
+        rows: impl IntoIterator<Item = &'a Relative>,
+    ) -> Option<Decided> {
+        let any = self.relative.iter().any(|r| r.step_verdict().is_some());
+        any.then(|| Decided::of(rows))
+    }
+
+    pub fn decided_of(&self, target: &str, clients: u32) -> Option<&TargetDecided> {
+        self.decided
+            .iter()
+            .find(|d| d.target == target && d.clients == clients)
+    }
+
     /// A suite's measurement rows, its client counts (ascending) and the targets that have
     /// rows of it (lab order; a compare: A's, then B's twins).
     pub fn suite_scope(&self, suite: &str) -> (Vec<&MeasurementRow>, Vec<u32>, Vec<&str>) {

@@ -11,6 +11,7 @@ use super::fixture::{
     run_adaptive, run_insert, run_linkbench, run_pre_post, run_settling, run_sweep,
     run_three_repeats, run_two_clients,
 };
+use super::model::{Decided, Relative, SpreadTest};
 use super::*;
 
 const SCHEMA: &str = include_str!("../../schema/report-v3.schema.json");
@@ -1697,4 +1698,126 @@ fn a_cpu_sample_that_missed_its_step_is_below_resolution_not_a_verdict() {
         .find(|r| r["below_resolution"][0] == "server_cpu_us_per_op")
         .unwrap();
     assert_eq!(flagged["server_cpu_us_per_op"], Value::Null);
+}
+
+/// One repeat with a counting pass at 1 client: pg17's five steps there are a regression, an
+/// improvement, two unchanged and one within noise by instructions/op, so 4 of 5 are decided;
+/// its steps at 4 clients (not counted, one repeat) have no verdict. Every format says so, from
+/// the model's counts.
+#[test]
+fn decided_steps_are_counted_per_group_per_target_and_in_every_format() {
+    let model = build(&run_with_instructions(), None).unwrap();
+    let d = model.decided_of("pg17", 1).unwrap();
+    let want = Decided {
+        steps: 5,
+        decided: 4,
+        regressions: 1,
+        improvements: 1,
+        unchanged: 2,
+        within_noise: 1,
+        unmeasurable: 0,
+    };
+    assert_eq!(d.counts, want);
+    let at4 = model.decided_of("pg17", 4).unwrap().counts;
+    assert_eq!((at4.steps, at4.decided, at4.within_noise), (5, 0, 0));
+    let group = |g: &str| model.group_of("pg17", g, 1).unwrap().decided.unwrap();
+    // point-query is within noise, random-points_range=100 unchanged.
+    assert_eq!((group("point").decided, group("point").steps), (1, 2));
+    assert_eq!((group("writes").decided, group("writes").steps), (2, 2));
+    assert!(model.tldr.contains(
+        &"pg17 vs pg16 (1 client): decided 4 of 5 steps: 1 regression, 1 improvement, 2 unchanged; \
+          1 within noise"
+            .to_string()
+    ));
+    assert!(model.tldr.contains(
+        &"pg17 vs pg16 (4 clients): decided 0 of 5 steps; 5 without a verdict".to_string()
+    ));
+    let point = (model.tldr.iter())
+        .find(|l| l.starts_with("pg17 vs pg16, point queries (1 client)"))
+        .unwrap();
+    assert!(point.contains(": decided 1 of 2; median"), "{point}");
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    assert_eq!(json["decided"][0]["decided"], 4);
+    assert_eq!(json["groups"][0]["decided"]["steps"], 2);
+    let text = render(&model, Format::Text, false);
+    let row = |doc: &str, prefix: &str| -> Vec<String> {
+        (doc.lines())
+            .filter(|l| l.starts_with(prefix))
+            .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>().join("|"))
+            .collect()
+    };
+    // Point queries at 1 client: pg17 decided 1 of 2, sqlite.wal (not counted) none.
+    assert_eq!(row(&text, " (decided)")[0], "(decided)|1 of 2|0 of 2");
+    let md = render(&model, Format::Markdown, false);
+    assert_eq!(row(&md, "| (decided)")[0], "|(decided)|1 of 2|0 of 2|");
+    let html = render(&model, Format::Html, false);
+    assert!(
+        html.contains("<td>(decided)</td><td class=\"num\">1 of 2</td>"),
+        "{html}"
+    );
+    assert!(html.contains("decided 4 of 5 steps"), "{html}");
+}
+
+/// Without any verdict (one repeat, nothing counted), nothing is counted as decided: no
+/// `decided` line, column or row, and the JSON's counts are empty.
+#[test]
+fn a_report_without_verdicts_counts_nothing_as_decided() {
+    let model = build(&run_two_clients(), None).unwrap();
+    assert!(model.decided.is_empty());
+    assert!(model.groups.iter().all(|g| g.decided.is_none()));
+    assert!(model.tldr.iter().all(|l| !l.contains("decided")));
+    let text = render(&model, Format::Text, false);
+    assert!(!text.contains("(decided)"), "{text}");
+}
+
+/// A step's verdict, the one "decided" counts: instructions/op's when counted (even within
+/// noise), else QPS's when it decides, else server CPU/op's, else QPS's `within noise`.
+#[test]
+fn a_steps_verdict_is_instructions_then_the_timed_test_that_decides() {
+    let model = build(&run_three_repeats(), None).unwrap();
+    let mut r = model.relative_of("pg17", "scan", 1).unwrap().clone();
+    let set = |r: &mut Relative, qps: &str, cpu: &str| {
+        r.qps_test.as_mut().unwrap().verdict = qps.into();
+        let mut t = r.tests.get(Metric::ServerCpu).unwrap().clone();
+        t.verdict = cpu.into();
+        r.tests.set(Metric::ServerCpu, Some(t));
+    };
+    set(&mut r, "within noise", "within noise");
+    assert_eq!(r.step_verdict(), Some("within noise"));
+    set(&mut r, "within noise", "regression");
+    assert_eq!(r.step_verdict(), Some("regression"), "CPU/op decides");
+    set(&mut r, "unchanged", "regression");
+    assert_eq!(r.step_verdict(), Some("unchanged"), "QPS decides first");
+    r.tests.set_spread(
+        Metric::ServerInstr,
+        Some(SpreadTest {
+            metric: "server_instructions_per_op".into(),
+            ratio: 1.0,
+            range: [-0.1, 2.0],
+            base_spread: 0.6,
+            target_spread: 0.6,
+            paired: 3,
+            verdict: "unmeasurable".into(),
+            cpu_ratio: None,
+            cpu_disagrees: false,
+        }),
+    );
+    assert_eq!(
+        r.step_verdict(),
+        Some("unmeasurable"),
+        "counted: instructions decide"
+    );
+    // Three steps: a regression, an unchanged one and one within noise: 2 of 3 decided.
+    let mut rows = vec![r.clone(), r.clone(), r];
+    for (row, v) in rows
+        .iter_mut()
+        .zip(["regression", "unchanged", "within noise"])
+    {
+        row.tests.set_spread(Metric::ServerInstr, None);
+        set(row, v, "within noise");
+    }
+    let d = Decided::of(&rows);
+    assert_eq!((d.decided, d.steps), (2, 3));
+    assert_eq!((d.regressions, d.unchanged, d.within_noise), (1, 1, 1));
 }
