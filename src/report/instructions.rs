@@ -66,11 +66,15 @@ fn verdict_cell(t: &SpreadTest) -> Cell {
 /// What a disagreement of instructions and CPU suggests, in a few words.
 fn disagreement(t: &SpreadTest) -> String {
     match (t.cpu_ratio, t.cpu_disagrees) {
+        // Said of the ratios, whichever way each moved (both can fall, or rise).
         (Some(c), true) if c > t.ratio => {
-            "CPU/op rose more: kernel work (system calls, IO), waits, contention or cache misses"
+            "CPU/op says costlier than instructions: kernel work (system calls, IO), waits, \
+             contention or cache misses"
                 .into()
         }
-        (Some(_), true) => "CPU/op fell more: less waiting or fewer cache misses".into(),
+        (Some(_), true) => {
+            "CPU/op says cheaper than instructions: less waiting or fewer cache misses".into()
+        }
         _ => String::new(),
     }
 }
@@ -159,5 +163,32 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             grid.rows.extend(r.counted_ops.iter().map(op_row));
         }
         doc.push(Block::Table(grid));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test(ratio: f64, cpu: f64) -> SpreadTest {
+        SpreadTest {
+            metric: Metric::ServerInstr.id().into(),
+            ratio,
+            range: [ratio, ratio],
+            base_spread: 0.0,
+            target_spread: 0.0,
+            paired: 0,
+            verdict: "improvement".into(),
+            cpu_ratio: Some(cpu),
+            cpu_disagrees: true,
+        }
+    }
+
+    #[test]
+    fn a_disagreement_is_said_of_the_ratios_whichever_way_both_moved() {
+        // Both fell, CPU/op less: CPU says costlier than instructions, not that it "rose".
+        assert!(disagreement(&test(0.5, 0.8)).starts_with("CPU/op says costlier"));
+        assert!(disagreement(&test(1.6, 1.2)).starts_with("CPU/op says cheaper"));
+        assert!(disagreement(&test(0.8, 0.5)).starts_with("CPU/op says cheaper"));
     }
 }
