@@ -6,6 +6,11 @@
 //! then collects the top-level module of every `crate::…` path (groups `crate::{a, b}` and
 //! `super::` chains that leave the file's top-level module included). A cycle fails the test,
 //! naming each edge with one place that makes it.
+//!
+//! ARCHITECTURE.md's "Layers" table is checked twice: its "modules" column (a module imports
+//! only its own row or rows above it) and its "what it may use" column, read as a list of
+//! terms (see [`may_use_of`]): every import of another top-level module must be one the row
+//! (or the module's own entry in parentheses) names.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -56,6 +61,128 @@ fn every_import_follows_the_layers_of_architecture_md() {
     wrong.sort();
     wrong.dedup();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// ARCHITECTURE.md's "what it may use" column is the rule too: every module another module
+/// imports is one its row allows (own-row imports included: the column names them).
+#[test]
+fn every_import_is_one_the_may_use_column_allows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let allowed = may_use_of(&text);
+    let graph = graph_of(&root.join("src"));
+    let mut wrong = Vec::new();
+    for (from, tos) in &graph {
+        for (to, place) in tos {
+            if !allowed.get(from).is_some_and(|a| a.contains(to)) {
+                wrong.push(format!(
+                    "{from} imports {to} at {place}, which ARCHITECTURE.md's \"what it may use\" \
+                     column does not allow for {from}: fix the import or the table"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The rows of the "## Layers" table: (layer name, modules column, may-use column), the name
+/// being the first column without its number (`1. leaves` → `leaves`).
+fn rows_of(markdown: &str) -> Vec<(String, String, String)> {
+    let section = markdown
+        .split("\n## ")
+        .find(|s| s.starts_with("Layers"))
+        .expect("ARCHITECTURE.md has a ## Layers section");
+    section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| layer") && !l.starts_with("| ---"))
+        .map(|row| {
+            let cols: Vec<&str> = row.split('|').map(str::trim).collect();
+            let name = cols[1].split_once(". ").map_or(cols[1], |(_, n)| n);
+            (name.to_string(), cols[2].to_string(), cols[3].to_string())
+        })
+        .collect()
+}
+
+/// `text` split into what lies outside parentheses and what lies inside (top level only).
+fn outside_and_inside(text: &str) -> (String, String) {
+    let (mut outer, mut inner, mut depth) = (String::new(), String::new(), 0);
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => outer.push(c),
+            _ => inner.push(c),
+        }
+    }
+    (outer, inner)
+}
+
+/// What each top-level module may import, from the "what it may use" column. The column's text
+/// outside parentheses is a comma-separated list of terms, each one of: a layer's name (its
+/// modules), `NAME and below` (that layer's modules and every row above it in the table), a
+/// backticked module, `nothing of the crate` or `nothing`, `everything`. Inside parentheses,
+/// `` `m`: terms `` entries separated by `;` give module `m` its own list instead of the row's.
+/// A term the rule does not know fails the test, so the column stays readable by it.
+fn may_use_of(markdown: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let rows = rows_of(markdown);
+    let layer = layers_of(markdown);
+    let in_layer = |i: usize| -> BTreeSet<String> {
+        (layer.iter().filter(|&(_, &l)| l == i + 1))
+            .map(|(m, _)| m.clone())
+            .collect()
+    };
+    let named = |name: &str| rows.iter().position(|r| r.0 == name);
+    let terms = |list: &str| -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for term in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            if let Some(m) = term.strip_prefix('`').and_then(|t| t.strip_suffix('`')) {
+                out.insert(m.to_string());
+            } else if term == "everything" {
+                out.extend(layer.keys().cloned());
+            } else if term == "nothing of the crate" || term == "nothing" {
+            } else if let Some(i) = term.strip_suffix(" and below").and_then(named) {
+                (0..=i).for_each(|j| out.extend(in_layer(j)));
+            } else if let Some(i) = named(term) {
+                out.extend(in_layer(i));
+            } else {
+                panic!("ARCHITECTURE.md's \"what it may use\" column: `{term}` is no layer, module or known word");
+            }
+        }
+        out
+    };
+    let mut out = BTreeMap::new();
+    for (i, (_, _, may)) in rows.iter().enumerate() {
+        let (outer, inner) = outside_and_inside(may);
+        let row = terms(&outer);
+        for m in in_layer(i) {
+            out.insert(m, row.clone());
+        }
+        for entry in inner.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+            let (module, list) = entry
+                .split_once(':')
+                .unwrap_or_else(|| panic!("`{entry}`: an entry in parentheses is `m`: terms"));
+            let module = module.trim().trim_matches('`').to_string();
+            assert_eq!(layer.get(&module), Some(&(i + 1)), "`{module}` is not of its row");
+            out.insert(module, terms(list));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_may_use_column_is_read_term_by_term() {
+    let md = "# A\n\n## Layers\n\n| layer | modules | what it may use | rule |\n| --- | --- | --- | --- |\n\
+              | 1. leaves | `a`, `b` | nothing of the crate (`b`: `a`) | - |\n\
+              | 2. mid | `c` | leaves | - |\n| 3. top | `d`, `e` | `c`, mid and below (`e`: `d`) | |\n\
+              | 4. face | `f` | everything | |\n";
+    let m = may_use_of(md);
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(m["a"], set(&[]));
+    assert_eq!(m["b"], set(&["a"]));
+    assert_eq!(m["c"], set(&["a", "b"]));
+    assert_eq!(m["d"], set(&["a", "b", "c"]));
+    assert_eq!(m["e"], set(&["d"]));
+    assert_eq!(m["f"], set(&["a", "b", "c", "d", "e", "f"]));
 }
 
 /// The layer of each top-level module named in the "modules" column of the "## Layers" table:
