@@ -1,5 +1,7 @@
 //! Change points in a series of values (one value per run, in time order): E-divisive means
-//! with a Student t-test, the method of Apache Otava (formerly Hunter).
+//! with a Student t-test, the method of Apache Otava (formerly Hunter) with the deliberate
+//! departures docs/reports.md, History, lists (a candidate in every segment, ddof = 1, one
+//! threshold, sides of at least [`MIN_SIDE`] runs).
 //!
 //! Owns the algorithm only: values in, change points out. Must not know runs, metrics or the
 //! store (`history` feeds it one value per run).

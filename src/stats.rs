@@ -286,8 +286,9 @@ pub const MIN_PRIOR_STEPS: usize = 4;
 /// freedom; zero variances are left out), by the method of moments on `ln s²` (Smyth 2004,
 /// limma's `fitFDist`): `e = ln s² − ψ(d/2) + ln(d/2)`; `ψ′(d0/2)` = the variance of `e` less
 /// the mean of `ψ′(d/2)`; `s0² = exp(mean e + ψ(d0/2) − ln(d0/2))`. When the `e` vary no more
-/// than sampling explains, `d0` is infinite and `s0² = exp(mean e)`. `None` with fewer than
-/// [`MIN_PRIOR_STEPS`] usable variances.
+/// than sampling explains, `d0` is infinite and `s0² = exp(mean e)`: Smyth 2004's limit, where
+/// limma ≥ 3.43.1 takes the mean of the s² (docs/verdicts.md, Pooled noise). `None` with fewer
+/// than [`MIN_PRIOR_STEPS`] usable variances.
 pub fn variance_prior(samples: &[(f64, f64)]) -> Option<VariancePrior> {
     use statrs::function::gamma::digamma;
     let ok: Vec<(f64, f64)> = (samples.iter().copied())
