@@ -1,6 +1,7 @@
 //! The whole sysbench catalog on real embedded SQLite through the binary: the executed order
-//! (read back from the store) is spec §1's, with and without `pre`; every step's statements per
-//! event and the rows each of its statements touches; the report's groups; a client sweep.
+//! (read back from the store) is docs/workloads.md's (The catalog), with and without `pre`;
+//! every step's statements per event and the rows each of its statements touches; the report's
+//! groups; a client sweep.
 //!
 //! Runs that measure hold a global lock (see tests/cli.rs). The labs use no warm-up, so every
 //! event that ran was measured and the stored rows per statement are exact averages.
@@ -25,7 +26,7 @@ fn lab(dir: &Path, extra: &str) -> PathBuf {
     path
 }
 
-/// Spec §1 without `pre`: 32 reported steps and the 4 unreported warm steps.
+/// The catalog of docs/workloads.md without `pre`: 32 reported steps and the 4 unreported warm steps.
 const ORDER: &[&str] = &[
     "point-query.warm",
     "scan.warmpre",
@@ -248,7 +249,7 @@ fn the_whole_catalog_runs_in_spec_order_with_every_steps_shape() {
 
     let rows = stored(dir.path());
     let order: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
-    assert_eq!(order, ORDER, "executed order (from the store) is spec §1");
+    assert_eq!(order, ORDER, "executed order (from the store) is docs/workloads.md's catalog");
     for r in &rows {
         assert_eq!(r.warm, r.step.contains(".warm"), "{}", r.step);
         assert_eq!(r.warm, r.group == "warm", "{}", r.step);

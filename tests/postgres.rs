@@ -473,7 +473,7 @@ fn postgres_runs_the_whole_catalog_with_quick() {
          FROM measurements ORDER BY rowid",
     );
     let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-    assert_eq!(order, catalog_without_pre(dir.path()), "spec §1 order");
+    assert_eq!(order, catalog_without_pre(dir.path()), "docs/workloads.md's catalog order");
     assert_eq!(
         rows.iter().filter(|r| !r.1).count(),
         32,
@@ -496,10 +496,10 @@ fn postgres_runs_the_whole_catalog_with_quick() {
 
 /// A run with a failed target and a client-bound step: both warnings in every format (CSV
 /// carries them as columns). Nothing is faked: the failed target has a setting PostgreSQL
-/// rejects, and the client-bound flag is the runner's own (metrics-and-reports.md §1: client
-/// CPU/op ≥ half the server's, or a client thread busy > 80%). Under `cargo test` the client is
-/// the unoptimised test build, whose CPU per cheap read is about the server's own, so short
-/// point reads are flagged; the test needs one of them to be.
+/// rejects, and the client-bound flag is the runner's own (docs/measurement.md, What is
+/// measured: client CPU/op ≥ half the server's, or a client thread busy > 80%). Under `cargo
+/// test` the client is the unoptimised test build, whose CPU per cheap read is about the
+/// server's own, so short point reads are flagged; the test needs one of them to be.
 #[test]
 fn a_failed_target_and_a_client_bound_step_are_warned_in_every_format() {
     if !postgres_installed() {
