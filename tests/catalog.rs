@@ -249,7 +249,10 @@ fn the_whole_catalog_runs_in_spec_order_with_every_steps_shape() {
 
     let rows = stored(dir.path());
     let order: Vec<&str> = rows.iter().map(|r| r.step.as_str()).collect();
-    assert_eq!(order, ORDER, "executed order (from the store) is docs/workloads.md's catalog");
+    assert_eq!(
+        order, ORDER,
+        "executed order (from the store) is docs/workloads.md's catalog"
+    );
     for r in &rows {
         assert_eq!(r.warm, r.step.contains(".warm"), "{}", r.step);
         assert_eq!(r.warm, r.group == "warm", "{}", r.step);

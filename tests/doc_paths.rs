@@ -53,7 +53,10 @@ fn every_path_the_docs_name_exists() {
             }
         }
     }
-    assert!(checked > 50, "only {checked} paths found: is the rule reading the docs?");
+    assert!(
+        checked > 50,
+        "only {checked} paths found: is the rule reading the docs?"
+    );
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -76,7 +79,9 @@ fn resolve(root: &Path, files: &[String], path: &str) -> Option<Result<(), Strin
     Some(match found.len() {
         1 => Ok(()),
         0 => Err("exists neither under src/ nor as the end of a path under src/ or tests/".into()),
-        _ => Err(format!("is ambiguous ({found:?}): write it from src/ or tests/")),
+        _ => Err(format!(
+            "is ambiguous ({found:?}): write it from src/ or tests/"
+        )),
     })
 }
 
@@ -124,14 +129,34 @@ fn code_spans_are_expanded_and_filtered() {
     let line = "see `engine/{a,b/{c,d}}.rs`, `sql.rs`, `mytools:bench/x.sh`, `src/x/`. and `a b`";
     assert_eq!(
         paths_in(line),
-        ["engine/a.rs", "engine/b/c.rs", "engine/b/d.rs", "sql.rs", "src/x/"]
+        [
+            "engine/a.rs",
+            "engine/b/c.rs",
+            "engine/b/d.rs",
+            "sql.rs",
+            "src/x/"
+        ]
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let files = ["src/a/common/x.rs".to_string(), "tests/common/x.rs".to_string()];
-    assert_eq!(resolve(root, &files, "sql.rs"), None, "no folder: not checked");
+    let files = [
+        "src/a/common/x.rs".to_string(),
+        "tests/common/x.rs".to_string(),
+    ];
+    assert_eq!(
+        resolve(root, &files, "sql.rs"),
+        None,
+        "no folder: not checked"
+    );
     assert_eq!(resolve(root, &files, "lib.rs"), None);
-    assert!(resolve(root, &files, "common/x.rs").unwrap().is_err(), "two files end so");
+    assert!(
+        resolve(root, &files, "common/x.rs").unwrap().is_err(),
+        "two files end so"
+    );
     assert_eq!(resolve(root, &files, "a/common/x.rs"), Some(Ok(())));
     assert!(resolve(root, &files, "src/nowhere.rs").unwrap().is_err());
-    assert_eq!(resolve(root, &files, "runner/count.rs"), Some(Ok(())), "src/ exists");
+    assert_eq!(
+        resolve(root, &files, "runner/count.rs"),
+        Some(Ok(())),
+        "src/ exists"
+    );
 }

@@ -145,7 +145,9 @@ fn may_use_of(markdown: &str) -> BTreeMap<String, BTreeSet<String>> {
             } else if let Some(i) = named(term) {
                 out.extend(in_layer(i));
             } else {
-                panic!("ARCHITECTURE.md's \"what it may use\" column: `{term}` is no layer, module or known word");
+                panic!(
+                    "ARCHITECTURE.md's \"what it may use\" column: `{term}` is no layer, module or known word"
+                );
             }
         }
         out
@@ -162,7 +164,11 @@ fn may_use_of(markdown: &str) -> BTreeMap<String, BTreeSet<String>> {
                 .split_once(':')
                 .unwrap_or_else(|| panic!("`{entry}`: an entry in parentheses is `m`: terms"));
             let module = module.trim().trim_matches('`').to_string();
-            assert_eq!(layer.get(&module), Some(&(i + 1)), "`{module}` is not of its row");
+            assert_eq!(
+                layer.get(&module),
+                Some(&(i + 1)),
+                "`{module}` is not of its row"
+            );
             out.insert(module, terms(list));
         }
     }

@@ -473,7 +473,11 @@ fn postgres_runs_the_whole_catalog_with_quick() {
          FROM measurements ORDER BY rowid",
     );
     let order: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
-    assert_eq!(order, catalog_without_pre(dir.path()), "docs/workloads.md's catalog order");
+    assert_eq!(
+        order,
+        catalog_without_pre(dir.path()),
+        "docs/workloads.md's catalog order"
+    );
     assert_eq!(
         rows.iter().filter(|r| !r.1).count(),
         32,

@@ -269,10 +269,10 @@ pub trait Server {
     fn data_dir(&self) -> &Path;
     /// Logical database size in bytes, as the engine reports it.
     fn db_size(&self) -> Option<u64>;
-    /// Bring the database to a settled state after loads and writes ("postwrite", suites.md §1):
-    /// statistics collected, dirty data flushed. `tables` are the suite's tables; `budget` is
-    /// the time the cleanup may take (methodology §2.6's deadline), which a server engine
-    /// waits out so background flushing settles.
+    /// Bring the database to a settled state after loads and writes ("postwrite":
+    /// docs/workloads.md, The postwrite cleanup): statistics collected, dirty data flushed.
+    /// `tables` are the suite's tables; `budget` is the time the cleanup may take (the same
+    /// section's budget), which a server engine waits out so background flushing settles.
     fn postwrite(&self, tables: &[String], budget: std::time::Duration) -> anyhow::Result<()>;
     /// The configuration the engine wrote, as recorded with the run (its defaults, the lines
     /// this server version needs, the target's settings), when it writes one of its own.

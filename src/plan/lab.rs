@@ -1,8 +1,8 @@
 //! Lab files: TOML text → a validated [`Lab`], or one line naming the file, line and key at fault.
 //!
-//! Owns the lab file's schema (spec §4) for `[lab]` and `[[target]]`, and every check that needs
-//! only the file: unknown keys, wrong types, duplicate target names, unknown engines, unreadable
-//! config files. Each `[suite.NAME]` table goes to the suite the registry names so
+//! Owns the lab file's schema (docs/lab.md) for `[lab]` and `[[target]]`, and every check that
+//! needs only the file: unknown keys, wrong types, duplicate target names, unknown engines,
+//! unreadable config files. Each `[suite.NAME]` table goes to the suite the registry names so
 //! ([`crate::suites`]), which owns its keys and checks. Must not: look at the machine, apply CLI
 //! flags (that is `plan`), know any suite's keys, or start anything.
 

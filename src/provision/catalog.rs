@@ -1,10 +1,10 @@
 //! Which package holds which build, and how each archive is laid out.
 //!
 //! PostgreSQL and MariaDB each come from one package whose versions are the DBMS versions (read
-//! from the registry's metadata). Oracle MySQL builds come from packages made for embedded
-//! testing, one or a few per version, so they are a table here (`MYSQL_BUILDS`, checked against
-//! `platform-notes.md`); `dbdelta list versions mysql` shows which of them the registries list.
-//! Must not: download anything itself (the registries' modules and the cache do).
+//! from the registry's metadata). Oracle MySQL builds come from packages made for embedded testing,
+//! one or a few per version, so they are a table here (`MYSQL_BUILDS`; the versions docs/lab.md,
+//! MySQL/MariaDB targets, lists); `dbdelta list versions mysql` shows which of them the registries
+//! list. Must not: download anything itself (the registries' modules and the cache do).
 
 use anyhow::Result;
 

@@ -66,8 +66,8 @@ pub struct ReportModel {
     /// With a client sweep: per compared target × group, whether and from which client count
     /// it overtakes (or falls behind) its base. Empty with one client count.
     pub crossovers: Vec<Crossover>,
-    /// The Insert Benchmark's summary tables per client count (methodology §4.7); empty
-    /// without insert-suite measurements.
+    /// The Insert Benchmark's summary tables per client count (docs/workloads.md, The Insert
+    /// Benchmark); empty without insert-suite measurements.
     pub insert: Vec<InsertSummary>,
     /// LinkBench's tables per client count; empty without LinkBench measurements.
     pub linkbench: Vec<LinkbenchSummary>,

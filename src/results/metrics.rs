@@ -313,8 +313,8 @@ metric_table! {
     /// Rows returned or changed per event, summed over the event's statements. Only known when
     /// every event that ran was measured (`warmup_secs = 0`).
     RowsPerEvent => row(RowsPerEvent, "rows_per_event", Count, Per::Event, Step),
-    /// `scan` only: thousands of rows scanned per second per client, rows_per_table / 1000 ÷
-    /// mean event latency in seconds (methodology §2.3).
+    /// `scan` only: thousands of rows scanned per second per client, rows_per_table / 1000 ÷ mean
+    /// event latency in seconds (docs/measurement.md, What is measured).
     ScanKrows => MetricDef {
         over_repeats: Some(Agg::Mean),
         ..row(ScanKrows, "scan_krows_per_sec", KRowsPerSec, Per::Step, Step)

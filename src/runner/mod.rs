@@ -719,8 +719,8 @@ fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
 /// op too, and a client busy 1% of its time waits with it.
 pub const CLIENT_BOUND_MIN_BUSY: f64 = 0.1;
 
-/// The client may be the bottleneck (metrics-and-reports.md §1): one client thread was busy
-/// more than 80% of the time, or its CPU per op is at least half the server's while each
+/// The client may be the bottleneck (docs/measurement.md, What is measured): one client thread was
+/// busy more than 80% of the time, or its CPU per op is at least half the server's while each
 /// client connection kept a core busy at least [`CLIENT_BOUND_MIN_BUSY`] of the wall time
 /// (`client_busy`, from [`crate::cpus::busy_share`]; unknown: judged by cost alone).
 pub fn client_bound(

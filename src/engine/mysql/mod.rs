@@ -57,18 +57,18 @@ const ASCII_CHARSETS: &[&str] = &["latin1", "ascii", "utf8mb3", "utf8"];
 /// How often postwrite polls the number of dirty pages.
 const FLUSH_POLL: Duration = Duration::from_millis(100);
 
-/// The InnoDB settings postwrite forces (methodology §2.6), in the order they are set; they
-/// are restored in reverse order. A server without one skips it.
+/// The InnoDB settings postwrite forces (docs/workloads.md, The postwrite cleanup), in the order
+/// they are set; they are restored in reverse order. A server without one skips it.
 const FLUSH_SETTINGS: &[(&str, &str)] = &[
     ("innodb_max_dirty_pages_pct_lwm", "1"),
     ("innodb_max_dirty_pages_pct", "1"),
     ("innodb_idle_flush_pct", "100"),
 ];
 
-/// MyRocks' postwrite (methodology §2.6): how often to look for running compactions, how long
-/// to let the memtable flush settle, how to see compactions (Facebook's MySQL lists the running
-/// ones; MariaDB only says per column family whether one is pending), and how to compact L0
-/// (Facebook's variable, then MariaDB's).
+/// MyRocks' postwrite (docs/workloads.md, The postwrite cleanup): how often to look for running
+/// compactions, how long to let the memtable flush settle, how to see compactions (Facebook's MySQL
+/// lists the running ones; MariaDB only says per column family whether one is pending), and how to
+/// compact L0 (Facebook's variable, then MariaDB's).
 const ROCKSDB_COMPACTION_POLL: Duration = Duration::from_secs(10);
 const ROCKSDB_FLUSH_WAIT: Duration = Duration::from_secs(20);
 const ROCKSDB_COMPACTIONS: &[&str] = &[
@@ -952,8 +952,8 @@ fn launch(
     })
 }
 
-/// InnoDB's postwrite (methodology §2.6): force the dirty pages out until none is left or the
-/// deadline passes, then restore the settings.
+/// InnoDB's postwrite (docs/workloads.md, The postwrite cleanup): force the dirty pages out until
+/// none is left or the deadline passes, then restore the settings.
 fn innodb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
     let mut saved = Vec::new();
     for (name, _) in FLUSH_SETTINGS {
@@ -974,9 +974,9 @@ fn innodb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> 
     flushed.and(restored)
 }
 
-/// MyRocks' postwrite (methodology §2.6): wait (polling every 10 s) until no compaction runs,
-/// flush the memtable, wait 20 s, compact L0, then wait out the deadline. Every wait ends at
-/// the deadline, or at once on a terminating signal (the run is ending).
+/// MyRocks' postwrite (docs/workloads.md, The postwrite cleanup): wait (polling every 10 s) until
+/// no compaction runs, flush the memtable, wait 20 s, compact L0, then wait out the deadline. Every
+/// wait ends at the deadline, or at once on a terminating signal (the run is ending).
 fn rocksdb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
     let sleep_until = |until: Instant| {
         crate::signals::sleep(

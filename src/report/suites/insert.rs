@@ -1,5 +1,5 @@
-//! The Insert Benchmark's three summary tables (methodology §4.7): absolute rates with the
-//! reference's quartile colouring, rates relative to the base, and each query step's
+//! The Insert Benchmark's three summary tables (docs/workloads.md, The Insert Benchmark): absolute
+//! rates with the reference's quartile colouring, rates relative to the base, and each query step's
 //! background insert rate against its target with SLA failures marked.
 //!
 //! Owns computing [`InsertSummary`] from the model's aggregates and measurement rows, and

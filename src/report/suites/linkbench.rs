@@ -1,8 +1,8 @@
-//! LinkBench's tables (suites.md §3, methodology §5.5–§5.6): per client count, a load table
-//! (rows per second of nodes, links and counts, the index build, sizes), a request table per
-//! request step (requests per second and relative to the base, per-request costs, size after,
-//! the p99 of each operation type) and a per-operation table (rate, share of requests,
-//! p50/p95/p99/max/mean latency, rows per getlinklist).
+//! LinkBench's tables (docs/workloads.md, LinkBench): per client count, a load table (rows per
+//! second of nodes, links and counts, the index build, sizes), a request table per request step
+//! (requests per second and relative to the base, per-request costs, size after, the p99 of each
+//! operation type) and a per-operation table (rate, share of requests, p50/p95/p99/max/mean
+//! latency, rows per getlinklist).
 //!
 //! Owns computing [`LinkbenchSummary`] from the model's aggregates and measurement rows, and
 //! laying it out as blocks. Must not: read the store or files, or format for one output.

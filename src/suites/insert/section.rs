@@ -57,7 +57,7 @@ pub(super) struct RawInsert {
     prepared: bool,
 }
 
-/// The `[suite.insert]` section (the Insert Benchmark, methodology §4).
+/// The `[suite.insert]` section (docs/workloads.md, The Insert Benchmark).
 #[derive(Debug, Clone, PartialEq)]
 pub struct InsertConfig {
     /// Rows `l.i0` inserts per table (one table per client).

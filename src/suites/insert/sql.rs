@@ -1,9 +1,9 @@
 //! Every SQL statement the Insert Benchmark suite sends, for every dialect, in one place.
 //!
-//! The texts are the reference's (methodology §4.1 and §4.4: mdcallag's `iibench.py`), with
-//! each dialect's placeholders and types: the `piN` tables, the three secondary indexes of
-//! `l.x`, the multi-row insert, the delete of the oldest rows, the three covering-index range
-//! queries (`FORCE INDEX` on MySQL) and the 10-id point query. Shared helpers (placeholders,
+//! The texts are the reference's (mdcallag's `iibench.py`; docs/workloads.md, The Insert
+//! Benchmark), with each dialect's placeholders and types: the `piN` tables, the three secondary
+//! indexes of `l.x`, the multi-row insert, the delete of the oldest rows, the three covering-index
+//! range queries (`FORCE INDEX` on MySQL) and the 10-id point query. Shared helpers (placeholders,
 //! MySQL table options) are `crate::workload::sql`'s. The suite's executors (`steps.rs`) send
 //! these. Must not: execute anything.
 
@@ -56,8 +56,9 @@ pub const RANGES: [(&str, &str, &str, &str, u32); 3] = [
     ("pdc", "price, dateandtime, customerid", "price", ">=", 500),
 ];
 
-/// The statements that create table `t` (methodology §4.1), with a MySQL target's storage
-/// engine, table options and index options. PostgreSQL gets the reference's sequence cache.
+/// The statements that create table `t` (docs/workloads.md, The Insert Benchmark), with a MySQL
+/// target's storage engine, table options and index options. PostgreSQL gets the reference's
+/// sequence cache.
 pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
     let tab = table(t);
     let cols = "cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
@@ -87,7 +88,7 @@ pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
 
 /// The statements of `l.x` on table `t`: InnoDB adds the three indexes in one `ALTER TABLE`,
 /// MyRocks one `ALTER TABLE` per index, PostgreSQL and SQLite three `CREATE INDEX`
-/// (methodology §4.1).
+/// (docs/workloads.md, The Insert Benchmark).
 pub fn create_indexes(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
     let tab = table(t);
     let add = |(name, cols): (&str, &str)| {
@@ -134,9 +135,9 @@ pub fn insert(dialect: Dialect, t: u32, rows: u32) -> String {
     )
 }
 
-/// Delete the `rows` oldest rows from id `?` on (methodology §4.4): MySQL's `ORDER BY ...
-/// LIMIT`; PostgreSQL's (and SQLite's, which has no `DELETE ... LIMIT` by default) `IN` over
-/// a limited subquery.
+/// Delete the `rows` oldest rows from id `?` on (docs/workloads.md, The Insert Benchmark): MySQL's
+/// `ORDER BY ... LIMIT`; PostgreSQL's (and SQLite's, which has no `DELETE ... LIMIT` by default)
+/// `IN` over a limited subquery.
 pub fn delete(dialect: Dialect, t: u32, rows: u32) -> String {
     let tab = table(t);
     let p = mark(dialect, 1);

@@ -1,5 +1,5 @@
-//! The Insert Benchmark suite (suites.md §2, methodology §4): one table per client, its ten
-//! steps as runnable [`StepPlan`]s, and the executors of its roles.
+//! The Insert Benchmark suite (docs/workloads.md, The Insert Benchmark): one table per client, its
+//! ten steps as runnable [`StepPlan`]s, and the executors of its roles.
 //!
 //! Steps, in order: `l.i0` (inserts in PK order, PK only), `l.x` (100 more rows, then the three
 //! secondary indexes), `l.i1` and `l.i2` (inserts with index maintenance, a deleter per client
@@ -343,7 +343,8 @@ fn datetime(secs: i64, out: &mut [u8; 19]) {
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-/// Inserts `commit` generated rows per statement into its client's table (methodology §4.2).
+/// Inserts `commit` generated rows per statement into its client's table (row values:
+/// docs/workloads.md, The Insert Benchmark).
 struct InsertFactory {
     commit: u32,
     /// Seconds after the synthetic epoch of this step's first statement.
@@ -464,7 +465,8 @@ impl Executor for InsertExec {
     }
 }
 
-/// Deletes the `commit` oldest rows of its client's table per statement (methodology §4.4).
+/// Deletes the `commit` oldest rows of its client's table per statement (docs/workloads.md, The
+/// Insert Benchmark).
 struct DeleteFactory {
     commit: u32,
 }

@@ -1,6 +1,6 @@
-//! LinkBench's request phase (methodology §5.3–§5.4): one requester per connection draws an
-//! operation from the mix, its ids from the Zipf access distributions, and runs the
-//! operation's statements, write operations in a transaction.
+//! LinkBench's request phase (docs/workloads.md, LinkBench: the mix, ids, the ten operations): one
+//! requester per connection draws an operation from the mix, its ids from the Zipf access
+//! distributions, and runs the operation's statements, write operations in a transaction.
 //!
 //! Owns the requester's executor and its id draws. Must not: time anything (the runner does).
 

@@ -77,7 +77,7 @@ enum RawMix {
     Shares(std::collections::BTreeMap<String, f64>),
 }
 
-/// The `[suite.linkbench]` section (LinkBench, methodology §5).
+/// The `[suite.linkbench]` section (LinkBench: docs/workloads.md, LinkBench).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkbenchConfig {
     /// Node ids 1..=maxid1.

@@ -1,6 +1,6 @@
-//! Every LinkBench statement for every dialect (methodology §5.1, §5.4): the three tables, the
-//! `id1_type` index built after the load, the load's multi-row inserts, the ten request
-//! operations' statements and the count-consistency check (§5.6).
+//! Every LinkBench statement for every dialect (docs/workloads.md, LinkBench): the three tables,
+//! the `id1_type` index built after the load, the load's multi-row inserts, the ten request
+//! operations' statements and the count-consistency check.
 //!
 //! Owns SQL text only. Must not: execute anything, or decide which statement runs when (the
 //! suite's executors do).
@@ -28,10 +28,10 @@ pub const NODE_LOAD_COLUMNS: &str = "id, type, version, time, data";
 /// The index `linkbench.index` builds (covering every column `getlinklist` reads).
 pub const ID1_TYPE: &str = "id1, link_type, visibility, time, id2, version, data";
 
-/// The three tables, without `id1_type` (methodology §5.1). MySQL tables get the target's
-/// engine, table and index options (compression); `partitions` > 0 partitions `linktable` by
-/// `KEY(id1)` on MySQL. Latin-1 as LinkBench's DDL declares, so `data` is one byte per
-/// character on every version.
+/// The three tables, without `id1_type` (docs/workloads.md, LinkBench). MySQL tables get the
+/// target's engine, table and index options (compression); `partitions` > 0 partitions `linktable`
+/// by `KEY(id1)` on MySQL. Latin-1 as LinkBench's DDL declares, so `data` is one byte per character
+/// on every version.
 pub fn create_tables(dialect: Dialect, ddl: &TableDdl, partitions: u32) -> Vec<String> {
     match dialect {
         Dialect::Mysql => mysql_tables(ddl, partitions),
@@ -113,8 +113,9 @@ fn mysql_tables(ddl: &TableDdl, partitions: u32) -> Vec<String> {
     ]
 }
 
-/// `linkbench.index`: `id1_type` (methodology §5.1, mdcallag's `.post` DDL); PostgreSQL first
-/// moves `nodetable`'s sequence past the loaded ids (the load writes explicit ids).
+/// `linkbench.index`: `id1_type` (docs/workloads.md, LinkBench: built after the load, as mdcallag's
+/// `.post` DDL does); PostgreSQL first moves `nodetable`'s sequence past the loaded ids (the load
+/// writes explicit ids).
 pub fn create_index(dialect: Dialect, ddl: &TableDdl) -> Vec<String> {
     let index = format!("CREATE INDEX id1_type ON linktable ({ID1_TYPE})");
     match dialect {
@@ -236,7 +237,7 @@ fn link_key(dialect: Dialect, first: usize) -> String {
         .replace("{3}", &mark(dialect, first + 2))
 }
 
-/// The SQL of `stmt` for `dialect` (methodology §5.4).
+/// The SQL of `stmt` for `dialect` (docs/workloads.md, LinkBench: LinkBench's MySQL store).
 pub fn text(stmt: Stmt, dialect: Dialect) -> String {
     let m = marks(dialect, 7);
     let my = dialect == Dialect::Mysql;
@@ -365,9 +366,9 @@ pub fn count_rows(table: &str) -> String {
     format!("SELECT COUNT(*) FROM {table}")
 }
 
-/// The consistency check (methodology §5.6): every (id, link_type) whose count differs from
-/// its visible links, either side missing counted as 0, as `id,link_type,count,visible`
-/// strings in key order, at most `limit` of them.
+/// The consistency check (docs/workloads.md, LinkBench: `linkbench.check`): every (id, link_type)
+/// whose count differs from its visible links, either side missing counted as 0, as
+/// `id,link_type,count,visible` strings in key order, at most `limit` of them.
 pub fn count_mismatches(dialect: Dialect, limit: u32) -> String {
     let visible = format!(
         "SELECT id1, link_type, COUNT(*) AS n FROM linktable WHERE visibility = {VISIBLE} \

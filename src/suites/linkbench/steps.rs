@@ -1,6 +1,6 @@
-//! The LinkBench suite (suites.md §3, methodology §5): a social graph of nodes and typed links
-//! with per-(node, type) counts, loaded by `loaders` connections over disjoint id ranges, then
-//! requested by a closed-loop mix of ten operations.
+//! The LinkBench suite (docs/workloads.md, LinkBench): a social graph of nodes and typed links with
+//! per-(node, type) counts, loaded by `loaders` connections over disjoint id ranges, then requested
+//! by a closed-loop mix of ten operations.
 //!
 //! Steps, in order: `linkbench.load` (nodes, links and counts as multi-row inserts; each
 //! statement an operation of type `nodes`, `links` or `counts`, counting its rows),
@@ -738,7 +738,7 @@ impl Executor for IndexExec {
     }
 }
 
-/// `linkbench.check`: counttable against the visible links (methodology §5.6).
+/// `linkbench.check`: counttable against the visible links (docs/workloads.md, LinkBench).
 struct CheckFactory;
 
 impl ExecutorFactory for CheckFactory {

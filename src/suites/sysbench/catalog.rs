@@ -26,7 +26,7 @@ pub enum DurationRule {
     ScanWarm,
 }
 
-/// Report groups of the sysbench catalog (suites.md §1, methodology §2.8).
+/// Report groups of the sysbench catalog (docs/workloads.md, The catalog).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
     Point,
@@ -89,8 +89,8 @@ impl Group {
         }
     }
 
-    /// The group a step reports under: with `pre = true` the reads after the writes form
-    /// `point-2` and `range-2` (the 5-group split of methodology §2.8.3).
+    /// The group a step reports under: with `pre = true` the reads after the writes form `point-2`
+    /// and `range-2` (the 5-group split of `pre = true`: docs/workloads.md, The catalog).
     pub fn with_pre(self, pre: bool) -> Group {
         match (self, pre) {
             (Group::Point, true) => Group::Point2,

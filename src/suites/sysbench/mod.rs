@@ -103,7 +103,7 @@ impl SuiteConfig for SysbenchConfig {
 #[derive(Clone)]
 pub struct Scaled {
     pub settings: sysbench::Settings,
-    /// Overrides the postwrite budget of methodology §2.6.
+    /// Overrides the postwrite budget (docs/workloads.md, The postwrite cleanup).
     pub postwrite_secs: Option<f64>,
     pub prepared: bool,
 }

@@ -87,7 +87,7 @@ pub struct SysbenchConfig {
     pub write_secs: f64,
     pub warmup_secs: f64,
     pub prepared: bool,
-    /// Overrides the postwrite budget of methodology §2.6.
+    /// Overrides the postwrite budget (docs/workloads.md, The postwrite cleanup).
     pub postwrite_secs: Option<f64>,
     /// Run the 15 `.pre` read steps before the writes and report 5 groups.
     pub pre: bool,

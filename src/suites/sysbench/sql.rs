@@ -1,10 +1,11 @@
 //! Every SQL statement the sysbench suite sends, for every dialect, in one place.
 //!
-//! A reader who wants to know exactly what an engine receives reads this file (and
-//! `dbdelta list steps --sql --engine E` prints it). Statements are shapes ([`Stmt`]); [`text`]
-//! renders a shape for a dialect and a table. The texts are the reference's (methodology §2.4:
-//! mdcallag's sysbench Lua scripts), with each dialect's placeholders. Also owns the schema DDL
-//! and the `c`/`pad` value format of methodology §2.2. Must not: execute anything.
+//! A reader who wants to know exactly what an engine receives reads this file (and `dbdelta list
+//! steps --sql --engine E` prints it). Statements are shapes ([`Stmt`]); [`text`] renders a shape
+//! for a dialect and a table. The texts are the reference's (mdcallag's sysbench Lua scripts;
+//! docs/workloads.md, The catalog: Statements), with each dialect's placeholders. Also owns the
+//! schema DDL and the `c`/`pad` value format (the same section: Tables and rows). Must not: execute
+//! anything.
 
 use rand::RngExt;
 
@@ -229,8 +230,8 @@ pub fn text(stmt: Stmt, dialect: Dialect, t: u32) -> String {
     }
 }
 
-/// `CREATE TABLE sbtestN` (methodology §2.2), with a MySQL target's storage engine, table
-/// options and index options.
+/// `CREATE TABLE sbtestN` (docs/workloads.md, The catalog: Tables and rows), with a MySQL target's
+/// storage engine, table options and index options.
 pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
     let tab = table(t);
     let cols = "k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
@@ -329,7 +330,8 @@ mod tests {
         );
     }
 
-    /// The reference's statement texts (methodology §2.4), as SQLite and Postgres receive them.
+    /// The reference's statement texts (docs/workloads.md, The catalog: Statements), as SQLite and
+    /// Postgres receive them.
     #[test]
     fn statement_texts_are_the_references() {
         let range = |key, cols| Stmt::Range {

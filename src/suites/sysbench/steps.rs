@@ -1,5 +1,5 @@
-//! The sysbench microbenchmark suite (suites.md §1, methodology §2.4–2.5): its catalog, its
-//! table load, and how its steps become runnable [`StepPlan`]s.
+//! The sysbench microbenchmark suite (docs/workloads.md, The catalog): its catalog, its table load,
+//! and how its steps become runnable [`StepPlan`]s.
 //!
 //! The catalog is one table of [`StepDef`] rows in run order: the 32 reported steps, the 15
 //! `.pre` steps (run only with `pre = true`) and the 4 unreported warm steps. Adding a step is
@@ -26,8 +26,8 @@ const fn range(kind: RangeKind, span: u32) -> Stmt {
     Stmt::Range { kind, span }
 }
 
-/// `read-only` (methodology §2.4): BEGIN, 10 point selects, the four range statements over
-/// `span` ids, COMMIT = 16 statements.
+/// `read-only` (sysbench's `oltp_read_only`): BEGIN, 10 point selects, the four range statements
+/// over `span` ids, COMMIT = 16 statements.
 const fn read_only(span: u32) -> [(u32, Stmt); 7] {
     [
         (1, Stmt::Begin),
@@ -143,7 +143,7 @@ use Cols::{C, Key as Covered, KeyC as NotCovered};
 use Group::{Point, Point1, Range1, RangeAgg, RangeNoAgg};
 use Key::{Id, K};
 
-/// The steps, in the order they run (suites.md §1; the `.pre` set of methodology §2.5 between
+/// The steps, in the order they run (docs/workloads.md, The catalog; the `.pre` set between
 /// `scan.warmpre` and the writes).
 pub const CATALOG: &[StepDef] = &[
     // 1. Warm the cache after the load, then postwrite cleanup. One thread per table.

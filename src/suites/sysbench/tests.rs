@@ -83,7 +83,8 @@ fn ints(v: &[Value]) -> Vec<i64> {
         .collect()
 }
 
-/// The spec §1 order, with the `.pre` set where `pre = true` puts it.
+/// The catalog's order (docs/workloads.md, The catalog), with the `.pre` set where `pre = true`
+/// puts it.
 const ORDER: &[&str] = &[
     "point-query.warm",
     "scan.warmpre",
