@@ -288,6 +288,32 @@ impl CountSink for Store {
     }
 }
 
+/// The events of each part's short pass, shared by the counting cells of one run: the first
+/// cell to size a part sets its n, and every other target whose own n is within a factor of
+/// [`SHARED_WITHIN`] runs the same, so that their k-th pairs of passes touch the same rows and
+/// the report can pair them. Each cell sizing alone on a 1-2-5 grid still put near costs on
+/// either side of a grid line: PostgreSQL 16 vs 17 ran 5 of 32 steps, MySQL 5.6 vs 8.0 11 of
+/// 32, with different n (e.g. 500 and 200 events), and those could not be paired.
+#[derive(Debug, Default)]
+pub struct Sizes(std::sync::Mutex<std::collections::HashMap<String, u64>>);
+
+/// How far a target's own n may be from the shared one and still run it.
+const SHARED_WITHIN: f64 = 4.0;
+
+impl Sizes {
+    /// The n to run for `key`, given this cell's own.
+    fn agree(&self, key: String, own: u64) -> u64 {
+        let mut sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = *sizes.entry(key).or_insert(own);
+        let apart = (shared as f64 / own.max(1) as f64).ln().abs();
+        if apart <= SHARED_WITHIN.ln() {
+            shared
+        } else {
+            own
+        }
+    }
+}
+
 /// One target × suite's counting cell, as the runner hands it over.
 pub(super) struct CountCell<'a> {
     pub plan: &'a RunPlan,
@@ -302,6 +328,7 @@ pub(super) struct CountCell<'a> {
     pub interrupt: &'a Arc<AtomicBool>,
     pub start: StartServer,
     pub counting: Counting,
+    pub sizes: &'a Sizes,
 }
 
 impl CountCell<'_> {
@@ -440,8 +467,25 @@ impl CountCell<'_> {
     ) -> Result<()> {
         let started = Instant::now();
         let prefix = format!("{} {}", self.label(), part.label(step));
-        let c = count_step(counted, client, step, part, self.key.clients, self.counting)
-            .with_context(|| format!("{prefix}: counting instructions"))?;
+        let shared = (
+            self.sizes,
+            format!(
+                "{} {} c={}",
+                self.suite.suite.id(),
+                part.label(step),
+                self.key.clients
+            ),
+        );
+        let c = count_step(
+            counted,
+            client,
+            step,
+            part,
+            self.key.clients,
+            self.counting,
+            shared,
+        )
+        .with_context(|| format!("{prefix}: counting instructions"))?;
         let server = StepCount::summary(&c.server);
         let background = StepCount::summary(&c.background).filter(|_| !counted.embedded);
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
@@ -711,12 +755,13 @@ fn count_step(
     part: &Part,
     clients: u32,
     counting: Counting,
+    (sizes, key): (&Sizes, String),
 ) -> Result<StepCount> {
     let per_event = size(counted, client, step, part, counting.budget)?;
     let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
     let mix = part.op.is_none() && step.roles[part.role].ops.len() > 1;
     let least = if mix { MIX_MIN_EVENTS } else { MIN_EVENTS };
-    let n = on_grid(n).max(least).max(u64::from(clients));
+    let n = sizes.agree(key, on_grid(n).max(least).max(u64::from(clients)));
     let mut out = StepCount {
         server: Vec::new(),
         background: Vec::new(),
@@ -1021,6 +1066,15 @@ mod tests {
         assert_eq!(alone.roles[0].name, "deleter");
         assert_eq!(alone.roles[0].pacer, Pacer::Closed);
         assert_eq!(alone.roles[0].quota, Some(30));
+    }
+
+    #[test]
+    fn targets_run_the_first_ones_n_unless_far_from_their_own() {
+        let sizes = Sizes::default();
+        assert_eq!(sizes.agree("update-index".into(), 500), 500, "the first sets it");
+        assert_eq!(sizes.agree("update-index".into(), 200), 500, "near: the same rows");
+        assert_eq!(sizes.agree("update-index".into(), 100), 100, "5 times apart: its own");
+        assert_eq!(sizes.agree("insert".into(), 200), 200, "per part");
     }
 
     #[test]

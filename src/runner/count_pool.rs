@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use anyhow::Result;
 
 use super::cell::CellEnd;
-use super::count::{Count, CountCell, CountSink};
+use super::count::{Count, CountCell, CountSink, Sizes};
 use super::server::StartServer;
 use crate::counter::Counting;
 use crate::plan::RunPlan;
@@ -90,11 +90,12 @@ pub(super) fn run(
     let queue = Mutex::new((0..jobs.len()).collect::<VecDeque<usize>>());
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<Msg>();
+    let sizes = Sizes::default();
     std::thread::scope(|s| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (queue, stop, jobs) = (&queue, &stop, &jobs);
-            s.spawn(move || worker(jobs, queue, stop, shared, tx));
+            let (queue, stop, jobs, sizes) = (&queue, &stop, &jobs, &sizes);
+            s.spawn(move || worker(jobs, queue, stop, (shared, sizes), tx));
         }
         drop(tx);
         let mut first_error = None;
@@ -128,7 +129,7 @@ fn worker(
     jobs: &[Job<'_>],
     queue: &Mutex<VecDeque<usize>>,
     stop: &AtomicBool,
-    shared: &Shared<'_>,
+    (shared, sizes): (&Shared<'_>, &Sizes),
     tx: mpsc::Sender<Msg>,
 ) {
     loop {
@@ -140,14 +141,18 @@ fn worker(
         };
         let job = &jobs[i];
         let mut sink = ToStore(tx.clone());
-        let end = run_job(job, shared, &mut sink);
+        let end = run_job(job, (shared, sizes), &mut sink);
         if tx.send(Msg::Ended(i, end)).is_err() {
             return;
         }
     }
 }
 
-fn run_job(job: &Job<'_>, shared: &Shared<'_>, sink: &mut dyn CountSink) -> Result<CellEnd> {
+fn run_job(
+    job: &Job<'_>,
+    (shared, sizes): (&Shared<'_>, &Sizes),
+    sink: &mut dyn CountSink,
+) -> Result<CellEnd> {
     let mut c = CountCell {
         plan: shared.plan,
         suite: job.suite,
@@ -161,6 +166,7 @@ fn run_job(job: &Job<'_>, shared: &Shared<'_>, sink: &mut dyn CountSink) -> Resu
         interrupt: shared.interrupt,
         start: shared.start,
         counting: shared.counting,
+        sizes,
     };
     c.run()
 }
