@@ -1071,9 +1071,21 @@ mod tests {
     #[test]
     fn targets_run_the_first_ones_n_unless_far_from_their_own() {
         let sizes = Sizes::default();
-        assert_eq!(sizes.agree("update-index".into(), 500), 500, "the first sets it");
-        assert_eq!(sizes.agree("update-index".into(), 200), 500, "near: the same rows");
-        assert_eq!(sizes.agree("update-index".into(), 100), 100, "5 times apart: its own");
+        assert_eq!(
+            sizes.agree("update-index".into(), 500),
+            500,
+            "the first sets it"
+        );
+        assert_eq!(
+            sizes.agree("update-index".into(), 200),
+            500,
+            "near: the same rows"
+        );
+        assert_eq!(
+            sizes.agree("update-index".into(), 100),
+            100,
+            "5 times apart: its own"
+        );
         assert_eq!(sizes.agree("insert".into(), 200), 200, "per part");
     }
 
