@@ -687,7 +687,10 @@ fn each_warning_kind_is_said_once_with_its_steps() {
     );
     assert_eq!(w.matches("placement = \"shared\"").count(), 1, "{w}");
     assert!(!w.contains('\n') && w.len() < 400, "{w}");
-    assert!(!w.contains("pg17 scan"), "no list of every measurement: {w}");
+    assert!(
+        !w.contains("pg17 scan"),
+        "no list of every measurement: {w}"
+    );
     let [c] = of("client-bound").try_into().unwrap();
     assert!(
         c.starts_with(&format!("client-bound ({client} steps): the client")),
