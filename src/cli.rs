@@ -1848,10 +1848,11 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
                     label.push_str(&format!("  tags {}", r.tags.join(",")));
                 }
                 out.push_str(&format!(
-                    "{}  {}  {:<10}  {} step(s)  {}  [{}]{label}\n",
+                    "{}  {}  {:<10}  {} step(s), {} measurement(s)  {}  [{}]{label}\n",
                     r.id,
                     r.started,
                     if r.complete { "complete" } else { "INCOMPLETE" },
+                    r.steps,
                     r.measurements,
                     r.lab,
                     r.targets.join(", ")
