@@ -1,5 +1,6 @@
-//! Disk preflight: how much space a run's data directories need, and whether the work
-//! directory's filesystem has it, before anything is loaded.
+//! Preflight: what a run needs of this host, checked before anything is loaded — the tools
+//! its options call for ([`tools`]: valgrind to count instructions, perf to profile) and how
+//! much space its data directories need against the work directory's filesystem.
 //!
 //! The estimate is rows × bytes per row (the suite's table and indexes, measured once per
 //! engine family and given by the suite, `SuiteSettings::disk_rows`) × tables, plus each engine's fixed files (catalog,
@@ -7,7 +8,7 @@
 //! is removed after it (unless `--keep`), so the run needs the largest one target × suite
 //! needs; with `--keep` every directory stays and the needs add up. A `connect` target keeps its
 //! data on its own server, a remote one (`host`) on its host: they need nothing here. Must not: create, write or remove anything
-//! (it reads `statvfs` only), or time anything.
+//! (it reads `statvfs` and runs the tools' own checks), or time anything.
 
 use std::path::{Path, PathBuf};
 
@@ -147,6 +148,27 @@ fn workdir_is_a_directory(dir: &Path) -> Result<(), InputError> {
         dir.display(),
         existing.display()
     )))
+}
+
+/// The tools the plan calls for, found and working here: valgrind (with vgdb) for a counting
+/// pass, perf for profiles. A missing one is bad input naming the option and how to install
+/// it, before the first cell (not after every timed cell).
+pub fn tools(plan: &RunPlan) -> Result<(), InputError> {
+    if plan.instructions.is_some() {
+        crate::counter::check().map_err(|why| {
+            InputError::new(format!(
+                "--instructions (or the lab's instructions = true) counts under valgrind: {why}"
+            ))
+        })?;
+    }
+    if let Some(settings) = &plan.profile {
+        crate::profiler::check(settings).map_err(|why| {
+            InputError::new(format!(
+                "--profile (or the lab's profile = true) records with perf: {why}"
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// Refuse a run whose work directory's filesystem cannot hold the estimate: bad input naming
