@@ -862,6 +862,7 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
             let plan = plan::plan(lab, &opts)?;
             // What `run` would refuse before its first cell, `plan` refuses too.
             crate::plan::preflight::tools(&plan)?;
+            crate::plan::preflight::servers(&plan)?;
             plan_text(&plan)?
         }
         Some(Emit::K8s) => {
@@ -964,6 +965,7 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     check_report_args(&plan, &args)?;
     let label = run_label(args.name.as_ref(), &args.tag)?;
     crate::plan::preflight::tools(&plan)?;
+    crate::plan::preflight::servers(&plan)?;
     if args.dry_run {
         write_text(args.out.output.as_deref(), &plan_text(&plan)?, "the plan")?;
         return Ok(ExitCode::SUCCESS);
@@ -977,6 +979,8 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     }
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
+    // Fetched and built servers too, now that they are here.
+    crate::plan::preflight::servers(&plan)?;
 
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag(Interrupted::Run)?;
@@ -1055,6 +1059,7 @@ fn resume(
     crate::plan::preflight::tools(&plan)?;
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
+    crate::plan::preflight::servers(&plan)?;
     let interrupt = interrupt_flag(Interrupted::Run)?;
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::resume(

@@ -248,3 +248,35 @@ fn plan_takes_the_flags_of_run_that_change_the_plan() {
         );
     }
 }
+
+#[test]
+fn a_bin_without_its_server_is_refused_before_the_first_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    // The SQLite target would run; the PostgreSQL one cannot start, which used to fail it
+    // only after the SQLite cells were measured.
+    std::fs::write(
+        dir.path().join("lab.toml"),
+        "[lab]\nname = \"bin\"\n\n[[target]]\nname = \"lite\"\nengine = \"sqlite\"\n\n\
+         [[target]]\nname = \"pg\"\nengine = \"postgres\"\nbin = \"empty\"\n\n\
+         [suite.sysbench]\nrows = 1000\n",
+    )
+    .unwrap();
+    let run = ["run", "lab.toml", "--quick", "--only", "point-query"];
+    for args in [
+        &["plan", "lab.toml", "--quick"][..],
+        &[&run[..], &["--store", "s.db", "--workdir", "w"]].concat(),
+    ] {
+        let out = common::run(dir.path(), &args);
+        let err = common::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(
+            err.contains("target pg: bin directory") && err.contains("holds no PostgreSQL server"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("qps"), "{args:?}: no cell ran: {err}");
+    }
+    assert!(!dir.path().join("s.db").exists(), "nothing stored");
+    assert!(!dir.path().join("w").exists(), "no work directory");
+}

@@ -1,6 +1,7 @@
 //! Preflight: what a run needs of this host, checked before anything is loaded — the tools
-//! its options call for ([`tools`]: valgrind to count instructions, perf to profile) and how
-//! much space its data directories need against the work directory's filesystem.
+//! its options call for ([`tools`]: valgrind to count instructions, perf to profile), every
+//! server it starts able to run ([`servers`]) and how much space its data directories need
+//! against the work directory's filesystem.
 //!
 //! The estimate is rows × bytes per row (the suite's table and indexes, measured once per
 //! engine family and given by the suite, `SuiteSettings::disk_rows`) × tables, plus each engine's fixed files (catalog,
@@ -167,6 +168,21 @@ pub fn tools(plan: &RunPlan) -> Result<(), InputError> {
                 "--profile (or the lab's profile = true) records with perf: {why}"
             ))
         })?;
+    }
+    Ok(())
+}
+
+/// Every server this host starts can run: its program found (in `bin`, a fetched or built
+/// directory, or the distribution's install) and answering `--version`. A target whose
+/// version is not fetched yet, or whose build failed, is left to `prepare`; one on a running
+/// server (`connect`) or another host (`host`) starts nothing here.
+pub fn servers(plan: &RunPlan) -> Result<(), InputError> {
+    let local = (plan.targets.iter())
+        .filter(|t| t.connect.is_none() && t.remote.is_none() && t.broken.is_none())
+        .filter(|t| t.bin.is_some() || (t.version.is_none() && t.build.is_none()));
+    for t in local {
+        crate::engine::check_server(t.engine, t.bin.as_deref(), &t.env)
+            .map_err(|e| InputError::new(format!("target {}: {e:#}", t.name)))?;
     }
     Ok(())
 }
