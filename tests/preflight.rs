@@ -267,7 +267,7 @@ fn a_bin_without_its_server_is_refused_before_the_first_cell() {
         &["plan", "lab.toml", "--quick"][..],
         &[&run[..], &["--store", "s.db", "--workdir", "w"]].concat(),
     ] {
-        let out = common::run(dir.path(), &args);
+        let out = common::run(dir.path(), args);
         let err = common::text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
