@@ -306,8 +306,9 @@ pub struct ShapeArgs {
     /// Skip steps matching these globs (comma-separated and/or repeated).
     #[arg(long, value_name = "STEP_GLOB")]
     pub skip: Vec<String>,
-    /// Client counts to sweep, each from 1 to 10000, e.g. 1,4,16 (overrides the lab).
-    #[arg(long, value_name = "LIST")]
+    /// Client counts to sweep, each from 1 to 10000, e.g. 1,4,16 (overrides the lab; each
+    /// client is one connection on its own thread, sysbench's --threads).
+    #[arg(long, value_name = "LIST", visible_alias = "threads")]
     pub clients: Option<String>,
     /// Repeats per target, from 1 to 1000 (overrides the lab; ≥ 2 enables verdicts); a plan
     /// has at most 10000 cells (targets × client counts × repeats).
@@ -377,9 +378,42 @@ impl ShapeArgs {
     }
 }
 
-impl RunArgs {
-    /// The plan options of a `run` command line (the fuzz target `cli_parse` plans with them).
-    pub fn options(&self) -> RunOptions {
+/// The flags of `run` beyond the shape that change its plan (what it measures, its time or
+/// its disk estimate), shared with `plan` so that it plans what `run` would run.
+#[derive(Debug, Clone, Args)]
+pub struct HowArgs {
+    /// Run only this cell of the plan, TARGET:CLIENTS:REPEAT (e.g. pg17:4:2): what one
+    /// Kubernetes Job of `dbdelta plan --emit k8s` runs.
+    #[arg(long, value_name = "TARGET:CLIENTS:REPEAT")]
+    pub cell: Option<String>,
+    /// Keep data directories after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Record a CPU profile (perf, cpu-clock) of every measured step, e.g. with --only
+    /// hot-points; the report then shows where each target spends its CPU per operation.
+    #[arg(long)]
+    pub profile: bool,
+    /// Count every step's instructions per operation in a counting pass under valgrind's
+    /// callgrind after the timed steps (as the lab's `instructions = true`): a cost host noise
+    /// cannot move, with verdicts from one repeat.
+    #[arg(long)]
+    pub instructions: bool,
+    /// Where data directories are created.
+    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
+    pub workdir: PathBuf,
+    /// Start each cell from a saved copy of its load (the lab's `reuse_load = true`): a
+    /// matching snapshot is copied instead of loading; without one, the load is saved.
+    #[arg(long)]
+    pub reuse_load: bool,
+    /// Where `--reuse-load` keeps its snapshots (default: `<workdir>/snapshots`).
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<PathBuf>,
+}
+
+impl HowArgs {
+    /// The plan options of these flags and the shape's (the fuzz target `cli_parse` plans
+    /// with them).
+    pub fn options(&self, shape: &ShapeArgs) -> RunOptions {
         RunOptions {
             keep: self.keep,
             workdir: self.workdir.clone(),
@@ -388,8 +422,29 @@ impl RunArgs {
             cell: self.cell.clone(),
             reuse_load: self.reuse_load,
             snapshots: self.snapshots.clone(),
-            ..self.shape.options()
+            ..shape.options()
         }
+    }
+
+    /// The flags every emitted Job passes on to `dbdelta run` (where data directories go is
+    /// the node's business).
+    fn to_flags(&self) -> Vec<String> {
+        let set = [
+            ("--profile", self.profile),
+            ("--instructions", self.instructions),
+            ("--reuse-load", self.reuse_load),
+        ];
+        (set.iter())
+            .filter(|(_, on)| *on)
+            .map(|(f, _)| f.to_string())
+            .collect()
+    }
+}
+
+impl RunArgs {
+    /// The plan options of a `run` command line (the fuzz target `cli_parse` plans with them).
+    pub fn options(&self) -> RunOptions {
+        self.how.options(&self.shape)
     }
 }
 
@@ -406,9 +461,11 @@ pub struct PlanArgs {
     pub lab: Option<PathBuf>,
     #[command(flatten)]
     pub shape: ShapeArgs,
+    #[command(flatten)]
+    pub how: HowArgs,
     /// Write the plan as manifests instead of describing it: `k8s` writes a ConfigMap holding
     /// the lab and one Kubernetes Job per cell (each runs `dbdelta run --cell`).
-    #[arg(long, value_enum, value_name = "KIND")]
+    #[arg(long, value_enum, value_name = "KIND", conflicts_with = "cell")]
     pub emit: Option<Emit>,
     /// With --emit k8s: the container image with dbdelta and the lab's engines (required).
     #[arg(long, value_name = "IMAGE", requires = "emit")]
@@ -448,10 +505,8 @@ pub struct RunArgs {
     pub lab: Option<PathBuf>,
     #[command(flatten)]
     pub shape: ShapeArgs,
-    /// Run only this cell of the plan, TARGET:CLIENTS:REPEAT (e.g. pg17:4:2): what one
-    /// Kubernetes Job of `dbdelta plan --emit k8s` runs.
-    #[arg(long, value_name = "TARGET:CLIENTS:REPEAT")]
-    pub cell: Option<String>,
+    #[command(flatten)]
+    pub how: HowArgs,
     /// Name the run (unique in the store; `report NAME`, `compare NAME_A NAME_B`); a name
     /// a stored run has is refused before the run starts.
     #[arg(long, value_name = "NAME")]
@@ -460,31 +515,9 @@ pub struct RunArgs {
     /// with it), e.g. --tag baseline.
     #[arg(long, value_name = "TAG")]
     pub tag: Vec<String>,
-    /// Keep data directories after the run.
-    #[arg(long)]
-    pub keep: bool,
-    /// Record a CPU profile (perf, cpu-clock) of every measured step, e.g. with --only
-    /// hot-points; the report then shows where each target spends its CPU per operation.
-    #[arg(long)]
-    pub profile: bool,
-    /// Count every step's instructions per operation in a counting pass under valgrind's
-    /// callgrind after the timed steps (as the lab's `instructions = true`): a cost host noise
-    /// cannot move, with verdicts from one repeat.
-    #[arg(long)]
-    pub instructions: bool,
     /// Print the plan and start nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Where data directories are created.
-    #[arg(long, value_name = "DIR", default_value = DEFAULT_WORKDIR)]
-    pub workdir: PathBuf,
-    /// Start each cell from a saved copy of its load (the lab's `reuse_load = true`): a
-    /// matching snapshot is copied instead of loading; without one, the load is saved.
-    #[arg(long)]
-    pub reuse_load: bool,
-    /// Where `--reuse-load` keeps its snapshots (default: `<workdir>/snapshots`).
-    #[arg(long, value_name = "DIR")]
-    pub snapshots: Option<PathBuf>,
     /// Print a line every SECS seconds (1-3600) on stderr while each step runs: elapsed
     /// time, QPS and errors of the interval (sysbench's --report-interval).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u32).range(1..=3600))]
@@ -823,12 +856,19 @@ fn load_lab(path: Option<&Path>) -> Result<crate::plan::lab::Lab> {
 /// its Kubernetes manifests; on standard output or, whole, in `-o FILE`.
 fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
     let lab = load_lab(args.lab.as_deref())?;
+    let opts = args.how.options(&args.shape);
     let text = match args.emit {
-        None => plan_text(&plan::plan(lab, &args.shape.options())?),
+        None => {
+            let plan = plan::plan(lab, &opts)?;
+            // What `run` would refuse before its first cell, `plan` refuses too.
+            crate::plan::preflight::tools(&plan)?;
+            crate::plan::preflight::servers(&plan)?;
+            plan_text(&plan)?
+        }
         Some(Emit::K8s) => {
             // Before planning: CPU lists would otherwise be checked against this host.
             crate::plan::k8s::check_lab(&lab)?;
-            let plan = plan::plan(lab, &args.shape.options())?;
+            let plan = plan::plan(lab, &opts)?;
             crate::plan::k8s::emit(&plan, &k8s_options(&args)?)?
         }
     };
@@ -837,16 +877,19 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
 }
 
 /// The plan in words and its disk estimate against the work directory's free space (what
-/// `run --dry-run` and `plan` print).
-fn plan_text(plan: &plan::RunPlan) -> String {
+/// `run --dry-run` and `plan` print); a version that does not exist is refused, as by `run`.
+fn plan_text(plan: &plan::RunPlan) -> Result<String> {
     let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
     let need = crate::plan::preflight::disk_need(plan);
     // The fetches beside the targets, before the order and the time.
     let mut text = plan.describe();
     let at = text.find("\norder: ").map_or(text.len(), |i| i + 1);
-    text.insert_str(at, &plan::describe_fetches(plan));
-    format!("{text}{}\n", crate::plan::preflight::describe(&need, free))
+    text.insert_str(at, &plan::describe_fetches(plan)?);
+    Ok(format!(
+        "{text}{}\n",
+        crate::plan::preflight::describe(&need, free)
+    ))
 }
 
 /// The emitter's options from `plan`'s flags: `--image` is required.
@@ -873,7 +916,7 @@ fn k8s_options(args: &PlanArgs) -> Result<crate::plan::k8s::Options> {
         node_label,
         store_secret: args.store_secret.clone(),
         memory: args.memory.clone(),
-        run_flags: args.shape.to_flags(),
+        run_flags: [args.shape.to_flags(), args.how.to_flags()].concat(),
     })
 }
 
@@ -921,8 +964,10 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     let plan = plan::plan(lab, &opts)?;
     check_report_args(&plan, &args)?;
     let label = run_label(args.name.as_ref(), &args.tag)?;
+    crate::plan::preflight::tools(&plan)?;
+    crate::plan::preflight::servers(&plan)?;
     if args.dry_run {
-        write_text(args.out.output.as_deref(), &plan_text(&plan), "the plan")?;
+        write_text(args.out.output.as_deref(), &plan_text(&plan)?, "the plan")?;
         return Ok(ExitCode::SUCCESS);
     }
     // A taken name is refused before fetches and builds (a store that cannot be read yet
@@ -934,6 +979,8 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     }
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
+    // Fetched and built servers too, now that they are here.
+    crate::plan::preflight::servers(&plan)?;
 
     // Run: results reach the store after every step.
     let interrupt = interrupt_flag(Interrupted::Run)?;
@@ -991,7 +1038,7 @@ fn resume(
         &data.run.lab_text,
         &stored,
         args.lab.as_deref(),
-        args.keep,
+        args.how.keep,
     )?;
     check_report_args(&plan, args)?;
     // One owner per run: the work directory's lock on this host, the store's across hosts.
@@ -1009,8 +1056,10 @@ fn resume(
             "--resume {run_id}: the run is complete, every cell finished; nothing to resume"
         ));
     }
+    crate::plan::preflight::tools(&plan)?;
     let need = crate::plan::preflight::check(&plan)?;
     let plan = plan::prepare(plan, progress)?;
+    crate::plan::preflight::servers(&plan)?;
     let interrupt = interrupt_flag(Interrupted::Run)?;
     announce_plan(&plan, progress, &need);
     let outcome = crate::runner::resume(
@@ -1098,6 +1147,7 @@ fn bisect_cmd(store_path: &Path, args: BisectArgs, progress: &Progress) -> Resul
     let (plan, by, why, opts) = bisect_plan(&args)?;
     let label = run_label(args.name.as_ref(), &args.tag)?;
     let stored = crate::plan::resume::StoredOptions::new(&opts, args.lab.as_deref());
+    crate::plan::preflight::tools(&plan)?;
     crate::plan::preflight::check(&plan)?;
     let interrupt = interrupt_flag(Interrupted::Bisection)?;
     let mut store = Store::open(store_path)?;
@@ -1848,10 +1898,11 @@ fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
                     label.push_str(&format!("  tags {}", r.tags.join(",")));
                 }
                 out.push_str(&format!(
-                    "{}  {}  {:<10}  {} step(s)  {}  [{}]{label}\n",
+                    "{}  {}  {:<10}  {} step(s), {} measurement(s)  {}  [{}]{label}\n",
                     r.id,
                     r.started,
                     if r.complete { "complete" } else { "INCOMPLETE" },
+                    r.steps,
                     r.measurements,
                     r.lab,
                     r.targets.join(", ")

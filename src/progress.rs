@@ -40,6 +40,17 @@ pub struct Progress {
     pub interval: Option<Duration>,
 }
 
+/// What one `--report-interval` line counts: counted operations (sysbench's queries), the
+/// transactions they made (a sysbench event is one), the interval's measured seconds and its
+/// failed operations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub ops: u64,
+    pub transactions: u64,
+    pub secs: f64,
+    pub errors: u64,
+}
+
 /// The bar (or nothing) of one running step.
 pub struct StepProgress {
     bar: Option<ProgressBar>,
@@ -110,24 +121,24 @@ impl StepProgress {
     }
 
     /// One `--report-interval` line: the step's `elapsed` time at the interval's end (warm-up
-    /// included), its counted `ops` over its measured `secs`, and its errors. Shown unless
-    /// quiet, above the bar on a terminal.
-    pub fn interval_line(
-        &self,
-        elapsed: Duration,
-        warming: bool,
-        ops: u64,
-        secs: f64,
-        errors: u64,
-    ) {
+    /// included), then, as sysbench's lines, transactions and counted operations per second
+    /// over the interval's measured length, and its errors. Shown unless quiet, above the bar
+    /// on a terminal.
+    pub fn interval_line(&self, elapsed: Duration, warming: bool, i: Interval) {
         let phase = if warming { ", warm-up" } else { "" };
-        let qps = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
+        let rate = |n: u64| match i.secs > 0.0 {
+            true => n as f64 / i.secs,
+            false => 0.0,
+        };
         let line = format!(
-            "{}: [{:.0} s{phase}] {} qps ({} ops in {secs:.2} s), {errors} errors",
+            "{}: [{:.0} s{phase}] {} tps, {} qps ({} ops in {:.2} s), {} errors",
             self.prefix,
             elapsed.as_secs_f64(),
-            thousands(qps),
-            thousands(ops as f64)
+            thousands(rate(i.transactions)),
+            thousands(rate(i.ops)),
+            thousands(i.ops as f64),
+            i.secs,
+            i.errors
         );
         match (&self.bar, self.mode) {
             (Some(bar), _) => bar.println(line),

@@ -145,6 +145,10 @@ fn names_and_tags_pick_runs_and_a_taken_name_is_refused_before_the_run() {
     );
 
     let list = text(&run(dir.path(), &["list", "runs"]).stdout);
+    // Steps are steps (as `serve` counts them), measurements are step × target × cell.
+    for line in list.lines() {
+        assert!(line.contains(" 1 step(s), 2 measurement(s) "), "{line}");
+    }
     assert!(list.contains("name before  tags baseline\n"), "{list}");
     assert!(list.contains("name after  tags baseline,x\n"), "{list}");
     let id_of = |name: &str| {

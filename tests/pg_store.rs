@@ -120,7 +120,9 @@ fn two_runs_at_once_into_one_postgres_store_then_compare_from_it() {
     assert_eq!(out.lines().count(), 2, "{out}");
     for line in out.lines() {
         assert!(
-            line.contains("complete") && line.contains("4 step(s)") && line.contains("[full, off]"),
+            line.contains("complete")
+                && line.contains("2 step(s), 4 measurement(s)")
+                && line.contains("[full, off]"),
             "{line}"
         );
     }

@@ -1,28 +1,45 @@
 //! `run --report-interval 1`: while a 3 s SQLite step runs, a line per second on stderr with
-//! plausible numbers (no timing assert beyond a wide margin: the host may be loaded).
+//! plausible numbers, TPS beside QPS as in sysbench's lines (no timing assert beyond a wide
+//! margin: the host may be loaded).
 
 mod common;
 use common::*;
 
-/// (elapsed s, qps, ops, interval s, errors) of every interval line of `step` in `stderr`.
-fn interval_lines(stderr: &str, step: &str) -> Vec<(f64, f64, u64, f64, u64)> {
+/// One `--report-interval` line.
+struct Line {
+    elapsed: f64,
+    tps: f64,
+    qps: f64,
+    ops: u64,
+    secs: f64,
+    errors: u64,
+}
+
+/// Every interval line of `step` in `stderr`.
+fn interval_lines(stderr: &str, step: &str) -> Vec<Line> {
     let head = format!("{step}: [");
-    let num = |s: &str| s.replace(',', "").parse::<f64>().unwrap();
+    let num = |s: &str| {
+        s.trim_end_matches(',')
+            .replace(',', "")
+            .parse::<f64>()
+            .unwrap()
+    };
     (stderr.lines())
         .filter_map(|l| l.split_once(&head).map(|(_, rest)| rest.to_string()))
         .map(|rest| {
-            // "2 s] 143,871 qps (143,715 ops in 1.00 s), 0 errors"
+            // "2 s] 8,990 tps, 143,871 qps (143,715 ops in 1.00 s), 0 errors"
             let (elapsed, rest) = rest.split_once(" s").unwrap();
             let (_, rest) = rest.split_once("] ").unwrap();
             let f: Vec<&str> = rest.split_whitespace().collect();
-            let secs = f[5].trim_end_matches(',');
-            (
-                num(elapsed),
-                num(f[0]),
-                num(&f[2][1..]) as u64,
-                num(secs),
-                num(f[7]) as u64,
-            )
+            assert_eq!((f[1], f[3]), ("tps,", "qps"), "{rest}");
+            Line {
+                elapsed: num(elapsed),
+                tps: num(f[0]),
+                qps: num(f[2]),
+                ops: num(&f[4][1..]) as u64,
+                secs: num(f[7]),
+                errors: num(f[9]) as u64,
+            }
         })
         .collect()
 }
@@ -41,7 +58,7 @@ fn a_line_per_second_while_a_step_runs() {
         "run",
         "lab.toml",
         "--only",
-        "point-query",
+        "read-only_range=10",
         "--workdir",
         "w",
     ];
@@ -52,10 +69,19 @@ fn a_line_per_second_while_a_step_runs() {
         .unwrap();
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let lines = interval_lines(&err, "t c=1 r=1 point-query");
+    let lines = interval_lines(&err, "t c=1 r=1 read-only_range=10");
     // 3.5 s of step at one line a second: 3 lines; at least 2 even on a host that stalls.
     assert!(lines.len() >= 2, "expected a line per second:\n{err}");
-    for (i, &(elapsed, qps, ops, secs, errors)) in lines.iter().enumerate() {
+    for (i, l) in lines.iter().enumerate() {
+        let (elapsed, qps, ops, secs, errors) = (l.elapsed, l.qps, l.ops, l.secs, l.errors);
+        // A read-only event is one transaction of 16 statements (10 point selects, 4 ranges,
+        // BEGIN and COMMIT): TPS is QPS / 16, give or take an event cut by the interval.
+        let per_tx = qps / l.tps;
+        assert!(
+            (15.0..17.0).contains(&per_tx),
+            "{qps} qps / {} tps:\n{err}",
+            l.tps
+        );
         assert!(ops > 0 && qps > 0.0, "no operations in line {i}:\n{err}");
         // Wide margins: the interval is 1 s as measured, whatever the host did meanwhile.
         assert!((0.5..5.0).contains(&secs), "interval of {secs} s:\n{err}");
@@ -80,7 +106,7 @@ fn a_line_per_second_while_a_step_runs() {
     let err = text(&quiet.stderr);
     assert!(quiet.status.success(), "{err}");
     assert!(
-        interval_lines(&err, "t c=1 r=1 point-query").is_empty(),
+        interval_lines(&err, "t c=1 r=1 read-only_range=10").is_empty(),
         "{err}"
     );
 }

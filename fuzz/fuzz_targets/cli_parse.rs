@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let (lab, opts) = match &cli.command {
         Command::Run(args) if args.resume.is_none() => (args.lab.as_deref(), args.options()),
-        Command::Plan(args) => (args.lab.as_deref(), args.shape.options()),
+        Command::Plan(args) => (args.lab.as_deref(), args.how.options(&args.shape)),
         _ => return,
     };
     if let Some(lab) = lab_of(lab) {

@@ -457,6 +457,43 @@ pub fn build_file(target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
     }
 }
 
+/// The server program a target of `engine` starts here, found in `bin` (`None`: the
+/// distribution's install) and answering `--version` with the target's environment `env`;
+/// `Err` says what is missing or failing. SQLite has no program to run.
+pub fn check_server(
+    engine: EngineKind,
+    bin: Option<&Path>,
+    env: &BTreeMap<String, String>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let (server, env) = match engine {
+        EngineKind::Sqlite => return Ok(()),
+        // Finding it runs `postgres --version` already (for the major version).
+        EngineKind::Postgres => return postgres::server_binary(bin).map(|_| ()),
+        EngineKind::Mysql => {
+            let bin = bin.map(std::path::absolute).transpose()?;
+            let found = mysql::flavor::find_binaries(bin.as_deref())?;
+            let env = found.env(env);
+            (found.server, env)
+        }
+    };
+    let out = std::process::Command::new(&server)
+        .arg("--version")
+        .envs(&env)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", server.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        anyhow::bail!(
+            "{} --version failed: {}",
+            server.display(),
+            err.lines().last().unwrap_or("no message").trim()
+        );
+    }
+    Ok(())
+}
+
 /// The data directory of one target × clients × repeat under a run's work directory.
 pub fn data_dir_for(run_dir: &Path, target: &str, clients: u32, repeat: u32) -> PathBuf {
     run_dir.join(format!("{target}.c{clients}.r{repeat}"))

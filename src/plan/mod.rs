@@ -697,6 +697,21 @@ impl RunPlan {
             })
             .collect();
         let _ = writeln!(s, "order: {}", order.join(" → "));
+        if let Some(c) = &self.instructions {
+            let _ = writeln!(
+                s,
+                "instructions: counted under callgrind after the timed cells, {} pass pair(s) per step, {} at once",
+                c.passes, c.jobs
+            );
+        }
+        if let Some(p) = &self.profile {
+            let _ = writeln!(
+                s,
+                "profile: perf records every measured step at {} Hz, call graph {}",
+                p.hz,
+                p.call_graph.name()
+            );
+        }
         let _ = writeln!(
             s,
             "estimated time: at least {}",

@@ -1,5 +1,7 @@
-//! Disk preflight: how much space a run's data directories need, and whether the work
-//! directory's filesystem has it, before anything is loaded.
+//! Preflight: what a run needs of this host, checked before anything is loaded — the tools
+//! its options call for ([`tools`]: valgrind to count instructions, perf to profile), every
+//! server it starts able to run ([`servers`]) and how much space its data directories need
+//! against the work directory's filesystem.
 //!
 //! The estimate is rows × bytes per row (the suite's table and indexes, measured once per
 //! engine family and given by the suite, `SuiteSettings::disk_rows`) × tables, plus each engine's fixed files (catalog,
@@ -7,7 +9,7 @@
 //! is removed after it (unless `--keep`), so the run needs the largest one target × suite
 //! needs; with `--keep` every directory stays and the needs add up. A `connect` target keeps its
 //! data on its own server, a remote one (`host`) on its host: they need nothing here. Must not: create, write or remove anything
-//! (it reads `statvfs` only), or time anything.
+//! (it reads `statvfs` and runs the tools' own checks), or time anything.
 
 use std::path::{Path, PathBuf};
 
@@ -147,6 +149,42 @@ fn workdir_is_a_directory(dir: &Path) -> Result<(), InputError> {
         dir.display(),
         existing.display()
     )))
+}
+
+/// The tools the plan calls for, found and working here: valgrind (with vgdb) for a counting
+/// pass, perf for profiles. A missing one is bad input naming the option and how to install
+/// it, before the first cell (not after every timed cell).
+pub fn tools(plan: &RunPlan) -> Result<(), InputError> {
+    if plan.instructions.is_some() {
+        crate::counter::check().map_err(|why| {
+            InputError::new(format!(
+                "--instructions (or the lab's instructions = true) counts under valgrind: {why}"
+            ))
+        })?;
+    }
+    if let Some(settings) = &plan.profile {
+        crate::profiler::check(settings).map_err(|why| {
+            InputError::new(format!(
+                "--profile (or the lab's profile = true) records with perf: {why}"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Every server this host starts can run: its program found (in `bin`, a fetched or built
+/// directory, or the distribution's install) and answering `--version`. A target whose
+/// version is not fetched yet, or whose build failed, is left to `prepare`; one on a running
+/// server (`connect`) or another host (`host`) starts nothing here.
+pub fn servers(plan: &RunPlan) -> Result<(), InputError> {
+    let local = (plan.targets.iter())
+        .filter(|t| t.connect.is_none() && t.remote.is_none() && t.broken.is_none())
+        .filter(|t| t.bin.is_some() || (t.version.is_none() && t.build.is_none()));
+    for t in local {
+        crate::engine::check_server(t.engine, t.bin.as_deref(), &t.env)
+            .map_err(|e| InputError::new(format!("target {}: {e:#}", t.name)))?;
+    }
+    Ok(())
 }
 
 /// Refuse a run whose work directory's filesystem cannot hold the estimate: bad input naming

@@ -36,20 +36,21 @@ pub fn prepare(mut plan: RunPlan, progress: &Progress) -> Result<PreparedPlan> {
 }
 
 /// What `prepare` will fetch, one line per target with a `version` (`plan` and `run
-/// --dry-run` print it; asks the registries which build is newest, as the fetch will).
-pub fn describe_fetches(plan: &RunPlan) -> String {
+/// --dry-run` print it; asks the registries which build is newest, as the fetch will). A
+/// version that does not exist is the bad input `prepare` would refuse.
+pub fn describe_fetches(plan: &RunPlan) -> Result<String> {
     let mut s = String::new();
     for t in &plan.targets {
         if let (Some(v), Some(product)) = (&t.version, t.product) {
+            let what = crate::provision::plan_fetch(product, v)?;
             s.push_str(&format!(
-                "target {}: {}@{v}: {}\n",
+                "target {}: {}@{v}: {what}\n",
                 t.name,
-                product.id(),
-                crate::provision::plan_fetch(product, v)
+                product.id()
             ));
         }
     }
-    s
+    Ok(s)
 }
 
 /// Binaries by version: in the cache before anything is written (a version that does not

@@ -234,11 +234,12 @@ fn may_serve(product: Product, wanted: &str, c: &Cached) -> bool {
 
 /// What a run would do to get `product@wanted`, for `plan`: "cached: …" or "not cached: will
 /// fetch … from …, ~N MB unpacked". Asks the registry which build is newest (as `fetch`
-/// does); when it cannot be read, says what the cache holds.
-pub fn plan_fetch(product: Product, wanted: &str) -> String {
+/// does); when it cannot be read, says what the cache holds. A version that does not exist
+/// is the error `run` gives (bad input).
+pub fn plan_fetch(product: Product, wanted: &str) -> Result<String> {
     let title = product.title();
     let is_cached = |v: &str| cached(product).iter().any(|c| c.version == v);
-    match resolve(product, wanted) {
+    Ok(match resolve(product, wanted) {
         Ok(r) if is_cached(&r.version) => {
             format!("cached: {title} {}", label(product, &r.version))
         }
@@ -256,6 +257,7 @@ pub fn plan_fetch(product: Product, wanted: &str) -> String {
                 r.source()
             )
         }
+        Err(e) if e.downcast_ref::<InputError>().is_some() => return Err(e),
         Err(e) => {
             let here: Vec<String> = (cached(product).iter())
                 .filter(|c| may_serve(product, wanted, c))
@@ -266,7 +268,7 @@ pub fn plan_fetch(product: Product, wanted: &str) -> String {
                 None => format!("not cached, and the registry was not read: {e:#}"),
             }
         }
-    }
+    })
 }
 
 /// The archive's size as the registry's server states it (`Content-Length` of a HEAD).

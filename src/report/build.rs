@@ -1142,22 +1142,17 @@ fn wakeup_numbers(m: &Measurement) -> [String; 7] {
     ]
 }
 
-/// One wake-up-bound warning for several steps: the explanation once, then each step's numbers.
+/// One wake-up-bound warning for several measurements, on one line: how many (and of how
+/// many steps), one of them, and the fix; the csv and json reports flag each.
 fn wakeup_warnings(model: &ReportModel, all: &[&Measurement]) -> String {
-    let each: Vec<String> = (all.iter())
-        .map(|m| {
-            let [c, s, cu, su, qps, scpus, ccpus] = wakeup_numbers(m);
-            format!(
-                "{} (client {c}, server {s}; {cu} + {su} at {qps} QPS; CPUs {scpus} / {ccpus})",
-                place(model, m)
-            )
-        })
-        .collect();
+    let steps: BTreeSet<&str> = all.iter().map(|m| m.step.as_str()).collect();
     format!(
-        "wake-up-bound ({}): each query is a short round trip between threads not confined to one CPU{WAKEUP_WHY}. Per step: the client's and the \
-         server's share of wall time on CPU; their CPU per query; the CPUs the server / client were seen on: {}",
-        plural(all.len(), "step"),
-        each.join("; ")
+        "wake-up-bound ({} of {}, e.g. {}): each query is a short round trip between threads on \
+         different CPUs, so these measure cross-CPU wake-ups more than the engine; fix: placement = \"shared\" \
+         (or set server_cpus and client_cpus); wakeup_bound in --format csv or json flags each",
+        plural(all.len(), "measurement"),
+        plural(steps.len(), "step"),
+        place(model, all[0])
     )
 }
 

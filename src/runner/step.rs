@@ -151,6 +151,9 @@ struct Live {
     events: AtomicU64,
     /// Counted units of the counted operations (warm-up included).
     units: AtomicU64,
+    /// Counted operations completed (warm-up included): `--report-interval`'s transactions
+    /// (a sysbench event is one).
+    transactions: AtomicU64,
     /// Failed operations (warm-up included): `--report-interval`'s errors.
     errors: AtomicU64,
 }
@@ -887,10 +890,12 @@ struct OpLoop<'a> {
     shared: &'a Shared,
     measure_start: Instant,
     recorders: Vec<Recorder>,
-    /// Operations run (failed ones included), counted units, operations completed, and the
-    /// next schedule slot (a failed operation uses its slot too).
+    /// Operations run (failed ones included), counted units and counted operations
+    /// completed, operations completed, and the next schedule slot (a failed operation uses
+    /// its slot too).
     count: u64,
     units: u64,
+    transactions: u64,
     done: u64,
     slot: u64,
     errors: u64,
@@ -969,9 +974,11 @@ impl OpLoop<'_> {
         }
         if self.t.step.counted.covers(self.t.role, d.op) {
             self.units += d.units;
-            self.shared.live[self.t.index]
-                .units
-                .store(self.units, Ordering::Relaxed);
+            self.transactions += 1;
+            let live = &self.shared.live[self.t.index];
+            live.units.store(self.units, Ordering::Relaxed);
+            live.transactions
+                .store(self.transactions, Ordering::Relaxed);
         }
         self.done += 1;
         self.shared.cells[self.t.index]
@@ -1016,6 +1023,7 @@ fn run_ops(
             .collect(),
         count: 0,
         units: 0,
+        transactions: 0,
         done: 0,
         slot: 0,
         errors: 0,
@@ -1157,12 +1165,15 @@ impl SecondCounter {
 
 /// `--report-interval`: the live counters at the last interval's end, read by the coordinator
 /// (the threads only store their running counts; nothing is added to an operation).
+/// Counted units, transactions and errors of every thread so far.
+type Totals = (u64, u64, u64);
+
 struct Intervals {
     every: Duration,
     /// The next interval's end.
     next: Instant,
-    /// (instant, counted units, errors) at the last one.
-    last: (Instant, u64, u64),
+    /// (instant, counted units, transactions, errors) at the last one.
+    last: (Instant, u64, u64, u64),
 }
 
 impl Intervals {
@@ -1172,26 +1183,29 @@ impl Intervals {
         Some(Intervals {
             every,
             next: t0 + every,
-            last: (t0, 0, 0),
+            last: (t0, 0, 0, 0),
         })
     }
 
     /// At or past the interval's end: hand its counts and measured length to `progress`
     /// (`warming` when it began in the warm-up).
-    fn tick(&mut self, clock: &Clock, progress: &StepProgress, (units, errors): (u64, u64)) {
+    fn tick(&mut self, clock: &Clock, progress: &StepProgress, (units, tx, errors): Totals) {
         let now = Instant::now();
         if now < self.next {
             return;
         }
-        let (from, u0, e0) = self.last;
+        let (from, u0, t0, e0) = self.last;
         progress.interval_line(
             now.duration_since(clock.t0),
             from < clock.measure_start,
-            units.saturating_sub(u0),
-            now.duration_since(from).as_secs_f64(),
-            errors.saturating_sub(e0),
+            crate::progress::Interval {
+                ops: units.saturating_sub(u0),
+                transactions: tx.saturating_sub(t0),
+                secs: now.duration_since(from).as_secs_f64(),
+                errors: errors.saturating_sub(e0),
+            },
         );
-        self.last = (now, units, errors);
+        self.last = (now, units, tx, errors);
         while self.next <= now {
             self.next += self.every;
         }
@@ -1230,9 +1244,9 @@ fn coordinate(
             .map(|l| l.units.load(Ordering::Relaxed))
             .sum::<u64>()
     };
-    let errors = || {
+    let sum = |of: fn(&Live) -> &AtomicU64| {
         (shared.live.iter())
-            .map(|l| l.errors.load(Ordering::Relaxed))
+            .map(|l| of(l).load(Ordering::Relaxed))
             .sum::<u64>()
     };
     let mut intervals = Intervals::new(spec, progress, clock.t0);
@@ -1266,7 +1280,8 @@ fn coordinate(
             break;
         }
         if let Some(i) = intervals.as_mut() {
-            i.tick(clock, progress, (total(), errors()));
+            let totals = (total(), sum(|l| &l.transactions), sum(|l| &l.errors));
+            i.tick(clock, progress, totals);
         }
         if now >= clock.deadline || stop.load(Ordering::Relaxed) {
             break;

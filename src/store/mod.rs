@@ -46,8 +46,9 @@ pub struct RunSummary {
     pub started: String,
     pub complete: bool,
     pub targets: Vec<String>,
+    /// Measurements of reported steps: one per step × target × clients × repeat.
     pub measurements: u64,
-    /// Distinct steps measured.
+    /// Distinct reported steps measured (warm-ups left out), what `serve` shows too.
     pub steps: u64,
     /// `run --name`, unique in the store.
     pub name: Option<String>,
@@ -562,8 +563,10 @@ impl Store {
         }
         let rows = db.query(
             "SELECT r.id, r.lab, r.started, r.complete,
-                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id), r.name,
-                    (SELECT count(DISTINCT m.step) FROM measurements m WHERE m.run_id = r.id)
+                    (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.warm = 0),
+                    r.name,
+                    (SELECT count(DISTINCT m.step) FROM measurements m
+                     WHERE m.run_id = r.id AND m.warm = 0)
              FROM runs r ORDER BY r.started, r.rowid",
             &[],
         )?;
