@@ -99,6 +99,21 @@ impl EngineKind {
     }
 }
 
+impl EngineKind {
+    /// A statement that, run on a connection of its own and left open, keeps the server's purge
+    /// of old row versions from running during a counting cell: MySQL and MariaDB, a consistent
+    /// snapshot, which InnoDB's purge cannot pass. Purge runs by the clock, and how far it has
+    /// got changes what the next writes cost; held back, every pass finds the rows as the same
+    /// passes before it left them. `None`: the engine needs none (PostgreSQL's counting server
+    /// runs without autovacuum instead; SQLite has no background work).
+    pub fn purge_hold(self) -> Option<&'static str> {
+        match self {
+            EngineKind::Mysql => Some("START TRANSACTION WITH CONSISTENT SNAPSHOT"),
+            EngineKind::Sqlite | EngineKind::Postgres => None,
+        }
+    }
+}
+
 /// SQL dialects: the workloads keep one SQL text per dialect for every statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {

@@ -400,6 +400,12 @@ impl CountCell<'_> {
                 .postwrite(&tables, self.suite.postwrite_budget)
                 .context("postwrite cleanup after the load")?;
         }
+        let mut hold = PurgeHold {
+            sql: spec.engine.purge_hold(),
+            driver: server.driver(),
+            session: None,
+        };
+        hold.hold()?;
         let mut client = CountClient::spawn(out, self.log)?;
         client.init(&Init {
             // The lab with this target alone, plain: the client plans only the steps from it.
@@ -447,10 +453,13 @@ impl CountCell<'_> {
             }
             if step.postwrite_after {
                 counted.switch(false)?;
+                hold.release();
                 server
                     .postwrite(&tables, self.suite.postwrite_budget)
                     .with_context(|| format!("postwrite cleanup after {}", step.label))?;
+                hold.hold()?;
                 counted.switch(true)?;
+                counted.take()?;
             }
         }
         client.finish();
@@ -557,6 +566,33 @@ fn to_count(
             ],
             pairs,
         },
+    }
+}
+
+/// A connection of the counting cell's own that holds the server's purge back while the passes
+/// run (see [`crate::engine::EngineKind::purge_hold`]); released for the postwrite cleanups,
+/// which wait for purge. Idle during the passes: its thread counts nothing there.
+struct PurgeHold {
+    sql: Option<&'static str>,
+    driver: std::sync::Arc<dyn crate::engine::Driver>,
+    session: Option<Box<dyn crate::engine::Session>>,
+}
+
+impl PurgeHold {
+    fn hold(&mut self) -> Result<()> {
+        let Some(sql) = self.sql else {
+            return Ok(());
+        };
+        let mut session = (self.driver.connect()).context("connecting to hold purge back")?;
+        session.execute_sql(sql).with_context(|| sql.to_string())?;
+        self.session = Some(session);
+        Ok(())
+    }
+
+    fn release(&mut self) {
+        if let Some(mut s) = self.session.take() {
+            let _ = s.execute_sql("COMMIT");
+        }
     }
 }
 
