@@ -813,8 +813,10 @@ fn count_step(
         }
         out.server
             .push((long.server as f64 - short.server as f64) / units);
+        // The long pass's own: background work follows the clock, not the events, so a
+        // difference of two passes' went below zero whenever it fell in the short one.
         out.background
-            .push((long.background as f64 - short.background as f64) / units);
+            .push(long.background as f64 / (long.units as f64).max(1.0));
         out.client
             .push((long.client as f64 - short.client as f64) / units);
     }
