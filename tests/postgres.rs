@@ -117,6 +117,17 @@ fn postgres_runs_every_step_as_an_unprivileged_user() {
     );
 
     let db = Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    // A step whose /proc sample window missed too much on a busy host stores no server CPU
+    // and names it in below_resolution: no number, not a zero.
+    let unsampled: Vec<String> = rows::<(String,)>(
+        &db,
+        "SELECT step FROM measurements WHERE server_cpu_us_per_op IS NULL
+           AND below_resolution LIKE '%server_cpu_us_per_op%'",
+    )
+    .into_iter()
+    .map(|r| r.0)
+    .collect();
+    assert!(unsampled.len() < 6, "no step's server CPU was sampled");
     type Row = (String, i64, i64, i64, Option<f64>, Option<f64>, Option<f64>);
     let rows: Vec<Row> = rows(
         &db,
@@ -128,14 +139,17 @@ fn postgres_runs_every_step_as_an_unprivileged_user() {
         assert!(events > 0, "{step}: no events");
         assert_eq!(ops, events * spe, "{step}");
         assert!(
-            server.unwrap() > 0.0,
+            server.is_some_and(|s| s > 0.0) || unsampled.contains(&step),
             "{step}: server CPU measured from the process tree"
         );
         assert!(
             client.unwrap() > 0.0,
             "{step}: client CPU measured separately"
         );
-        assert!(cs.unwrap() > 0.0, "{step}: server context switches");
+        assert!(
+            cs.is_some_and(|c| c > 0.0) || unsampled.contains(&step),
+            "{step}: server context switches"
+        );
     }
     assert!(postmaster_of(std::process::id()).is_none());
     assert!(
