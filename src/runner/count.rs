@@ -432,22 +432,40 @@ impl CountCell<'_> {
         };
         counted.switch(true)?;
         counted.take()?;
+        let end = self.count_steps(server, &counted, &mut client, &mut hold)?;
+        if matches!(end, CellEnd::Done) {
+            client.finish();
+        }
+        Ok(end)
+    }
+
+    /// Every step of the suite in order: counted part by part, run once, or skipped (see
+    /// [`count_plan`]), with the postwrite cleanups where the suite has them.
+    fn count_steps(
+        &mut self,
+        server: &dyn Server,
+        counted: &Counted,
+        client: &mut CountClient,
+        hold: &mut PurgeHold,
+    ) -> Result<CellEnd> {
+        let tables = self.suite.suite.tables(self.key.clients);
         for step in &self.suite.steps {
             if self.interrupt.load(Ordering::Relaxed) {
                 return Ok(CellEnd::Interrupted);
             }
             match count_plan(step) {
                 CountPlan::Skip => {}
-                CountPlan::Once => uncounted(&counted, &mut client, &Pass::once(step))
-                    .with_context(|| {
+                CountPlan::Once => {
+                    uncounted(counted, client, &Pass::once(step)).with_context(|| {
                         format!("{}: {} (run once, uncounted)", self.label(), step.label)
-                    })?,
+                    })?
+                }
                 CountPlan::Parts(parts) => {
                     for part in &parts {
                         if self.interrupt.load(Ordering::Relaxed) {
                             return Ok(CellEnd::Interrupted);
                         }
-                        self.count_and_store(&counted, &mut client, step, part)?;
+                        self.count_and_store(counted, client, step, part)?;
                     }
                 }
             }
@@ -462,7 +480,6 @@ impl CountCell<'_> {
                 counted.take()?;
             }
         }
-        client.finish();
         Ok(CellEnd::Done)
     }
 
