@@ -1862,6 +1862,7 @@ fn a_repeat_without_a_completed_event_makes_the_step_unmeasurable_with_a_warning
         .unwrap();
     assert_eq!(r.step_verdict(), Some("unmeasurable"));
     assert_eq!(r.qps, None, "no ratio from the other repeats alone");
+    assert_eq!(r.ratio(Metric::ServerCpu), None, "nor a CPU/op ratio");
     assert!(r.qps_test.is_none());
     let warning = (model.warnings.iter())
         .find(|w| w.contains("update-one") && w.contains("completed no event"));

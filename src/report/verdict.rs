@@ -92,6 +92,19 @@ fn no_event(ms: &[Measurement], r: Pair<'_>) -> Option<String> {
     (!empty.is_empty()).then(|| empty.join("; "))
 }
 
+/// A per-op (or per-event) cost of the timed repeats: what a repeat without a completed event
+/// leaves without a value. Instructions come from the counting passes and stay.
+fn timed_per_op(metric: Metric) -> bool {
+    use crate::results::metrics::Per;
+    let counted = [
+        Metric::ServerInstr,
+        Metric::ServerInstrSpread,
+        Metric::ServerBgInstr,
+        Metric::ClientInstr,
+    ];
+    metric.def().per != Per::Step && !counted.contains(&metric)
+}
+
 /// Which two sides a relative row compares: target and base, step and client count.
 #[derive(Clone, Copy)]
 struct Pair<'a> {
@@ -381,6 +394,12 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
         r.unmeasurable = no_event(ms, Pair::of(r));
         if r.unmeasurable.is_some() {
             r.qps = None;
+            for d in METRICS
+                .iter()
+                .filter(|d| d.relative && timed_per_op(d.metric))
+            {
+                r.ratios.0.set(d.metric, None);
+            }
         }
     }
     if model.method.test == "none" {
