@@ -164,6 +164,7 @@ pub(super) fn build_with(
         profiles: None,
         by_version: Vec::new(),
         decided: Vec::new(),
+        summary: Summary::default(),
     };
     fill_derived(&mut model, all, data);
     model.profiles = super::profile::report(data, &model.targets);
@@ -234,6 +235,7 @@ fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
         ));
     }
     model.notes = notes(model, data);
+    model.summary = super::answer::summary(model, data);
     crossover::apply(model, &data.measurements);
     model.by_version = super::by_version::sweeps(model);
 }
@@ -572,6 +574,7 @@ fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
                         device_reads_confirmed: both(|a| a.device_reads_confirmed),
                         device_writes_confirmed: both(|a| a.device_writes_confirmed),
                         counted_ops: Vec::new(),
+                        unmeasurable: None,
                     });
                 }
             }
@@ -886,6 +889,18 @@ fn warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
         .collect();
     let what = "statements failed (retried, reconnected, or fatal to their client)";
     out.extend(said_once("errors", what, errors));
+    for r in &model.relative {
+        if let Some(why) = &r.unmeasurable {
+            out.push(format!(
+                "unmeasurable: {} vs {}, {} at {}: {why}; no QPS or CPU/op ratio or verdict (longer \
+                 steps: --time, or see the errors)",
+                r.target,
+                r.base,
+                r.step,
+                plural(r.clients as usize, "client")
+            ));
+        }
+    }
     out.extend(stall_warnings(model));
     let client_bound: Vec<(String, String)> = (ok())
         .filter(|m| m.client_bound)

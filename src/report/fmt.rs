@@ -58,3 +58,18 @@ pub fn percent(fraction: f64) -> String {
     let p = p.trim_end_matches('0').trim_end_matches('.');
     format!("{p}%")
 }
+
+/// `0.88–0.94`; a bound beyond 100× either way shows as `<0.01` or `>100` (with 2 repeats the
+/// adjusted interval can span dozens of orders of magnitude, which says only "unbounded").
+pub fn interval(ci: [f64; 2]) -> String {
+    let bound = |x: f64| {
+        if x < 0.01 {
+            "<0.01".to_string()
+        } else if x > 100.0 {
+            ">100".to_string()
+        } else {
+            two(x)
+        }
+    };
+    format!("{}–{}", bound(ci[0]), bound(ci[1]))
+}

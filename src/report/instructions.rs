@@ -16,9 +16,30 @@ fn with_spread(m: &ReportModel, target: &str, step: &str, clients: u32) -> Strin
         return NA.into();
     };
     match (a.get(Metric::ServerInstr), a.get(Metric::ServerInstrSpread)) {
-        (Some(v), Some(s)) if v > 0.0 => format!("{} ±{:.2}%", thousands(v), 100.0 * s / v),
+        (Some(v), Some(s)) if v > 0.0 => value_text(v, s / v),
         (Some(v), _) => thousands(v),
         _ => NA.into(),
+    }
+}
+
+/// Most of a value's half-range that is still a measurement: beyond it the passes disagree by
+/// more than half and the value is no number (its range would reach zero).
+const MAX_SPREAD: f64 = 0.5;
+
+/// `41,518 ±0.25%`, or what the passes say when they disagree by more than half (the range
+/// would reach below zero: not data).
+fn value_text(v: f64, spread: f64) -> String {
+    match spread > MAX_SPREAD {
+        true => format!("{NA} (passes disagree)"),
+        false => format!("{} ±{:.2}%", thousands(v), 100.0 * spread),
+    }
+}
+
+/// The ratio's cell: none where the passes disagree by more than half.
+fn ratio_cell(t: &SpreadTest) -> Cell {
+    match t.verdict.as_str() {
+        "unmeasurable" => Cell::plain(NA),
+        v => rel_cell(Some(t.ratio), Some(v)),
     }
 }
 
@@ -82,12 +103,11 @@ fn disagreement(t: &SpreadTest) -> String {
 /// An operation type counted on its own, under its step: `  deleter/delete`.
 fn op_row(o: &OpSpreadTest) -> Vec<Cell> {
     let t = &o.test;
-    let value = |v: f64, spread: f64| format!("{} ±{:.2}%", thousands(v), 100.0 * spread);
     vec![
         Cell::plain(format!("  {}/{}", o.role, o.op)),
-        Cell::plain(value(o.base, t.base_spread)),
-        Cell::plain(value(o.value, t.target_spread)),
-        rel_cell(Some(t.ratio), Some(&t.verdict)),
+        Cell::plain(value_text(o.base, t.base_spread)),
+        Cell::plain(value_text(o.value, t.target_spread)),
+        ratio_cell(t),
         Cell::plain(range_text(t)),
         verdict_cell(t),
         Cell::plain(""),
@@ -101,7 +121,7 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
         Cell::plain(&r.step),
         Cell::plain(with_spread(m, &r.base, &r.step, r.clients)),
         Cell::plain(with_spread(m, &r.target, &r.step, r.clients)),
-        rel_cell(Some(t.ratio), Some(&t.verdict)),
+        ratio_cell(t),
         Cell::plain(range_text(t)),
         verdict_cell(t),
         rel_cell(t.cpu_ratio, r.cost_verdict(Metric::ServerCpu)),

@@ -9,7 +9,7 @@ use super::doc::{
     Block, CB, COARSE, Cell, ChartRef, Grid, MAX, NA, NOISY, SETTLING, SHORT, Tone, mb, metric,
     micros, rate, rel_cell, thousands,
 };
-use super::fmt::{percent, plural, rough_percent, two};
+use super::fmt::{interval, percent, plural, rough_percent, two};
 use super::model::{Aggregate, MetricTest, Relative, ReportModel, TargetSummary, WithinStep};
 use crate::results::metrics::{CostTable, Device, METRICS, MetricDef};
 use crate::results::{HostInfo, Metric};
@@ -29,7 +29,11 @@ fn step_label(step: &str, (client_bound, settling): (bool, bool)) -> Cell {
 /// The whole human-readable report.
 pub fn document(m: &ReportModel) -> Vec<Block> {
     let mut doc = Vec::new();
-    header(m, &mut doc);
+    doc.push(Block::Title(match &m.compare {
+        Some(_) => format!("dbdelta compare: {}", m.run.lab),
+        None => format!("dbdelta report: {}", m.run.lab),
+    }));
+    super::first_screen::blocks(m, &mut doc);
     doc.push(Block::Heading("tl;dr".into()));
     if m.tldr.is_empty() {
         doc.push(Block::Para(
@@ -41,6 +45,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     if let Some(p) = no_verdicts(m) {
         doc.push(Block::Para(p));
     }
+    header(m, &mut doc);
     load(m, &mut doc);
     for section in super::suites::SECTIONS {
         section.blocks(m, &mut doc);
@@ -57,6 +62,7 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
     } else {
         doc.push(Block::Bullets(m.warnings.clone()));
     }
+    diagnostics(m, &mut doc);
     doc.push(Block::Heading("Notes".into()));
     let mut notes = m.notes.clone();
     notes.push(format!(
@@ -76,7 +82,75 @@ pub fn document(m: &ReportModel) -> Vec<Block> {
         "Latency cells: k = thousand, M = million µs. MB = 10^6 bytes, GiB = 2^30 bytes.".into(),
     );
     doc.push(Block::Bullets(notes));
+    leave_out_empty_tables(&mut doc);
     doc
+}
+
+/// The diagnostic tables, after the warnings: where each target's threads ran and, per client
+/// count, the device IO costs (what the device saw, the engine's own IO or not).
+fn diagnostics(m: &ReportModel, doc: &mut Vec<Block>) {
+    doc.push(Block::Heading("Diagnostics".into()));
+    placement_table(m, doc);
+    for &clients in &m.clients {
+        let steps = steps_at(m, clients);
+        let at = doc.len();
+        cost_tables(m, clients, &steps, doc, true);
+        if m.clients.len() > 1 && doc.len() > at {
+            doc.insert(at, Block::Para(format!("Clients = {clients}:")));
+        }
+    }
+}
+
+/// Whether a cell says nothing: `n/a`, `n/a / n/a`, `-` or empty.
+fn says_nothing(text: &str) -> bool {
+    text.replace(NA, "")
+        .chars()
+        .all(|c| c.is_whitespace() || matches!(c, '/' | '-' | '–'))
+}
+
+/// A table whose every cell after the first column says nothing is left out with the heading
+/// that names it; one line where the first was says which were left out.
+fn leave_out_empty_tables(doc: &mut Vec<Block>) {
+    let mut left_out: Vec<String> = Vec::new();
+    let mut first_at = None;
+    let mut i = 0;
+    while i < doc.len() {
+        let empty = match &doc[i] {
+            Block::Table(g) => {
+                !g.rows.is_empty()
+                    && (g.rows.iter()).all(|r| r.iter().skip(1).all(|c| says_nothing(&c.text)))
+            }
+            _ => false,
+        };
+        if !empty {
+            i += 1;
+            continue;
+        }
+        doc.remove(i);
+        let title = match i.checked_sub(1).map(|j| &doc[j]) {
+            Some(Block::SubHeading(t)) => Some(t.clone()),
+            Some(Block::Para(t)) if t.ends_with(':') => Some(t.clone()),
+            _ => None,
+        };
+        if let Some(t) = title {
+            i -= 1;
+            doc.remove(i);
+            let name = t.split([':', '(']).next().unwrap_or(&t).trim();
+            left_out.push(name.to_string());
+        } else {
+            left_out.push("a table".into());
+        }
+        first_at.get_or_insert(i);
+    }
+    if let Some(at) = first_at {
+        doc.insert(
+            at,
+            Block::Para(format!(
+                "Left out, every cell {NA}: {}.",
+                left_out.join("; ")
+            )),
+        );
+    }
 }
 
 /// Said once, near the top, when a comparison has no QPS verdict at all: why, and what would
@@ -155,17 +229,12 @@ pub fn cpus_text(h: &HostInfo) -> String {
     out
 }
 
-/// The report's head: title, run facts, the targets and placement tables and each target's
-/// differences from its base.
+/// The run's facts, the targets and builds tables and each target's differences from its
+/// base (the build first).
 fn header(m: &ReportModel, doc: &mut Vec<Block>) {
-    doc.push(Block::Title(match &m.compare {
-        Some(_) => format!("dbdelta compare: {}", m.run.lab),
-        None => format!("dbdelta report: {}", m.run.lab),
-    }));
+    doc.push(Block::Heading("Run and targets".into()));
     doc.push(Block::Bullets(run_facts(m)));
-    doc.push(Block::Heading("Targets".into()));
     doc.push(Block::Table(targets_table(m)));
-    placement_table(m, doc);
     builds_table(m, doc);
     let diffs: Vec<String> = m
         .targets
@@ -307,7 +376,7 @@ fn targets_table(m: &ReportModel) -> Grid {
 /// A compared target's differences from its base, as one bullet: config, settings (the first
 /// ten) and environment; in a compare, the base is named.
 fn difference(m: &ReportModel, t: &TargetSummary) -> String {
-    let mut parts = Vec::new();
+    let mut parts = build_difference(m, t);
     if !t.config_diff.is_empty() {
         parts.push(format!("config {}", t.config_diff.join("; ")));
     }
@@ -336,12 +405,46 @@ fn difference(m: &ReportModel, t: &TargetSummary) -> String {
         parts.push(format!("env {}", e.join("; ")));
     }
     if parts.is_empty() {
-        parts.push("no config, settings or environment difference".into());
+        parts.push("same build; no config, settings or environment difference".into());
     }
     match t.relative_to.as_deref() {
         Some(b) if m.compare.is_some() => format!("{} (vs {b}): {}", t.name, parts.join("; ")),
         _ => format!("{}: {}", t.name, parts.join("; ")),
     }
+}
+
+/// How a target's build differs from its base's: version, compiler, flags, source (each only
+/// when it differs).
+fn build_difference(m: &ReportModel, t: &TargetSummary) -> Vec<String> {
+    let of = |name: &str| m.summary.targets.iter().find(|p| p.target == name);
+    let (Some(p), Some(base)) = (of(&t.name), t.relative_to.as_deref().and_then(of)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut differ = |what: &str, b: Option<&str>, v: Option<&str>| {
+        if b != v {
+            out.push(format!(
+                "{what} {} → {}",
+                b.unwrap_or("(unknown)"),
+                v.unwrap_or("(unknown)")
+            ));
+        }
+    };
+    let version = |p: &super::model::Provenance| {
+        (p.server_version.as_deref()).map(|v| v.split(" on ").next().unwrap_or(v).to_string())
+    };
+    differ(
+        "build: version",
+        version(base).as_deref(),
+        version(p).as_deref(),
+    );
+    differ("compiler", base.compiler.as_deref(), p.compiler.as_deref());
+    differ("cflags", base.cflags.as_deref(), p.cflags.as_deref());
+    differ("source", Some(&base.source), Some(&p.source));
+    if !out.is_empty() && !out[0].starts_with("build") {
+        out[0] = format!("build: {}", out[0]);
+    }
+    out
 }
 
 /// How many setting differences a report lists (the JSON has all).
@@ -753,7 +856,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     let qps = |a: Option<&Aggregate>| rate(a.and_then(|a| a.qps));
     doc.push(Block::Table(aggregate_table(m, clients, &steps, true, qps)));
     scan_table(m, clients, &steps, doc);
-    cost_tables(m, clients, &steps, doc);
+    cost_tables(m, clients, &steps, doc, false);
 
     doc.push(Block::SubHeading(
         "Latency per event, µs: p50 / p99 / max".into(),
@@ -858,9 +961,13 @@ fn cost_cell(r: Option<&Relative>, d: &MetricDef, table: CostTable) -> Cell {
     }
 }
 
-fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>) {
+/// The cost tables of the device IO metrics (`device`: the diagnostics) or of the others.
+fn cost_tables(m: &ReportModel, clients: u32, steps: &[&str], doc: &mut Vec<Block>, device: bool) {
     let shown = m.shown_targets();
-    for (d, cost) in costs() {
+    for (d, cost) in costs()
+        .into_iter()
+        .filter(|(_, c)| c.device.is_some() == device)
+    {
         let get = |a: &Aggregate| a.get(d.metric);
         let known = steps.iter().any(|s| {
             shown
@@ -1060,21 +1167,6 @@ fn pre_post_table(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     doc.push(Block::Table(grid));
 }
 
-/// `0.88–0.94`; a bound beyond 100× either way shows as `<0.01` or `>100` (with 2 repeats the
-/// adjusted interval can span dozens of orders of magnitude, which says only "unbounded").
-fn interval(ci: [f64; 2]) -> String {
-    let bound = |x: f64| {
-        if x < 0.01 {
-            "<0.01".to_string()
-        } else if x > 100.0 {
-            ">100".to_string()
-        } else {
-            two(x)
-        }
-    };
-    format!("{}–{}", bound(ci[0]), bound(ci[1]))
-}
-
 /// A q-value: 3 significant digits, `<0.001` below.
 fn q_value(q: f64) -> String {
     if q < 0.001 {
@@ -1090,8 +1182,13 @@ fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
         text.push_str(&format!(" (no change of {} or more)", percent(min_effect)));
     } else if t.may_be_below_min_effect {
         text.push_str(&format!(" (may be < {})", percent(min_effect)));
-    } else if t.verdict == "within noise" && t.detectable >= 9.0 {
-        text.push_str(" (even a 10× change could not be seen)");
+    } else if t.verdict == "within noise" && beyond_detectable(t) {
+        // Said of its own numbers: a ratio as large as the detectable change that was not
+        // called is one the repeats disagree on, never "a change that could not be seen".
+        text.push_str(&format!(
+            " (the repeats disagree: its interval {} includes 1, no change)",
+            interval(t.ci)
+        ));
     } else if t.verdict == "within noise" {
         text.push_str(&format!(
             " (a change below {} could not be seen)",
@@ -1110,6 +1207,13 @@ fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
         _ => Tone::Plain,
     };
     Cell { text, tone }
+}
+
+/// The step's ratio moved at least as far as the change it could have seen, or that change is
+/// 10× or more: either way its repeats disagree, and "a change below D could not be seen" would
+/// contradict the ratio beside it.
+fn beyond_detectable(t: &MetricTest) -> bool {
+    t.detectable >= 9.0 || t.geo_mean.ln().abs() >= (1.0 + t.detectable).ln()
 }
 
 /// Family-level facts for a heading: `QPS 97.5%, CPU/op 99.8%`.

@@ -6,6 +6,7 @@
 //! here is pure: data in, bytes out. It must not read or write files, look at the terminal,
 //! the clock or the environment; callers decide colour and where the bytes go.
 
+mod answer;
 mod build;
 mod by_version;
 mod charts;
@@ -13,6 +14,7 @@ mod compare;
 mod crossover;
 pub mod csv;
 mod doc;
+mod first_screen;
 pub mod fmt;
 mod html;
 mod instructions;

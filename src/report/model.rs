@@ -22,6 +22,9 @@ pub const SCHEMA_VERSION: u32 = 3;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportModel {
     pub schema_version: u32,
+    /// The first screen's facts: what was compared, the decided steps by name, the rest
+    /// counted, and what would decide it (docs/reports.md, The first screen).
+    pub summary: Summary,
     pub run: RunSummary,
     /// The target every other target is compared with (in a compare report: the first target of
     /// run A; each run-B target is compared with its own run-A twin, see
@@ -79,6 +82,51 @@ pub struct ReportModel {
     /// Per compared target × clients: how many of its steps were decided ([`Relative::step_verdict`]).
     /// Empty when no step of the report has a verdict (1 repeat without counting).
     pub decided: Vec<TargetDecided>,
+}
+
+/// The report's answer, what every format opens with.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Summary {
+    /// One per target, lab order.
+    pub targets: Vec<Provenance>,
+    /// The decided steps that changed: regressions first, then improvements (report order).
+    pub changed: Vec<ChangedStep>,
+    /// Compared steps (target × step × clients) in all, unchanged, and undecided (within noise,
+    /// unmeasurable or without a verdict).
+    pub steps: u32,
+    pub unchanged: u32,
+    pub undecided: u32,
+    /// What would decide the undecided steps, measured for this run (empty: nothing undecided).
+    pub to_decide: Vec<String>,
+}
+
+/// Where a target's server came from.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Provenance {
+    pub target: String,
+    /// The target it is compared with (`None`: a base).
+    pub base: Option<String>,
+    pub engine: String,
+    /// The server's own version string, whole.
+    pub server_version: Option<String>,
+    /// The compiler, where the build or the version string says it.
+    pub compiler: Option<String>,
+    /// Compiler flags, where dbdelta built it.
+    pub cflags: Option<String>,
+    /// Where the build came from: fetched by `version`, a `bin` directory, Debian's install,
+    /// built by dbdelta, a running server, the bundled library.
+    pub source: String,
+}
+
+/// A decided step that changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangedStep {
+    pub target: String,
+    pub base: String,
+    pub step: String,
+    pub clients: u32,
+    #[serde(flatten)]
+    pub deciding: Deciding,
 }
 
 /// One compared target's decided steps at one client count, over every group.
@@ -815,6 +863,11 @@ pub struct Relative {
     /// role, one type of a mix), in the step's operation order; empty without them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counted_ops: Vec<OpSpreadTest>,
+    /// Why the timed ratios are unmeasurable (a repeat on either side completed no event): then
+    /// `qps` and the paired tests are `null` and the step's verdict is `unmeasurable`, unless
+    /// instructions were counted. Absent when they were measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unmeasurable: Option<String>,
 }
 
 /// The instructions/op verdict of one operation type of a step counted on its own.
@@ -943,18 +996,47 @@ impl Relative {
     /// decision, else server CPU/op's when that is, else QPS's (`within noise`); `None` without
     /// any test (1 repeat without counting, or a failed side).
     pub fn step_verdict(&self) -> Option<&str> {
-        if let Some(t) = self.tests.spread(Metric::ServerInstr) {
-            return Some(&t.verdict);
+        match self.decider() {
+            Some(Decider::Spread(t)) => Some(&t.verdict),
+            Some(Decider::Paired(_, t)) => Some(&t.verdict),
+            None => self.unmeasurable.as_ref().map(|_| "unmeasurable"),
         }
-        let qps = self.qps_verdict();
-        let cpu = self
-            .tests
-            .get(Metric::ServerCpu)
-            .map(|t| t.verdict.as_str());
-        (qps.filter(|v| is_decided(v)))
-            .or(cpu.filter(|v| is_decided(v)))
+    }
+
+    /// The test the step's verdict comes from (the one place: [`Relative::step_verdict`], the
+    /// first screen and the decided counts all read it).
+    fn decider(&self) -> Option<Decider<'_>> {
+        if let Some(t) = self.tests.spread(Metric::ServerInstr) {
+            return Some(Decider::Spread(t));
+        }
+        let qps = self.qps_test.as_ref().map(|t| Decider::Paired("QPS", t));
+        let cpu = (self.tests.get(Metric::ServerCpu)).map(|t| Decider::Paired("CPU/op", t));
+        let decided = |d: &Decider| matches!(d, Decider::Paired(_, t) if is_decided(&t.verdict));
+        (qps.filter(decided))
+            .or(cpu.filter(decided))
             .or(qps)
             .or(cpu)
+    }
+
+    /// The step's verdict with the cost that decided it, its ratio and its interval (or the
+    /// counting passes' range); `None` without any test.
+    pub fn deciding(&self) -> Option<Deciding> {
+        Some(match self.decider()? {
+            Decider::Spread(t) => Deciding {
+                cost: "instructions/op".into(),
+                verdict: t.verdict.clone(),
+                ratio: t.ratio,
+                interval: t.range,
+                interval_kind: "range".into(),
+            },
+            Decider::Paired(cost, t) => Deciding {
+                cost: cost.into(),
+                verdict: t.verdict.clone(),
+                ratio: t.geo_mean,
+                interval: t.ci,
+                interval_kind: "interval".into(),
+            },
+        })
     }
 
     /// The verdict on a cost metric: from its spread when it is judged so, else from the
@@ -967,6 +1049,28 @@ impl Relative {
             None => self.tests.get(metric).map(|t| t.verdict.as_str()),
         }
     }
+}
+
+/// Where a step's verdict comes from: instructions/op's spread test, or a paired test (QPS or
+/// CPU/op).
+#[derive(Clone, Copy)]
+enum Decider<'a> {
+    Spread(&'a SpreadTest),
+    Paired(&'static str, &'a MetricTest),
+}
+
+/// A step's verdict and what decided it ([`Relative::deciding`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Deciding {
+    /// `instructions/op`, `QPS` or `CPU/op`.
+    pub cost: String,
+    pub verdict: String,
+    /// target / base of that cost (QPS: > 1 is faster; a cost: < 1 is cheaper).
+    pub ratio: f64,
+    /// The adjusted interval of a paired test, or the counting passes' range.
+    pub interval: [f64; 2],
+    /// `interval` or `range`.
+    pub interval_kind: String,
 }
 
 /// The verdicts on the costs of one relative row, by metric (those of the table with a verdict):

@@ -1830,3 +1830,245 @@ fn a_steps_verdict_is_instructions_then_the_timed_test_that_decides() {
     assert_eq!((d.decided, d.steps), (2, 3));
     assert_eq!((d.regressions, d.unchanged, d.within_noise), (1, 1, 1));
 }
+
+/// The three-repeat fixture with pg17's `update-one` repeat 2 completing no event (QPS and
+/// per-op costs none, as the runner stores it) and its repeat 3 at 3 qps: the issue's
+/// `update-one` at 0.68 in the relative table and 0.02 in the verdict table.
+fn run_without_an_event() -> crate::results::RunData {
+    let mut data = run_three_repeats();
+    for m in (data.measurements.iter_mut()).filter(|m| m.target == "pg17" && m.step == "update-one")
+    {
+        match m.repeat {
+            2 => {
+                m.ops = 0;
+                m.events = 0;
+                m.qps = None;
+                m.tps = None;
+                m.latency_us = None;
+                m.values = crate::results::Values::default();
+            }
+            3 => m.qps = Some(3.0),
+            _ => {}
+        }
+    }
+    data
+}
+
+#[test]
+fn a_repeat_without_a_completed_event_makes_the_step_unmeasurable_with_a_warning() {
+    let model = build(&run_without_an_event(), None).unwrap();
+    let r = (model.relative.iter())
+        .find(|r| r.target == "pg17" && r.step == "update-one")
+        .unwrap();
+    assert_eq!(r.step_verdict(), Some("unmeasurable"));
+    assert_eq!(r.qps, None, "no ratio from the other repeats alone");
+    assert_eq!(r.ratio(Metric::ServerCpu), None, "nor a CPU/op ratio");
+    assert!(r.qps_test.is_none());
+    let warning = (model.warnings.iter())
+        .find(|w| w.contains("update-one") && w.contains("completed no event"));
+    assert!(
+        warning.is_some_and(|w| w.contains("pg17 repeat 2")),
+        "{:#?}",
+        model.warnings
+    );
+}
+
+/// The three-repeat fixture with pg17's `scan` 18× faster in two repeats and as fast in the
+/// third: a large ratio its repeats disagree on (the demo's `update-index` at 18.52×).
+fn run_disagreeing_repeats() -> crate::results::RunData {
+    let mut data = run_three_repeats();
+    for m in (data.measurements.iter_mut()).filter(|m| m.target == "pg17" && m.step == "scan") {
+        let factor = if m.repeat == 2 { 1.0 } else { 18.0 };
+        m.qps = m.qps.map(|q| q * factor);
+    }
+    data
+}
+
+#[test]
+fn a_large_ratio_within_noise_is_never_a_change_that_could_not_be_seen() {
+    let model = build(&run_disagreeing_repeats(), None).unwrap();
+    let r = (model.relative.iter())
+        .find(|r| r.target == "pg17" && r.step == "scan")
+        .unwrap();
+    let t = r.qps_test.as_ref().unwrap();
+    assert_eq!(t.verdict, "within noise");
+    assert!(t.geo_mean > 5.0, "{}", t.geo_mean);
+    let text = render(&model, Format::Text, false);
+    let line = (text.lines())
+        .find(|l| l.contains(" scan ") && l.contains("| QPS"))
+        .unwrap();
+    assert!(!line.contains("could not be seen"), "{line}");
+    assert!(line.contains("the repeats disagree"), "{line}");
+}
+
+#[test]
+fn instructions_whose_passes_disagree_by_more_than_half_are_not_printed_as_data() {
+    let mut data = run_with_instructions();
+    for m in (data.measurements.iter_mut())
+        .filter(|m| m.target == "pg17" && m.step == "point-query" && m.clients == 1)
+    {
+        // 3,034 ±3540%: a range far below zero.
+        m.values.set(Metric::ServerInstr, Some(3_034.0));
+        m.values
+            .set(Metric::ServerInstrSpread, Some(3_034.0 * 35.4007));
+    }
+    let model = build(&data, None).unwrap();
+    let text = render(&model, Format::Text, false);
+    let line = (text.lines())
+        .find(|l| l.starts_with(" point-query ") && l.contains("unmeasurable"))
+        .expect("the instructions row of point-query");
+    assert!(!line.contains("3,034"), "{line}");
+    assert!(!line.contains("3540"), "{line}");
+    assert!(line.contains("passes disagree"), "{line}");
+}
+
+/// Every report fixture: the shared ones and this file's variations of them.
+fn every_fixture() -> Vec<(&'static str, crate::results::RunData)> {
+    vec![
+        ("two_clients", run_two_clients()),
+        ("three_repeats", run_three_repeats()),
+        ("pre_post", run_pre_post()),
+        ("adaptive", run_adaptive()),
+        ("settling", run_settling()),
+        ("sweep", run_sweep()),
+        ("insert", run_insert()),
+        ("linkbench", run_linkbench()),
+        ("version_sweep", super::fixture::run_version_sweep()),
+        ("builds", run_builds()),
+        ("profiled", run_profiled()),
+        ("resumed", run_resumed()),
+        ("instructions", run_with_instructions()),
+        ("without_an_event", run_without_an_event()),
+        ("disagreeing_repeats", run_disagreeing_repeats()),
+    ]
+}
+
+/// The consistency rules across a report's sections, for one fixture: one ratio per step (the
+/// relative tables' is the verdict's), the first screen's decided steps and counts are the
+/// step verdicts and the tl;dr's, no verdict's words contradict its ratio, an unmeasurable
+/// ratio is a warning, and no instruction count whose range reaches below zero is data.
+fn consistency_errors(name: &str, data: &crate::results::RunData) -> Vec<String> {
+    let m = build(data, None).unwrap();
+    let mut errors = Vec::new();
+    let mut fail = |e: String| errors.push(format!("{name}: {e}"));
+    for r in &m.relative {
+        let at = format!("{} vs {} {} c{}", r.target, r.base, r.step, r.clients);
+        if let Some(t) = &r.qps_test
+            && (r.qps != Some(t.geo_mean) || r.geo_mean != Some(t.geo_mean))
+        {
+            fail(format!(
+                "{at}: QPS ratio {:?} ≠ its verdict's {}",
+                r.qps, t.geo_mean
+            ));
+        }
+        if let Some(t) = r.tests.get(Metric::ServerCpu)
+            && r.ratio(Metric::ServerCpu) != Some(t.geo_mean)
+        {
+            fail(format!("{at}: CPU/op ratio ≠ its verdict's"));
+        }
+        if r.unmeasurable.is_some() {
+            if r.qps.is_some() || r.step_verdict().is_none() {
+                fail(format!(
+                    "{at}: an unmeasurable step with a ratio or no verdict"
+                ));
+            }
+            if !m
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("unmeasurable") && w.contains(&r.step))
+            {
+                fail(format!("{at}: unmeasurable but in no warning"));
+            }
+        }
+    }
+    let s = &m.summary;
+    let changed = |v: &str| {
+        m.relative
+            .iter()
+            .filter(|r| r.step_verdict() == Some(v))
+            .count()
+    };
+    let counted = changed("regression") + changed("improvement");
+    if s.changed.len() != counted {
+        fail(format!(
+            "first screen: {} changed, step verdicts: {counted}",
+            s.changed.len()
+        ));
+    }
+    for c in &s.changed {
+        let r = m.relative_of(&c.target, &c.step, c.clients).unwrap();
+        if r.deciding().as_ref() != Some(&c.deciding) {
+            fail(format!(
+                "first screen: {} is not its step's verdict",
+                c.step
+            ));
+        }
+        let up = c.deciding.ratio > 1.0;
+        let better = if c.deciding.cost == "QPS" { up } else { !up };
+        if better != (c.deciding.verdict == "improvement") {
+            fail(format!(
+                "{}: {} at ratio {}",
+                c.step, c.deciding.verdict, c.deciding.ratio
+            ));
+        }
+    }
+    let tldr: (u32, u32) = (m.decided.iter()).fold((0, 0), |(d, n), t| {
+        (d + t.counts.decided, n + t.counts.steps)
+    });
+    if !m.decided.is_empty() && (s.changed.len() as u32 + s.unchanged, s.steps) != tldr {
+        fail(format!(
+            "first screen decided {} of {}, tl;dr {tldr:?}",
+            s.changed.len() as u32 + s.unchanged,
+            s.steps
+        ));
+    }
+    if s.unchanged + s.undecided + s.changed.len() as u32 != s.steps {
+        fail("first screen counts do not add up".into());
+    }
+    let text = render(&m, Format::Text, false);
+    for line in text.lines() {
+        if line.contains("could not be seen") && line.contains("| QPS") {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let ratio: f64 = cells[4].trim_end_matches(['+', '-']).parse().unwrap_or(1.0);
+            if ratio.ln().abs() >= 10f64.ln() {
+                fail(format!("a 10× or larger ratio said unseeable: {line}"));
+            }
+        }
+        // `3,034 ±3540.07%`: a value with its half-range (a number right before ` ±`).
+        let parts: Vec<&str> = line.split(" ±").collect();
+        let spread = (parts.windows(2))
+            .filter(|w| w[0].ends_with(|c: char| c.is_ascii_digit()))
+            .filter_map(|w| w[1].split('%').next()?.trim().parse::<f64>().ok());
+        if spread.into_iter().any(|p| p > 50.0) {
+            fail(format!(
+                "an instruction count whose range reaches below zero: {line}"
+            ));
+        }
+    }
+    for format in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&m, format, false);
+        let answer = out.find("Answer").unwrap_or(usize::MAX);
+        let rest = ["tl;dr", "Warnings", "Notes"].map(|h| out.find(h).unwrap_or(usize::MAX));
+        if rest.iter().any(|&h| h < answer) {
+            fail(format!("{format:?}: the answer is not first"));
+        }
+        if let Some(d) = out.find("Diagnostics")
+            && out.find("Warnings").is_some_and(|w| w > d)
+        {
+            fail(format!("{format:?}: diagnostics before the warnings"));
+        }
+    }
+    let json: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    if json["summary"]["steps"].as_u64() != Some(s.steps as u64) {
+        fail("the JSON has no summary".into());
+    }
+    errors
+}
+
+#[test]
+fn every_fixture_is_consistent_across_sections_and_formats() {
+    let errors: Vec<String> = (every_fixture().iter())
+        .flat_map(|(name, data)| consistency_errors(name, data))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}

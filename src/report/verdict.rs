@@ -70,6 +70,41 @@ fn paired_ratios(ms: &[Measurement], r: Pair<'_>, tested: Tested) -> (Vec<f64>, 
     (ratios, uneven)
 }
 
+/// Why a step's timed ratios are unmeasurable: the repeats of either side that completed no
+/// event in their measured period (their QPS and per-op costs are `None`, so a mean or a
+/// paired test would stand on the other repeats alone and disagree with each other). `None`
+/// when every non-failed repeat completed some.
+fn no_event(ms: &[Measurement], r: Pair<'_>) -> Option<String> {
+    let empty: Vec<String> = (ms.iter())
+        .filter(|m| m.step == r.step && m.clients == r.clients && !m.failed)
+        .filter(|m| m.target == r.base || m.target == r.target)
+        .filter(|m| m.qps.is_none())
+        .map(|m| {
+            format!(
+                "{} repeat {} completed no event in its {:.1} s ({} errors)",
+                m.target,
+                m.repeat,
+                m.seconds,
+                m.errors.total()
+            )
+        })
+        .collect();
+    (!empty.is_empty()).then(|| empty.join("; "))
+}
+
+/// A per-op (or per-event) cost of the timed repeats: what a repeat without a completed event
+/// leaves without a value. Instructions come from the counting passes and stay.
+fn timed_per_op(metric: Metric) -> bool {
+    use crate::results::metrics::Per;
+    let counted = [
+        Metric::ServerInstr,
+        Metric::ServerInstrSpread,
+        Metric::ServerBgInstr,
+        Metric::ClientInstr,
+    ];
+    metric.def().per != Per::Step && !counted.contains(&metric)
+}
+
 /// Which two sides a relative row compares: target and base, step and client count.
 #[derive(Clone, Copy)]
 struct Pair<'a> {
@@ -355,11 +390,26 @@ fn apply_spread(model: &mut ReportModel, ms: &[Measurement]) {
 /// is below resolution on both sides is left out of the CPU family.
 pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
     apply_spread(model, ms);
+    for r in model.relative.iter_mut() {
+        r.unmeasurable = no_event(ms, Pair::of(r));
+        if r.unmeasurable.is_some() {
+            r.qps = None;
+            for d in METRICS
+                .iter()
+                .filter(|d| d.relative && timed_per_op(d.metric))
+            {
+                r.ratios.0.set(d.metric, None);
+            }
+        }
+    }
     if model.method.test == "none" {
         return; // separate runs: their repeats are not pairs (`compare`)
     }
     let mut families: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
     for (i, r) in model.relative.iter().enumerate() {
+        if r.unmeasurable.is_some() {
+            continue; // no timed test: its ratio would stand on the other repeats alone
+        }
         families
             .entry((r.target.clone(), r.clients))
             .or_default()
@@ -369,9 +419,19 @@ pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
         for tested in Tested::all() {
             for (&i, (n, test)) in rows.iter().zip(family_tests(model, ms, rows, tested)) {
                 let r = &mut model.relative[i];
+                // One truth per number: where a test judged the step, its ratio is the
+                // step's ratio in every table (not the ratio of the means beside it).
                 match tested {
-                    Tested::Cost(cost) => r.tests.set(cost, test),
+                    Tested::Cost(cost) => {
+                        if let Some(t) = &test {
+                            r.ratios.0.set(cost, Some(t.geo_mean));
+                        }
+                        r.tests.set(cost, test)
+                    }
                     Tested::Qps => {
+                        if let Some(t) = &test {
+                            r.qps = Some(t.geo_mean);
+                        }
                         r.paired_repeats = n as u32;
                         r.geo_mean = test.as_ref().map(|t| t.geo_mean);
                         r.ci95 = test.as_ref().map(|t| t.ci95);
