@@ -112,6 +112,13 @@ impl EngineKind {
             EngineKind::Sqlite | EngineKind::Postgres => None,
         }
     }
+
+    /// Whether the counting pass runs one pair of passes before the pairs it keeps: on InnoDB
+    /// the first pair after sizing differs from the ones after it, which agree (see
+    /// `runner::count`'s `count_step`).
+    pub fn drops_first_pair(self) -> bool {
+        self.purge_hold().is_some()
+    }
 }
 
 /// SQL dialects: the workloads keep one SQL text per dialect for every statement.
