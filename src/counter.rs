@@ -9,7 +9,10 @@
 //! counts since its previous dump. [`take_totals`] sums and removes the files a round wrote;
 //! [`take_split`] sums them apart, the pass's own statements (foreground) and the server's
 //! background work, by the engine's [`Attribution`] (its processes, or its threads).
-//! Also says whether this host's hardware counters can count instructions ([`perf_counters`]).
+//! Also chooses the run's [`Counter`] once ([`choose`]): `perf stat` of `instructions:u` where
+//! this host's hardware counters count them ([`perf_counters`]), callgrind otherwise; and runs
+//! one `perf stat` over given threads ([`PerfStat`]: started disabled, switched on and off
+//! through its control pipe, its per-thread CSV parsed by [`parse_stat`]).
 //! Must not: know engines, steps or the store (the runner composes these), or time anything.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +20,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
 
 /// How long one `vgdb` command may take: a process deep in a long operation under
 /// instrumentation answers only between its basic blocks.
@@ -367,13 +371,24 @@ pub fn children(pid: u32) -> Vec<u32> {
 /// otherwise why not. Virtual machines often hide them.
 pub fn perf_counters() -> Result<(), String> {
     let out = Command::new("perf")
-        .args(["stat", "-x,", "-e", "instructions:u", "true"])
+        .args(["stat", "-x,", "-e", HARDWARE_EVENT, "true"])
         .output()
         .map_err(|e| format!("perf cannot run: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stderr);
-    let line = text
-        .lines()
-        .find(|l| l.contains("instructions"))
+    probe_result(&String::from_utf8_lossy(&out.stderr))
+}
+
+/// The event the perf path counts: instructions retired in user mode.
+pub const HARDWARE_EVENT: &str = "instructions:u";
+
+/// Test-only: an event (e.g. `task-clock`) the perf path counts instead of [`HARDWARE_EVENT`],
+/// without the probe, so that CI, whose hosts have no hardware counters, runs the perf path's
+/// plumbing. Its counts are not instructions (a software event's unit: task-clock in ns).
+pub const EVENT_ENV: &str = "DBDELTA_COUNT_EVENT";
+
+/// `perf stat -x, -e instructions:u true`'s messages (its stderr): `Ok` when it counted some.
+fn probe_result(stderr: &str) -> Result<(), String> {
+    let line = (stderr.lines())
+        .find(|l| l.contains(HARDWARE_EVENT))
         .unwrap_or("");
     let value = line.split(',').next().unwrap_or("");
     match value.trim().parse::<u64>() {
@@ -383,6 +398,224 @@ pub fn perf_counters() -> Result<(), String> {
             line.trim().trim_matches(',')
         )),
     }
+}
+
+/// What counts a run's instructions: chosen once per run ([`choose`]), stored with each count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counter {
+    /// Everything under valgrind's callgrind: the server (foreground and background apart) and
+    /// the client.
+    Callgrind,
+    /// `perf stat -e EVENT` attached to the threads of the pass only: the client's threads and
+    /// the server's tasks serving their connections (no background count, no valgrind).
+    Perf { event: String },
+}
+
+impl Counter {
+    /// `callgrind`, `perf stat -e instructions:u`: how reports name it.
+    pub fn name(&self) -> String {
+        match self {
+            Counter::Callgrind => "callgrind".into(),
+            Counter::Perf { event } => format!("perf stat -e {event}"),
+        }
+    }
+
+    /// The perf event, on the perf path.
+    pub fn perf_event(&self) -> Option<&str> {
+        match self {
+            Counter::Callgrind => None,
+            Counter::Perf { event } => Some(event),
+        }
+    }
+}
+
+/// The run's counter and why: [`EVENT_ENV`]'s event when set (tests), else perf's
+/// `instructions:u` when [`perf_counters`] finds them, else callgrind.
+pub fn choose() -> (Counter, String) {
+    choose_from(std::env::var(EVENT_ENV).ok(), perf_counters)
+}
+
+fn choose_from(
+    event: Option<String>,
+    probe: impl FnOnce() -> Result<(), String>,
+) -> (Counter, String) {
+    if let Some(event) = event.filter(|e| !e.trim().is_empty()) {
+        let why = format!("{EVENT_ENV} names {event}, standing in for {HARDWARE_EVENT}");
+        return (Counter::Perf { event }, why);
+    }
+    match probe() {
+        Ok(()) => (
+            Counter::Perf {
+                event: HARDWARE_EVENT.into(),
+            },
+            "hardware counters count instructions here".into(),
+        ),
+        Err(why) => (Counter::Callgrind, format!("no hardware counters: {why}")),
+    }
+}
+
+/// How long `perf stat` may take to answer a control command or to stop.
+const PERF_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One `perf stat -e EVENT --per-thread -t TIDS`, started with its counting off (`-D -1`) and
+/// switched on and off through its control pipe (`--control fd:…`), so that what it counts
+/// is exactly between [`PerfStat::enable`] and [`PerfStat::disable`] (each waits for perf's
+/// `ack`). Its CSV goes to its stderr, read when it stops.
+pub struct PerfStat {
+    child: std::process::Child,
+    ctl: std::fs::File,
+    ack: std::fs::File,
+}
+
+impl PerfStat {
+    /// Attach to `tids` (threads, or single-threaded processes by their PID).
+    pub fn start(event: &str, tids: &[u32]) -> Result<PerfStat> {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        use std::os::unix::process::CommandExt;
+        if tids.is_empty() {
+            bail!("perf stat: no thread to count");
+        }
+        let pipe = || -> Result<(OwnedFd, OwnedFd)> {
+            let mut fds = [0; 2];
+            // SAFETY: pipe2 writes two descriptors into `fds`, which we then own.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                bail!("pipe2: {}", std::io::Error::last_os_error());
+            }
+            // SAFETY: both were just created and are owned by nothing else.
+            Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+        };
+        let (ctl_read, ctl_write) = pipe()?;
+        let (ack_read, ack_write) = pipe()?;
+        let (cr, aw) = (ctl_read.as_raw_fd(), ack_write.as_raw_fd());
+        let list = tids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut cmd = Command::new("perf");
+        cmd.args(["stat", "-x,", "--per-thread", "-D", "-1", "-e", event, "-t"])
+            .arg(&list)
+            .arg(format!("--control=fd:{cr},{aw}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        // SAFETY: between fork and exec the closure only calls fcntl(2), which is
+        // async-signal-safe, on two descriptors this process owns: perf inherits them.
+        unsafe {
+            cmd.pre_exec(move || {
+                for fd in [cr, aw] {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().context("starting perf stat")?;
+        drop((ctl_read, ack_write));
+        Ok(PerfStat {
+            child,
+            ctl: ctl_write.into(),
+            ack: ack_read.into(),
+        })
+    }
+
+    pub fn enable(&mut self) -> Result<()> {
+        self.control("enable")
+    }
+
+    pub fn disable(&mut self) -> Result<()> {
+        self.control("disable")
+    }
+
+    /// Send `what` and wait for perf's `ack`.
+    fn control(&mut self, what: &str) -> Result<()> {
+        use std::io::{Read, Write};
+        use std::os::fd::AsRawFd;
+        self.ctl
+            .write_all(format!("{what}\n").as_bytes())
+            .with_context(|| format!("perf stat: sending {what}"))?;
+        let mut fd = libc::pollfd {
+            fd: self.ack.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = PERF_TIMEOUT.as_millis() as i32;
+        // SAFETY: poll(2) reads and writes only `fd`, one valid pollfd for the call's length.
+        if unsafe { libc::poll(&mut fd, 1, ms) } <= 0 {
+            bail!(
+                "perf stat did not acknowledge {what} within {} s",
+                PERF_TIMEOUT.as_secs()
+            );
+        }
+        let mut buf = [0u8; 16];
+        let n = self.ack.read(&mut buf).context("perf stat's ack")?;
+        if !buf[..n].starts_with(b"ack") {
+            bail!(
+                "perf stat answered {what} with {:?}",
+                String::from_utf8_lossy(&buf[..n])
+            );
+        }
+        Ok(())
+    }
+
+    /// Stop perf (SIGINT: it prints its counts) and read them: (thread id, count) per thread.
+    pub fn stop(mut self) -> Result<Vec<(u32, u64)>> {
+        use std::io::Read;
+        // SAFETY: kill on the PID of our own child, which we have not waited for yet.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+        }
+        let mut text = String::new();
+        if let Some(mut err) = self.child.stderr.take() {
+            err.read_to_string(&mut text).context("reading perf stat")?;
+        }
+        let _ = self.child.wait();
+        parse_stat(&text)
+    }
+}
+
+impl Drop for PerfStat {
+    fn drop(&mut self) {
+        // Only reached without `stop` on an error path: end our own child by its PID.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `perf stat -x, --per-thread`'s lines `COMM-TID,VALUE,UNIT,EVENT,…`: (thread id, count) per
+/// thread. A `<not counted>` thread (it did not run) counts 0; `<not supported>` is an error.
+/// A value in `msec` (task-clock) is turned into nanoseconds.
+pub fn parse_stat(text: &str) -> Result<Vec<(u32, u64)>> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.len() < 4 || line.starts_with('#') {
+            continue;
+        }
+        let Some(tid) = (fields[0].rsplit_once('-')).and_then(|(_, t)| t.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let count = match fields[1].trim() {
+            "<not counted>" => 0,
+            "<not supported>" => bail!("perf stat: {} is not supported here", fields[3]),
+            v => {
+                let v: f64 =
+                    (v.parse()).with_context(|| format!("perf stat: no count in {line:?}"))?;
+                let scale = if fields[2] == "msec" { 1e6 } else { 1.0 };
+                (v * scale).round() as u64
+            }
+        };
+        out.push((tid, count));
+    }
+    if out.is_empty() {
+        bail!("perf stat counted no thread: {}", text.trim());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -482,5 +715,61 @@ mod tests {
         assert_eq!(take_totals(dir.path(), "server").unwrap(), (12, 2));
         assert_eq!(take_totals(dir.path(), "server").unwrap(), (0, 0));
         assert_eq!(take_totals(dir.path(), "client").unwrap(), (100, 1));
+    }
+
+    #[test]
+    fn the_probe_finds_instructions_or_says_why_not() {
+        assert!(probe_result("123456,,instructions:u,1000,100.00,,\n").is_ok());
+        let e = probe_result("<not supported>,,instructions:u,0,100.00,,\n").unwrap_err();
+        assert!(e.contains("<not supported>"), "{e}");
+        assert!(probe_result("").is_err());
+    }
+
+    #[test]
+    fn the_counter_is_the_tests_event_else_the_probes_answer() {
+        let (c, why) = choose_from(Some("task-clock".into()), || panic!("not probed"));
+        assert_eq!(c.perf_event(), Some("task-clock"));
+        assert!(why.contains("standing in"), "{why}");
+        let (c, _) = choose_from(None, || Ok(()));
+        assert_eq!(c.name(), "perf stat -e instructions:u");
+        let (c, why) = choose_from(Some(String::new()), || Err("<not supported>".into()));
+        assert_eq!(
+            (c, why.contains("<not supported>")),
+            (Counter::Callgrind, true)
+        );
+    }
+
+    #[test]
+    fn reads_per_thread_counts_from_perf_stat() {
+        let text = "# started on Sat Nov 28 15:41:20 2026\n\n\
+                    postgres-918,79.12,msec,task-clock,79119323,100.00,0.053,CPUs utilized\n\
+                    dbdelta-c0-r0-920,<not counted>,msec,task-clock,0,100.00,,\n\
+                    Events disabled\n";
+        assert_eq!(parse_stat(text).unwrap(), [(918, 79_120_000), (920, 0)]);
+        let hw = "mysqld-77,1234567,,instructions:u,1000,100.00,,\n";
+        assert_eq!(parse_stat(hw).unwrap(), [(77, 1_234_567)]);
+        let e = parse_stat("postgres-9,<not supported>,,instructions:u,0,100.00,,\n");
+        assert!(e.unwrap_err().to_string().contains("not supported"));
+        assert!(parse_stat("Events enabled\n").is_err());
+    }
+
+    #[test]
+    fn perf_stat_counts_only_between_enable_and_disable() {
+        if Command::new("perf").arg("--version").output().is_err() {
+            return;
+        }
+        // SAFETY: gettid(2) reads no memory and cannot fail.
+        let tid = unsafe { libc::gettid() } as u32;
+        let mut stat = PerfStat::start("task-clock", &[tid]).unwrap();
+        stat.enable().unwrap();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_millis(50) {
+            std::hint::black_box(t.elapsed());
+        }
+        stat.disable().unwrap();
+        let counts = stat.stop().unwrap();
+        assert_eq!(counts.len(), 1);
+        assert_eq!(counts[0].0, tid);
+        assert!(counts[0].1 > 1_000_000, "{counts:?}");
     }
 }

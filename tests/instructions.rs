@@ -154,3 +154,62 @@ fn counted_twice_agree_and_a_known_difference_gets_its_verdict() {
         eprintln!("{step}: pg-b vs pg-a {verdict}, range {}", pg["range"]);
     }
 }
+
+/// The perf path's plumbing (issue 42, item 5). These hosts' `perf stat` has no hardware
+/// counters (`instructions:u` is `<not supported>`), so the test-only `DBDELTA_COUNT_EVENT`
+/// stands a software event (`task-clock`, nanoseconds on the CPU) in for it: a SQLite and a
+/// PostgreSQL 15 target are counted by `perf stat` over each pass's threads (SQLite's client
+/// threads, where its engine runs; PostgreSQL's backends, by `pg_backend_pid()`, and the client
+/// threads), with no valgrind. The report names the counter (JSON and text), each count is
+/// positive and stored, and perf claims no background work.
+#[test]
+fn the_perf_path_counts_the_pass_threads_with_a_software_event_standing_in() {
+    if !postgres_installed() || !perf_records() {
+        return;
+    }
+    let dir = scratch();
+    let lab = "[lab]\nname = \"perf-path\"\nrepeats = 1\ninstructions = true\n\
+               [[target]]\nname = \"sqlite\"\nengine = \"sqlite\"\n\
+               [[target]]\nname = \"pg\"\nengine = \"postgres\"\n";
+    std::fs::write(dir.path().join("lab.toml"), lab).unwrap();
+    let out = {
+        let _lock = measuring();
+        dbdelta(dir.path())
+            .env("DBDELTA_COUNT_EVENT", "task-clock")
+            .args(["run", "lab.toml", "--quick", "--only", "point-query"])
+            .args(["--format", "json"])
+            .output()
+            .unwrap()
+    };
+    let log = text(&out.stderr);
+    assert!(out.status.success(), "run failed: {log}");
+    assert!(
+        log.contains("instructions: counted by perf stat -e task-clock"),
+        "the counter chosen is said: {log}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(schema_errors(&report), Vec::<String>::new());
+    for target in ["sqlite", "pg"] {
+        let row = (report["measurements"].as_array().unwrap().iter())
+            .find(|m| m["target"] == target && m["step"] == "point-query")
+            .unwrap_or_else(|| panic!("no {target} point-query row"));
+        assert_eq!(
+            row["instructions_counter"], "perf stat -e task-clock",
+            "{row}"
+        );
+        let per_op = row["server_instructions_per_op"].as_f64();
+        assert!(per_op.is_some_and(|v| v > 0.0), "{target}: {per_op:?}");
+        assert_eq!(row["server_background_instructions_per_op"], Value::Null);
+    }
+    // PostgreSQL's client threads are counted apart from its backends.
+    let pg_client = aggregate(&report, "pg", "point-query", "client_instructions_per_op");
+    assert!(pg_client.is_some_and(|c| c > 0.0), "{pg_client:?}");
+    // Stored: the text report, read back from the store, names the counter too.
+    let out = run(dir.path(), &["report"]);
+    assert!(out.status.success(), "report failed: {}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("Counted by perf stat -e task-clock in a counting pass"),
+        "{shown}"
+    );
+}

@@ -100,6 +100,14 @@ impl EngineKind {
 }
 
 impl EngineKind {
+    /// Whether its sessions name the server task serving them ([`Session::server_task`]), so
+    /// that a counting pass can count them with `perf stat`: PostgreSQL's backends by
+    /// `pg_backend_pid()`; SQLite runs in the client's threads. MySQL and MariaDB are counted
+    /// under callgrind (5.6 names no OS thread for a connection).
+    pub fn server_tasks(self) -> bool {
+        matches!(self, EngineKind::Sqlite | EngineKind::Postgres)
+    }
+
     /// A statement that, run on a connection of its own and left open, keeps the server's purge
     /// of old row versions from running during a counting cell: MySQL and MariaDB, a consistent
     /// snapshot, which InnoDB's purge cannot pass. Purge runs by the clock, and how far it has
@@ -267,6 +275,11 @@ pub trait Session: Send {
     fn query_strings(&mut self, sql: &str) -> Result<Vec<String>, DbError>;
     /// Load all rows of `source` into `table` as fast as the engine allows.
     fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError>;
+    /// The server's task (its OS thread or process id) serving this connection, which a
+    /// counting pass's `perf stat` attaches to; `None`: not known (or no server).
+    fn server_task(&mut self) -> Option<u32> {
+        None
+    }
 }
 
 /// Opens connections to a started server. Shared by all client threads.
@@ -430,6 +443,10 @@ pub struct TargetSpec {
     /// then gets [`WRAPPED_START_FACTOR`] times its usual start-up time.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wrap: Vec<String>,
+    /// The server of an instruction-counting pass (under `wrap` or counted by `perf stat`):
+    /// an engine holds its clock-driven background work still (PostgreSQL: autovacuum off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counting: bool,
     /// The data directory already holds this target's database, copied from a saved load
     /// (`runner::snapshot`): the engine starts on it as it is (a server engine rewrites only
     /// its per-start lines and its superuser's password) instead of creating one.

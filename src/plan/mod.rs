@@ -199,6 +199,7 @@ impl TargetPlan {
             remote: self.remote.clone(),
             listen: None,
             wrap: Vec::new(),
+            counting: false,
             restored: false,
         }
     }

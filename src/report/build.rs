@@ -349,6 +349,7 @@ fn measurement_row(m: &Measurement, series: &SeriesIndex, min_effect: f64) -> Me
         operations: m.operations.clone(),
         invocation: m.invocation,
         settling: m.settling.clone(),
+        instructions_counter: (m.instruction_pairs.as_ref()).and_then(|p| p.counter.clone()),
     }
 }
 

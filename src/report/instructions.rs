@@ -130,6 +130,38 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
     ]
 }
 
+/// What counted a target's instructions at `clients` (its first counted step's), `callgrind`
+/// when not recorded (runs stored before dbdelta recorded it).
+fn counter_of<'a>(m: &'a ReportModel, target: &str, clients: u32) -> &'a str {
+    (m.measurements.iter())
+        .filter(|r| r.target == target && r.clients == clients)
+        .find_map(|r| r.instructions_counter.as_deref())
+        .unwrap_or("callgrind")
+}
+
+/// `Counted under callgrind in a counting pass of its own`, `Counted by perf stat -e
+/// instructions:u …`, or each side's counter when they differ; with perf, that it counts no
+/// background work.
+fn counted_by(m: &ReportModel, base: &str, target: &str, clients: u32) -> String {
+    let (b, t) = (counter_of(m, base, clients), counter_of(m, target, clients));
+    let said = |c: &str| match c {
+        "callgrind" => "under callgrind".to_string(),
+        perf => format!("by {perf}"),
+    };
+    let mut out = match b == t {
+        true => format!("Counted {}", said(b)),
+        false => format!("Counted {} ({base}) and {} ({target})", said(b), said(t)),
+    };
+    out.push_str(" in a counting pass of its own");
+    if b != "callgrind" || t != "callgrind" {
+        out.push_str(
+            " (perf counts the pass's client threads and the server tasks serving its \
+             connections, nothing else: no background/op)",
+        );
+    }
+    out
+}
+
 /// One table per compared target with counted steps at `clients`.
 pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     for target in &m.compared {
@@ -145,21 +177,22 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             first.base
         )));
         doc.push(Block::Para(format!(
-            "Counted under callgrind in a counting pass of its own; ± is half the range of the \
+            "{}; ± is half the range of the \
              pass pairs' values. Instructions/op are the pass's own statements (PostgreSQL's \
              backends, the MySQL threads serving its connections); the server's background \
              work during the passes (autovacuum, InnoDB's purge and page cleaner), which runs by \
              the clock, is `background/op`, base → target, and is not judged. The range is the \
              lowest and highest ratio of the pass pairs matched by seed (their number in \
              parentheses: the k-th pair of each side ran the same rows), or without them what \
-             the two sides' spreads allow. A change needs the ratio beyond ±{0} and 1 outside the \
-             range; `unchanged` means the whole range lies within ±{0}; `unmeasurable`, that the \
+             the two sides' spreads allow. A change needs the ratio beyond ±{1} and 1 outside the \
+             range; `unchanged` means the whole range lies within ±{1}; `unmeasurable`, that the \
              passes disagree by more than half. Instructions do not show \
              time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
              kernel's work: where CPU/op says otherwise, believe it for time. Indented rows \
              (role/type) are a step's other roles, or each type of a request mix, counted on \
              their own: that role alone, closed-loop (a deleter after as many uncounted inserts), \
              or that type alone; instructions per unit (row inserted or deleted, query, request).",
+            counted_by(m, &first.base, target, clients),
             percent(m.method.min_effect)
         )));
         let header = [

@@ -766,6 +766,10 @@ pub struct MeasurementRow {
     /// SQLite); `settling.settling` says the step was measured while the server settled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settling: Option<Settling>,
+    /// What counted `server_instructions_per_op` (`callgrind`, `perf stat -e instructions:u`);
+    /// absent without a count, or when it was stored before dbdelta recorded it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions_counter: Option<String>,
 }
 
 /// Target × step × clients over its non-failed repeats: means of every value (latency: mean

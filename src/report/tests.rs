@@ -1521,6 +1521,7 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
         m.instruction_pairs = Some(crate::results::InstructionPairs {
             events: 200,
             per_op: v,
+            ..Default::default()
         });
     }
     let mut other_events = data.clone();
@@ -1574,6 +1575,7 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
         m.instruction_pairs = Some(crate::results::InstructionPairs {
             events: 200,
             per_op,
+            ..Default::default()
         });
     }
     let model = build(&state, None).unwrap();

@@ -228,6 +228,10 @@ impl ErrorCounts {
 pub struct InstructionPairs {
     pub events: u64,
     pub per_op: Vec<f64>,
+    /// What counted them (`callgrind`, `perf stat -e instructions:u`); `None`: stored before
+    /// dbdelta recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<String>,
 }
 
 /// Instructions per unit of one operation type counted on its own in the counting pass: a

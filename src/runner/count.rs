@@ -16,6 +16,12 @@
 //! counts between passes. A step's value is the difference of two passes of n and 3n events
 //! divided by the difference of their operations, so start-up, connection and dump costs cancel;
 //! `passes` such pairs give the value (their mean) and its spread (half their range).
+//! On the perf path (the run's [`counter::Counter::Perf`], for engines whose sessions name the
+//! server task serving them: [`crate::engine::EngineKind::server_tasks`]) nothing runs under
+//! valgrind: the server starts as a counting server (its background held still) and the client
+//! plainly, and each pass's `step::run_counting` counts the pass's client threads and the server
+//! tasks serving their connections with `perf stat`; the pairs of passes are the same, and no
+//! background work is counted.
 //! Must not: time database work (the client's passes are counted by events, and their timing is
 //! the runner's `step::run`'s), or judge (the report's verdicts compare the spreads).
 
@@ -64,6 +70,9 @@ struct Init {
     /// an in-process engine in `data_dir`.
     url: Option<String>,
     data_dir: PathBuf,
+    /// The perf path's event; `None`: under callgrind.
+    #[serde(default)]
+    perf_event: Option<String>,
 }
 
 /// One pass: `events` events of `step`'s `part` (over all connections), seeded by
@@ -120,6 +129,9 @@ struct Done {
     events: u64,
     errors: u64,
     error: Option<String>,
+    /// On the perf path: what `perf stat` counted over the pass.
+    #[serde(default)]
+    perf: Option<super::step::PerfCounts>,
 }
 
 /// What a pass counted: the server's instructions for the pass's statements (foreground) and
@@ -328,12 +340,22 @@ pub(super) struct CountCell<'a> {
     pub interrupt: &'a Arc<AtomicBool>,
     pub start: StartServer,
     pub counting: Counting,
+    pub counter: &'a counter::Counter,
     pub sizes: &'a Sizes,
 }
 
 impl CountCell<'_> {
     fn label(&self) -> String {
         format!("{} c={} counting", self.target.name, self.key.clients)
+    }
+
+    /// This cell's counter: the run's, but callgrind for an engine whose sessions do not name
+    /// the server task serving them.
+    fn counter(&self) -> counter::Counter {
+        match self.target.engine.server_tasks() {
+            true => self.counter.clone(),
+            false => counter::Counter::Callgrind,
+        }
     }
 
     /// Start, load, count every countable step, stop. Errors fail the cell (the runner
@@ -358,7 +380,9 @@ impl CountCell<'_> {
         });
         let mut spec = self.target.spec(self.suite.prepared);
         let embedded = spec.engine.embedded();
-        if !embedded {
+        let by = self.counter();
+        spec.counting = true;
+        if !embedded && by == counter::Counter::Callgrind {
             spec.wrap = counter::wrap(&out, "server", spec.engine.attribution());
         }
         let TargetServer {
@@ -369,9 +393,10 @@ impl CountCell<'_> {
             bail!("instructions are counted only for servers on this host");
         }
         self.progress.line(&format!(
-            "{}: {} started under callgrind",
+            "{}: {} started, counted by {}",
             self.label(),
-            server.version()
+            server.version(),
+            by.name()
         ));
         let end = self.load_and_count(server.as_ref(), &spec, &out);
         let stopped = server.stop();
@@ -406,7 +431,8 @@ impl CountCell<'_> {
             session: None,
         };
         hold.hold()?;
-        let mut client = CountClient::spawn(out, self.log)?;
+        let by = self.counter();
+        let mut client = CountClient::spawn(out, self.log, by.perf_event().is_none())?;
         client.init(&Init {
             // The lab with this target alone, plain: the client plans only the steps from it.
             lab: crate::plan::lab::for_agent(
@@ -421,6 +447,7 @@ impl CountCell<'_> {
             clients,
             url: server.client_url().map(|u| u.with_secret()),
             data_dir: server.data_dir().to_path_buf(),
+            perf_event: by.perf_event().map(str::to_string),
         })?;
         let counted = Counted {
             server: (!spec.wrap.is_empty())
@@ -430,6 +457,7 @@ impl CountCell<'_> {
             embedded: spec.engine.embedded(),
             by: spec.engine.attribution(),
             drop_first: spec.engine.drops_first_pair(),
+            counter: by,
         };
         counted.switch(true)?;
         counted.take()?;
@@ -514,13 +542,25 @@ impl CountCell<'_> {
         )
         .with_context(|| format!("{prefix}: counting instructions"))?;
         let server = StepCount::summary(&c.server);
-        let background = StepCount::summary(&c.background).filter(|_| !counted.embedded);
+        let perf = counted.counter != counter::Counter::Callgrind;
+        let background = StepCount::summary(&c.background).filter(|_| !counted.embedded && !perf);
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
-        let count = to_count(step, part, &c, server, background, client_v);
+        let mut count = to_count(step, part, &c, server, background, client_v);
+        match &mut count {
+            Count::Step { pairs, .. }
+            | Count::Op {
+                counts: OpInstructions { pairs, .. },
+                ..
+            } => pairs.counter = Some(counted.counter.name()),
+        }
         let stored = (self.store).counted(&self.key, self.run_id, &step.label, &count)?;
+        let unit = match counted.counter.perf_event() {
+            Some(event) if event != counter::HARDWARE_EVENT => event,
+            _ => "instructions",
+        };
         let shown = match server {
             Some((mean, half)) => format!(
-                "{} instructions/op ±{:.2}%{}",
+                "{} {unit}/op ±{:.2}%{}",
                 thousands(mean),
                 100.0 * half / mean.max(1.0),
                 background
@@ -557,6 +597,7 @@ fn to_count(
     let pairs = InstructionPairs {
         events: c.events,
         per_op: c.server.clone(),
+        counter: None,
     };
     match (part.is_step(step), server) {
         (false, Some((mean, half))) => {
@@ -624,6 +665,8 @@ struct Counted {
     by: counter::Attribution,
     /// Run one pair of passes before the kept ones ([`crate::engine::EngineKind::drops_first_pair`]).
     drop_first: bool,
+    /// Callgrind, or perf (the client answers each pass's counts).
+    counter: counter::Counter,
 }
 
 impl Counted {
@@ -744,6 +787,22 @@ fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Res
     if done.errors > 0 {
         bail!("{} of the pass's events failed", done.errors);
     }
+    let (server, client_instr) = match done.perf {
+        Some(p) if p.tasks == 0 && !counted.embedded => {
+            bail!("perf stat: the server named no task serving the pass's connections")
+        }
+        Some(p) => (
+            counter::Split {
+                foreground: p.server,
+                background: 0,
+            },
+            p.client,
+        ),
+        None if counted.counter != counter::Counter::Callgrind => {
+            bail!("the counting client counted nothing with perf stat")
+        }
+        None => (server, client_instr),
+    };
     let (server, background, client_instr) = match counted.embedded {
         // In-process: the engine's instructions are the client process's.
         true => (client_instr, 0, 0),
@@ -860,22 +919,29 @@ struct CountClient {
 }
 
 impl CountClient {
-    fn spawn(out: &Path, log: &Path) -> Result<CountClient> {
+    /// Start it, under callgrind when `callgrind` (on the perf path it runs plainly).
+    fn spawn(out: &Path, log: &Path, callgrind: bool) -> Result<CountClient> {
         let exe = std::env::current_exe().context("finding dbdelta's own executable")?;
-        let wrap = counter::wrap(out, "client", counter::Attribution::All);
+        let mut cmd = match callgrind {
+            true => {
+                let wrap = counter::wrap(out, "client", counter::Attribution::All);
+                let mut cmd = Command::new(&wrap[0]);
+                cmd.args(&wrap[1..]).arg(exe);
+                cmd
+            }
+            false => Command::new(exe),
+        };
         let log = std::fs::File::options()
             .create(true)
             .append(true)
             .open(log)?;
-        let mut child = Command::new(&wrap[0])
-            .args(&wrap[1..])
-            .arg(exe)
+        let mut child = cmd
             .arg("count-client")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
-            .context("starting the counting client under valgrind")?;
+            .context("starting the counting client")?;
         let stdin = child.stdin.take().context("the counting client's stdin")?;
         let stdout = BufReader::new(
             child
@@ -1039,12 +1105,16 @@ fn run_pass(
         profile: None,
         counting: true,
     };
-    let run = super::step::run_unattended(&spec, &server.driver(), probe)?;
+    let run = match &init.perf_event {
+        Some(event) => super::step::run_counting(&spec, &server.driver(), probe, event)?,
+        None => super::step::run_unattended(&spec, &server.driver(), probe)?,
+    };
     Ok(Done {
         units: run.merged.units,
         events: run.merged.events,
         errors: run.merged.errors.total(),
         error: run.fatal,
+        perf: run.perf_counts,
     })
 }
 

@@ -40,7 +40,7 @@ enum Msg {
     Counted {
         key: CellKey,
         step: String,
-        count: Count,
+        count: Box<Count>,
         stored: mpsc::Sender<Result<bool>>,
     },
     /// A cell ended (its job's index in the queue, and how).
@@ -56,7 +56,7 @@ impl CountSink for ToStore {
         let msg = Msg::Counted {
             key: key.clone(),
             step: step.to_string(),
-            count: count.clone(),
+            count: Box::new(count.clone()),
             stored: tx,
         };
         self.0
@@ -75,6 +75,8 @@ pub(super) struct Shared<'a> {
     pub interrupt: &'a Arc<AtomicBool>,
     pub start: StartServer,
     pub counting: Counting,
+    /// The run's counter ([`crate::counter::choose`]).
+    pub counter: &'a crate::counter::Counter,
 }
 
 /// Run `jobs` on up to `counting.jobs` workers, storing each counted step as it comes;
@@ -166,6 +168,7 @@ fn run_job(
         interrupt: shared.interrupt,
         start: shared.start,
         counting: shared.counting,
+        counter: shared.counter,
         sizes,
     };
     c.run()

@@ -472,9 +472,12 @@ fn count_cells(
     };
     let mut cells = counting_cells(plan);
     cells.retain(|c| only.is_none_or(|t| t == c.target));
-    if cells.is_empty() || !callgrind_ready(store, progress, work.run_id, outcome)? {
+    if cells.is_empty() {
         return Ok(());
     }
+    let Some(counter) = counter_ready(store, progress, work.run_id, outcome)? else {
+        return Ok(());
+    };
     let mut jobs = Vec::new();
     for cell in cells
         .into_iter()
@@ -498,6 +501,7 @@ fn count_cells(
         interrupt: ctx.interrupt,
         start: work.start,
         counting,
+        counter: &counter,
     };
     let n = jobs.len();
     count_pool::run(jobs, &shared, store, |store, job, end| {
@@ -570,31 +574,41 @@ fn record_count(
     Ok(Continue(()))
 }
 
-/// Whether callgrind can count here: said on the terminal and recorded with the run (with
-/// whether hardware counters are there too); when it cannot, a failure of the run.
-fn callgrind_ready(
+/// The run's counter, chosen once ([`crate::counter::choose`]: perf where hardware counters
+/// count instructions, else callgrind), said on the terminal and recorded with the run; `None`
+/// (a failure of the run) when callgrind is needed and cannot count here. On the perf path
+/// callgrind still counts the engines perf cannot (MySQL, MariaDB).
+fn counter_ready(
     store: &mut Store,
     progress: &Progress,
     run_id: &str,
     outcome: &mut Outcome,
-) -> Result<bool> {
-    match crate::counter::check() {
-        Ok(c) => {
-            let perf = match crate::counter::perf_counters() {
-                Ok(()) => "hardware counters are readable here too (not used yet)".into(),
-                Err(why) => format!("no hardware counters: {why}"),
-            };
-            let how = format!("callgrind ({}); {perf}", c.version);
-            progress.line(&format!("instructions: counted under {how}"));
-            store.set_run_instructions(run_id, &how)?;
-            Ok(true)
+) -> Result<Option<crate::counter::Counter>> {
+    use crate::counter::Counter;
+    let (counter, why) = crate::counter::choose();
+    let callgrind = crate::counter::check();
+    let how = match (&counter, &callgrind) {
+        (Counter::Callgrind, Err(no)) => {
+            progress.line(&format!("instructions are not counted: {no}"));
+            outcome.failures.push(format!("instructions: {no}"));
+            return Ok(None);
         }
-        Err(why) => {
-            progress.line(&format!("instructions are not counted: {why}"));
-            outcome.failures.push(format!("instructions: {why}"));
-            Ok(false)
+        (Counter::Callgrind, Ok(c)) => format!("callgrind ({}); {why}", c.version),
+        (Counter::Perf { .. }, Ok(c)) => format!(
+            "{} ({why}); callgrind ({}) for MySQL and MariaDB",
+            counter.name(),
+            c.version
+        ),
+        (Counter::Perf { .. }, Err(no)) => {
+            format!(
+                "{} ({why}); MySQL and MariaDB cannot be counted: {no}",
+                counter.name()
+            )
         }
-    }
+    };
+    progress.line(&format!("instructions: counted by {how}"));
+    store.set_run_instructions(run_id, &how)?;
+    Ok(Some(counter))
 }
 
 /// Unmark the run directory (what `--keep` keeps is not stale), then remove it (and a work

@@ -12,10 +12,14 @@
 //! start an operation; the step hands both instants to its [`Costs`]. A client thread with a
 //! placement pins itself once, first thing, before it connects (never per operation). Nothing
 //! here knows a suite: a step is a [`StepPlan`].
+//! A counting pass on the perf path ([`run_counting`]) attaches `perf stat` to the pass's
+//! threads (each client thread's own, and the server task serving its connection, which each
+//! thread asks its session for once, after it connects) between the connect barrier and `go`,
+//! and switches it off when every thread stopped.
 //! Must not: allocate, lock or format per operation; write to the store (the caller does).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -104,6 +108,18 @@ pub struct StepRun {
     /// The measured period's CPU profile, when asked for: its recording or why there is none.
     #[serde(skip)]
     pub profile: Option<Result<Recorded, String>>,
+    /// A counting pass on the perf path ([`run_counting`]): what `perf stat` counted.
+    #[serde(default)]
+    pub perf_counts: Option<PerfCounts>,
+}
+
+/// What `perf stat` counted over a pass ([`run_counting`]): the server tasks serving the
+/// pass's connections (`tasks` of them; none for an in-process engine) and the client threads.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PerfCounts {
+    pub server: u64,
+    pub client: u64,
+    pub tasks: u32,
 }
 
 /// How an adaptive step ended, by the coordinator's own per-second counts.
@@ -156,6 +172,10 @@ struct Live {
     transactions: AtomicU64,
     /// Failed operations (warm-up included): `--report-interval`'s errors.
     errors: AtomicU64,
+    /// On the perf path: the thread's own id and the server task serving its connection (0:
+    /// none), noted once after it connects.
+    tid: AtomicU32,
+    task: AtomicU32,
 }
 
 struct Window {
@@ -247,6 +267,8 @@ struct Shared {
     coordinator: std::sync::OnceLock<thread::Thread>,
     /// The measured period's opening snapshot.
     opening: OpeningSnapshot,
+    /// A counting pass on the perf path: threads note their ids in `live`.
+    note_ids: bool,
 }
 
 /// How long after the measured period's start the coordinator has to take the opening
@@ -424,13 +446,35 @@ pub fn run_unattended(
     driver: &Arc<dyn Driver>,
     probe: &Probe,
 ) -> anyhow::Result<StepRun> {
+    run_quietly(spec, driver, probe, None)
+}
+
+/// [`run_unattended`] of a counting pass (`spec.counting`) on the perf path: `perf stat -e
+/// event` counts the pass's client threads and the server tasks serving their connections
+/// from `go` until every thread stopped ([`StepRun::perf_counts`]).
+pub fn run_counting(
+    spec: &StepSpec,
+    driver: &Arc<dyn Driver>,
+    probe: &Probe,
+    event: &str,
+) -> anyhow::Result<StepRun> {
+    run_quietly(spec, driver, probe, Some(event))
+}
+
+fn run_quietly(
+    spec: &StepSpec,
+    driver: &Arc<dyn Driver>,
+    probe: &Probe,
+    perf_event: Option<&str>,
+) -> anyhow::Result<StepRun> {
     let quiet = crate::progress::Progress {
         mode: crate::progress::Mode::Quiet,
         verbose: false,
         interval: None,
     };
     let bar = quiet.step(&spec.step.label, spec.step.warmup + spec.step.expected);
-    run(spec, driver, probe, &bar, &Arc::new(AtomicBool::new(false)))
+    let interrupt = Arc::new(AtomicBool::new(false));
+    run_with(spec, driver, probe, (&bar, &interrupt), perf_event)
 }
 
 /// Run one step to its end: its deadline (or an adaptive step's precision), its quotas, or
@@ -441,6 +485,17 @@ pub fn run(
     probe: &Probe,
     progress: &StepProgress,
     interrupt: &Arc<AtomicBool>,
+) -> anyhow::Result<StepRun> {
+    run_with(spec, driver, probe, (progress, interrupt), None)
+}
+
+/// [`run`], counted by `perf stat -e EVENT` when `perf_event` is given.
+fn run_with(
+    spec: &StepSpec,
+    driver: &Arc<dyn Driver>,
+    probe: &Probe,
+    (progress, interrupt): (&StepProgress, &Arc<AtomicBool>),
+    perf_event: Option<&str>,
 ) -> anyhow::Result<StepRun> {
     let step = spec.step;
     check_roles(step)?;
@@ -457,8 +512,9 @@ pub fn run(
         stop: AtomicBool::new(false),
         coordinator: std::sync::OnceLock::new(),
         opening: OpeningSnapshot::new(probe, !spec.counting),
+        note_ids: perf_event.is_some(),
     };
-    let (ends, clock, coordinated, closing, peaks, profile) = thread::scope(|s| {
+    let (ends, clock, coordinated, closing, peaks, profile, perf) = thread::scope(|s| {
         let (handles, spawn_error) = spawn_threads(s, spec, &shared, interrupt, driver);
         let phases = shared.phases.get_or_init(|| Phases::new(handles.len() + 1));
         if let Some(e) = spawn_error {
@@ -488,10 +544,13 @@ pub fn run(
             // Every thread waits at `go`: nothing runs, the window opens exactly here.
             shared.opening.claim();
         }
+        // Every thread connected and noted its ids; none runs until `go`.
+        let perf = perf_event.map(|event| PerfPass::start(event, &shared));
         clock.go = Instant::now();
         phases.go.wait();
         let mut coordinated = coordinate(spec, &clock, probe, progress, interrupt, &shared);
         phases.done.wait();
+        let perf = perf.map(|p| p.and_then(PerfPass::off));
         let from = Instant::now();
         let b = probe.snapshot();
         let closing = (from + from.elapsed() / 2, b);
@@ -508,11 +567,71 @@ pub fn run(
             .into_iter()
             .collect::<Result<Vec<_>, _>>()
             .map_err(|p| anyhow::anyhow!("a client thread panicked: {}", panic_text(&*p)))?;
-        anyhow::Ok((ends, clock, coordinated, closing, peaks, profile))
+        anyhow::Ok((ends, clock, coordinated, closing, peaks, profile, perf))
     })?;
     let mut run = finish(spec, &shared, ends, &clock, coordinated, closing, peaks)?;
     run.profile = profile;
+    run.perf_counts = perf.map(|p| p.and_then(PerfPass::counts)).transpose()?;
     Ok(run)
+}
+
+/// `perf stat` over a pass's threads: the client threads and the server tasks serving them,
+/// as they noted them in [`Live`].
+struct PerfPass {
+    stat: crate::counter::PerfStat,
+    server: Vec<u32>,
+    client: Vec<u32>,
+}
+
+impl PerfPass {
+    /// Attach and switch counting on (perf's ack: on before any thread passes `go`). On
+    /// failure the threads are told to stop at once, and the step fails with the reason.
+    fn start(event: &str, shared: &Shared) -> anyhow::Result<PerfPass> {
+        let ids = |f: fn(&Live) -> &AtomicU32| -> Vec<u32> {
+            (shared.live.iter())
+                .map(|l| f(l).load(Ordering::Relaxed))
+                .filter(|&id| id != 0)
+                .collect()
+        };
+        let (server, client) = (ids(|l| &l.task), ids(|l| &l.tid));
+        let all: Vec<u32> = server.iter().chain(&client).copied().collect();
+        let started = crate::counter::PerfStat::start(event, &all).and_then(|mut stat| {
+            stat.enable()?;
+            Ok(stat)
+        });
+        match started {
+            Ok(stat) => Ok(PerfPass {
+                stat,
+                server,
+                client,
+            }),
+            Err(e) => {
+                shared.stop.store(true, Ordering::Relaxed);
+                Err(e.context("counting the pass with perf stat"))
+            }
+        }
+    }
+
+    fn off(mut self) -> anyhow::Result<PerfPass> {
+        self.stat.disable()?;
+        Ok(self)
+    }
+
+    /// Stop perf and sum its counts: the server tasks' and the client threads'.
+    fn counts(self) -> anyhow::Result<PerfCounts> {
+        let per_thread = self.stat.stop()?;
+        let sum = |ids: &[u32]| -> u64 {
+            (per_thread.iter())
+                .filter(|(tid, _)| ids.contains(tid))
+                .map(|(_, n)| n)
+                .sum()
+        };
+        Ok(PerfCounts {
+            server: sum(&self.server),
+            client: sum(&self.client),
+            tasks: self.server.len() as u32,
+        })
+    }
 }
 
 /// A client thread could not be started: let the ones that did pass every phase at once (with
@@ -620,6 +739,7 @@ fn finish(
         adaptive,
         quota_met,
         profile: None,
+        perf_counts: None,
     })
 }
 
@@ -808,7 +928,16 @@ fn client_thread(
         next: READY,
         stopped: false,
     };
-    let setup = pinned.and_then(|()| open());
+    let mut setup = pinned.and_then(|()| open());
+    if let (true, Ok((session, _))) = (shared.note_ids, setup.as_mut()) {
+        // Once per connection, before `go`: what perf attaches to.
+        let live = &shared.live[t.index];
+        // SAFETY: gettid(2) reads no memory and cannot fail.
+        live.tid
+            .store(unsafe { libc::gettid() } as u32, Ordering::Relaxed);
+        live.task
+            .store(session.server_task().unwrap_or(0), Ordering::Relaxed);
+    }
     passage.pass(GO);
     let (mut session, mut exec) = match setup {
         Ok(v) => v,

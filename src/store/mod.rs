@@ -1148,6 +1148,7 @@ mod tests {
             instruction_pairs: Some(crate::results::InstructionPairs {
                 events: 200,
                 per_op: vec![41_000.0, 41_100.5],
+                counter: Some("perf stat -e task-clock".into()),
             }),
             server_cpus_seen: Some("0".into()),
             server_cpus_allowed: Some("0-1".into()),

@@ -323,6 +323,12 @@ impl Session for PgSession {
             .collect())
     }
 
+    /// The backend's PID (a backend is one process of one thread: perf attaches to it by it).
+    fn server_task(&mut self) -> Option<u32> {
+        let pid = self.conn.rows("SELECT pg_backend_pid()").ok()?;
+        pid.first()?.first()?.as_deref()?.parse().ok()
+    }
+
     fn bulk_load(&mut self, table: &str, source: &mut dyn RowSource) -> Result<u64, DbError> {
         let cols = source.columns().join(", ");
         let has_id = source.columns().contains(&"id");
@@ -445,7 +451,7 @@ impl PgServer {
         cmd.arg("-D")
             .arg(data_dir)
             .args(&target.args)
-            .args(counting_args(&target.wrap))
+            .args(counting_args(target))
             .envs(&target.env);
         let mut server = ServerProcess::spawn(
             cmd,
@@ -623,16 +629,16 @@ fn vacuum_options(version: Option<u32>) -> &'static str {
     }
 }
 
-/// The counting server's (the one under callgrind: `wrap` set) settings beyond the target's:
+/// The counting server's (`counting`, or under callgrind: `wrap` set) settings beyond the target's:
 /// autovacuum off. It starts by the clock, and what it cleans changes what the next statements
 /// cost, so two identical targets counted apart (PostgreSQL 15, `--quick`: update-nonindex
 /// 118,013 against 83,706 instructions/op, write-only ±194%); without it they agree within
 /// 0.05% on every write step but delete (1.9%). The postwrite cleanup's VACUUM still runs where
 /// the catalog has it, with counting off.
-fn counting_args(wrap: &[String]) -> Vec<String> {
-    match wrap.is_empty() {
-        true => Vec::new(),
-        false => vec!["-c".into(), "autovacuum=off".into()],
+fn counting_args(target: &TargetSpec) -> Vec<String> {
+    match target.counting || !target.wrap.is_empty() {
+        false => Vec::new(),
+        true => vec!["-c".into(), "autovacuum=off".into()],
     }
 }
 
