@@ -138,7 +138,7 @@ pub static SUITES: &[&dyn SuiteKind] = &[
 pub static TEST_SUITES: &[&dyn SuiteKind] = &[&probe::ProbeSuite];
 
 /// Set (to anything) to make [`TEST_SUITES`] available.
-pub const TEST_SUITES_ENV: &str = "DBDELTA_TEST_SUITES";
+pub const TEST_SUITES_ENV: &str = crate::engine::families::TEST_ENV;
 
 /// The suites this process knows: [`SUITES`], then [`TEST_SUITES`] when enabled.
 pub fn registry() -> Vec<&'static dyn SuiteKind> {

@@ -26,6 +26,29 @@ use anyhow::{Context, Result, bail};
 use crate::cpus::CpuSet;
 use crate::sys::log_tail;
 
+/// `server --version` runs with `env` and succeeds: the preflight's check that a server
+/// program found for a target can start here. `Err` says what failed, with its last line.
+pub fn answers_version(
+    server: &Path,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    let out = Command::new(server)
+        .arg("--version")
+        .envs(env)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", server.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "{} --version failed: {}",
+            server.display(),
+            err.lines().last().unwrap_or("no message").trim()
+        );
+    }
+    Ok(())
+}
+
 /// Name of the account servers run as when dbdelta runs as root.
 pub const SERVER_USER: &str = "dbdelta";
 
