@@ -17,9 +17,12 @@ pub static FAMILIES: &[&dyn Family] = &[
     &super::mysql::MysqlFamily,
 ];
 
+#[path = "fake/mod.rs"]
+mod fake;
+
 /// Families that exist to test the plug-in seam (a family is a folder plus one line here).
 /// Hidden unless [`TEST_ENV`] is set, as the test-only suites are; the integration tests set it.
-pub static TEST_FAMILIES: &[&dyn Family] = &[];
+pub static TEST_FAMILIES: &[&dyn Family] = &[&fake::FakeFamily];
 
 /// The hidden test switch: set (to anything) to make [`TEST_FAMILIES`] (and the test-only
 /// suites) available.
