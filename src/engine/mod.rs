@@ -440,6 +440,14 @@ impl EngineKind {
         EngineKind(family)
     }
 
+    /// The `connect` URL forms of the families that have one, in registry order.
+    pub fn url_forms() -> Vec<&'static connect::UrlForm> {
+        families::registry()
+            .iter()
+            .filter_map(|f| f.url())
+            .collect()
+    }
+
     pub fn family(self) -> &'static dyn Family {
         self.0
     }

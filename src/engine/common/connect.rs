@@ -68,8 +68,7 @@ impl ConnectUrl {
         };
         let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
         let (engine, form) = EngineKind::by_scheme(scheme).ok_or_else(|| {
-            let schemes: Vec<String> = (crate::engine::families::registry().iter())
-                .filter_map(|f| f.url())
+            let schemes: Vec<String> = (EngineKind::url_forms().iter())
                 .map(|u| format!("{}://", u.schemes[0]))
                 .collect();
             bad(&format!("the scheme must be {}", schemes.join(" or ")))
