@@ -34,8 +34,7 @@ pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DBDELTA_CACHE") {
         return PathBuf::from(dir);
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if rustix::process::geteuid().is_root() {
         return PathBuf::from("/var/cache/dbdelta");
     }
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
@@ -167,15 +166,9 @@ impl Lock {
             .write(true)
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a file descriptor we own; it blocks until the lock is ours.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            bail!(
-                "locking {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            );
-        }
+        // flock(LOCK_EX) on Linux: it blocks until the lock is ours.
+        f.lock()
+            .with_context(|| format!("locking {}", path.display()))?;
         Ok(Lock(f))
     }
 }
