@@ -1861,7 +1861,7 @@ fn list_steps(args: &ListArgs) -> Result<String> {
     let Some(engine) = EngineKind::parse(name) else {
         return crate::error::input(format!(
             "--engine {name}: unknown engine; use one of {}",
-            EngineKind::NAMES.join(", ")
+            EngineKind::names().join(", ")
         ));
     };
     Ok(suites.iter().map(|s| s.list_sql(engine)).collect())

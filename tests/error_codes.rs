@@ -43,7 +43,7 @@ fn errors_of(session: &mut dyn Session) -> [(ErrorKind, Option<ErrorCode>); 2] {
 #[test]
 fn sqlite_errors_carry_their_result_code() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(EngineKind::Sqlite, dir.path());
+    let server = start(EngineKind::parse("sqlite").unwrap(), dir.path());
     let mut s = server.driver().connect().unwrap();
     let [missing, duplicate] = errors_of(s.as_mut());
     // SQLITE_ERROR (1); SQLITE_CONSTRAINT_PRIMARYKEY (19 | 6 << 8) with extended codes.
@@ -60,7 +60,7 @@ fn postgres_errors_carry_their_sqlstate() {
         return;
     }
     let dir = common::scratch();
-    let server = start(EngineKind::Postgres, dir.path());
+    let server = start(EngineKind::parse("postgres").unwrap(), dir.path());
     let mut s = server.driver().connect().unwrap();
     let [missing, duplicate] = errors_of(s.as_mut());
     assert_eq!(
@@ -87,7 +87,7 @@ fn mariadb_errors_carry_their_number_and_sqlstate() {
         return;
     }
     let dir = common::scratch();
-    let server = start(EngineKind::Mysql, dir.path());
+    let server = start(EngineKind::parse("mysql").unwrap(), dir.path());
     let mut s = server.driver().connect().unwrap();
     let [missing, duplicate] = errors_of(s.as_mut());
     let code = |errno, sqlstate: &[u8; 5]| {

@@ -211,14 +211,14 @@ fn sqlite_every_step_keeps_its_row_count() {
     // inserter (whose commits stall) they made a quota go unmet twice in a row in a CI run.
     let _m = common::measuring();
     let dir = common::scratch();
-    every_step_keeps_its_row_count(EngineKind::Sqlite, dir.path());
+    every_step_keeps_its_row_count(EngineKind::parse("sqlite").unwrap(), dir.path());
 }
 
 #[test]
 fn postgres_every_step_keeps_its_row_count() {
     let _m = common::measuring();
     let dir = common::scratch();
-    every_step_keeps_its_row_count(EngineKind::Postgres, dir.path());
+    every_step_keeps_its_row_count(EngineKind::parse("postgres").unwrap(), dir.path());
 }
 
 /// Oracle MySQL 8.0 as `dbdelta fetch` provides it (the build cache shared by the tests).
@@ -241,7 +241,7 @@ fn oracle_mysql80_every_step_keeps_its_row_count() {
         .unwrap_or_else(|| panic!("a bin directory in {line:?}"));
     let spec = TargetSpec {
         name: "mysql80".into(),
-        engine: EngineKind::Mysql,
+        engine: EngineKind::parse("mysql").unwrap(),
         bin: Some(bin),
         version: Some("8.0".into()),
         prepared: true,
@@ -257,7 +257,7 @@ fn myrocks_every_step_keeps_its_row_count() {
     let dir = common::scratch();
     let spec = TargetSpec {
         name: "rocks".into(),
-        engine: EngineKind::Mysql,
+        engine: EngineKind::parse("mysql").unwrap(),
         prepared: true,
         tables: TableDdl {
             engine: Some("ROCKSDB".into()),
@@ -284,7 +284,7 @@ fn myrocks_every_step_keeps_its_row_count() {
 fn mariadb_every_step_keeps_its_row_count() {
     let _m = common::measuring();
     let dir = common::scratch();
-    every_step_keeps_its_row_count(EngineKind::Mysql, dir.path());
+    every_step_keeps_its_row_count(EngineKind::parse("mysql").unwrap(), dir.path());
 }
 
 /// Through the binary on embedded SQLite: every step of the suite runs at `--quick` scale, and
@@ -425,7 +425,7 @@ fn a_paused_server_shows_in_response_time_not_in_service_time() {
     let dir = common::scratch();
     let spec = TargetSpec {
         name: "paused".into(),
-        engine: EngineKind::Postgres,
+        engine: EngineKind::parse("postgres").unwrap(),
         prepared: true,
         ..Default::default()
     };

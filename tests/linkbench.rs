@@ -241,14 +241,14 @@ fn corrupted_count_fails_the_check(engine: EngineKind) {
 
 #[test]
 fn a_corrupted_count_row_fails_the_check_with_its_key_sqlite() {
-    corrupted_count_fails_the_check(EngineKind::Sqlite);
+    corrupted_count_fails_the_check(EngineKind::parse("sqlite").unwrap());
 }
 
 #[test]
 fn a_corrupted_count_row_fails_the_check_with_its_key_postgres() {
     if postgres_installed() {
         let _lock = measuring();
-        corrupted_count_fails_the_check(EngineKind::Postgres);
+        corrupted_count_fails_the_check(EngineKind::parse("postgres").unwrap());
     }
 }
 
@@ -258,7 +258,11 @@ fn a_corrupted_count_row_fails_the_check_with_its_key_postgres() {
 #[test]
 fn realised_mix_and_out_degrees_match_the_configuration() {
     let dir = scratch();
-    let rig = Rig::new(EngineKind::Sqlite, dir.path(), settings(Some(20_000)));
+    let rig = Rig::new(
+        EngineKind::parse("sqlite").unwrap(),
+        dir.path(),
+        settings(Some(20_000)),
+    );
     assert!(rig.run(Kind::Load).fatal.is_none());
     let per_node = rig.strings("SELECT id1 || ',' || COUNT(*) FROM linktable GROUP BY id1");
     let mut linked = std::collections::HashMap::new();

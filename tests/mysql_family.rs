@@ -428,7 +428,7 @@ fn a_remote_client_logs_in_to_mysql80_over_tcp_with_the_password() {
     std::fs::create_dir(&data_dir).unwrap();
     let spec = dbdelta::engine::TargetSpec {
         name: "mysql80".into(),
-        engine: dbdelta::engine::EngineKind::Mysql,
+        engine: dbdelta::engine::EngineKind::parse("mysql").unwrap(),
         bin: Some(PathBuf::from(bin)),
         listen: Some(dbdelta::engine::Listen {
             address: "127.0.0.1".into(),
@@ -440,7 +440,7 @@ fn a_remote_client_logs_in_to_mysql80_over_tcp_with_the_password() {
         .unwrap_or_else(|e| panic!("{e:#}"));
     let tcp = server.tcp_endpoint().expect("listens for the client");
     let mut url = dbdelta::engine::connect::ConnectUrl {
-        engine: dbdelta::engine::EngineKind::Mysql,
+        engine: dbdelta::engine::EngineKind::parse("mysql").unwrap(),
         user: tcp.user.clone(),
         password: Some(tcp.password.clone()),
         address: dbdelta::engine::connect::Address::Tcp("127.0.0.1".into()),

@@ -131,7 +131,7 @@ fn plan() -> StepPlan {
 fn sqlite(dir: &Path) -> Box<dyn engine::Server> {
     let spec = TargetSpec {
         name: "roles".into(),
-        engine: EngineKind::Sqlite,
+        engine: EngineKind::parse("sqlite").unwrap(),
         ..Default::default()
     };
     engine::start(&spec, dir, &dir.join("log")).unwrap()

@@ -1,6 +1,8 @@
 //! The suite plug-in seam, end to end: `src/suites/probe/` (a test-only suite that is a
 //! folder plus the registry's lines) runs through `dbdelta run` on SQLite, is stored and is
-//! reported. Test-only suites exist only with `DBDELTA_TEST_SUITES` set.
+//! reported; the engine plug-in seam the same way with `src/engine/fake/` (a test-only engine
+//! family: a folder plus the registry's lines). Test-only suites and engine families exist only
+//! with `DBDELTA_TEST_SUITES` set.
 
 mod common;
 use common::*;
@@ -19,12 +21,10 @@ fn lab(dir: &Path) -> PathBuf {
     path
 }
 
-#[test]
-fn a_test_only_suite_runs_end_to_end() {
-    let _lock = measuring();
-    let dir = tempfile::tempdir().unwrap();
-    let lab = lab(dir.path());
-    let out = dbdelta(dir.path())
+/// Run `lab` (the probe step on two targets) with the test switch; its one measurement per
+/// target must have counted queries. Returns the text report of the store.
+fn runs_the_probe(dir: &Path, lab: &Path) -> String {
+    let out = dbdelta(dir)
         .env("DBDELTA_TEST_SUITES", "1")
         .args(["run", lab.to_str().unwrap(), "--format", "json"])
         .output()
@@ -37,8 +37,16 @@ fn a_test_only_suite_runs_end_to_end() {
         assert_eq!(m["step"], "probe.select", "{m}");
         assert!(m["qps"].as_f64().unwrap() > 0.0, "{m}");
     }
-    let report = dbdelta(dir.path()).args(["report"]).output().unwrap();
-    let report = text(&report.stdout);
+    let report = dbdelta(dir).args(["report"]).output().unwrap();
+    text(&report.stdout)
+}
+
+#[test]
+fn a_test_only_suite_runs_end_to_end() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path());
+    let report = runs_the_probe(dir.path(), &lab);
     assert!(report.contains("probe.select"), "{report}");
 }
 
@@ -67,4 +75,27 @@ fn test_only_suites_are_unknown_without_the_switch() {
         plan.contains("probe steps (1 reported): probe.select"),
         "{plan}"
     );
+}
+
+/// The engine plug-in seam: `src/engine/fake/` (a test-only engine family that is a folder plus
+/// the registry's lines) runs the probe suite through `dbdelta run`, is stored and is reported;
+/// without the switch a lab cannot name it.
+#[test]
+fn a_test_only_engine_family_runs_end_to_end() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        "[lab]\nname = \"fake lab\"\n\n[[target]]\nname = \"a\"\nengine = \"fake\"\n\n\
+         [[target]]\nname = \"b\"\nengine = \"fake\"\nsettings = [\"mode = b\"]\n\n\
+         [suite.probe]\nsecs = 0.3\n",
+    )
+    .unwrap();
+    let out = run(dir.path(), &["run", lab.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains("unknown engine \"fake\""), "{err}");
+    let report = runs_the_probe(dir.path(), &lab);
+    assert!(report.contains("fake 1"), "{report}");
 }

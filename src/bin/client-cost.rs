@@ -902,8 +902,8 @@ impl Bench<'_> {
     /// Warm the caches so every client sees the table in memory.
     fn prewarm(&mut self, t: &Target) -> Result<()> {
         let mut s = t.server.driver().connect()?;
-        let what = match t.kind {
-            EngineKind::Postgres => {
+        let what = match t.kind.name() {
+            "postgres" => {
                 s.execute_sql("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
                     .context("pg_prewarm")?;
                 s.query_strings("SELECT pg_prewarm('sbtest1')")?;
@@ -921,11 +921,11 @@ impl Bench<'_> {
 
     fn rounds(&mut self, t: &Target) -> Result<()> {
         let mut order = vec![Client::Sysbench];
-        if t.kind == EngineKind::Postgres {
+        if t.kind.name() == "postgres" {
             order.push(Client::Pgbench);
         }
         order.push(Client::Dbdelta);
-        if t.kind == EngineKind::Postgres {
+        if t.kind.name() == "postgres" {
             order.push(Client::Floor);
             order.push(Client::FloorRecv);
         }
@@ -1069,7 +1069,7 @@ impl Bench<'_> {
             "syscalls per query: each client alone under `strace -c -f` for {secs} s (whole client: start, connect, prepare included; strace slows every client, so only the counts mean something)"
         ));
         let mut order = vec![Client::Sysbench];
-        if t.kind == EngineKind::Postgres {
+        if t.kind.name() == "postgres" {
             order.push(Client::Pgbench);
         }
         order.push(Client::Dbdelta);
@@ -1173,8 +1173,8 @@ impl Bench<'_> {
         std::fs::create_dir(&data_dir)?;
         let log = root.join(format!("{}.log", kind.name()));
         let port = process::free_port()?;
-        let settings = match kind {
-            EngineKind::Postgres => vec!["shared_buffers = '1GB'".to_string()],
+        let settings = match kind.name() {
+            "postgres" => vec!["shared_buffers = '1GB'".to_string()],
             _ => vec!["innodb_buffer_pool_size = 1G".to_string()],
         };
         let target = TargetSpec {
@@ -1214,8 +1214,8 @@ impl Bench<'_> {
         let (Address::Unix(at), Some(password)) = (&url.address, &url.password) else {
             bail!("the server gave no socket and password: {}", url.shown());
         };
-        let driver = match kind {
-            EngineKind::Postgres => "pgsql",
+        let driver = match kind.name() {
+            "postgres" => "pgsql",
             _ => "mysql",
         };
         let password_file = PrivateFile::create(
@@ -1224,8 +1224,8 @@ impl Bench<'_> {
             None,
         )?;
         let conf = password_file.path().to_path_buf();
-        let endpoint = match kind {
-            EngineKind::Postgres => Endpoint::Pg {
+        let endpoint = match kind.name() {
+            "postgres" => Endpoint::Pg {
                 dir: at.clone(),
                 port,
                 password: password.clone(),

@@ -10,11 +10,15 @@
 //! statements to the engine as cheaply as possible and to classify errors
 //! (retryable, reconnect, fatal).
 //!
-//! [`start`] starts a target's server on this host. Must not: know remote hosts beyond the
+//! [`Family`] is what an engine family is to the rest of dbdelta (names, dialect, lab keys,
+//! preflight, start, connect, remote start, fetched builds); the list of families is
+//! [`families`], beside this file. [`start`] starts a target's server on this host through its
+//! family. Must not: name a family outside the registry, or know remote hosts beyond the
 //! target's description of one ([`remote`], plain data): a server on another host is
 //! `crate::remote`'s, which decides above the engines which server a target gets.
 
 pub mod common;
+pub mod families;
 pub mod mysql;
 pub mod postgres;
 pub mod remote;
@@ -31,103 +35,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cpus::CpuSet;
-
-/// The kinds of DBMS dbdelta can drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-pub enum EngineKind {
-    #[default]
-    Sqlite,
-    Postgres,
-    /// MySQL and MariaDB: one engine, same protocol.
-    Mysql,
-}
-
-impl EngineKind {
-    /// Every engine name a lab may use, for error messages.
-    pub const NAMES: &'static [&'static str] = &["sqlite", "postgres", "mysql"];
-
-    pub fn parse(name: &str) -> Option<EngineKind> {
-        match name {
-            "sqlite" => Some(EngineKind::Sqlite),
-            "postgres" | "postgresql" => Some(EngineKind::Postgres),
-            "mysql" | "mariadb" => Some(EngineKind::Mysql),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sqlite => "sqlite",
-            EngineKind::Postgres => "postgres",
-            EngineKind::Mysql => "mysql",
-        }
-    }
-
-    pub fn dialect(self) -> Dialect {
-        match self {
-            EngineKind::Sqlite => Dialect::Sqlite,
-            EngineKind::Postgres => Dialect::Postgres,
-            EngineKind::Mysql => Dialect::Mysql,
-        }
-    }
-
-    /// True when the engine runs inside dbdelta's own process (its CPU is ours).
-    pub fn embedded(self) -> bool {
-        matches!(self, EngineKind::Sqlite)
-    }
-
-    /// How a counting pass tells the statements' instructions from the server's background
-    /// work. PostgreSQL: a process per connection, so the postmaster and the autovacuum
-    /// workers are background and the pass's backends foreground. MySQL and MariaDB (5.6 to
-    /// 9.7, 10.2 to 11.8): a thread per connection, and every connection's statements go
-    /// through `dispatch_command`, which no background thread runs. SQLite: one process, the
-    /// client's.
-    pub fn attribution(self) -> crate::counter::Attribution {
-        use crate::counter::Attribution;
-        match self {
-            EngineKind::Sqlite => Attribution::All,
-            // A worker runs `AutoVacWorkerMain` from 17 on; before, that function is static
-            // and inlined, and what its dump shows is the rest of `StartAutoVacWorker`, where
-            // the postmaster forked it.
-            EngineKind::Postgres => Attribution::Processes {
-                background: &["AutoVacWorkerMain", "StartAutoVacWorker"],
-            },
-            EngineKind::Mysql => Attribution::Threads {
-                foreground: &["dispatch_command"],
-            },
-        }
-    }
-}
-
-impl EngineKind {
-    /// Whether its sessions name the server task serving them ([`Session::server_task`]), so
-    /// that a counting pass can count them with `perf stat`: PostgreSQL's backends by
-    /// `pg_backend_pid()`; SQLite runs in the client's threads. MySQL and MariaDB are counted
-    /// under callgrind (5.6 names no OS thread for a connection).
-    pub fn server_tasks(self) -> bool {
-        matches!(self, EngineKind::Sqlite | EngineKind::Postgres)
-    }
-
-    /// A statement that, run on a connection of its own and left open, keeps the server's purge
-    /// of old row versions from running during a counting cell: MySQL and MariaDB, a consistent
-    /// snapshot, which InnoDB's purge cannot pass. Purge runs by the clock, and how far it has
-    /// got changes what the next writes cost; held back, every pass finds the rows as the same
-    /// passes before it left them. `None`: the engine needs none (PostgreSQL's counting server
-    /// runs without autovacuum instead; SQLite has no background work).
-    pub fn purge_hold(self) -> Option<&'static str> {
-        match self {
-            EngineKind::Mysql => Some("START TRANSACTION WITH CONSISTENT SNAPSHOT"),
-            EngineKind::Sqlite | EngineKind::Postgres => None,
-        }
-    }
-
-    /// Whether the counting pass runs one pair of passes before the pairs it keeps: on InnoDB
-    /// the first pair after sizing differs from the ones after it, which agree (see
-    /// `runner::count`'s `count_step`).
-    pub fn drops_first_pair(self) -> bool {
-        self.purge_hold().is_some()
-    }
-}
 
 /// SQL dialects: the workloads keep one SQL text per dialect for every statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -402,6 +309,237 @@ impl fmt::Debug for TcpEndpoint {
     }
 }
 
+/// An engine family as the registry knows it ([`families::FAMILIES`]): its names and SQL
+/// dialect, what the lab, the preflight and a counting pass need to know of it, which fetched
+/// builds serve it, and how it starts a server here, attaches to a running one (`connect`) or
+/// reaches one an agent started on another host. A family is a folder under `engine/` that
+/// implements this and the three traits above, plus one line in [`families::FAMILIES`] (or
+/// [`families::TEST_FAMILIES`]). Every method but the names, dialect, start and build file has
+/// a default that fits an embedded engine.
+pub trait Family: Sync {
+    /// `engine = "NAME"` in a lab, stored with every target.
+    fn name(&self) -> &'static str;
+    /// Other names a lab may write for it (`postgresql`; `mariadb`: the same family as mysql).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// How messages name it: `SQLite`, `PostgreSQL`.
+    fn title(&self) -> &'static str;
+    fn dialect(&self) -> Dialect;
+    /// True when the engine runs inside dbdelta's own process (its CPU is ours).
+    fn embedded(&self) -> bool {
+        true
+    }
+    /// How a counting pass tells the statements' instructions from the server's background
+    /// work ([`crate::counter::Attribution`]).
+    fn attribution(&self) -> crate::counter::Attribution {
+        crate::counter::Attribution::All
+    }
+    /// A statement that, run on a connection of its own and left open, keeps the server's
+    /// purge of old row versions from running during a counting cell; `None`: none needed.
+    fn purge_hold(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether its sessions name the server task serving them ([`Session::server_task`]), so
+    /// that a counting pass can count them with `perf stat`. An embedded engine runs in the
+    /// client's threads.
+    fn server_tasks(&self) -> bool {
+        true
+    }
+    /// Whether a target may set `storage_engine`, `table_options` and `index_options`.
+    fn table_options(&self) -> bool {
+        false
+    }
+    /// The engine names as written (`engine = "…"`) whose fetched builds (`version`,
+    /// `versions`) serve this family: `crate::provision::Product` ids. Empty: none are fetched.
+    fn products(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// The product as reports name it, for families that serve several (`mariadb` for
+    /// MariaDB, which shares the `mysql` family): from the fetched build's product id
+    /// (`fetched`), whether dbdelta `built` it, or the target's server program; the family's
+    /// name by default.
+    fn product_name(
+        &self,
+        _target: &TargetSpec,
+        _fetched: Option<&'static str>,
+        _built: bool,
+    ) -> &'static str {
+        self.name()
+    }
+    /// For the disk preflight: what the family stores per row, in percent of PostgreSQL's.
+    fn disk_percent(&self, _tables: &TableDdl) -> u64 {
+        100
+    }
+    /// For the disk preflight: the files it writes whatever the data (catalog, redo, WAL).
+    fn fixed_bytes(&self) -> u64 {
+        0
+    }
+    /// The server program a target starts here, found in `bin` (`None`: the distribution's
+    /// install) and answering `--version` with `env`; `Err` says what is missing or failing.
+    fn check_server(
+        &self,
+        _bin: Option<&Path>,
+        _env: &BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// The file that is the target's engine build (a saved load is keyed by its path and
+    /// contents); `None`: the build inside dbdelta.
+    fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>>;
+    /// Create, initialise and start the target's server in the fresh `data_dir`, its log in
+    /// `log`.
+    fn start(
+        &self,
+        target: &TargetSpec,
+        data_dir: &Path,
+        log: &Path,
+    ) -> anyhow::Result<Box<dyn Server>>;
+    /// The `connect = "…"` URL form of a running server of this family; `None`: it has none.
+    fn url(&self) -> Option<&'static connect::UrlForm> {
+        None
+    }
+    /// A running server at `url` (`connect`), its tables dropped between cells.
+    fn attach(
+        &self,
+        _target: &TargetSpec,
+        _url: &connect::ConnectUrl,
+    ) -> anyhow::Result<Box<dyn Server>> {
+        anyhow::bail!("{} has no server to connect to", self.title())
+    }
+    /// A driver for a server an agent started on another host, reached over TCP at `url`
+    /// as `tcp` says.
+    fn tcp_driver(
+        &self,
+        _url: connect::ConnectUrl,
+        _prepared: bool,
+        _tcp: &TcpEndpoint,
+    ) -> anyhow::Result<Arc<dyn Driver>> {
+        anyhow::bail!("{} has no server to run remotely", self.title())
+    }
+}
+
+/// The family of a target: a handle on its [`Family`] in the registry, compared, hashed and
+/// stored by its name.
+#[derive(Clone, Copy)]
+pub struct EngineKind(&'static dyn Family);
+
+impl EngineKind {
+    /// The family a lab names (`engine = "…"`, or one of its aliases), among those this
+    /// process knows ([`families::registry`]).
+    pub fn parse(name: &str) -> Option<EngineKind> {
+        (families::registry().into_iter())
+            .find(|f| f.name() == name || f.aliases().contains(&name))
+            .map(EngineKind)
+    }
+
+    /// Every engine name a lab may use, for error messages.
+    pub fn names() -> Vec<&'static str> {
+        families::registry().iter().map(|f| f.name()).collect()
+    }
+
+    /// The family whose `connect` URLs start `scheme://`, with their form.
+    pub fn by_scheme(scheme: &str) -> Option<(EngineKind, &'static connect::UrlForm)> {
+        families::registry().into_iter().find_map(|f| {
+            let form = f.url().filter(|u| u.schemes.contains(&scheme))?;
+            Some((EngineKind(f), form))
+        })
+    }
+
+    /// The handle on `family` (a family naming itself).
+    pub fn of(family: &'static dyn Family) -> EngineKind {
+        EngineKind(family)
+    }
+
+    /// The `connect` URL forms of the families that have one, in registry order.
+    pub fn url_forms() -> Vec<&'static connect::UrlForm> {
+        families::registry()
+            .iter()
+            .filter_map(|f| f.url())
+            .collect()
+    }
+
+    pub fn family(self) -> &'static dyn Family {
+        self.0
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    pub fn dialect(self) -> Dialect {
+        self.0.dialect()
+    }
+
+    /// True when the engine runs inside dbdelta's own process (its CPU is ours).
+    pub fn embedded(self) -> bool {
+        self.0.embedded()
+    }
+
+    /// [`Family::attribution`].
+    pub fn attribution(self) -> crate::counter::Attribution {
+        self.0.attribution()
+    }
+
+    /// [`Family::purge_hold`].
+    pub fn purge_hold(self) -> Option<&'static str> {
+        self.0.purge_hold()
+    }
+
+    /// [`Family::server_tasks`].
+    pub fn server_tasks(self) -> bool {
+        self.0.server_tasks()
+    }
+
+    /// Whether the counting pass runs one pair of passes before the pairs it keeps: on InnoDB
+    /// (the engines that hold purge) the first pair after sizing differs from the ones after
+    /// it, which agree (see `runner::count`'s `count_step`).
+    pub fn drops_first_pair(self) -> bool {
+        self.purge_hold().is_some()
+    }
+}
+
+impl Default for EngineKind {
+    /// The first family of the registry (SQLite).
+    fn default() -> Self {
+        EngineKind(families::FAMILIES[0])
+    }
+}
+
+impl PartialEq for EngineKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for EngineKind {}
+
+impl std::hash::Hash for EngineKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state)
+    }
+}
+
+impl fmt::Debug for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for EngineKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for EngineKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        EngineKind::parse(&name.to_ascii_lowercase())
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown engine {name:?}")))
+    }
+}
+
 /// Everything an engine needs to start one target: its own settings, not the plan's (`plan`
 /// builds it; the engine never looks at the plan). It crosses to a remote target's agent as
 /// JSON, less the fields that only mean something here.
@@ -468,17 +606,10 @@ pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result
             r.host
         );
     }
-    if let Some(url) = &target.connect {
-        return match target.engine {
-            EngineKind::Postgres => postgres::existing::PgExisting::attach(target, url),
-            EngineKind::Mysql => mysql::existing::MyExisting::attach(target, url),
-            EngineKind::Sqlite => anyhow::bail!("SQLite has no server to connect to"),
-        };
-    }
-    match target.engine {
-        EngineKind::Sqlite => Ok(Box::new(sqlite::SqliteServer::start(target, data_dir)?)),
-        EngineKind::Postgres => postgres::PgServer::start(target, data_dir, log),
-        EngineKind::Mysql => mysql::MysqlServer::start(target, data_dir, log),
+    let family = target.engine.family();
+    match &target.connect {
+        Some(url) => family.attach(target, url),
+        None => family.start(target, data_dir, log),
     }
 }
 
@@ -486,51 +617,18 @@ pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result
 /// install), or SQLite's `library`; `None`: the SQLite bundled into dbdelta. A saved load is
 /// keyed by its path and contents.
 pub fn build_file(target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
-    match target.engine {
-        EngineKind::Sqlite => Ok(target.library.clone()),
-        EngineKind::Postgres => postgres::server_binary(target.bin.as_deref()).map(Some),
-        EngineKind::Mysql => {
-            let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
-            Ok(Some(mysql::flavor::find_binaries(bin.as_deref())?.server))
-        }
-    }
+    target.engine.family().build_file(target)
 }
 
 /// The server program a target of `engine` starts here, found in `bin` (`None`: the
 /// distribution's install) and answering `--version` with the target's environment `env`;
-/// `Err` says what is missing or failing. SQLite has no program to run.
+/// `Err` says what is missing or failing. An embedded engine has no program to run.
 pub fn check_server(
     engine: EngineKind,
     bin: Option<&Path>,
     env: &BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let (server, env) = match engine {
-        EngineKind::Sqlite => return Ok(()),
-        // Finding it runs `postgres --version` already (for the major version).
-        EngineKind::Postgres => return postgres::server_binary(bin).map(|_| ()),
-        EngineKind::Mysql => {
-            let bin = bin.map(std::path::absolute).transpose()?;
-            let found = mysql::flavor::find_binaries(bin.as_deref())?;
-            let env = found.env(env);
-            (found.server, env)
-        }
-    };
-    let out = std::process::Command::new(&server)
-        .arg("--version")
-        .envs(&env)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {}", server.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        anyhow::bail!(
-            "{} --version failed: {}",
-            server.display(),
-            err.lines().last().unwrap_or("no message").trim()
-        );
-    }
-    Ok(())
+    engine.family().check_server(bin, env)
 }
 
 /// The data directory of one target × clients × repeat under a run's work directory.

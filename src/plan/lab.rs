@@ -652,7 +652,7 @@ fn target(
             format!(
                 "unknown engine \"{}\"; this version supports: {}, mariadb (an alias of mysql: the same family)",
                 t.engine.get_ref(),
-                EngineKind::NAMES.join(", ")
+                EngineKind::names().join(", ")
             ),
         )
     })?;
@@ -665,8 +665,8 @@ fn target(
     let bin = bin_dir(src, t.bin.as_ref(), embedded, remote.is_some(), base_dir)?;
     let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
     let tables = table_ddl(src, &t, engine, oracle)?;
-    let (version, product) = version(src, &t, embedded, bin.is_some())?;
-    let (versions, product) = match versions(src, &t, embedded)? {
+    let (version, product) = version(src, &t, engine, bin.is_some())?;
+    let (versions, product) = match versions(src, &t, engine)? {
         Some((set, p)) => (Some(set), Some(p)),
         None => (None, product),
     };
@@ -987,17 +987,26 @@ fn bin_dir(
     Ok(Some(path))
 }
 
+/// Whose fetched builds serve the engine as the target writes it (`mariadb`: MariaDB's), when
+/// its family lists that name among its products.
+fn fetched_product(t: &RawTarget, engine: EngineKind) -> Option<Product> {
+    let written = t.engine.get_ref().as_str();
+    (engine.family().products().contains(&written))
+        .then(|| Product::parse(written))
+        .flatten()
+}
+
 /// A target's `version` to fetch and whose builds it names.
 fn version(
     src: &Source<'_>,
     t: &RawTarget,
-    embedded: bool,
+    engine: EngineKind,
     has_bin: bool,
 ) -> Result<(Option<String>, Option<Product>), InputError> {
     let Some(v) = &t.version else {
         return Ok((None, None));
     };
-    if embedded {
+    if engine.embedded() {
         return Err(src.error_at(
             v.span(),
             "version fetches server builds (postgres, mysql, mariadb); SQLite is built into dbdelta",
@@ -1006,7 +1015,7 @@ fn version(
     if has_bin {
         return Err(src.error_at(v.span(), "set either bin or version, not both"));
     }
-    let product = Product::parse(t.engine.get_ref()).ok_or_else(|| {
+    let product = fetched_product(t, engine).ok_or_else(|| {
         src.error_at(
             t.engine.span(),
             "version needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
@@ -1025,13 +1034,12 @@ fn version(
 fn versions(
     src: &Source<'_>,
     t: &RawTarget,
-    embedded: bool,
+    engine: EngineKind,
 ) -> Result<Option<(VersionSet, Product)>, InputError> {
     let Some(v) = &t.versions else {
         return Ok(None);
     };
-    let product = Product::parse(t.engine.get_ref()).filter(|_| !embedded);
-    let Some(product) = product else {
+    let Some(product) = fetched_product(t, engine) else {
         return Err(src.error_at(
             v.span(),
             "versions sweeps fetched server builds: it needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
@@ -1174,7 +1182,7 @@ fn table_ddl(
     let mut out = TableDdl::default();
     for (key, value) in keys {
         let Some(v) = value else { continue };
-        if engine != EngineKind::Mysql {
+        if !engine.family().table_options() {
             return Err(src.error_at(
                 v.span(),
                 format!("{key} is for MySQL/MariaDB targets (engine = \"mysql\" or \"mariadb\")"),
@@ -1423,7 +1431,7 @@ read_secs = 0.5
         assert_eq!(t.product, Some(Product::Mysql));
         let t = target("engine = \"mariadb\"\nversion = \"10.2\"").unwrap();
         assert_eq!(t.product, Some(Product::Mariadb));
-        assert_eq!(t.engine, EngineKind::Mysql);
+        assert_eq!(t.engine.name(), "mysql");
         let t = target("engine = \"postgres\"\nversion = \"postgres@17\"").unwrap();
         assert_eq!(
             (t.version.as_deref(), t.product),
@@ -1535,7 +1543,7 @@ read_secs = 0.5
         assert!(e.contains("client = \"there\": expected \"local\""), "{e}");
         // The agent's lab: the suites, this target alone, nothing that places or profiles.
         let text = pg("\nclient = \"remote\"").replace("[lab]\n", "[lab]\nplacement = \"split\"\n");
-        let agent = for_agent(&text, "a", EngineKind::Postgres).unwrap();
+        let agent = for_agent(&text, "a", EngineKind::parse("postgres").unwrap()).unwrap();
         let lab = parse(&agent, "agent", Path::new(".")).unwrap();
         assert_eq!(lab.targets.len(), 1);
         assert!(lab.targets[0].remote.is_none() && lab.placement.shorthand.is_none());

@@ -161,23 +161,8 @@ impl TargetPlan {
     /// (a running server or another host: the report names it from its version), with
     /// `(myrocks)` as reports add it.
     pub fn product_name(&self) -> &'static str {
-        if self.engine != EngineKind::Mysql {
-            return self.engine.name();
-        }
-        if self.tables.rocksdb() {
-            return "mariadb (myrocks)";
-        }
-        if let Some(p) = self.product {
-            return p.id();
-        }
-        let server = || crate::engine::mysql::flavor::find_binaries(self.bin.as_deref());
-        let mariadbd = self.build.is_some()
-            || (self.connect.is_none() && self.remote.is_none())
-                && server().is_ok_and(|b| {
-                    (b.server.file_name())
-                        .is_some_and(|n| n.to_string_lossy().starts_with("mariadbd"))
-                });
-        if mariadbd { "mariadb" } else { "mysql" }
+        let fetched = self.product.map(|p| p.id());
+        (self.engine.family()).product_name(&self.spec(true), fetched, self.build.is_some())
     }
 
     /// What the engine needs to start this target, with the suite's `prepared`.

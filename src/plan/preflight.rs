@@ -20,23 +20,14 @@ use crate::plan::{RunPlan, TargetPlan};
 /// How much more (or less) an engine stores per row than PostgreSQL, in percent: InnoDB's
 /// clustered index and page fill, MyRocks' compression, SQLite's compact records.
 fn engine_factor(t: &TargetPlan) -> u64 {
-    match t.engine {
-        EngineKind::Postgres => 100,
-        EngineKind::Mysql if t.tables.rocksdb() => 60,
-        EngineKind::Mysql => 130,
-        EngineKind::Sqlite => 90,
-    }
+    t.engine.family().disk_percent(&t.tables)
 }
 
 /// Files an engine writes whatever the data: PostgreSQL's catalog and first WAL segments (a
 /// fresh PostgreSQL 15 cluster is 39 MB), InnoDB's system tablespace, redo and undo logs
 /// (MariaDB 10.11's redo log alone is 96 MiB).
 fn fixed_bytes(engine: EngineKind) -> u64 {
-    match engine {
-        EngineKind::Postgres => 48 << 20,
-        EngineKind::Mysql => 200 << 20,
-        EngineKind::Sqlite => 0,
-    }
+    engine.family().fixed_bytes()
 }
 
 /// Each suite of the plan with the most rows it holds at once and its bytes per row with

@@ -134,11 +134,14 @@ mod tests {
             assert_eq!(plan.targets.len(), 2);
             assert_eq!(plan.repeats, 3);
             let want = match engine {
-                Engine::Sqlite => crate::engine::EngineKind::Sqlite,
-                Engine::Postgres => crate::engine::EngineKind::Postgres,
-                Engine::Mysql | Engine::Mariadb => crate::engine::EngineKind::Mysql,
+                Engine::Sqlite => "sqlite",
+                Engine::Postgres => "postgres",
+                Engine::Mysql | Engine::Mariadb => "mysql",
             };
-            assert!(plan.targets.iter().all(|t| t.engine == want), "{engine:?}");
+            assert!(
+                plan.targets.iter().all(|t| t.engine.name() == want),
+                "{engine:?}"
+            );
             assert!(text.contains("docs/lab.md"));
         }
     }

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use super::build::{BuildEngine, BuildFailed, Flags};
+use super::build_spec::{BuildEngine, BuildFailed, Flags};
 
 /// Lines of the log a failure carries.
 const TAIL_LINES: usize = 15;

@@ -13,7 +13,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use sha2::Digest;
 
-use super::build::BuildEngine;
+use super::build_spec::BuildEngine;
 
 /// A located source.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use super::build::{BuildEngine, Training};
+use super::build_spec::{BuildEngine, Training};
 
 /// Write the training lab under `entry/training/` and run it against the instrumented build.
 pub fn train(

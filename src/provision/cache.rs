@@ -12,14 +12,13 @@
 //! Must not: choose versions (the registries' modules do) or start servers.
 
 use std::fs::File;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use sha2::Digest;
 
+use super::checksum::{Checksum, archive_matches, download};
 use super::unpack::{self, Layout, Manifest};
 use super::{Fetched, Package, Product, Release, debian_tree};
 
@@ -35,8 +34,7 @@ pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("DBDELTA_CACHE") {
         return PathBuf::from(dir);
     }
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if rustix::process::geteuid().is_root() {
         return PathBuf::from("/var/cache/dbdelta");
     }
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME") {
@@ -65,88 +63,6 @@ pub fn tree_of(bin: &Path) -> Option<(String, PathBuf, PathBuf)> {
     let tree = cache_dir().join(&entry).join(TREE);
     let inside = PathBuf::from_iter(&parts[4..]);
     Some((entry.to_string_lossy().into_owned(), tree, inside))
-}
-
-/// A registry's checksum of an archive.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Checksum {
-    /// Maven's `.sha1` files.
-    Sha1(Vec<u8>),
-    /// npm's `sha512-…` integrity.
-    Sha512(Vec<u8>),
-    /// A Debian index's `SHA256`.
-    Sha256(Vec<u8>),
-}
-
-impl Checksum {
-    pub fn algorithm(&self) -> &'static str {
-        match self {
-            Checksum::Sha1(_) => "sha1",
-            Checksum::Sha512(_) => "sha512",
-            Checksum::Sha256(_) => "sha256",
-        }
-    }
-
-    fn digest(&self) -> &[u8] {
-        match self {
-            Checksum::Sha1(d) | Checksum::Sha512(d) | Checksum::Sha256(d) => d,
-        }
-    }
-
-    /// `sha1:<hex>` / `sha512:<hex>`, as recorded.
-    fn to_text(&self) -> String {
-        format!("{}:{}", self.algorithm(), unpack::hex(self.digest()))
-    }
-
-    fn parse(text: &str) -> Option<Checksum> {
-        let (algo, hex) = text.split_once(':')?;
-        let digest = super::maven::decode_hex(hex)?;
-        match algo {
-            "sha1" => Some(Checksum::Sha1(digest)),
-            "sha512" => Some(Checksum::Sha512(digest)),
-            "sha256" => Some(Checksum::Sha256(digest)),
-            _ => None,
-        }
-    }
-
-    fn hasher(&self) -> Hasher {
-        match self {
-            Checksum::Sha1(_) => Hasher::Sha1(sha1::Sha1::new()),
-            Checksum::Sha512(_) => Hasher::Sha512(sha2::Sha512::new()),
-            Checksum::Sha256(_) => Hasher::Sha256(sha2::Sha256::new()),
-        }
-    }
-}
-
-enum Hasher {
-    Sha1(sha1::Sha1),
-    Sha512(sha2::Sha512),
-    Sha256(sha2::Sha256),
-}
-
-impl Hasher {
-    fn update(&mut self, bytes: &[u8]) {
-        match self {
-            Hasher::Sha1(h) => h.update(bytes),
-            Hasher::Sha512(h) => h.update(bytes),
-            Hasher::Sha256(h) => h.update(bytes),
-        }
-    }
-
-    fn finish(self) -> Vec<u8> {
-        match self {
-            Hasher::Sha1(h) => h.finalize().to_vec(),
-            Hasher::Sha512(h) => h.finalize().to_vec(),
-            Hasher::Sha256(h) => h.finalize().to_vec(),
-        }
-    }
-}
-
-/// Hash a whole file with the algorithm of `expected`; true when it matches.
-pub(super) fn archive_matches(path: &Path, expected: &Checksum) -> Result<bool> {
-    let mut h = expected.hasher();
-    unpack::read_chunks(path, |chunk| h.update(chunk))?;
-    Ok(h.finish() == expected.digest())
 }
 
 /// `dbdelta-build.json`.
@@ -250,15 +166,9 @@ impl Lock {
             .write(true)
             .open(&path)
             .with_context(|| format!("opening {}", path.display()))?;
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a file descriptor we own; it blocks until the lock is ours.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            bail!(
-                "locking {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            );
-        }
+        // flock(LOCK_EX) on Linux: it blocks until the lock is ours.
+        f.lock()
+            .with_context(|| format!("locking {}", path.display()))?;
         Ok(Lock(f))
     }
 }
@@ -466,69 +376,4 @@ fn download_and_unpack(
     };
     write_record(staging, &record)?;
     Ok((bytes, artifact.checksum.algorithm()))
-}
-
-/// Stream `url` into `dest`, hashing as it comes; fail (and remove the file) when the hash is not
-/// the registry's.
-pub(super) fn download(url: &str, dest: &Path, expected: &Checksum) -> Result<u64> {
-    let mut resp = super::agent()
-        .get(url)
-        .call()
-        .with_context(|| format!("downloading {url}"))?;
-    let mut reader = resp.body_mut().as_reader();
-    let mut out = File::create(dest).with_context(|| format!("writing {}", dest.display()))?;
-    let mut h = expected.hasher();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut total = 0u64;
-    loop {
-        let n = reader
-            .read(&mut buf)
-            .with_context(|| format!("downloading {url}"))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-        out.write_all(&buf[..n])?;
-        total += n as u64;
-    }
-    out.sync_all()?;
-    if h.finish() != expected.digest() {
-        let _ = std::fs::remove_file(dest);
-        bail!(
-            "{url} does not match the registry's {} checksum; nothing was unpacked",
-            expected.algorithm()
-        );
-    }
-    Ok(total)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn checksums_round_trip_as_text() {
-        let c = Checksum::Sha1(vec![0xde, 0xad, 0xbe, 0xef]);
-        assert_eq!(c.to_text(), "sha1:deadbeef");
-        assert_eq!(Checksum::parse("sha1:deadbeef"), Some(c));
-        assert_eq!(
-            Checksum::parse("sha512:00ff"),
-            Some(Checksum::Sha512(vec![0, 255]))
-        );
-        assert_eq!(Checksum::parse("md5:00"), None);
-    }
-
-    #[test]
-    fn archive_hash_is_checked() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("a.jar");
-        std::fs::write(&f, b"abc").unwrap();
-        // sha1("abc")
-        let good = Checksum::Sha1(
-            super::super::maven::decode_hex("a9993e364706816aba3e25717850c26c9cd0d89d").unwrap(),
-        );
-        assert!(archive_matches(&f, &good).unwrap());
-        std::fs::write(&f, b"abd").unwrap();
-        assert!(!archive_matches(&f, &good).unwrap());
-    }
 }

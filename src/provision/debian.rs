@@ -20,7 +20,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::cache::Checksum;
+use super::checksum::{self, Checksum};
 use super::unpack::Layout;
 use super::{Package, Product, Release};
 
@@ -284,10 +284,10 @@ impl Index {
         let expected = index_checksum(&release, INDEX)
             .with_context(|| format!("{url} lists no SHA256 of {INDEX}"))?;
         let path = dir.join("Packages.gz");
-        let cached = path.is_file() && super::cache::archive_matches(&path, &expected)?;
+        let cached = path.is_file() && checksum::archive_matches(&path, &expected)?;
         if !cached {
             let tmp = dir.join(format!(".Packages.gz.{}", std::process::id()));
-            super::cache::download(&format!("{base}dists/{suite}/{INDEX}"), &tmp, &expected)?;
+            checksum::download(&format!("{base}dists/{suite}/{INDEX}"), &tmp, &expected)?;
             std::fs::rename(&tmp, &path)?;
         }
         let mut text = String::new();
@@ -403,7 +403,7 @@ pub fn index_checksum(release: &str, name: &str) -> Option<Checksum> {
 }
 
 fn sha256(hex: &str) -> Option<Checksum> {
-    super::maven::decode_hex(hex)
+    checksum::decode_hex(hex)
         .filter(|d| d.len() == 32)
         .map(Checksum::Sha256)
 }

@@ -23,7 +23,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use super::cache::Checksum;
+use super::checksum::{self, Checksum};
 use super::debian::{self, Index};
 use super::{Package, Release};
 
@@ -78,7 +78,7 @@ pub fn download(
     let mut bytes = 0;
     let mut parts = Vec::new();
     for d in &wanted {
-        bytes += super::cache::download(&d.url, &dir.join(&d.file), &d.checksum)?;
+        bytes += checksum::download(&d.url, &dir.join(&d.file), &d.checksum)?;
         parts.push((d.file.clone(), d.checksum.clone()));
     }
     let tree = staging.join(tree);
@@ -91,7 +91,7 @@ pub fn download(
 pub fn parts_match(debs: &Path, parts: &[Part]) -> Result<bool> {
     for (file, checksum) in parts {
         let path = debs.join(file);
-        if !path.is_file() || !super::cache::archive_matches(&path, checksum)? {
+        if !path.is_file() || !checksum::archive_matches(&path, checksum)? {
             return Ok(false);
         }
     }
@@ -378,7 +378,7 @@ mod tests {
         std::fs::write(dir.path().join("a.deb"), b"abc").unwrap();
         // sha256("abc")
         let good = Checksum::Sha256(
-            super::super::maven::decode_hex(
+            super::super::checksum::decode_hex(
                 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
             )
             .unwrap(),

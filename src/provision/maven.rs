@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use super::Artifact;
-use super::cache::Checksum;
+use super::checksum::{Checksum, decode_hex};
 
 /// Maven's installation directory: `MAVEN_HOME`, else the directory above the `bin/mvn` found on
 /// `PATH` (symlinks resolved).
@@ -173,16 +173,6 @@ pub fn locate(group: &str, artifact: &str, version: &str) -> Result<Artifact> {
     })
 }
 
-pub fn decode_hex(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +209,5 @@ mod tests {
                    <versions><version>10.2.11</version><version>11.4.5</version></versions>\
                    </versioning></metadata>";
         assert_eq!(parse_versions(xml).unwrap(), ["10.2.11", "11.4.5"]);
-        assert_eq!(decode_hex("0aff"), Some(vec![10, 255]));
-        assert_eq!(decode_hex("0g"), None);
     }
 }

@@ -15,9 +15,11 @@
 pub mod build;
 mod build_recipe;
 mod build_source;
+mod build_spec;
 mod build_train;
 mod cache;
 mod catalog;
+mod checksum;
 mod debian;
 mod debian_tree;
 mod maven;
@@ -133,7 +135,7 @@ impl Package {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Artifact {
     pub url: String,
-    pub checksum: cache::Checksum,
+    pub checksum: checksum::Checksum,
     /// The unpacked size the registry states (npm's `dist.unpackedSize`), when it does.
     pub unpacked: Option<u64>,
 }

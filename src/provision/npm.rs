@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 
 use super::Artifact;
-use super::cache::Checksum;
+use super::checksum::Checksum;
 
 /// The registry's base URL, ending in `/`.
 fn registry() -> Result<String> {

@@ -27,7 +27,7 @@ use super::protocol::{
 use super::ssh::{Master, SshHost};
 use crate::engine::common::connect::{Address, ConnectUrl};
 use crate::engine::remote::{RemoteHost, Shipment};
-use crate::engine::{self, Driver, EngineKind, Observed, Server, TableDdl, TargetSpec};
+use crate::engine::{Driver, Observed, Server, TableDdl, TargetSpec};
 use crate::runner::ClientsThere;
 use crate::runner::step::StepRun;
 use crate::sampler::observed::{Elsewhere, ProbeWhat, Probed, RemoteProbe};
@@ -155,13 +155,9 @@ impl RemoteServer {
             port: started.tcp.port,
             database: started.tcp.database.clone(),
         };
-        let driver: Arc<dyn Driver> = match target.engine {
-            EngineKind::Postgres => engine::postgres::tcp_driver(url, target.prepared),
-            EngineKind::Mysql => {
-                engine::mysql::tcp_driver(url, target.prepared, started.tcp.backslash_escapes)
-            }
-            EngineKind::Sqlite => bail!("{what}: SQLite has no server to run remotely"),
-        };
+        let driver: Arc<dyn Driver> = (target.engine.family())
+            .tcp_driver(url, target.prepared, &started.tcp)
+            .with_context(|| what.clone())?;
         Ok(RemoteServer {
             link,
             started,

@@ -9,98 +9,116 @@
 use super::model::{Aggregate, MeasurementRow, MetricTest, Relative, ReportModel, TargetSummary};
 use crate::results::metrics::{METRICS, Part};
 
+/// What a fixed column holds: text, `true`/`false`, or a number (or empty). The metric columns
+/// are numbers but for each verdict's `<short>_verdict` (text) and `<short>_unstable`
+/// (`true`/`false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Bool,
+    Num,
+}
+use Kind::{Bool, Num, Text};
+
+/// The fixed columns of one kind, in column order.
+fn fixed(kind: Kind) -> impl Iterator<Item = &'static str> {
+    (HEAD.iter().chain(BETWEEN).chain(TAIL))
+        .filter(move |(_, k)| *k == kind)
+        .map(|(name, _)| *name)
+}
+
 /// The header, in column order. Units: `_us` µs, `_bytes` bytes, `_kb` KB, `qps` per second;
 /// `relative_*` = target / its base (the `base` column).
 /// The columns before the metrics: the run, target and step, QPS and its verdict, latency.
-const HEAD: &[&str] = &[
-    "run_id",
-    "lab",
-    "host_online_cpus",
-    "host_cpu_topology",
-    "target",
-    "engine",
-    "server_version",
-    "placement",
-    "server_cpus",
-    "client_cpus",
-    "is_base",
-    "base",
-    "suite",
-    "group",
-    "step",
-    "step_index",
-    "clients",
-    "tables",
-    "rows_per_table",
-    "repeats",
-    "seconds",
-    "duration_rule",
-    "precision_target",
-    "ran_to_max",
-    "qps",
-    "relative_qps",
-    "relative_qps_ci95_low",
-    "relative_qps_ci95_high",
-    "verdict",
-    "unstable",
-    "relative_qps_p",
-    "relative_qps_q",
-    "relative_qps_ci_low",
-    "relative_qps_ci_high",
-    "relative_qps_ci_level",
-    "relative_qps_df",
-    "relative_qps_detectable",
-    "tps",
-    "latency_p50_us",
-    "latency_p90_us",
-    "latency_p95_us",
-    "latency_p99_us",
-    "latency_p999_us",
-    "latency_max_us",
-    "latency_mean_us",
+const HEAD: &[(&str, Kind)] = &[
+    ("run_id", Text),
+    ("lab", Text),
+    ("host_online_cpus", Text),
+    ("host_cpu_topology", Text),
+    ("target", Text),
+    ("engine", Text),
+    ("server_version", Text),
+    ("placement", Text),
+    ("server_cpus", Text),
+    ("client_cpus", Text),
+    ("is_base", Bool),
+    ("base", Text),
+    ("suite", Text),
+    ("group", Text),
+    ("step", Text),
+    ("step_index", Num),
+    ("clients", Num),
+    ("tables", Num),
+    ("rows_per_table", Num),
+    ("repeats", Num),
+    ("seconds", Num),
+    ("duration_rule", Text),
+    ("precision_target", Num),
+    ("ran_to_max", Num),
+    ("qps", Num),
+    ("relative_qps", Num),
+    ("relative_qps_ci95_low", Num),
+    ("relative_qps_ci95_high", Num),
+    ("verdict", Text),
+    ("unstable", Bool),
+    ("relative_qps_p", Num),
+    ("relative_qps_q", Num),
+    ("relative_qps_ci_low", Num),
+    ("relative_qps_ci_high", Num),
+    ("relative_qps_ci_level", Num),
+    ("relative_qps_df", Num),
+    ("relative_qps_detectable", Num),
+    ("tps", Num),
+    ("latency_p50_us", Num),
+    ("latency_p90_us", Num),
+    ("latency_p95_us", Num),
+    ("latency_p99_us", Num),
+    ("latency_p999_us", Num),
+    ("latency_max_us", Num),
+    ("latency_mean_us", Num),
 ];
 
 /// Between the costs per op (with the engine's own IO) and the step's own values: whether the
 /// device IO is the engine's, and which ratios are too coarse.
-const BETWEEN: &[&str] = &[
-    "device_reads_confirmed",
-    "device_writes_confirmed",
-    "below_resolution",
+const BETWEEN: &[(&str, Kind)] = &[
+    ("device_reads_confirmed", Bool),
+    ("device_writes_confirmed", Bool),
+    ("below_resolution", Text),
 ];
 
 /// The columns after the metrics: within-step noise, flags, failures, the client sweep, the
 /// Insert Benchmark, profiles and invocations.
-const TAIL: &[&str] = &[
-    "step_seconds",
-    "qps_cv",
-    "qps_precision",
-    "too_short",
-    "too_noisy",
-    "client_bound",
-    "wakeup_bound",
-    "settling",
-    "server_cpus_seen",
-    "client_cpus_seen",
-    "errors",
-    "failed",
-    "target_failed",
-    "error",
-    "log_path",
-    "group_qps",
-    "relative_group_qps",
-    "group_qps_verdict",
-    "crossover",
-    "crossover_clients",
-    "crossover_noise",
-    "insert_rate",
-    "insert_quartile",
-    "background_rows_per_sec",
-    "background_target_rows_per_sec",
-    "background_worst_share",
-    "sla",
-    "profile_top_functions",
-    "profile_note",
-    "invocations",
+const TAIL: &[(&str, Kind)] = &[
+    ("step_seconds", Num),
+    ("qps_cv", Num),
+    ("qps_precision", Num),
+    ("too_short", Bool),
+    ("too_noisy", Bool),
+    ("client_bound", Bool),
+    ("wakeup_bound", Bool),
+    ("settling", Bool),
+    ("server_cpus_seen", Text),
+    ("client_cpus_seen", Text),
+    ("errors", Num),
+    ("failed", Bool),
+    ("target_failed", Bool),
+    ("error", Text),
+    ("log_path", Text),
+    ("group_qps", Num),
+    ("relative_group_qps", Num),
+    ("group_qps_verdict", Text),
+    ("crossover", Text),
+    ("crossover_clients", Num),
+    ("crossover_noise", Text),
+    ("insert_rate", Num),
+    ("insert_quartile", Text),
+    ("background_rows_per_sec", Num),
+    ("background_target_rows_per_sec", Num),
+    ("background_worst_share", Num),
+    ("sla", Text),
+    ("profile_top_functions", Text),
+    ("profile_note", Text),
+    ("invocations", Text),
 ];
 
 /// A verdict's columns after its metric's ratio, from its short name `s`: `s_verdict`,
@@ -140,7 +158,7 @@ fn metric_columns(parts: &[Part]) -> Vec<String> {
 /// The header, in column order. Units: `_us` µs, `_bytes` bytes, `_kb` KB, `qps` per second;
 /// `relative_*` = target / its base (the `base` column).
 pub fn columns() -> Vec<String> {
-    let names = |c: &[&str]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>();
+    let names = |c: &[(&str, Kind)]| c.iter().map(|(c, _)| c.to_string()).collect::<Vec<_>>();
     let mut out = names(HEAD);
     out.extend(metric_columns(&[Part::Cost, Part::OwnIo]));
     out.extend(names(BETWEEN));
@@ -148,54 +166,6 @@ pub fn columns() -> Vec<String> {
     out.extend(names(TAIL));
     out
 }
-
-/// Columns that hold text (and every verdict's `<short>_verdict`); `BOOLEAN_COLUMNS` (and every
-/// `<short>_unstable`) hold `true`/`false`; every other column is a number or empty.
-const TEXT_COLUMNS: &[&str] = &[
-    "run_id",
-    "lab",
-    "host_online_cpus",
-    "host_cpu_topology",
-    "target",
-    "engine",
-    "server_version",
-    "placement",
-    "server_cpus",
-    "client_cpus",
-    "server_cpus_seen",
-    "client_cpus_seen",
-    "base",
-    "suite",
-    "group",
-    "step",
-    "duration_rule",
-    "verdict",
-    "below_resolution",
-    "error",
-    "log_path",
-    "group_qps_verdict",
-    "crossover",
-    "crossover_noise",
-    "insert_quartile",
-    "sla",
-    "profile_top_functions",
-    "profile_note",
-    "invocations",
-];
-
-const BOOLEAN_COLUMNS: &[&str] = &[
-    "is_base",
-    "unstable",
-    "device_reads_confirmed",
-    "device_writes_confirmed",
-    "too_short",
-    "too_noisy",
-    "client_bound",
-    "wakeup_bound",
-    "settling",
-    "failed",
-    "target_failed",
-];
 
 /// The verdict columns `<short>_<suffix>` of the table's metrics with a verdict.
 fn verdict_columns(suffix: &str) -> impl Iterator<Item = String> + '_ {
@@ -206,12 +176,12 @@ fn verdict_columns(suffix: &str) -> impl Iterator<Item = String> + '_ {
 
 /// Whether `column` holds text (any other is a number, empty, or `true`/`false`).
 pub fn is_text(column: &str) -> bool {
-    TEXT_COLUMNS.contains(&column) || verdict_columns("verdict").any(|c| c == column)
+    fixed(Kind::Text).any(|c| c == column) || verdict_columns("verdict").any(|c| c == column)
 }
 
 /// Whether `column` holds `true`/`false`.
 pub fn is_boolean(column: &str) -> bool {
-    BOOLEAN_COLUMNS.contains(&column) || verdict_columns("unstable").any(|c| c == column)
+    fixed(Kind::Bool).any(|c| c == column) || verdict_columns("unstable").any(|c| c == column)
 }
 
 fn num(v: Option<f64>) -> String {
@@ -603,7 +573,7 @@ pub fn render(m: &ReportModel) -> String {
         }
         if failed && !wrote {
             let mut r = row(m, name, t, 0, "", None);
-            let clients = HEAD.iter().position(|c| *c == "clients").unwrap();
+            let clients = HEAD.iter().position(|(c, _)| *c == "clients").unwrap();
             r[clients] = String::new();
             write(r);
         }

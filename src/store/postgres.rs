@@ -20,7 +20,6 @@ use postgres::{Client, NoTls, Statement};
 
 use super::migrations::to_postgres;
 use super::sql::{Db, Lock, Row, Value};
-use crate::engine::EngineKind;
 use crate::engine::connect::{Address, ConnectUrl};
 use crate::error::InputError;
 
@@ -45,7 +44,7 @@ impl Postgres {
     /// and the URL as shown (its password replaced by `***`).
     pub fn connect(url: &str, flag: &str) -> Result<(Postgres, String)> {
         let parsed = ConnectUrl::parse_as(url, flag).map_err(InputError::new)?;
-        debug_assert_eq!(parsed.engine, EngineKind::Postgres);
+        debug_assert_eq!(parsed.engine.name(), "postgres");
         let shown = parsed.shown();
         let mut config = postgres::Config::new();
         config

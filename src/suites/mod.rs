@@ -75,6 +75,34 @@ impl Clone for Box<dyn SuiteConfig> {
     }
 }
 
+/// The plug-in glue every suite repeats, written once: `plug_in_glue!(config)` inside an
+/// `impl SuiteConfig` gives `clone_box`, `as_any` and `as_any_mut`; `plug_in_glue!(settings)`
+/// inside an `impl SuiteSettings` gives `as_any`. A macro, not a blanket impl over `T: Any`:
+/// such an impl would also cover `Box<dyn SuiteConfig>`, and `as_any` called on the box would
+/// hand out the box itself, so every downcast to the suite's own type would fail. Here `self`
+/// is always the suite's concrete type.
+macro_rules! plug_in_glue {
+    (config) => {
+        fn clone_box(&self) -> Box<dyn $crate::suites::SuiteConfig> {
+            Box::new(self.clone())
+        }
+
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            self
+        }
+    };
+    (settings) => {
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    };
+}
+pub(crate) use plug_in_glue;
+
 /// `run --rows N --tables N --time SECS`: the scale the command line sets over the lab's
 /// (already checked against `crate::range`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -138,7 +166,7 @@ pub static SUITES: &[&dyn SuiteKind] = &[
 pub static TEST_SUITES: &[&dyn SuiteKind] = &[&probe::ProbeSuite];
 
 /// Set (to anything) to make [`TEST_SUITES`] available.
-pub const TEST_SUITES_ENV: &str = "DBDELTA_TEST_SUITES";
+pub const TEST_SUITES_ENV: &str = crate::engine::families::TEST_ENV;
 
 /// The suites this process knows: [`SUITES`], then [`TEST_SUITES`] when enabled.
 pub fn registry() -> Vec<&'static dyn SuiteKind> {

@@ -30,19 +30,28 @@ pub trait Suite: Send + Sync {
         ddl: &TableDdl,
         clients: u32,
     ) -> anyhow::Result<()>;
-    /// Build the indexes the load builds (timed by the runner as the index build).
+    /// Build the indexes the load builds (timed by the runner as the index build). By
+    /// default none: a suite whose indexes a measured step builds (the Insert Benchmark's
+    /// `l.x`, `linkbench.index`) or that has none.
     fn index(
         &self,
-        session: &mut dyn Session,
-        dialect: Dialect,
-        ddl: &TableDdl,
-        clients: u32,
-    ) -> anyhow::Result<()>;
+        _session: &mut dyn Session,
+        _dialect: Dialect,
+        _ddl: &TableDdl,
+        _clients: u32,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Whether the load is a measured phase of its own (sysbench), or only creates the tables
-    /// (the Insert Benchmark, whose first step is its load).
-    fn records_load(&self) -> bool;
-    /// Rows loaded over all tables at `clients` clients (the load's rows/s).
-    fn rows_loaded(&self, clients: u32) -> u64;
+    /// (by default: the Insert Benchmark, whose first step is its load).
+    fn records_load(&self) -> bool {
+        false
+    }
+    /// Rows loaded over all tables at `clients` clients (the load's rows/s); 0 by default,
+    /// where the load is not recorded.
+    fn rows_loaded(&self, _clients: u32) -> u64 {
+        0
+    }
     /// What shapes the loaded data at `clients` clients, as one line naming every setting
     /// (e.g. `sysbench tables=1 rows=10000`): a saved load is reused only under the same line.
     /// `None`: the suite's load cannot be reused (its first step is its load).

@@ -21,6 +21,21 @@ pub enum Address {
     Tcp(String),
 }
 
+/// A family's `connect` URL form ([`crate::engine::Family::url`]): its schemes (the first is
+/// how the URL is shown) and what an URL leaves out defaults to.
+#[derive(Debug)]
+pub struct UrlForm {
+    pub schemes: &'static [&'static str],
+    pub user: &'static str,
+    pub port: u16,
+    pub database: &'static str,
+    /// The query key naming a unix socket (`host`: PostgreSQL's directory; `socket`: MySQL's
+    /// file).
+    pub socket_key: &'static str,
+    /// The socket of an URL with an empty host.
+    pub socket: &'static str,
+}
+
 /// A parsed `connect` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectUrl {
@@ -52,12 +67,12 @@ impl ConnectUrl {
             )
         };
         let (scheme, rest) = text.split_once("://").ok_or_else(|| bad("no scheme"))?;
-        let engine = match scheme {
-            "postgres" | "postgresql" => EngineKind::Postgres,
-            "mysql" | "mariadb" => EngineKind::Mysql,
-            _ => return Err(bad("the scheme must be postgres:// or mysql://")),
-        };
-        let pg = engine == EngineKind::Postgres;
+        let (engine, form) = EngineKind::by_scheme(scheme).ok_or_else(|| {
+            let schemes: Vec<String> = (EngineKind::url_forms().iter())
+                .map(|u| format!("{}://", u.schemes[0]))
+                .collect();
+            bad(&format!("the scheme must be {}", schemes.join(" or ")))
+        })?;
         let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
         let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
         let (userinfo, hostport) = match authority.rsplit_once('@') {
@@ -82,34 +97,31 @@ impl ConnectUrl {
             let (k, v) = pair
                 .split_once('=')
                 .ok_or_else(|| bad("a parameter without '='"))?;
-            match (k, pg) {
-                ("host", true) | ("socket", false) => {
-                    socket = Some(PathBuf::from(decode(v).map_err(|e| bad(&e))?))
-                }
-                _ => return Err(bad(&format!("unknown parameter {k}"))),
+            if k != form.socket_key {
+                return Err(bad(&format!("unknown parameter {k}")));
             }
+            socket = Some(PathBuf::from(decode(v).map_err(|e| bad(&e))?));
         }
         let host = decode(host).map_err(|e| bad(&e))?;
         let address = match (socket, host.is_empty()) {
             (Some(s), _) => Address::Unix(s),
             (None, false) if host.starts_with('/') => Address::Unix(PathBuf::from(host)),
             (None, false) => Address::Tcp(host),
-            (None, true) if pg => Address::Unix(PathBuf::from("/var/run/postgresql")),
-            (None, true) => Address::Unix(PathBuf::from("/run/mysqld/mysqld.sock")),
+            (None, true) => Address::Unix(PathBuf::from(form.socket)),
         };
         let database = decode(path).map_err(|e| bad(&e))?;
         Ok(ConnectUrl {
             engine,
             user: if user.is_empty() {
-                if pg { "postgres" } else { "root" }.into()
+                form.user.into()
             } else {
                 user
             },
             password,
             address,
-            port: port.unwrap_or(if pg { 5432 } else { 3306 }),
+            port: port.unwrap_or(form.port),
             database: if database.is_empty() {
-                if pg { "postgres" } else { "dbdelta" }.into()
+                form.database.into()
             } else {
                 database
             },
@@ -132,10 +144,8 @@ impl ConnectUrl {
     }
 
     fn render(&self, pw: &str) -> String {
-        let scheme = match self.engine {
-            EngineKind::Postgres => "postgres",
-            _ => "mysql",
-        };
+        let form = (self.engine.family().url()).expect("a connect URL's family has a URL form");
+        let scheme = form.schemes[0];
         match &self.address {
             Address::Tcp(h) => format!(
                 "{scheme}://{}{pw}@{h}:{}/{}",
@@ -146,11 +156,7 @@ impl ConnectUrl {
                 self.user,
                 self.port,
                 self.database,
-                if self.engine == EngineKind::Postgres {
-                    "host"
-                } else {
-                    "socket"
-                },
+                form.socket_key,
                 p.display()
             ),
         }
@@ -322,7 +328,7 @@ mod tests {
     #[test]
     fn postgres_urls_over_tcp_and_unix_sockets() {
         let u = ConnectUrl::parse("postgres://bench:s%40cret@127.0.0.1:6543/sb").unwrap();
-        assert_eq!(u.engine, EngineKind::Postgres);
+        assert_eq!(u.engine, EngineKind::parse("postgres").unwrap());
         assert_eq!(
             (u.user.as_str(), u.password.as_deref()),
             ("bench", Some("s@cret"))
@@ -341,7 +347,10 @@ mod tests {
     #[test]
     fn mysql_urls_and_errors_that_hide_the_password() {
         let u = ConnectUrl::parse("mysql://root@127.0.0.1/bench").unwrap();
-        assert_eq!((u.engine, u.port), (EngineKind::Mysql, 3306));
+        assert_eq!(
+            (u.engine, u.port),
+            (EngineKind::parse("mysql").unwrap(), 3306)
+        );
         let u = ConnectUrl::parse("mariadb://root@/bench?socket=/tmp/my.sock").unwrap();
         assert_eq!(u.address, Address::Unix("/tmp/my.sock".into()));
         let mut u = ConnectUrl::parse("mysql://root@/bench?socket=/tmp/my.sock").unwrap();

@@ -26,6 +26,29 @@ use anyhow::{Context, Result, bail};
 use crate::cpus::CpuSet;
 use crate::sys::log_tail;
 
+/// `server --version` runs with `env` and succeeds: the preflight's check that a server
+/// program found for a target can start here. `Err` says what failed, with its last line.
+pub fn answers_version(
+    server: &Path,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    let out = Command::new(server)
+        .arg("--version")
+        .envs(env)
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("cannot run {}", server.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "{} --version failed: {}",
+            server.display(),
+            err.lines().last().unwrap_or("no message").trim()
+        );
+    }
+    Ok(())
+}
+
 /// Name of the account servers run as when dbdelta runs as root.
 pub const SERVER_USER: &str = "dbdelta";
 
@@ -57,8 +80,7 @@ fn lookup_user(name: &str) -> Option<ServerUser> {
 /// else the `dbdelta` system account, created when missing. Database servers refuse to run as
 /// root, and we never start one as root.
 pub fn server_user() -> Result<Option<ServerUser>> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return Ok(None);
     }
     if let Some(u) = lookup_user(SERVER_USER) {
@@ -206,10 +228,9 @@ fn started() -> MutexGuard<'static, Vec<u32>> {
 /// way out when dbdelta must end at once (a second terminating signal) and leave none behind.
 pub fn kill_started() {
     for &pid in started().iter() {
-        // SAFETY: kill(2) reads and writes no memory of ours. `pid` leads its own process group
-        // (spawned with `process_group(0)`) and is not reaped while listed (reaping happens
-        // under the same lock), so the group is still ours.
-        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+        // `pid` leads its own process group (spawned with `process_group(0)`) and is not reaped
+        // while listed (reaping happens under the same lock), so the group is still ours.
+        kill_group(pid);
     }
 }
 
@@ -247,8 +268,8 @@ impl Started {
             let mut list = started();
             let pid = child.id();
             if group && list.contains(&pid) {
-                // SAFETY: as in `kill_started`: an unreaped child leading its own group.
-                unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+                // As in `kill_started`: an unreaped child leading its own group.
+                kill_group(pid);
             }
             let _ = child.kill();
             list.retain(|&p| p != pid);
@@ -277,10 +298,13 @@ pub fn is_stopped(pid: u32) -> bool {
 
 /// SIGKILL every process of the process group a server dbdelta started leads (its PID is
 /// the group's: servers are spawned with `process_group(0)`), a stopped one too.
+/// A `pid` that names no process group (0, or beyond `i32`) sends nothing.
 pub fn kill_group(pid: u32) {
-    // SAFETY: kill(2) reads and writes no memory of ours. `-pid` names the process group the
-    // server leads (spawned with `process_group(0)`), so only its processes get the signal.
-    unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    use rustix::process::{Pid, Signal, kill_process_group};
+    if let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+        // An error (the group is gone already) leaves nothing to do.
+        let _ = kill_process_group(group, Signal::KILL);
+    }
 }
 
 /// `cmd` run under `wrap` (program and arguments first): the same arguments, environment

@@ -13,6 +13,8 @@
 //! (`workload/sql.rs` does).
 
 pub mod existing;
+mod family;
+pub use family::MysqlFamily;
 pub mod flavor;
 pub mod mywire;
 
@@ -1180,7 +1182,7 @@ impl Server for MysqlServer {
 
     fn client_url(&self) -> Option<crate::engine::connect::ConnectUrl> {
         Some(crate::engine::connect::ConnectUrl {
-            engine: crate::engine::EngineKind::Mysql,
+            engine: crate::engine::EngineKind::of(&MysqlFamily),
             user: USER.into(),
             password: Some(self.password.clone()),
             address: crate::engine::connect::Address::Unix(self.socket.clone()),

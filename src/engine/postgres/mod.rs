@@ -12,6 +12,8 @@
 //! Must not: time anything or count operations.
 
 pub mod existing;
+mod family;
+pub use family::PgFamily;
 pub mod pgwire;
 
 use std::collections::BTreeMap;
@@ -725,7 +727,7 @@ impl Server for PgServer {
             return None;
         };
         Some(crate::engine::connect::ConnectUrl {
-            engine: crate::engine::EngineKind::Postgres,
+            engine: crate::engine::EngineKind::of(&PgFamily),
             user: "postgres".into(),
             password: Some(e.password.clone()),
             address: crate::engine::connect::Address::Unix(e.socket_dir.clone()),

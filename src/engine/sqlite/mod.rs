@@ -10,6 +10,8 @@
 //! the engine cost of SQLite is our process's cost (`Observed::SelfProcess`).
 
 pub mod api;
+mod family;
+pub use family::SqliteFamily;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

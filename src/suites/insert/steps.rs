@@ -285,25 +285,6 @@ impl Suite for InsertBench {
         }
         Ok(())
     }
-
-    fn index(
-        &self,
-        _session: &mut dyn Session,
-        _dialect: Dialect,
-        _ddl: &TableDdl,
-        _clients: u32,
-    ) -> anyhow::Result<()> {
-        // The indexes are built by the l.x step, which is measured.
-        Ok(())
-    }
-
-    fn records_load(&self) -> bool {
-        false
-    }
-
-    fn rows_loaded(&self, _clients: u32) -> u64 {
-        0
-    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS` of `secs` after 2026-01-01 00:00:00, written into `out` (no

@@ -10,7 +10,6 @@ mod section;
 pub mod sql;
 pub mod steps;
 
-use std::any::Any;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,17 +68,7 @@ impl SuiteConfig for LinkbenchConfig {
         }))
     }
 
-    fn clone_box(&self) -> Box<dyn SuiteConfig> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    crate::suites::plug_in_glue!(config);
 }
 
 /// LinkBench after `--quick` scaling, with the lab keys its plan needs.
@@ -216,9 +205,7 @@ impl SuiteSettings for Scaled {
         (self.settings.maxid1, 950)
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
+    crate::suites::plug_in_glue!(settings);
 }
 
 /// LinkBench's steps with requesters = [1, 4], with their roles.

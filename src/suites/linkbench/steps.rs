@@ -428,25 +428,6 @@ impl Suite for LinkBench {
         }
         Ok(())
     }
-
-    fn index(
-        &self,
-        _session: &mut dyn Session,
-        _dialect: Dialect,
-        _ddl: &TableDdl,
-        _clients: u32,
-    ) -> anyhow::Result<()> {
-        // id1_type is built by linkbench.index, which is measured.
-        Ok(())
-    }
-
-    fn records_load(&self) -> bool {
-        false
-    }
-
-    fn rows_loaded(&self, _clients: u32) -> u64 {
-        0
-    }
 }
 
 /// Fills `out` with `len` payload bytes: the first `random` share random letters and digits,

@@ -6,7 +6,6 @@
 //! for a lab only when `DBDELTA_TEST_SUITES` is set (`tests/suites.rs`). Must not: be needed by
 //! anything else; adding it touched this folder and the registry's lines only.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,17 +72,7 @@ impl SuiteConfig for ProbeConfig {
         }))
     }
 
-    fn clone_box(&self) -> Box<dyn SuiteConfig> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    crate::suites::plug_in_glue!(config);
 }
 
 /// The probe as it runs: one step of `length`.
@@ -128,9 +117,7 @@ impl SuiteSettings for Probe {
         (1, 100)
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
+    crate::suites::plug_in_glue!(settings);
 }
 
 impl Probe {
@@ -188,24 +175,6 @@ impl Suite for Probe {
         ))?;
         session.execute_sql(&format!("INSERT INTO {TABLE} (id, v) VALUES (1, 42)"))?;
         Ok(())
-    }
-
-    fn index(
-        &self,
-        _session: &mut dyn Session,
-        _dialect: Dialect,
-        _ddl: &TableDdl,
-        _clients: u32,
-    ) -> anyhow::Result<()> {
-        Ok(())
-    }
-
-    fn records_load(&self) -> bool {
-        false
-    }
-
-    fn rows_loaded(&self, _clients: u32) -> u64 {
-        0
     }
 }
 

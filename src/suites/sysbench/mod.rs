@@ -13,7 +13,6 @@ pub mod steps;
 #[cfg(test)]
 mod tests;
 
-use std::any::Any;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,17 +85,7 @@ impl SuiteConfig for SysbenchConfig {
         }))
     }
 
-    fn clone_box(&self) -> Box<dyn SuiteConfig> {
-        Box::new(self.clone())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
+    crate::suites::plug_in_glue!(config);
 }
 
 /// The sysbench suite after `--quick` scaling, with the lab keys its plan needs.
@@ -258,7 +247,5 @@ impl SuiteSettings for Scaled {
         (u64::from(scale.tables) * scale.rows, 280)
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
+    crate::suites::plug_in_glue!(settings);
 }

@@ -1,0 +1,151 @@
+//! A test-only engine family that checks the plug-in seam: `engine = "fake"` keeps nothing and
+//! answers every statement at once (one row each), in dbdelta's own process.
+//!
+//! Owns all of the fake: its registry entry, its server, driver and sessions. It speaks
+//! SQLite's dialect, so the suites' SQL serves it as it is. It is registered in
+//! [`crate::engine::families::TEST_FAMILIES`] only, so it exists for a lab only when
+//! `DBDELTA_TEST_SUITES` is set (`tests/suites.rs`). Must not: be needed by anything else;
+//! adding it touched this folder and the registry's lines only.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::engine::{
+    DbError, Dialect, Driver, Family, Observed, RowSink, RowSource, Server, Session, StmtId,
+    TargetSpec,
+};
+
+/// The registry's entry for `engine = "fake"`.
+pub struct FakeFamily;
+
+impl Family for FakeFamily {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+
+    fn title(&self) -> &'static str {
+        "the fake engine"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn build_file(&self, _target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
+        Ok(None)
+    }
+
+    fn start(
+        &self,
+        target: &TargetSpec,
+        data_dir: &Path,
+        _log: &Path,
+    ) -> anyhow::Result<Box<dyn Server>> {
+        let settings = (target.settings.iter())
+            .map(|s| match s.split_once('=') {
+                Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+                None => (s.trim().to_string(), String::new()),
+            })
+            .collect();
+        Ok(Box::new(FakeServer {
+            data_dir: data_dir.to_path_buf(),
+            settings,
+        }))
+    }
+}
+
+/// A "server" that is its settings and an empty data directory.
+struct FakeServer {
+    data_dir: PathBuf,
+    settings: BTreeMap<String, String>,
+}
+
+impl Server for FakeServer {
+    fn driver(&self) -> Arc<dyn Driver> {
+        Arc::new(FakeDriver)
+    }
+
+    fn version(&self) -> String {
+        "fake 1".into()
+    }
+
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.settings.clone()
+    }
+
+    fn observed(&self) -> Observed {
+        Observed::SelfProcess
+    }
+
+    fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    fn db_size(&self) -> Option<u64> {
+        None
+    }
+
+    fn postwrite(&self, _tables: &[String], _budget: std::time::Duration) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn stop(self: Box<Self>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+struct FakeDriver;
+
+impl Driver for FakeDriver {
+    fn connect(&self) -> Result<Box<dyn Session>, DbError> {
+        Ok(Box::new(FakeSession { prepared: 0 }))
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+}
+
+/// Counts what it prepared; every statement returns or changes one row.
+struct FakeSession {
+    prepared: StmtId,
+}
+
+/// Takes a bulk load's columns and drops them.
+struct Discard;
+
+impl RowSink for Discard {
+    fn int(&mut self, _value: i64) {}
+    fn text(&mut self, _value: &str) {}
+}
+
+impl Session for FakeSession {
+    fn prepare(&mut self, _sql: &str) -> Result<StmtId, DbError> {
+        self.prepared += 1;
+        Ok(self.prepared - 1)
+    }
+
+    fn execute(
+        &mut self,
+        _stmt: StmtId,
+        _params: &[crate::engine::Param<'_>],
+    ) -> Result<u64, DbError> {
+        Ok(1)
+    }
+
+    fn execute_sql(&mut self, _sql: &str) -> Result<u64, DbError> {
+        Ok(1)
+    }
+
+    fn query_strings(&mut self, _sql: &str) -> Result<Vec<String>, DbError> {
+        Ok(Vec::new())
+    }
+
+    fn bulk_load(&mut self, _table: &str, source: &mut dyn RowSource) -> Result<u64, DbError> {
+        for i in 0..source.rows() {
+            source.write_row(i, &mut Discard);
+        }
+        Ok(source.rows())
+    }
+}

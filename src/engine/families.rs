@@ -1,0 +1,37 @@
+//! The engine registry: every engine family dbdelta drives, as one static list of
+//! [`Family`] implementations, and the test-only families behind the hidden test switch.
+//!
+//! A family is its folder under `engine/` and one line here (plus its SQL per suite when it
+//! speaks a dialect of its own). Everything else (the lab's engine names, the preflight, the
+//! factory in `engine::start`, `connect` URLs, remote targets, fetched builds) asks the
+//! family through [`crate::engine::EngineKind`]. Must not: hold any family's behaviour; that
+//! is its folder's.
+
+use super::Family;
+
+/// Every engine family, in the order `dbdelta list` and messages name them. The first is the
+/// default of an empty target description.
+pub static FAMILIES: &[&dyn Family] = &[
+    &super::sqlite::SqliteFamily,
+    &super::postgres::PgFamily,
+    &super::mysql::MysqlFamily,
+];
+
+#[path = "fake/mod.rs"]
+mod fake;
+
+/// Families that exist to test the plug-in seam (a family is a folder plus one line here).
+/// Hidden unless [`TEST_ENV`] is set, as the test-only suites are; the integration tests set it.
+pub static TEST_FAMILIES: &[&dyn Family] = &[&fake::FakeFamily];
+
+/// The hidden test switch: set (to anything) to make [`TEST_FAMILIES`] (and the test-only
+/// suites) available.
+pub const TEST_ENV: &str = "DBDELTA_TEST_SUITES";
+
+/// The families this process knows: [`FAMILIES`], then [`TEST_FAMILIES`] when enabled.
+pub fn registry() -> Vec<&'static dyn Family> {
+    let tests = std::env::var_os(TEST_ENV).is_some();
+    (FAMILIES.iter().copied())
+        .chain(TEST_FAMILIES.iter().copied().filter(|_| tests))
+        .collect()
+}

@@ -1,0 +1,153 @@
+//! MySQL and MariaDB as one engine family of the registry (`crate::engine::families`): its
+//! names, what the lab, the preflight and a counting pass need to know of it, its `connect`
+//! URL form and its factories. Must not: hold the engine itself (this folder's other files do).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::counter::Attribution;
+use crate::engine::connect::{ConnectUrl, UrlForm};
+use crate::engine::{Dialect, Driver, Family, Server, TableDdl, TargetSpec, TcpEndpoint};
+
+/// The registry's entry for `engine = "mysql"` and `"mariadb"`.
+pub struct MysqlFamily;
+
+/// `mysql://` and `mariadb://` URLs.
+static URL: UrlForm = UrlForm {
+    schemes: &["mysql", "mariadb"],
+    user: "root",
+    port: 3306,
+    database: "dbdelta",
+    socket_key: "socket",
+    socket: "/run/mysqld/mysqld.sock",
+};
+
+impl Family for MysqlFamily {
+    fn name(&self) -> &'static str {
+        "mysql"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["mariadb"]
+    }
+
+    fn title(&self) -> &'static str {
+        "MySQL/MariaDB"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Mysql
+    }
+
+    fn embedded(&self) -> bool {
+        false
+    }
+
+    /// A thread per connection (MySQL 5.6 to 9.7, MariaDB 10.2 to 11.8), and every
+    /// connection's statements go through `dispatch_command`, which no background thread runs.
+    fn attribution(&self) -> Attribution {
+        Attribution::Threads {
+            foreground: &["dispatch_command"],
+        }
+    }
+
+    /// A consistent snapshot, which InnoDB's purge cannot pass. Purge runs by the clock, and
+    /// how far it has got changes what the next writes cost; held back, every pass finds the
+    /// rows as the same passes before it left them.
+    fn purge_hold(&self) -> Option<&'static str> {
+        Some("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    }
+
+    /// Counted under callgrind: 5.6 names no OS thread for a connection, and reading
+    /// `performance_schema.threads` for the others is not built yet.
+    fn server_tasks(&self) -> bool {
+        false
+    }
+
+    fn table_options(&self) -> bool {
+        true
+    }
+
+    fn products(&self) -> &'static [&'static str] {
+        &["mysql", "mariadb"]
+    }
+
+    /// `mariadb (myrocks)` for MyRocks tables; else the fetched product, or `mariadb` for a
+    /// build (dbdelta builds MariaDB only) or Debian's install (MariaDB's `mariadbd`); `mysql`
+    /// when none tells (a running server or another host: the report names it from its
+    /// version).
+    fn product_name(
+        &self,
+        target: &TargetSpec,
+        fetched: Option<&'static str>,
+        built: bool,
+    ) -> &'static str {
+        if target.tables.rocksdb() {
+            return "mariadb (myrocks)";
+        }
+        if let Some(p) = fetched {
+            return p;
+        }
+        let server = || super::flavor::find_binaries(target.bin.as_deref());
+        let mariadbd = built
+            || (target.connect.is_none() && target.remote.is_none())
+                && server().is_ok_and(|b| {
+                    (b.server.file_name())
+                        .is_some_and(|n| n.to_string_lossy().starts_with("mariadbd"))
+                });
+        if mariadbd { "mariadb" } else { "mysql" }
+    }
+
+    /// InnoDB's clustered index and page fill; MyRocks' compression.
+    fn disk_percent(&self, tables: &TableDdl) -> u64 {
+        if tables.rocksdb() { 60 } else { 130 }
+    }
+
+    /// InnoDB's system tablespace, redo and undo logs (MariaDB 10.11's redo log alone is
+    /// 96 MiB).
+    fn fixed_bytes(&self) -> u64 {
+        200 << 20
+    }
+
+    fn check_server(
+        &self,
+        bin: Option<&Path>,
+        env: &BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        let bin = bin.map(std::path::absolute).transpose()?;
+        let found = super::flavor::find_binaries(bin.as_deref())?;
+        crate::engine::common::process::answers_version(&found.server, &found.env(env))
+    }
+
+    fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
+        let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
+        Ok(Some(super::flavor::find_binaries(bin.as_deref())?.server))
+    }
+
+    fn start(
+        &self,
+        target: &TargetSpec,
+        data_dir: &Path,
+        log: &Path,
+    ) -> anyhow::Result<Box<dyn Server>> {
+        super::MysqlServer::start(target, data_dir, log)
+    }
+
+    fn url(&self) -> Option<&'static UrlForm> {
+        Some(&URL)
+    }
+
+    fn attach(&self, target: &TargetSpec, url: &ConnectUrl) -> anyhow::Result<Box<dyn Server>> {
+        super::existing::MyExisting::attach(target, url)
+    }
+
+    fn tcp_driver(
+        &self,
+        url: ConnectUrl,
+        prepared: bool,
+        tcp: &TcpEndpoint,
+    ) -> anyhow::Result<Arc<dyn Driver>> {
+        Ok(super::tcp_driver(url, prepared, tcp.backslash_escapes))
+    }
+}

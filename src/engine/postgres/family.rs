@@ -1,0 +1,110 @@
+//! PostgreSQL as an engine family of the registry (`crate::engine::families`): its names,
+//! what the preflight and a counting pass need to know of it, its `connect` URL form and its
+//! factories. Must not: hold the engine itself (this folder's other files do).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::counter::Attribution;
+use crate::engine::connect::{ConnectUrl, UrlForm};
+use crate::engine::{Dialect, Driver, Family, Server, TableDdl, TargetSpec, TcpEndpoint};
+
+/// The registry's entry for `engine = "postgres"`.
+pub struct PgFamily;
+
+/// `postgres://` and `postgresql://` URLs.
+static URL: UrlForm = UrlForm {
+    schemes: &["postgres", "postgresql"],
+    user: "postgres",
+    port: 5432,
+    database: "postgres",
+    socket_key: "host",
+    socket: "/var/run/postgresql",
+};
+
+impl Family for PgFamily {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["postgresql"]
+    }
+
+    fn title(&self) -> &'static str {
+        "PostgreSQL"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn embedded(&self) -> bool {
+        false
+    }
+
+    /// A process per connection: the postmaster and the autovacuum workers are background,
+    /// the pass's backends foreground. A worker runs `AutoVacWorkerMain` from 17 on; before,
+    /// that function is static and inlined, and what its dump shows is the rest of
+    /// `StartAutoVacWorker`, where the postmaster forked it. (PostgreSQL's counting server
+    /// runs without autovacuum, so it needs no purge hold.)
+    fn attribution(&self) -> Attribution {
+        Attribution::Processes {
+            background: &["AutoVacWorkerMain", "StartAutoVacWorker"],
+        }
+    }
+
+    fn products(&self) -> &'static [&'static str] {
+        &["postgres", "postgresql"]
+    }
+
+    /// The reference the suites' bytes per row are measured on.
+    fn disk_percent(&self, _tables: &TableDdl) -> u64 {
+        100
+    }
+
+    /// The catalog and first WAL segments (a fresh PostgreSQL 15 cluster is 39 MB).
+    fn fixed_bytes(&self) -> u64 {
+        48 << 20
+    }
+
+    /// Finding the server runs `postgres --version` already (for the major version).
+    fn check_server(
+        &self,
+        bin: Option<&Path>,
+        _env: &BTreeMap<String, String>,
+    ) -> anyhow::Result<()> {
+        super::server_binary(bin).map(|_| ())
+    }
+
+    fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
+        super::server_binary(target.bin.as_deref()).map(Some)
+    }
+
+    fn start(
+        &self,
+        target: &TargetSpec,
+        data_dir: &Path,
+        log: &Path,
+    ) -> anyhow::Result<Box<dyn Server>> {
+        super::PgServer::start(target, data_dir, log)
+    }
+
+    fn url(&self) -> Option<&'static UrlForm> {
+        Some(&URL)
+    }
+
+    fn attach(&self, target: &TargetSpec, url: &ConnectUrl) -> anyhow::Result<Box<dyn Server>> {
+        super::existing::PgExisting::attach(target, url)
+    }
+
+    fn tcp_driver(
+        &self,
+        url: ConnectUrl,
+        prepared: bool,
+        _tcp: &TcpEndpoint,
+    ) -> anyhow::Result<Arc<dyn Driver>> {
+        Ok(super::tcp_driver(url, prepared))
+    }
+}
