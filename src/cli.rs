@@ -636,6 +636,10 @@ pub struct HistoryArgs {
     /// instructions/op) or a metric id of the JSON report (e.g. cs_per_op).
     #[arg(long, value_name = "METRIC", default_value = "qps")]
     pub metric: String,
+    /// Each series' values relative to its value in one run: `first` (its first run) or a
+    /// run id or name (1 = that run), so series of different scales read alike.
+    #[arg(long, value_name = "RUN|first")]
+    pub relative: Option<String>,
     /// Largest p-value (Student's t-test of the two sides) of a change point.
     #[arg(long, value_name = "P", default_value_t = crate::changepoint::MAX_P)]
     pub max_p: f64,
@@ -1764,6 +1768,7 @@ fn history_cmd(store_path: &Path, args: &HistoryArgs) -> Result<ExitCode> {
             max_p: args.max_p,
             min_magnitude: args.min_effect,
         },
+        relative: args.relative.clone(),
     };
     let h = history::history(&store, &query)?;
     if h.series.is_empty() && h.partial.is_empty() {
