@@ -37,7 +37,9 @@ pub struct Defaults {
     pub count_pair_secs: f64,
 }
 
-/// The defaults of an engine: measured on a loaded 2-core host (docs/commands.md, `plan`).
+/// The defaults of an engine: PostgreSQL's measured with a debug build on a loaded 2-core
+/// host (a 5 s-step lab, two counting cells at once); SQLite's loads and steps from the demo
+/// there; the rest guesses (docs/commands.md, Time estimate).
 pub fn defaults(engine: EngineKind) -> Defaults {
     match engine {
         EngineKind::Sqlite => Defaults {
@@ -46,8 +48,8 @@ pub fn defaults(engine: EngineKind) -> Defaults {
             postwrite_extra_secs: 0.0,
             step_extra_secs: 0.25,
             count_server_secs: 0.5,
-            count_load_factor: 30.0,
-            count_pair_secs: 2.0,
+            count_load_factor: 3.0,
+            count_pair_secs: 10.0,
         },
         EngineKind::Postgres => Defaults {
             server_secs: 3.0,
@@ -55,8 +57,8 @@ pub fn defaults(engine: EngineKind) -> Defaults {
             postwrite_extra_secs: 0.5,
             step_extra_secs: 0.4,
             count_server_secs: 10.0,
-            count_load_factor: 30.0,
-            count_pair_secs: 6.0,
+            count_load_factor: 3.0,
+            count_pair_secs: 25.0,
         },
         EngineKind::Mysql => Defaults {
             server_secs: 10.0,
@@ -64,8 +66,8 @@ pub fn defaults(engine: EngineKind) -> Defaults {
             postwrite_extra_secs: 1.0,
             step_extra_secs: 0.4,
             count_server_secs: 40.0,
-            count_load_factor: 30.0,
-            count_pair_secs: 12.0,
+            count_load_factor: 3.0,
+            count_pair_secs: 40.0,
         },
     }
 }
