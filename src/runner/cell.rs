@@ -402,7 +402,7 @@ impl CellRun<'_> {
         let budget = self.suite.postwrite_budget;
         let _waiting = (!self.target.engine.embedded()).then(|| {
             self.progress.wait(&format!(
-                "{}: settling after {what}: the postwrite cleanup, then the server idle until {} have passed so its background writes finish (postwrite_secs)",
+                "{}: settling after {what}: the postwrite cleanup, then the server left idle until {} is up so its background writes finish (postwrite_secs)",
                 self.label(),
                 crate::progress::duration(budget)
             ))
