@@ -404,20 +404,36 @@ fn run_clock(
     only: Option<usize>,
     progress: &Progress,
 ) -> RefCell<RunClock> {
-    use crate::plan::estimate::{CALIBRATION_CELLS, Calibration, estimate};
+    use crate::plan::estimate::{self, CALIBRATION_CELLS, Calibration};
     // The estimate is help, not a result: a store that cannot say leaves the defaults.
     let stored =
         (store.cell_phases(&crate::host::describe(), CALIBRATION_CELLS)).unwrap_or_default();
-    let est = estimate(plan, &Calibration::from_stored(&stored));
+    let est = estimate::estimate(plan, &Calibration::from_stored(&stored));
     if only.is_none() {
         progress.line(&est.describe(plan));
     }
-    let planned = (est.cells.iter())
+    let left: Vec<(CellKey, f64, bool)> = (est.cells.iter())
         .filter(|c| only.is_none_or(|t| t == c.cell.target))
-        .map(|c| (cell_key(plan, c.cell, plan.suites[c.suite].id()), c.secs))
-        .filter(|(key, _)| !work.finished.contains_key(key))
-        .map(|(key, secs)| (clock_name(&key), secs))
+        .map(|c| {
+            (
+                cell_key(plan, c.cell, plan.suites[c.suite].id()),
+                c.secs,
+                c.counting,
+            )
+        })
+        .filter(|(key, _, _)| !work.finished.contains_key(key))
         .collect();
+    let mut planned: Vec<(String, f64)> = (left.iter())
+        .filter(|(_, _, counting)| !counting)
+        .map(|(key, secs, _)| (clock_name(key), *secs))
+        .collect();
+    // The counting cells run `count_jobs` at once: one step of the clock, named by the first.
+    let counting: Vec<&(CellKey, f64, bool)> = left.iter().filter(|c| c.2).collect();
+    if let Some((first, _, _)) = counting.first() {
+        let jobs = plan.instructions.map_or(1, |c| c.jobs.max(1)) as usize;
+        let secs: Vec<f64> = counting.iter().map(|c| c.1).collect();
+        planned.push((clock_name(first), estimate::pool_wall(&secs, jobs)));
+    }
     RefCell::new(RunClock::new(planned))
 }
 
