@@ -459,6 +459,10 @@ pub enum Emit {
 pub struct PlanArgs {
     /// Lab file (TOML). Without it, the built-in demo lab.
     pub lab: Option<PathBuf>,
+    /// The results store whose earlier cells on this host calibrate the time estimate
+    /// (read only; default dbdelta.db when it exists).
+    #[command(flatten)]
+    pub store: StoreArg,
     #[command(flatten)]
     pub shape: ShapeArgs,
     #[command(flatten)]
@@ -632,6 +636,10 @@ pub struct HistoryArgs {
     /// instructions/op) or a metric id of the JSON report (e.g. cs_per_op).
     #[arg(long, value_name = "METRIC", default_value = "qps")]
     pub metric: String,
+    /// Each series' values relative to its value in one run: `first` (its first run) or a
+    /// run id or name (1 = that run), so series of different scales read alike.
+    #[arg(long, value_name = "RUN|first")]
+    pub relative: Option<String>,
     /// Largest p-value (Student's t-test of the two sides) of a change point.
     #[arg(long, value_name = "P", default_value_t = crate::changepoint::MAX_P)]
     pub max_p: f64,
@@ -744,7 +752,7 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
             let progress = top.progress(&args.verbosity);
             run(&top.store(&args.store), args, &progress)
         }
-        Command::Plan(args) => plan_cmd(args),
+        Command::Plan(args) => plan_cmd(&top.store(&args.store), args),
         Command::Report(args) => report_cmd(&top.store(&args.store), args),
         Command::Compare(args) => compare_cmd(&top.store(&args.store), args),
         Command::History(args) => history_cmd(&top.store(&args.store), &args),
@@ -779,6 +787,7 @@ impl Shared {
     fn of(cli: &Cli) -> Result<Shared> {
         let (stores, talks) = match &cli.command {
             Command::Run(_) | Command::Bisect(_) => (true, true),
+            Command::Plan(_) => (true, false),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
             Command::History(_) => (true, false),
             Command::Profile(_) | Command::Store(_) | Command::Serve(_) => (true, false),
@@ -854,7 +863,7 @@ fn load_lab(path: Option<&Path>) -> Result<crate::plan::lab::Lab> {
 
 /// `dbdelta plan [LAB]`: the plan in words (what `run --dry-run` prints), or with `--emit k8s`
 /// its Kubernetes manifests; on standard output or, whole, in `-o FILE`.
-fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
+fn plan_cmd(store_path: &Path, args: PlanArgs) -> Result<ExitCode> {
     let lab = load_lab(args.lab.as_deref())?;
     let opts = args.how.options(&args.shape);
     let text = match args.emit {
@@ -863,7 +872,7 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
             // What `run` would refuse before its first cell, `plan` refuses too.
             crate::plan::preflight::tools(&plan)?;
             crate::plan::preflight::servers(&plan)?;
-            plan_text(&plan)?
+            plan_text(&plan, store_path)?
         }
         Some(Emit::K8s) => {
             // Before planning: CPU lists would otherwise be checked against this host.
@@ -876,9 +885,10 @@ fn plan_cmd(args: PlanArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The plan in words and its disk estimate against the work directory's free space (what
-/// `run --dry-run` and `plan` print); a version that does not exist is refused, as by `run`.
-fn plan_text(plan: &plan::RunPlan) -> Result<String> {
+/// The plan in words, its time estimate (calibrated by what `store` measured on this host)
+/// and its disk estimate against the work directory's free space (what `run --dry-run` and
+/// `plan` print); a version that does not exist is refused, as by `run`.
+fn plan_text(plan: &plan::RunPlan, store: &Path) -> Result<String> {
     let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
     let need = crate::plan::preflight::disk_need(plan);
@@ -886,10 +896,25 @@ fn plan_text(plan: &plan::RunPlan) -> Result<String> {
     let mut text = plan.describe();
     let at = text.find("\norder: ").map_or(text.len(), |i| i + 1);
     text.insert_str(at, &plan::describe_fetches(plan)?);
+    let estimate = crate::plan::estimate::estimate(plan, &calibration(store));
     Ok(format!(
-        "{text}{}\n",
+        "{text}{}\n{}\n",
+        estimate.describe(plan),
         crate::plan::preflight::describe(&need, free)
     ))
+}
+
+/// What the store at `location` measured on this host, for the time estimate: nothing when
+/// there is no store yet or it cannot be read (the estimate then says it uses the defaults).
+pub fn calibration(location: &Path) -> crate::plan::estimate::Calibration {
+    use crate::plan::estimate;
+    let is_url = crate::store::is_url(&location.to_string_lossy());
+    if !is_url && !location.is_file() {
+        return Default::default();
+    }
+    let stored = Store::open_reader(location)
+        .and_then(|s| s.cell_phases(&crate::host::describe(), estimate::CALIBRATION_CELLS));
+    estimate::Calibration::from_stored(&stored.unwrap_or_default())
 }
 
 /// The emitter's options from `plan`'s flags: `--image` is required.
@@ -967,7 +992,11 @@ fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Result<ExitCode
     crate::plan::preflight::tools(&plan)?;
     crate::plan::preflight::servers(&plan)?;
     if args.dry_run {
-        write_text(args.out.output.as_deref(), &plan_text(&plan)?, "the plan")?;
+        write_text(
+            args.out.output.as_deref(),
+            &plan_text(&plan, store_path)?,
+            "the plan",
+        )?;
         return Ok(ExitCode::SUCCESS);
     }
     // A taken name is refused before fetches and builds (a store that cannot be read yet
@@ -1117,10 +1146,9 @@ fn announce_plan(
     need: &crate::plan::preflight::DiskNeed,
 ) {
     progress.line(&format!(
-        "plan: {} step(s) × {} cell(s), at least {}",
+        "plan: {} step(s) × {} cell(s)",
         plan.steps().count(),
         plan.cells().len(),
-        crate::progress::duration(plan.estimated())
     ));
     progress.line(&crate::plan::preflight::describe(need, None));
 }
@@ -1740,6 +1768,7 @@ fn history_cmd(store_path: &Path, args: &HistoryArgs) -> Result<ExitCode> {
             max_p: args.max_p,
             min_magnitude: args.min_effect,
         },
+        relative: args.relative.clone(),
     };
     let h = history::history(&store, &query)?;
     if h.series.is_empty() && h.partial.is_empty() {

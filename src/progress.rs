@@ -97,6 +97,34 @@ impl Progress {
     }
 }
 
+/// A wait with nothing to measure (the settle after a load): said on a line when it begins,
+/// and on a terminal followed by a spinner with its elapsed time until it is dropped.
+pub struct Waiting(Option<ProgressBar>);
+
+impl Progress {
+    /// Say what the run waits for; the spinner (a terminal only) lasts as long as the value.
+    pub fn wait(&self, text: &str) -> Waiting {
+        self.line(text);
+        Waiting((self.mode == Mode::Bars).then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("  {spinner} waiting, {elapsed} so far")
+                    .expect("valid template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(500));
+            bar
+        }))
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 impl StepProgress {
     /// Update with the time elapsed since the step started, the live rate and, for an
     /// adaptive step, its state (`±1.4% after 12 s`; then the time left is its maximum).
@@ -160,6 +188,57 @@ impl StepProgress {
     }
 }
 
+/// The whole run's clock: which cell of how many is starting, the time since the run began
+/// and the time left, from the plan's estimate of every cell still to run, scaled by how the
+/// finished ones went against their estimates.
+#[derive(Debug)]
+pub struct RunClock {
+    started: std::time::Instant,
+    /// Each cell to run (its name, as the runner's labels) and its estimated seconds, in order.
+    planned: Vec<(String, f64)>,
+}
+
+/// The pace of finished cells against their estimates is trusted within these bounds.
+const PACE: (f64, f64) = (0.5, 3.0);
+
+impl RunClock {
+    pub fn new(planned: Vec<(String, f64)>) -> RunClock {
+        RunClock {
+            started: std::time::Instant::now(),
+            planned,
+        }
+    }
+
+    /// The cell `name` begins: `cell 3/12 · 1 min 5 s elapsed · about 4 min left`; a cell the
+    /// plan did not count (an extra round of `repeats = "auto"`) has no number and no time left.
+    pub fn begin(&mut self, name: &str) -> String {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let shown = duration(Duration::from_secs_f64(elapsed));
+        let Some(k) = self.planned.iter().position(|(n, _)| n == name) else {
+            return format!("extra cell · {shown} elapsed");
+        };
+        let left = time_left(&self.planned, k, elapsed);
+        format!(
+            "cell {}/{} · {shown} elapsed · about {} left",
+            k + 1,
+            self.planned.len(),
+            duration(Duration::from_secs_f64(left))
+        )
+    }
+}
+
+/// Seconds left when cell `k` of `planned` begins after `elapsed` seconds: the estimate of
+/// cells `k..` times the pace of cells `..k` (actual over estimated, within [`PACE`]).
+pub fn time_left(planned: &[(String, f64)], k: usize, elapsed: f64) -> f64 {
+    let done: f64 = planned[..k].iter().map(|(_, s)| s).sum();
+    let rest: f64 = planned[k..].iter().map(|(_, s)| s).sum();
+    let pace = match done > 0.0 {
+        true => (elapsed / done).clamp(PACE.0, PACE.1),
+        false => 1.0,
+    };
+    rest * pace
+}
+
 /// `12345.6` → `12,346`.
 pub fn thousands(v: f64) -> String {
     let n = v.round() as i64;
@@ -205,6 +284,21 @@ mod tests {
         assert_eq!(d(250.0), "4 min 10 s");
         assert_eq!(d(20880.0), "5 h 48 min");
         assert_eq!(d(7200.0), "2 h");
+    }
+
+    #[test]
+    fn time_left_scales_the_rest_by_the_pace_so_far() {
+        let p =
+            |s: &[f64]| -> Vec<(String, f64)> { s.iter().map(|s| (String::new(), *s)).collect() };
+        let cells = p(&[60.0, 60.0, 30.0, 30.0]);
+        // Nothing done yet: the estimate as it is.
+        assert_eq!(super::time_left(&cells, 0, 0.0), 180.0);
+        // Two cells took 180 s against 120 s estimated: the rest takes 1.5 times longer.
+        assert_eq!(super::time_left(&cells, 2, 180.0), 90.0);
+        // A pace beyond its bounds is held to them (a cell that failed at once: 1 s).
+        assert_eq!(super::time_left(&cells, 2, 1.0), 30.0);
+        assert_eq!(super::time_left(&cells, 2, 10_000.0), 180.0);
+        assert_eq!(super::time_left(&cells, 4, 200.0), 0.0);
     }
 
     #[test]

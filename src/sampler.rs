@@ -32,6 +32,11 @@ pub use observed::{Observed, ProbeWhat, Probed};
 use crate::cpus::CpuSet;
 use crate::results::{Metric, Values};
 use crate::stats::{CLOCK_TICK_US, RESOLUTION_UNITS};
+
+/// How long the settling guard (`runner/settle.rs`) watches a server idle before a cell's
+/// first measured step, and how long at `--quick` scale (the plan's estimate counts them).
+pub const IDLE_PROBE: Duration = Duration::from_secs(2);
+pub const QUICK_IDLE_PROBE: Duration = Duration::from_millis(500);
 use crate::sys::{rusage, timeval_us};
 
 /// Counters of one engine process at one instant.

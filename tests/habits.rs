@@ -81,10 +81,18 @@ fn dash_o_writes_whole_files_and_progress_stays_on_stderr() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "", "the report went to the file");
+    let progress = text(&out.stderr);
+    assert!(progress.contains("point-query"), "progress on stderr");
+    // Issue 44: the run says its estimate, then each cell's number, elapsed and time left.
     assert!(
-        text(&out.stderr).contains("point-query"),
-        "progress on stderr"
+        progress.contains("estimated time: about") && progress.contains("from the defaults"),
+        "{progress}"
     );
+    assert!(
+        progress.contains("cell 1/2 · ") && progress.contains("cell 2/2 · "),
+        "{progress}"
+    );
+    assert!(progress.contains(" left: "), "{progress}");
     let md = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
     assert!(md.lines().any(|l| l.starts_with("| ")), "{md}");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
@@ -104,6 +112,15 @@ fn dash_o_writes_whole_files_and_progress_stays_on_stderr() {
         assert_eq!(text(&out.stdout), "", "{cmd:?}");
         let written = std::fs::read_to_string(dir.path().join(file)).unwrap();
         assert!(!written.is_empty(), "{cmd:?}");
+        // Issue 44: the run stored where its cells' time went, and `plan` calibrates from it.
+        if file == "plan.txt" {
+            assert!(
+                written.contains("estimated time: about")
+                    && written
+                        .contains("calibrated by 2 cell(s) this host ran before (sqlite sysbench)"),
+                "{written}"
+            );
+        }
     }
 }
 

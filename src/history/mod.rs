@@ -13,8 +13,11 @@
 //!   out.
 //! - [`Series`] `{ lab, target, step, clients, points, changes, too_few }`: points in run start
 //!   order.
-//! - [`Point`] `{ run_id, run_name, started, value, interval, repeats }`: `interval` is the 95%
-//!   t-interval of the mean over the repeats (`None` with one repeat).
+//! - [`Point`] `{ run_id, run_name, started, value, interval, clipped, repeats }`: `interval`
+//!   is the 95% t-interval of the mean over the repeats (`None` with one repeat), its lower end
+//!   raised to 0 when it reached below (`clipped`: no rate, cost or size is negative).
+//! - [`Query::relative`]: each series' values (and intervals) over its value in one run (the
+//!   first, or one named), so 1.0 is that run and series of different scales share an axis.
 //! - [`Change`] `{ index, run_id, run_name, before_mean, after_mean, ratio, p_value, worse }`:
 //!   `index` is the first point after the change (`points[index]`).
 //!
@@ -93,7 +96,13 @@ pub struct Query {
     pub step: Option<String>,
     pub metric: HistMetric,
     pub config: Config,
+    /// Each value over the series' value in this run: `first`, or a run id or name; `None`:
+    /// absolute values.
+    pub relative: Option<String>,
 }
+
+/// [`Query::relative`]'s word for each series' first run.
+pub const FIRST: &str = "first";
 
 impl Query {
     /// Every lab, target and step, QPS, the default detection settings.
@@ -104,6 +113,7 @@ impl Query {
             step: None,
             metric: HistMetric::Qps,
             config: Config::default(),
+            relative: None,
         }
     }
 }
@@ -117,6 +127,8 @@ pub struct History {
     /// The largest p-value and the smallest move of a change point.
     pub max_p: f64,
     pub min_magnitude: f64,
+    /// The run the values are relative to ([`Query::relative`]); `None`: absolute values.
+    pub relative_to: Option<String>,
     /// In lab, target (first seen), step (suite order) and clients order.
     pub series: Vec<Series>,
     /// Matching runs left out because they are not complete.
@@ -137,6 +149,8 @@ pub struct Series {
     pub lab: String,
     pub target: String,
     pub step: String,
+    /// The step's report group (`SuiteKind::groups`), for the lab's overview.
+    pub group: String,
     pub clients: u32,
     /// In run start order; runs without the value (no non-failed repeat has it) are left out.
     pub points: Vec<Point>,
@@ -153,8 +167,12 @@ pub struct Point {
     pub started: String,
     /// The mean over the run's non-failed repeats that have the value (the report's aggregate).
     pub value: f64,
-    /// 95% t-interval of that mean over the repeats; `None` with one repeat.
+    /// 95% t-interval of that mean over the repeats; `None` with one repeat. Its lower end is
+    /// at least 0 (see `clipped`).
     pub interval: Option<(f64, f64)>,
+    /// The t-interval reached below 0 and was cut there: too few or too spread repeats for
+    /// an interval that means something (no value here can be negative).
+    pub clipped: bool,
     pub repeats: u32,
 }
 
@@ -203,13 +221,19 @@ pub fn history(store: &Store, query: &Query) -> Result<History> {
 pub fn build(runs: &[(&RunSummary, RunData)], partial: Vec<RunRef>, query: &Query) -> History {
     let mut series = collect(runs, query);
     for s in &mut series {
-        detect(s, query);
+        if let Some(base) = &query.relative {
+            relative(s, base);
+        }
+        if s.too_few.is_none() {
+            detect(s, query);
+        }
     }
     History {
         metric: query.metric.id().to_string(),
         higher_is_better: query.metric.higher_is_better(),
         max_p: query.config.max_p,
         min_magnitude: query.config.min_magnitude,
+        relative_to: query.relative.clone(),
         series,
         partial,
     }
@@ -223,9 +247,9 @@ fn run_ref(r: &RunSummary) -> RunRef {
     }
 }
 
-/// Series key: lab, target, step, clients; ordered by lab, then first-seen target, then step
-/// index, then clients.
-type Key = (String, usize, u32, String, String, u32);
+/// Series key: lab, target, step, clients (and the step's group); ordered by lab, then
+/// first-seen target, then step index, then clients.
+type Key = (String, usize, u32, String, String, u32, String);
 
 /// The points of every matching lab × target × step × clients, runs in start order.
 fn collect(runs: &[(&RunSummary, RunData)], q: &Query) -> Vec<Series> {
@@ -254,6 +278,7 @@ fn collect(runs: &[(&RunSummary, RunData)], q: &Query) -> Vec<Series> {
                 m.target.clone(),
                 m.step.clone(),
                 m.clients,
+                m.group.clone(),
             );
             cells.entry(key).or_default().push(m);
         }
@@ -265,15 +290,18 @@ fn collect(runs: &[(&RunSummary, RunData)], q: &Query) -> Vec<Series> {
     }
     by_key
         .into_iter()
-        .map(|((lab, _, _, target, step, clients), points)| Series {
-            lab,
-            target,
-            step,
-            clients,
-            points,
-            changes: Vec::new(),
-            too_few: None,
-        })
+        .map(
+            |((lab, _, _, target, step, clients, group), points)| Series {
+                lab,
+                target,
+                step,
+                group,
+                clients,
+                points,
+                changes: Vec::new(),
+                too_few: None,
+            },
+        )
         .collect()
 }
 
@@ -281,14 +309,37 @@ fn collect(runs: &[(&RunSummary, RunData)], q: &Query) -> Vec<Series> {
 fn point(r: &RunSummary, ms: &[&Measurement], metric: HistMetric) -> Option<Point> {
     let xs: Vec<f64> = ms.iter().filter_map(|m| metric.of(m)).collect();
     let value = stats::mean_known(xs.iter().map(|x| Some(*x)))?;
+    let interval = interval(&xs);
     Some(Point {
         run_id: r.id.clone(),
         run_name: r.name.clone(),
         started: r.started.clone(),
         value,
-        interval: interval(&xs),
+        clipped: interval.is_some_and(|(lo, _)| lo < 0.0),
+        interval: interval.map(|(lo, hi)| (lo.max(0.0), hi)),
         repeats: xs.len() as u32,
     })
+}
+
+/// `s`'s values and intervals over its value in run `base` ([`FIRST`]: its first point; else
+/// a run id or name). A series without that run (or whose value there is 0) keeps no points
+/// and says why in `too_few`.
+fn relative(s: &mut Series, base: &str) {
+    let at = match base {
+        FIRST => s.points.first(),
+        _ => (s.points.iter()).find(|p| p.run_id == base || p.run_name.as_deref() == Some(base)),
+    };
+    let Some(b) = at.map(|p| p.value).filter(|v| *v > 0.0) else {
+        s.points.clear();
+        s.too_few = Some(format!(
+            "run {base} has no value of this series to be relative to"
+        ));
+        return;
+    };
+    for p in &mut s.points {
+        p.value /= b;
+        p.interval = p.interval.map(|(lo, hi)| (lo / b, hi / b));
+    }
 }
 
 /// The 95% t-interval of the mean of `xs`; `None` under two values.
@@ -472,6 +523,73 @@ mod tests {
             },
         );
         assert!(none.series.is_empty());
+    }
+
+    /// Issue 44: a series relative to its first run or to a named one (1 there), and a series
+    /// without that run says so instead of showing numbers.
+    #[test]
+    fn relative_series_divide_by_the_chosen_run() {
+        let first = of(
+            &runs(),
+            &Query {
+                relative: Some(FIRST.into()),
+                ..Query::all()
+            },
+        );
+        assert_eq!(first.relative_to.as_deref(), Some(FIRST));
+        let write = &first.series[1];
+        assert_eq!(write.points[0].value, 1.0);
+        assert!(
+            (write.points[9].value - 0.25 * 1.005).abs() < 0.01,
+            "{write:?}"
+        );
+        let (lo, hi) = write.points[0].interval.unwrap();
+        assert!(lo < 1.0 && 1.0 < hi, "the interval is divided too");
+        assert_eq!(
+            write.changes.len(),
+            1,
+            "change points on the relative values"
+        );
+        let named = of(
+            &runs(),
+            &Query {
+                relative: Some("nightly-06".into()),
+                ..Query::all()
+            },
+        );
+        assert_eq!(named.series[1].points[5].value, 1.0);
+        assert!((named.series[1].points[0].value - 4.0).abs() < 0.1);
+        let missing = of(
+            &runs(),
+            &Query {
+                relative: Some("no-such-run".into()),
+                ..Query::all()
+            },
+        );
+        assert!(missing.series.iter().all(|s| s.points.is_empty()));
+        let why = missing.series[0].too_few.as_deref().unwrap();
+        assert!(why.contains("run no-such-run has no value"), "{why}");
+    }
+
+    /// Issue 44: an interval that reached below zero is cut at 0, marked and explained.
+    #[test]
+    fn intervals_below_zero_are_cut_at_zero_and_explained() {
+        let mut data = runs();
+        for (i, m) in data[0].1.measurements.iter_mut().enumerate() {
+            if m.step == "read" {
+                m.qps = Some(if i == 0 { 10.0 } else { 1_000.0 });
+            }
+        }
+        let h = of(&data, &Query::all());
+        let p = &h.series[0].points[0];
+        assert!(p.clipped, "{p:?}");
+        assert_eq!(p.interval.unwrap().0, 0.0);
+        assert!(!h.series[0].points[1].clipped);
+        let text = render::render(&h, render::HistFormat::Text);
+        assert!(text.contains("*\n") || text.contains("* "), "{text}");
+        assert!(text.contains(render::CLIPPED), "{text}");
+        let md = render::render(&h, render::HistFormat::Markdown);
+        assert!(md.contains(render::CLIPPED), "{md}");
     }
 
     #[test]

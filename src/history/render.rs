@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::{Change, History, Series};
+use super::{Change, History, Point, Series};
 use crate::report::fmt;
 
 /// Output format of `dbdelta history`.
@@ -47,6 +47,15 @@ fn header(h: &History) -> String {
         h.max_p,
         fmt::percent(h.min_magnitude),
     );
+    if let Some(base) = &h.relative_to {
+        let _ = writeln!(
+            out,
+            "values relative to each series' value in run {base} (1 = that run's value)"
+        );
+    }
+    if h.series.iter().flat_map(|s| &s.points).any(|p| p.clipped) {
+        let _ = writeln!(out, "{CLIPPED}");
+    }
     if !h.partial.is_empty() {
         let names: Vec<String> = h
             .partial
@@ -133,8 +142,16 @@ pub fn change_line(s: &Series, c: &Change) -> String {
     )
 }
 
-fn interval_text(i: Option<(f64, f64)>) -> String {
-    i.map_or("-".into(), |(lo, hi)| format!("{}–{}", num(lo), num(hi)))
+/// What a `*` after an interval means.
+pub const CLIPPED: &str = "* interval cut at 0: the 95% t-interval of the repeats reached below zero, which no rate, \
+     cost or size can; the repeats are too few or too spread for an interval that says much (more repeats narrow it)";
+
+/// `lo–hi`, with `*` when its lower end was cut at 0; `-` without one.
+fn interval_text(p: &Point) -> String {
+    let mark = if p.clipped { "*" } else { "" };
+    (p.interval).map_or("-".into(), |(lo, hi)| {
+        format!("{}–{}{mark}", num(lo), num(hi))
+    })
 }
 
 fn text(h: &History) -> String {
@@ -155,7 +172,7 @@ fn text(h: &History) -> String {
                     run_label(&p.run_id, &p.run_name),
                     when(&p.started),
                     num(p.value),
-                    interval_text(p.interval),
+                    interval_text(p),
                     format!("{} {mark}", p.repeats).trim_end().to_string(),
                 ]
             })
@@ -239,7 +256,7 @@ fn markdown(h: &History) -> String {
                 run_label(&p.run_id, &p.run_name),
                 when(&p.started),
                 num(p.value),
-                interval_text(p.interval),
+                interval_text(p),
                 p.repeats
             );
         }

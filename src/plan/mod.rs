@@ -11,6 +11,7 @@
 //! written. Must not: start servers, open the store, touch the work directory, or know any
 //! suite's keys or steps.
 
+pub mod estimate;
 pub mod k8s;
 pub mod lab;
 pub mod preflight;
@@ -616,7 +617,8 @@ impl RunPlan {
         per_cell * self.cells().len() as u32
     }
 
-    /// What `--dry-run` prints.
+    /// What `--dry-run` prints, but the time estimate (the caller's: [`estimate`] needs what
+    /// the store measured).
     pub fn describe(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "lab: {} ({})", self.lab.name, self.lab.origin);
@@ -698,11 +700,6 @@ impl RunPlan {
                 p.call_graph.name()
             );
         }
-        let _ = writeln!(
-            s,
-            "estimated time: at least {}",
-            crate::progress::duration(self.estimated())
-        );
         s
     }
 }

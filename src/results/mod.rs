@@ -393,6 +393,48 @@ impl Settling {
     }
 }
 
+/// Where a finished cell's wall time went (stored with the cell as `phases_json`): what
+/// `dbdelta plan` calibrates its estimate from on the same host. Seconds of wall time;
+/// a phase the cell did not have is 0. Stored from schema v21 on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct CellPhases {
+    /// The whole cell: data directory to data directory removed.
+    pub secs: f64,
+    /// A counting cell (repeat 0 of a run with `--instructions`): only `secs`, `steps` and
+    /// `passes` are filled.
+    pub counting: bool,
+    /// Starting and stopping the server.
+    pub server_secs: f64,
+    /// The load and its index build (or copying a saved load).
+    pub load_secs: f64,
+    /// Rows the load wrote.
+    pub rows: u64,
+    /// Every postwrite cleanup and the wait for the server to settle after it.
+    pub postwrite_secs: f64,
+    /// How many postwrites, and the budget each waited out.
+    pub postwrites: u32,
+    pub postwrite_budget_secs: f64,
+    /// The idle probe before the first measured step.
+    pub probe_secs: f64,
+    /// Every step, wall time (warm-up, measured period, sampling and storing).
+    pub steps_secs: f64,
+    /// Steps run, and the warm-up and measured seconds the plan gave them.
+    pub steps: u32,
+    pub planned_steps_secs: f64,
+    /// A counting cell's pass pairs per step (`instruction_passes`) and cells at once.
+    pub passes: u32,
+    pub jobs: u32,
+}
+
+/// A stored cell's phases with its target's engine (`EngineKind::name`) and its suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredPhases {
+    pub engine: String,
+    pub suite: String,
+    pub phases: CellPhases,
+}
+
 /// What a profiled run asked of `perf`, and whether it could be used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct Profiling {

@@ -22,8 +22,8 @@ use crate::plan::{Cell, RunPlan, TargetPlan};
 use crate::profiler::{self, Perf, ProfileSettings, Recorded};
 use crate::progress::{Progress, thousands};
 use crate::results::{
-    LoadResult, Measurement, Metric, OpHistograms, OpMeasurement, SecondSample, Settling,
-    StepProfile,
+    CellPhases, LoadResult, Measurement, Metric, OpHistograms, OpMeasurement, SecondSample,
+    Settling, StepProfile,
 };
 use crate::sampler::Probe;
 use crate::stats;
@@ -74,6 +74,8 @@ pub(super) struct CellRun<'a> {
     pub settling: Option<Settling>,
     /// Where the data comes from (`Fresh` unless `reuse_load` copied or saved it).
     pub loaded: Loaded,
+    /// Where the cell's wall time went, filled as it runs (stored with the finished cell).
+    pub phases: CellPhases,
 }
 
 impl CellRun<'_> {
@@ -140,6 +142,13 @@ impl CellRun<'_> {
     }
 
     fn run(&mut self) -> Result<CellEnd> {
+        let began = std::time::Instant::now();
+        let end = self.run_timed();
+        self.phases.secs = began.elapsed().as_secs_f64();
+        end
+    }
+
+    fn run_timed(&mut self) -> Result<CellEnd> {
         let path = self.data_dir;
         if path.exists() {
             return Err(crate::error::InputError::new(format!(
@@ -161,10 +170,12 @@ impl CellRun<'_> {
             self.loaded = loaded;
             spec.restored = true;
         }
+        let started = std::time::Instant::now();
         let TargetServer {
             server,
             clients_there,
         } = (self.start)(&spec, path, self.log)?;
+        self.phases.server_secs += started.elapsed().as_secs_f64();
         self.clients_there = clients_there;
         let end = self.with_server(server);
         // The link to a remote server's host goes with the server, whatever ended the cell.
@@ -302,7 +313,9 @@ impl CellRun<'_> {
         let watchdog = self.watchdog(server.as_ref());
         let end = self.load_and_steps(server.as_ref());
         drop(watchdog);
+        let stopping = std::time::Instant::now();
         let stopped = server.stop();
+        self.phases.server_secs += stopping.elapsed().as_secs_f64();
         // What failed first is the news (a stop that fails after it is its echo).
         let end = end?;
         stopped?;
@@ -338,14 +351,16 @@ impl CellRun<'_> {
         server
             .release(&tables)
             .context("dropping the suite's tables before the load")?;
+        let loading = std::time::Instant::now();
         match std::mem::replace(&mut self.loaded, Loaded::Fresh) {
             Loaded::Fresh => drop(self.load(server)?),
             Loaded::Saved => {}
             Loaded::Reused(r) => self.record_reused(server, r)?,
         }
+        self.phases.load_secs = loading.elapsed().as_secs_f64();
+        self.phases.rows = self.suite.suite.rows_loaded(self.cell.clients);
         if self.suite.postwrite_after_load {
-            server
-                .postwrite(&tables, self.suite.postwrite_budget)
+            self.postwrite(server, &tables, "the load")
                 .context("postwrite cleanup after the load")?;
         }
         let probe = Probe::new(server.observed(), server.data_dir());
@@ -357,16 +372,21 @@ impl CellRun<'_> {
                 return Ok(CellEnd::Interrupted);
             }
             if !step.warm && !probed {
+                let probing = std::time::Instant::now();
                 self.settling = self.settle(server, &probe);
+                self.phases.probe_secs = probing.elapsed().as_secs_f64();
                 probed = true;
             }
+            let stepping = std::time::Instant::now();
             let interrupted = self.step(server, &probe, step)?;
             if interrupted {
                 return Ok(CellEnd::Interrupted);
             }
+            self.phases.steps_secs += stepping.elapsed().as_secs_f64();
+            self.phases.steps += 1;
+            self.phases.planned_steps_secs += (step.warmup + step.expected).as_secs_f64();
             if step.postwrite_after {
-                server
-                    .postwrite(&tables, self.suite.postwrite_budget)
+                self.postwrite(server, &tables, &step.label)
                     .with_context(|| format!("postwrite cleanup after {}", step.label))?;
             }
         }
@@ -374,6 +394,25 @@ impl CellRun<'_> {
             .release(&tables)
             .context("dropping the suite's tables after the steps")?;
         Ok(CellEnd::Done)
+    }
+
+    /// The postwrite cleanup after `what` (the load or a step), said while it waits (a server
+    /// engine's waits out its budget so background writers settle), and timed.
+    fn postwrite(&mut self, server: &dyn Server, tables: &[String], what: &str) -> Result<()> {
+        let budget = self.suite.postwrite_budget;
+        let _waiting = (!self.target.engine.embedded()).then(|| {
+            self.progress.wait(&format!(
+                "{}: settling after {what}: the postwrite cleanup, then the server left idle until {} is up so its background writes finish (postwrite_secs)",
+                self.label(),
+                crate::progress::duration(budget)
+            ))
+        });
+        let began = std::time::Instant::now();
+        let done = server.postwrite(tables, budget);
+        self.phases.postwrite_secs += began.elapsed().as_secs_f64();
+        self.phases.postwrites += 1;
+        self.phases.postwrite_budget_secs = budget.as_secs_f64();
+        done
     }
 
     /// The settling guard: watch the idle server before the first step (a server engine only:

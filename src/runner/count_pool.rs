@@ -6,8 +6,9 @@
 //! shared queue and runs its [`CountCell`]; every counted step's values go over a channel to
 //! the thread that owns the store, which writes them at once (a step is in the store as soon as
 //! it is counted, as with one job) and answers; a finished cell goes back the same way, to be
-//! recorded by the caller. Must not: run beside a timed cell (it is only called after them),
-//! time anything, or touch the store from a worker.
+//! recorded by the caller with its wall time (what the plan's estimate calibrates from). Must
+//! not: run beside a timed cell (it is only called after them), time anything but whole
+//! cells, or touch the store from a worker.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,8 +44,8 @@ enum Msg {
         count: Box<Count>,
         stored: mpsc::Sender<Result<bool>>,
     },
-    /// A cell ended (its job's index in the queue, and how).
-    Ended(usize, Result<CellEnd>),
+    /// A cell ended (its job's index in the queue, how, and its wall seconds).
+    Ended(usize, Result<CellEnd>, f64),
 }
 
 /// A worker's sink: each step's values to the store's thread, waiting for its answer.
@@ -80,13 +81,13 @@ pub(super) struct Shared<'a> {
 }
 
 /// Run `jobs` on up to `counting.jobs` workers, storing each counted step as it comes;
-/// `ended` records each finished cell (in the order they end) and returns false to stop
-/// handing out new jobs (an interrupted run).
+/// `ended` records each finished cell (in the order they end, with its wall seconds) and
+/// returns false to stop handing out new jobs (an interrupted run).
 pub(super) fn run(
     jobs: Vec<Job<'_>>,
     shared: &Shared<'_>,
     store: &mut Store,
-    mut ended: impl FnMut(&mut Store, &Job<'_>, Result<CellEnd>) -> Result<bool>,
+    mut ended: impl FnMut(&mut Store, &Job<'_>, Result<CellEnd>, f64) -> Result<bool>,
 ) -> Result<()> {
     let workers = (shared.counting.jobs.max(1) as usize).min(jobs.len());
     let queue = Mutex::new((0..jobs.len()).collect::<VecDeque<usize>>());
@@ -112,7 +113,7 @@ pub(super) fn run(
                     let r = store.counted(&key, shared.run_id, &step, &count);
                     let _ = stored.send(r);
                 }
-                Msg::Ended(i, end) => match ended(store, &jobs[i], end) {
+                Msg::Ended(i, end, secs) => match ended(store, &jobs[i], end, secs) {
                     Ok(true) => {}
                     Ok(false) => stop.store(true, Ordering::Relaxed),
                     Err(e) => {
@@ -143,8 +144,10 @@ fn worker(
         };
         let job = &jobs[i];
         let mut sink = ToStore(tx.clone());
+        let began = std::time::Instant::now();
         let end = run_job(job, (shared, sizes), &mut sink);
-        if tx.send(Msg::Ended(i, end)).is_err() {
+        let secs = began.elapsed().as_secs_f64();
+        if tx.send(Msg::Ended(i, end, secs)).is_err() {
             return;
         }
     }

@@ -10,7 +10,9 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 
-use super::{Begun, Ctx, Outcome, StartServer, count_cells, end_run, target_infos, timed_cells};
+use super::{
+    Begun, Ctx, Outcome, StartServer, count_cells, end_run, run_clock, target_infos, timed_cells,
+};
 use crate::plan::RunPlan;
 use crate::progress::Progress;
 use crate::store::{RunLabel, Store};
@@ -83,6 +85,7 @@ impl Grown {
             progress,
             interrupt,
             work: &work,
+            clock: run_clock(plan, store, &work, Some(target), progress),
         };
         let timed = timed_cells(&ctx, store, Some(target), &mut recorded, &mut outcome);
         let counted = match (&timed, outcome.interrupted) {

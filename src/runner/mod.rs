@@ -23,6 +23,7 @@ pub mod step;
 mod watchdog;
 pub mod workdir;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ use anyhow::{Context, Result};
 use crate::engine::{self, Dialect, Session, TableDdl};
 use crate::plan::{Cell, RunPlan};
 use crate::profiler::{self, Perf, ProfileSettings};
-use crate::progress::Progress;
+use crate::progress::{Progress, RunClock};
 use crate::results::{Profiling, RunInfo, TargetInfo};
 use crate::store::{CellKey, Store};
 use crate::workload::Suite;
@@ -337,6 +338,7 @@ fn run_cells(
         progress,
         interrupt,
         work,
+        clock: run_clock(plan, store, work, None, progress),
     };
     timed_cells(&ctx, store, None, &mut recorded_server, &mut outcome)?;
     if !outcome.interrupted {
@@ -388,6 +390,59 @@ struct Ctx<'a> {
     progress: &'a Progress,
     interrupt: &'a Arc<AtomicBool>,
     work: &'a Work<'a>,
+    /// Which cell of how many, and the time left.
+    clock: RefCell<RunClock>,
+}
+
+/// The run's clock over the cells still to run (only target `only`'s, when given), from the
+/// plan's estimate calibrated by what the store measured on this host; the estimate is said
+/// as the run starts.
+fn run_clock(
+    plan: &RunPlan,
+    store: &Store,
+    work: &Work<'_>,
+    only: Option<usize>,
+    progress: &Progress,
+) -> RefCell<RunClock> {
+    use crate::plan::estimate::{self, CALIBRATION_CELLS, Calibration};
+    // The estimate is help, not a result: a store that cannot say leaves the defaults.
+    let stored =
+        (store.cell_phases(&crate::host::describe(), CALIBRATION_CELLS)).unwrap_or_default();
+    let est = estimate::estimate(plan, &Calibration::from_stored(&stored));
+    if only.is_none() {
+        progress.line(&est.describe(plan));
+    }
+    let left: Vec<(CellKey, f64, bool)> = (est.cells.iter())
+        .filter(|c| only.is_none_or(|t| t == c.cell.target))
+        .map(|c| {
+            (
+                cell_key(plan, c.cell, plan.suites[c.suite].id()),
+                c.secs,
+                c.counting,
+            )
+        })
+        .filter(|(key, _, _)| !work.finished.contains_key(key))
+        .collect();
+    let mut planned: Vec<(String, f64)> = (left.iter())
+        .filter(|(_, _, counting)| !counting)
+        .map(|(key, secs, _)| (clock_name(key), *secs))
+        .collect();
+    // The counting cells run `count_jobs` at once: one step of the clock, named by the first.
+    let counting: Vec<&(CellKey, f64, bool)> = left.iter().filter(|c| c.2).collect();
+    if let Some((first, _, _)) = counting.first() {
+        let jobs = plan.instructions.map_or(1, |c| c.jobs.max(1)) as usize;
+        let secs: Vec<f64> = counting.iter().map(|c| c.1).collect();
+        planned.push((clock_name(first), estimate::pool_wall(&secs, jobs)));
+    }
+    RefCell::new(RunClock::new(planned))
+}
+
+/// A cell's name on the run's clock.
+fn clock_name(key: &CellKey) -> String {
+    format!(
+        "{} c={} r={} {}",
+        key.target, key.clients, key.repeat, key.suite
+    )
 }
 
 impl Ctx<'_> {
@@ -412,6 +467,8 @@ impl Ctx<'_> {
             return Ok(Some(cell::CellEnd::Interrupted));
         }
         let target = &plan.targets[cell.target];
+        let at = self.clock.borrow_mut().begin(&clock_name(&key));
+        self.progress.line(&format!("{at}: {}", clock_name(&key)));
         let data_dir = data_dir_for(
             work.run_dir,
             &target.name,
@@ -437,16 +494,18 @@ impl Ctx<'_> {
             clients_there: None,
             settling: None,
             loaded: cell::Loaded::Fresh,
+            phases: Default::default(),
         };
         let failures_before = ctx.failures.len();
         let end = ctx.run_and_record()?;
+        let phases = std::mem::take(&mut ctx.phases);
         match end {
             cell::CellEnd::Done => {
                 recorded_server[cell.target] = true;
                 // A cell with a failed step (a full disk, a lost connection) ran to its end but
                 // is not finished: --resume runs it again.
                 if outcome.failures.len() == failures_before {
-                    store.finish_cell(work.run_id, &key, work.invocation)?;
+                    store.finish_cell(work.run_id, &key, work.invocation, &phases)?;
                 }
             }
             cell::CellEnd::Failed => {}
@@ -493,6 +552,10 @@ fn count_cells(
     if jobs.is_empty() {
         return Ok(());
     }
+    if let Some(first) = jobs.first() {
+        let at = ctx.clock.borrow_mut().begin(&clock_name(&first.key));
+        progress.line(&format!("{at}: {} counting cell(s)", jobs.len()));
+    }
     let started = std::time::Instant::now();
     let shared = count_pool::Shared {
         plan,
@@ -504,8 +567,9 @@ fn count_cells(
         counter: &counter,
     };
     let n = jobs.len();
-    count_pool::run(jobs, &shared, store, |store, job, end| {
-        record_count(plan, store, ctx, job, end, outcome).map(|f| f.is_continue())
+    count_pool::run(jobs, &shared, store, |store, job, end, secs| {
+        let phases = count_phases(plan, job, counting, secs);
+        record_count(store, ctx, job, (end, &phases), outcome).map(|f| f.is_continue())
     })?;
     progress.line(&format!(
         "instructions: {n} counting cell(s), {} at once, in {:.1} s",
@@ -534,25 +598,47 @@ fn count_job<'a>(
     }
 }
 
-/// A counting cell that ended: recorded as finished or as the target's failure; `Break` when
-/// the run was interrupted and must stop.
-fn record_count(
+/// What a counting cell that took `secs` did, as the estimate calibrates from it.
+fn count_phases(
     plan: &RunPlan,
+    job: &count_pool::Job<'_>,
+    counting: crate::counter::Counting,
+    secs: f64,
+) -> crate::results::CellPhases {
+    let engine = plan.targets[job.target].engine;
+    let shape =
+        crate::plan::estimate::count_shape(engine, job.suite, job.key.clients, counting.passes);
+    crate::results::CellPhases {
+        secs,
+        counting: true,
+        load_secs: shape.load_secs,
+        postwrites: shape.postwrites,
+        postwrite_budget_secs: shape.postwrite_budget_secs,
+        steps: shape.steps,
+        passes: shape.passes,
+        jobs: counting.jobs,
+        ..Default::default()
+    }
+}
+
+/// A counting cell that ended: recorded as finished (with its `phases`) or as the target's
+/// failure; `Break` when the run was interrupted and must stop.
+fn record_count(
     store: &mut Store,
     ctx: &Ctx<'_>,
     job: &count_pool::Job<'_>,
-    end: Result<cell::CellEnd>,
+    (end, phases): (Result<cell::CellEnd>, &crate::results::CellPhases),
     outcome: &mut Outcome,
 ) -> Result<std::ops::ControlFlow<()>> {
     use std::ops::ControlFlow::{Break, Continue};
-    let (progress, interrupt, work) = (ctx.progress, ctx.interrupt, ctx.work);
+    let (plan, progress, interrupt, work) = (ctx.plan, ctx.progress, ctx.interrupt, ctx.work);
     let target = &plan.targets[job.target];
     match end {
         Ok(cell::CellEnd::Done) => {
             if !plan.keep {
                 let _ = std::fs::remove_file(&job.log);
             }
-            store.finish_cell(work.run_id, &job.key, work.invocation)?;
+            store.finish_cell(work.run_id, &job.key, work.invocation, phases)?;
         }
         Ok(_) => {
             outcome.interrupted = true;

@@ -16,10 +16,10 @@ use crate::results::{Metric, Settling};
 use crate::sampler::{Costs, Observed, Probe};
 
 /// How long the server is watched idle.
-pub const PROBE: Duration = Duration::from_secs(2);
+pub const PROBE: Duration = crate::sampler::IDLE_PROBE;
 /// How long it is watched at `--quick` scale (0.3 s steps; tests): long enough for InnoDB's
 /// dirty pages and the `/proc` counters to move, short beside the cell.
-pub const QUICK_PROBE: Duration = Duration::from_millis(500);
+pub const QUICK_PROBE: Duration = crate::sampler::QUICK_IDLE_PROBE;
 /// The server's own CPU while idle, as a share of one core, from which it is settling. Idle
 /// MySQL 8.0 and PostgreSQL 16 use under 1% after a settled load (docs/measurement.md).
 pub const CPU_SHARE: f64 = 0.10;

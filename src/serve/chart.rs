@@ -1,6 +1,8 @@
 //! The history charts of `dbdelta serve` as inline SVG: one series' value per run in run
 //! order, its interval as a whisker, a line through the points, and each change point as a
-//! dashed vertical line between the two runs it falls between, linking to both runs' reports.
+//! dashed vertical line between the two runs it falls between, linking to both runs' reports;
+//! and [`overlay`]: several series (the targets of a step, or of a group) on one axis, one
+//! colour each, with a legend.
 //!
 //! Owns the chart's geometry and its axis labels. Must not: read the store, find change points
 //! (`crate::history` does) or load anything (no script, no font, no stylesheet from outside).
@@ -46,11 +48,7 @@ pub fn svg(c: &Chart) -> String {
     let n = c.dots.len();
     let x = |i: usize| LEFT + (W - LEFT - RIGHT) * (i as f64 + 0.5) / n as f64;
     let y = |v: f64| TOP + (H - TOP - BOTTOM) * (hi - v) / (hi - lo);
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"history\" viewBox=\"0 0 {W} {H}\" \
-         width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-        escape(&c.title)
-    );
+    let mut s = open_svg(&c.title);
     axes(&mut s, lo, hi, &c.unit, &y);
     for &i in c.changes.iter().filter(|&&i| i > 0 && i < n) {
         change_mark(&mut s, c, i, (x(i - 1) + x(i)) / 2.0);
@@ -78,6 +76,15 @@ pub fn svg(c: &Chart) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+/// A chart's `<svg>` start tag, titled for screen readers.
+fn open_svg(title: &str) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"history\" viewBox=\"0 0 {W} {H}\" \
+         width=\"{W}\" height=\"{H}\" role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n",
+        escape(title)
+    )
 }
 
 /// The value axis: from the lowest to the highest value or interval end, widened to whole
@@ -184,6 +191,134 @@ fn dot(s: &mut String, d: &Dot, x: f64, lo: f64, y: &impl Fn(f64) -> f64) {
         "<circle cx=\"{x:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#0b57d0\"/></a>",
         y(d.value)
     );
+}
+
+/// One line of an [`Overlay`]: a name and its value at each of the chart's runs (`None`: the
+/// run has none), with intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    pub name: String,
+    pub values: Vec<Option<f64>>,
+    pub intervals: Vec<Option<(f64, f64)>>,
+}
+
+/// Several series over the same runs (`runs`: id and axis label, in run order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overlay {
+    pub title: String,
+    pub unit: String,
+    pub runs: Vec<(String, String)>,
+    pub lines: Vec<Line>,
+}
+
+/// Line colours, told apart also in grey (then the legend's order tells them).
+const COLOURS: [&str; 6] = [
+    "#0b57d0", "#d93025", "#188038", "#e37400", "#8430ce", "#5f6368",
+];
+
+/// The overlay as an `<svg>` element with its legend (no value at all: a note instead).
+pub fn overlay(c: &Overlay) -> String {
+    let dots: Vec<Dot> = (c.lines.iter())
+        .flat_map(|l| l.values.iter().zip(&l.intervals))
+        .filter_map(|(v, i)| v.map(|value| (value, *i)))
+        .map(|(value, interval)| Dot {
+            run_id: String::new(),
+            label: String::new(),
+            value,
+            interval,
+        })
+        .collect();
+    if dots.is_empty() {
+        return "<p class=\"muted\">No run has a value for these series.</p>".into();
+    }
+    let (lo, hi) = range(&dots);
+    let n = c.runs.len().max(1);
+    let x = |i: usize| LEFT + (W - LEFT - RIGHT) * (i as f64 + 0.5) / n as f64;
+    // The legend's rows above the plot.
+    let top = TOP + 14.0 * c.lines.len().div_ceil(5) as f64 + 6.0;
+    let y = |v: f64| top + (H - top - BOTTOM) * (hi - v) / (hi - lo);
+    let mut s = open_svg(&c.title);
+    axes(&mut s, lo, hi, &c.unit, &y);
+    for (k, l) in c.lines.iter().enumerate() {
+        overlay_line(&mut s, c, l, COLOURS[k % COLOURS.len()], (&x, &y, lo));
+        let _ = writeln!(
+            s,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            LEFT + 8.0 + 150.0 * (k % 5) as f64,
+            TOP - 10.0 + 14.0 * (k / 5) as f64,
+            COLOURS[k % COLOURS.len()],
+            LEFT + 22.0 + 150.0 * (k % 5) as f64,
+            TOP - 1.0 + 14.0 * (k / 5) as f64,
+            escape(&l.name)
+        );
+    }
+    let every = n.div_ceil(16);
+    for (i, (_, label)) in c.runs.iter().enumerate().filter(|(i, _)| i % every == 0) {
+        let _ = writeln!(
+            s,
+            "<text x=\"{0:.1}\" y=\"{1:.1}\" text-anchor=\"end\" transform=\"rotate(-35 {0:.1} {1:.1})\">{2}</text>",
+            x(i),
+            H - BOTTOM + 14.0,
+            escape(label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One overlay line in `colour`: its polyline (broken where a run has no value), whiskers and
+/// dots, each dot linking to its run's report.
+fn overlay_line(
+    s: &mut String,
+    c: &Overlay,
+    l: &Line,
+    colour: &str,
+    (x, y, lo): (&impl Fn(usize) -> f64, &impl Fn(f64) -> f64, f64),
+) {
+    let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+    for (i, v) in l.values.iter().enumerate() {
+        match v {
+            Some(v) => {
+                (runs.last_mut().expect("one run")).push(format!("{:.1},{:.1}", x(i), y(*v)))
+            }
+            None => runs.push(Vec::new()),
+        }
+    }
+    for points in runs.iter().filter(|p| p.len() > 1) {
+        let _ = writeln!(
+            s,
+            "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"1.5\" points=\"{}\"/>",
+            points.join(" ")
+        );
+    }
+    for (i, v) in l.values.iter().enumerate() {
+        let (Some(v), Some((id, label))) = (v, c.runs.get(i)) else {
+            continue;
+        };
+        let _ = write!(
+            s,
+            "<a href=\"/run/{}\"><title>{} · {}: {}</title>",
+            enc(id),
+            escape(&l.name),
+            escape(label),
+            number(*v)
+        );
+        if let Some((a, b)) = l.intervals.get(i).copied().flatten() {
+            let _ = write!(
+                s,
+                "<line x1=\"{0:.1}\" x2=\"{0:.1}\" y1=\"{1:.1}\" y2=\"{2:.1}\" stroke=\"{colour}\" stroke-opacity=\"0.5\" stroke-width=\"1.5\"/>",
+                x(i),
+                y(a.max(lo)),
+                y(b)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"/></a>",
+            x(i),
+            y(*v)
+        );
+    }
 }
 
 /// A value as the axis prints it: thousands separated from 1,000 up, 3 significant digits

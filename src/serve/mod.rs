@@ -214,6 +214,7 @@ fn route(store: &Store, url: &str) -> Reply {
         ["run", id, "flames"] => flames_page(store, id),
         ["run", id, "flame", step, file] => flame_svg(store, id, step, file),
         ["history"] => history_page(store, &query),
+        ["history", "overview"] => overview_page(store, &query),
         _ => Ok(Reply::problem(404, &format!("{}: no such page", url))),
     };
     result.unwrap_or_else(|e| {
@@ -306,25 +307,57 @@ fn history_page(store: &Store, query: &BTreeMap<String, String>) -> Result<Reply
         target: get("target"),
         step: get("step"),
         metric: get("metric"),
+        relative: get("relative"),
     };
     let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
     let mut q = history::Query::all();
     q.lab = some(&ask.lab);
     q.target = some(&ask.target);
     q.step = some(&ask.step);
-    if let Some(m) = some(&ask.metric) {
-        let Some(metric) = history::HistMetric::parse(&m) else {
-            return Ok(Reply::problem(
-                400,
-                &format!(
-                    "metric={m}: not a metric of the history; give qps, tps, cpu, instructions or a metric id"
-                ),
-            ));
-        };
-        q.metric = metric;
+    q.relative = some(&ask.relative);
+    match metric_of(&ask.metric) {
+        Ok(m) => q.metric = m,
+        Err(bad) => return Ok(bad),
     }
     let h = history::history(store, &q)?;
     Ok(Reply::html(200, pages::history(&h, &ask)))
+}
+
+/// The `metric` of a history query (empty: QPS), or the 400 page naming it.
+fn metric_of(m: &str) -> std::result::Result<history::HistMetric, Reply> {
+    let m = m.trim();
+    if m.is_empty() {
+        return Ok(history::HistMetric::Qps);
+    }
+    history::HistMetric::parse(m).ok_or_else(|| {
+        Reply::problem(
+            400,
+            &format!(
+                "metric={m}: not a metric of the history; give qps, tps, cpu, instructions or a metric id"
+            ),
+        )
+    })
+}
+
+/// A lab's one-page overview (`lab`, required; `metric` as on the history page): its report
+/// groups over the runs, relative to each step's first run.
+fn overview_page(store: &Store, query: &BTreeMap<String, String>) -> Result<Reply> {
+    let lab = query.get("lab").map(|l| l.trim()).unwrap_or_default();
+    if lab.is_empty() {
+        return Ok(Reply::problem(
+            400,
+            "the overview is of one lab: give ?lab=NAME (the lab names are on the runs page)",
+        ));
+    }
+    let mut q = history::Query::all();
+    q.lab = Some(lab.to_string());
+    q.relative = Some(history::FIRST.into());
+    match metric_of(query.get("metric").map_or("", String::as_str)) {
+        Ok(m) => q.metric = m,
+        Err(bad) => return Ok(bad),
+    }
+    let h = history::history(store, &q)?;
+    Ok(Reply::html(200, pages::overview(&h, lab)))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 
-use super::chart::{Chart, Dot, number};
+use super::chart::{Chart, Dot, Line, Overlay, number};
 use crate::history::render::when;
 use crate::history::{History, Point, Series};
 use crate::report::{ReportModel, escape};
@@ -77,7 +77,9 @@ pub fn runs(runs: &[RunSummary], store: &Path) -> String {
         escape(&store.display().to_string()),
         runs.len()
     );
-    b.push_str("<h2>Labs</h2>\n<table><tr><th>lab</th><th>runs</th><th>latest</th></tr>\n");
+    b.push_str(
+        "<h2>Labs</h2>\n<table><tr><th>lab</th><th>runs</th><th>latest</th><th>history</th></tr>\n",
+    );
     let mut labs: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
     for r in runs {
         let e = labs.entry(&r.lab).or_insert((0, ""));
@@ -87,7 +89,8 @@ pub fn runs(runs: &[RunSummary], store: &Path) -> String {
     for (lab, (n, latest)) in &labs {
         let _ = writeln!(
             b,
-            "<tr><td><a href=\"/history?lab={}\">{}</a></td><td>{n}</td><td>{}</td></tr>",
+            "<tr><td><a href=\"/history?lab={0}\">{1}</a></td><td>{n}</td><td>{2}</td>\
+             <td><a href=\"/history/overview?lab={0}\">overview</a></td></tr>",
             enc(lab),
             escape(lab),
             escape(&when(latest))
@@ -203,6 +206,8 @@ pub struct HistoryAsk {
     pub target: String,
     pub step: String,
     pub metric: String,
+    /// `first`, a run id or name: values relative to that run; empty: absolute.
+    pub relative: String,
 }
 
 /// `/history`: the filter form, then per series its chart and its change points, each linking
@@ -213,8 +218,15 @@ pub fn history(h: &History, ask: &HistoryAsk) -> String {
     } else {
         format!("History: {}", ask.lab)
     };
+    let overview = match ask.lab.is_empty() {
+        true => String::new(),
+        false => format!(
+            "<a href=\"/history/overview?lab={}\">Overview of this lab</a>",
+            enc(&ask.lab)
+        ),
+    };
     let mut b = format!(
-        "<div class=\"bar\"><a href=\"/\">All runs</a></div>\n<h1>{}</h1>\n",
+        "<div class=\"bar\"><a href=\"/\">All runs</a>{overview}</div>\n<h1>{}</h1>\n",
         escape(&title)
     );
     history_form(&mut b, ask);
@@ -237,13 +249,191 @@ pub fn history(h: &History, ask: &HistoryAsk) -> String {
             names.join(", ")
         );
     }
+    notes(&mut b, h);
     if h.series.is_empty() {
         b.push_str("<p>No stored run matches: check the lab name and the filters.</p>\n");
     }
-    for s in &h.series {
-        series(&mut b, h, s);
+    // The targets of one step (and client count) overlaid in one chart, then each target's
+    // change points.
+    for same in steps_of(h) {
+        if same.len() > 1 {
+            let s0 = same[0];
+            let heading = format!("{} · {} · {}", s0.lab, s0.step, clients_text(s0.clients));
+            let _ = writeln!(b, "<h2>{}</h2>", escape(&heading));
+            let lines = same.iter().map(|s| (s.target.clone(), s.points.clone()));
+            let chart = overlay_of(&format!("{heading}: {}", h.metric), &unit(h), lines);
+            let _ = writeln!(b, "<figure>{}</figure>", super::chart::overlay(&chart));
+        }
+        for s in same.iter().copied() {
+            series(&mut b, h, s, same.len() > 1);
+        }
     }
     page(&title, &b)
+}
+
+/// The notes above the charts: relative values, intervals cut at 0.
+fn notes(b: &mut String, h: &History) {
+    if let Some(base) = &h.relative_to {
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">Values relative to each series' value in run <b>{}</b> (1 = that run).</p>",
+            escape(base)
+        );
+    }
+    if h.series.iter().flat_map(|s| &s.points).any(|p| p.clipped) {
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">{}</p>",
+            escape(crate::history::render::CLIPPED)
+        );
+    }
+}
+
+/// The unit of the charts' axis.
+fn unit(h: &History) -> String {
+    match h.relative_to.as_deref() {
+        Some(crate::history::FIRST) => format!("{} / first run", h.metric),
+        Some(base) => format!("{} / run {base}", h.metric),
+        None => h.metric.clone(),
+    }
+}
+
+fn clients_text(n: u32) -> String {
+    format!("{n} client{}", if n == 1 { "" } else { "s" })
+}
+
+/// The series grouped by lab, step and clients, in the history's order.
+fn steps_of(h: &History) -> Vec<Vec<&Series>> {
+    let mut out: Vec<Vec<&Series>> = Vec::new();
+    for s in &h.series {
+        let same = |o: &&Series| o.lab == s.lab && o.step == s.step && o.clients == s.clients;
+        match out.iter_mut().find(|g| g.first().is_some_and(same)) {
+            Some(g) => g.push(s),
+            None => out.push(vec![s]),
+        }
+    }
+    out
+}
+
+/// An overlay of named point lists over the union of their runs, in start order.
+fn overlay_of(
+    title: &str,
+    unit: &str,
+    lines: impl Iterator<Item = (String, Vec<Point>)>,
+) -> Overlay {
+    let lines: Vec<(String, Vec<Point>)> = lines.collect();
+    let mut runs: Vec<&Point> = lines.iter().flat_map(|(_, ps)| ps).collect();
+    runs.sort_by(|a, b| (&a.started, &a.run_id).cmp(&(&b.started, &b.run_id)));
+    runs.dedup_by(|a, b| a.run_id == b.run_id);
+    let label = |p: &Point| (p.run_name.clone()).unwrap_or_else(|| when(&p.started));
+    let at = |ps: &[Point], id: &str| ps.iter().find(|p| p.run_id == id).cloned();
+    Overlay {
+        title: title.to_string(),
+        unit: unit.to_string(),
+        runs: runs.iter().map(|p| (p.run_id.clone(), label(p))).collect(),
+        lines: (lines.iter())
+            .map(|(name, ps)| Line {
+                name: name.clone(),
+                values: runs
+                    .iter()
+                    .map(|r| at(ps, &r.run_id).map(|p| p.value))
+                    .collect(),
+                intervals: (runs.iter())
+                    .map(|r| at(ps, &r.run_id).and_then(|p| p.interval))
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+/// `/history/overview?lab=LAB`: one chart per report group (and client count), each target a
+/// line: per run, the geometric mean of the group's steps' values relative to each step's
+/// first run (`h` is the lab's history relative to [`crate::history::FIRST`]).
+pub fn overview(h: &History, lab: &str) -> String {
+    let title = format!("Overview: {lab}");
+    let mut b = format!(
+        "<div class=\"bar\"><a href=\"/\">All runs</a><a href=\"/history?lab={}\">Every step of this lab</a></div>\n<h1>{}</h1>\n",
+        enc(lab),
+        escape(&title)
+    );
+    let _ = writeln!(
+        b,
+        "<p class=\"muted\">{} per run, one chart per report group: each target's line is the geometric mean over the group's \
+         steps of each step's value relative to its first run (1 = as in the first run; {} is better). \
+         Intervals are per step: see every step of the lab.</p>",
+        escape(&h.metric),
+        if h.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        }
+    );
+    if h.series.is_empty() {
+        b.push_str("<p>No stored complete run of this lab.</p>\n");
+    }
+    for ((group, clients), lines) in groups_of(h) {
+        let heading = format!("{group} · {}", clients_text(clients));
+        let _ = writeln!(b, "<h2>{}</h2>", escape(&heading));
+        let chart = overlay_of(
+            &heading,
+            &format!("{} / first run", h.metric),
+            lines.into_iter(),
+        );
+        let _ = writeln!(b, "<figure>{}</figure>", super::chart::overlay(&chart));
+    }
+    page(&title, &b)
+}
+
+/// A target's points in a group.
+type Named = (String, Vec<Point>);
+
+/// Per report group and client count (first-seen order), per target, the geometric mean of
+/// the group's steps' values in each run (over the steps that have one), as points.
+fn groups_of(h: &History) -> Vec<((String, u32), Vec<Named>)> {
+    let mut out: Vec<((String, u32), Vec<Named>)> = Vec::new();
+    for s in &h.series {
+        let key = (s.group.clone(), s.clients);
+        let at = match out.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                out.push((key, Vec::new()));
+                out.len() - 1
+            }
+        };
+        let lines = &mut out[at].1;
+        let line = match lines.iter().position(|(t, _)| *t == s.target) {
+            Some(i) => i,
+            None => {
+                lines.push((s.target.clone(), Vec::new()));
+                lines.len() - 1
+            }
+        };
+        // Sums of logs and counts per run, folded into the points below.
+        for p in s.points.iter().filter(|p| p.value > 0.0) {
+            let points = &mut lines[line].1;
+            match points.iter_mut().find(|q| q.run_id == p.run_id) {
+                Some(q) => {
+                    q.value += p.value.ln();
+                    q.repeats += 1;
+                }
+                None => points.push(Point {
+                    value: p.value.ln(),
+                    interval: None,
+                    clipped: false,
+                    repeats: 1,
+                    ..p.clone()
+                }),
+            }
+        }
+    }
+    for (_, lines) in &mut out {
+        for (_, points) in lines.iter_mut() {
+            for p in points.iter_mut() {
+                p.value = (p.value / f64::from(p.repeats)).exp();
+            }
+        }
+    }
+    out
 }
 
 fn history_form(b: &mut String, ask: &HistoryAsk) {
@@ -256,12 +446,14 @@ fn history_form(b: &mut String, ask: &HistoryAsk) {
     };
     let _ = writeln!(
         b,
-        "<form method=\"get\" action=\"/history\">{}{}{}{}<button>Show</button> \
-         <span class=\"muted\">(metric: qps, tps, cpu, instructions or a metric id; empty target or step: all)</span></form>",
+        "<form method=\"get\" action=\"/history\">{}{}{}{}{}<button>Show</button> \
+         <span class=\"muted\">(metric: qps, tps, cpu, instructions or a metric id; empty target or step: all; \
+         relative: first, or a run id or name)</span></form>",
         field("lab", &ask.lab),
         field("target", &ask.target),
         field("step", &ask.step),
         field("metric", &ask.metric),
+        field("relative", &ask.relative),
     );
 }
 
@@ -274,20 +466,15 @@ fn run_link(id: &str, name: Option<&str>) -> String {
     )
 }
 
-/// One series: heading, chart, change points.
-fn series(b: &mut String, h: &History, s: &Series) {
-    let heading = format!(
-        "{} · {} · {} client{}",
-        s.target,
-        s.step,
-        s.clients,
-        if s.clients == 1 { "" } else { "s" }
-    );
-    let _ = writeln!(b, "<h2>{}</h2>", escape(&heading));
+/// One series: heading, chart (unless `overlaid`: its step's chart has it), change points.
+fn series(b: &mut String, h: &History, s: &Series, overlaid: bool) {
+    let heading = format!("{} · {} · {}", s.target, s.step, clients_text(s.clients));
+    let level = if overlaid { "h3" } else { "h2" };
+    let _ = writeln!(b, "<{level}>{}</{level}>", escape(&heading));
     let label = |p: &Point| (p.run_name.clone()).unwrap_or_else(|| when(&p.started));
     let chart = Chart {
         title: format!("{heading}: {}", h.metric),
-        unit: h.metric.clone(),
+        unit: unit(h),
         dots: (s.points.iter())
             .map(|p| Dot {
                 run_id: p.run_id.clone(),
@@ -298,7 +485,9 @@ fn series(b: &mut String, h: &History, s: &Series) {
             .collect(),
         changes: s.changes.iter().map(|c| c.index).collect(),
     };
-    let _ = writeln!(b, "<figure>{}</figure>", super::chart::svg(&chart));
+    if !overlaid {
+        let _ = writeln!(b, "<figure>{}</figure>", super::chart::svg(&chart));
+    }
     if let Some(why) = &s.too_few {
         let _ = writeln!(
             b,

@@ -278,6 +278,9 @@ ALTER TABLE measurements ADD COLUMN server_background_instructions_per_op REAL;
 ALTER TABLE measurements ADD COLUMN server_background_instructions_spread REAL;
 ALTER TABLE measurements ADD COLUMN server_instructions_pairs TEXT;
 "#,
+    // v21: where a finished cell's wall time went (issue 44: `results::CellPhases` as JSON),
+    // what `dbdelta plan` calibrates its estimate from; NULL for cells stored before.
+    "ALTER TABLE cells ADD COLUMN phases_json TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -35,6 +35,7 @@ use crate::results::{
 pub use bisect::Bisection;
 pub use migrations::{MIGRATIONS, schema_version, tables};
 pub use names::{RunLabel, check_label};
+pub use postgres::is_url;
 pub use resume::CellKey;
 use sql::{Db, Lock, Tx, Value, upsert};
 

@@ -14,7 +14,7 @@ use anyhow::Result;
 
 use super::Store;
 use super::sql::{Lock, Tx, Value};
-use crate::results::{Invocation, RunData};
+use crate::results::{CellPhases, HostInfo, Invocation, RunData, StoredPhases};
 
 /// One cell of a run as the store names it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -99,17 +99,52 @@ impl Store {
         rows.first().map(|r| r.get(0)).transpose()
     }
 
-    /// Record that a cell finished in invocation `invocation`.
-    pub fn finish_cell(&mut self, run_id: &str, cell: &CellKey, invocation: u32) -> Result<()> {
+    /// Record that a cell finished in invocation `invocation`, with where its time went.
+    pub fn finish_cell(
+        &mut self,
+        run_id: &str,
+        cell: &CellKey,
+        invocation: u32,
+        phases: &CellPhases,
+    ) -> Result<()> {
         let (_, mut values) = of_cell(run_id, cell);
         values.push(invocation.into());
         values.push(chrono::Utc::now().to_rfc3339().into());
+        values.push(serde_json::to_string(phases)?.into());
         self.db.get_mut().execute(
-            "INSERT INTO cells (run_id, target, suite, clients, repeat, invocation, finished)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO cells (run_id, target, suite, clients, repeat, invocation, finished, phases_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             &values,
         )?;
         Ok(())
+    }
+
+    /// The phases of the newest finished cells (at most `limit`) that runs on a host like
+    /// `host` (same CPU model and core count) stored, each with its target's engine and its
+    /// suite: what `dbdelta plan` calibrates from. Cells stored before schema v21 have none.
+    pub fn cell_phases(&self, host: &HostInfo, limit: u32) -> Result<Vec<StoredPhases>> {
+        let rows = self.db().query(
+            "SELECT t.engine, c.suite, c.phases_json FROM cells c
+             JOIN runs r ON r.id = c.run_id
+             JOIN targets t ON t.run_id = c.run_id AND t.name = c.target
+             WHERE c.phases_json IS NOT NULL AND r.host_cpu_model = ?1 AND r.host_cores = ?2
+             ORDER BY c.finished DESC LIMIT ?3",
+            &[(&host.cpu_model).into(), host.cores.into(), limit.into()],
+        )?;
+        let mut out = Vec::new();
+        for r in &rows {
+            let text: String = r.get(2)?;
+            // A row another version wrote in a shape this one cannot read is skipped: the
+            // estimate is calibrated from the rest.
+            if let Ok(phases) = serde_json::from_str(&text) {
+                out.push(StoredPhases {
+                    engine: r.get(0)?,
+                    suite: r.get(1)?,
+                    phases,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The run's finished cells, each with the invocation that ran it.
