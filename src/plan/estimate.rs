@@ -40,10 +40,11 @@ pub struct Defaults {
 /// The defaults of an engine: PostgreSQL's measured with a debug build on a loaded 2-core
 /// host (a 5 s-step lab, two counting cells at once); SQLite's loads and steps from the demo
 /// there and its counting from one `--quick` step; MySQL's guesses (docs/commands.md, Time
-/// estimate).
+/// estimate). A family without its own (a new one) gets MySQL's, the slowest server's, until
+/// the store has measured it on this host.
 pub fn defaults(engine: EngineKind) -> Defaults {
-    match engine {
-        EngineKind::Sqlite => Defaults {
+    match engine.name() {
+        "sqlite" => Defaults {
             server_secs: 0.05,
             load_rows_per_sec: 15_000.0,
             postwrite_extra_secs: 0.0,
@@ -52,7 +53,7 @@ pub fn defaults(engine: EngineKind) -> Defaults {
             count_load_factor: 3.0,
             count_pair_secs: 20.0,
         },
-        EngineKind::Postgres => Defaults {
+        "postgres" => Defaults {
             server_secs: 3.0,
             load_rows_per_sec: 10_000.0,
             postwrite_extra_secs: 0.5,
@@ -61,7 +62,7 @@ pub fn defaults(engine: EngineKind) -> Defaults {
             count_load_factor: 3.0,
             count_pair_secs: 25.0,
         },
-        EngineKind::Mysql => Defaults {
+        _ => Defaults {
             server_secs: 10.0,
             load_rows_per_sec: 8_000.0,
             postwrite_extra_secs: 1.0,
@@ -510,7 +511,7 @@ warmup_secs = 1
     fn a_cell_is_the_sum_of_its_phases() {
         let p = planned(PG_LAB, false);
         let e = estimate(&p, &Calibration::default());
-        let d = defaults(EngineKind::Postgres);
+        let d = defaults(EngineKind::parse("postgres").unwrap());
         assert_eq!(e.cells.len(), 4);
         let suite = &p.suites[0];
         let budget = suite.postwrite_budget.as_secs_f64();
@@ -549,9 +550,13 @@ warmup_secs = 1
         let counting: Vec<&CellEstimate> = e.cells.iter().filter(|c| c.counting).collect();
         assert_eq!(counting.len(), 2);
         assert!(counting.iter().all(|c| c.cell.repeat == 0));
-        let shape = count_shape(EngineKind::Postgres, &p.suites[0], 1, 3);
+        let shape = count_shape(EngineKind::parse("postgres").unwrap(), &p.suites[0], 1, 3);
         assert_eq!(shape.steps, 2);
-        let each = counting_secs(&defaults(EngineKind::Postgres), &shape, 1.0);
+        let each = counting_secs(
+            &defaults(EngineKind::parse("postgres").unwrap()),
+            &shape,
+            1.0,
+        );
         assert!((e.parts.counting - 2.0 * each).abs() < 1e-9);
         assert!((e.parts.total() - one.parts.total() - 2.0 * each).abs() < 1e-9);
         p.instructions = Some(crate::counter::Counting {
@@ -579,8 +584,12 @@ warmup_secs = 1
             ..Default::default()
         };
         let p = planned(PG_LAB, true);
-        let shape = count_shape(EngineKind::Postgres, &p.suites[0], 1, 3);
-        let model = counting_secs(&defaults(EngineKind::Postgres), &shape, 1.0);
+        let shape = count_shape(EngineKind::parse("postgres").unwrap(), &p.suites[0], 1, 3);
+        let model = counting_secs(
+            &defaults(EngineKind::parse("postgres").unwrap()),
+            &shape,
+            1.0,
+        );
         let work = model - f64::from(shape.postwrites) * shape.postwrite_budget_secs;
         let counted = CellPhases {
             secs: model + work, // twice the defaults' work, the same budgets
@@ -599,23 +608,23 @@ warmup_secs = 1
             stored("nosuchengine", timed(1.0, 1.0)),
         ]);
         assert_eq!(cal.cells, 3);
-        let (d, measured) = cal.for_engine(EngineKind::Postgres, "sysbench");
+        let (d, measured) = cal.for_engine(EngineKind::parse("postgres").unwrap(), "sysbench");
         assert!(measured);
         assert_eq!(d.server_secs, 5.0);
         assert_eq!(d.postwrite_extra_secs, 2.0);
         assert_eq!(d.step_extra_secs, 0.5);
         assert_eq!(d.load_rows_per_sec, 10_000.0);
         assert!(
-            (cal.counting_factor(EngineKind::Postgres, "sysbench")
+            (cal.counting_factor(EngineKind::parse("postgres").unwrap(), "sysbench")
                 .unwrap()
                 - 2.0)
                 .abs()
                 < 1e-9
         );
         // Another engine keeps its defaults.
-        let (s, measured) = cal.for_engine(EngineKind::Sqlite, "sysbench");
+        let (s, measured) = cal.for_engine(EngineKind::parse("sqlite").unwrap(), "sysbench");
         assert!(!measured);
-        assert_eq!(s, defaults(EngineKind::Sqlite));
+        assert_eq!(s, defaults(EngineKind::parse("sqlite").unwrap()));
         let e = estimate(&p, &cal);
         let text = e.describe(&p);
         assert!(text.contains("calibrated by 3 cell(s)"), "{text}");
