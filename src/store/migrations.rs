@@ -278,6 +278,21 @@ ALTER TABLE measurements ADD COLUMN server_background_instructions_per_op REAL;
 ALTER TABLE measurements ADD COLUMN server_background_instructions_spread REAL;
 ALTER TABLE measurements ADD COLUMN server_instructions_pairs TEXT;
 "#,
+    // v21: the counting pass's per-function instructions/op of a counted step (issue 45), as
+    // JSON (`results::StepFunctions`), keyed as the measurements row that holds the step's
+    // instructions/op (the first repeat's).
+    r#"
+CREATE TABLE step_functions (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    functions_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat)
+);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -452,6 +467,7 @@ mod tests {
             "series",
             "step_ops",
             "profiles",
+            "step_functions",
         ] {
             assert!(t.contains(&name), "{name} in {t:?}");
         }
