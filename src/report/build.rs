@@ -164,9 +164,11 @@ pub(super) fn build_with(
         profiles: None,
         by_version: Vec::new(),
         decided: Vec::new(),
+        functions: None,
     };
     fill_derived(&mut model, all, data);
     model.profiles = super::profile::report(data, &model.targets);
+    model.functions = super::why::build(&model.relative, &data.measurements);
     model
 }
 
