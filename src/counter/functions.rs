@@ -41,21 +41,22 @@ impl Functions {
             ir: 0,
         };
         let mut names: HashMap<&str, &str> = HashMap::new();
-        let mut current: Option<&str> = None;
+        // The function whose lines these are and its costs so far (added to `own` when the
+        // next `fn=` line comes), and this dump's costs by borrowed name.
+        let mut current: Option<(&str, Cost)> = None;
+        let mut own: HashMap<&str, Cost> = HashMap::new();
         let mut callee: Option<&str> = None;
         let mut call_line_next = false;
-        // This dump's costs by borrowed name, added to the owned map once per function.
-        let mut own: HashMap<&str, Cost> = HashMap::new();
         for line in text.lines() {
-            let line = line.trim_end();
             let first = line.as_bytes().first().copied().unwrap_or(b'#');
             if first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'*') {
+                let Some((f, cost)) = current.as_mut() else {
+                    continue;
+                };
                 let n = layout.instructions(line);
-                let Some(f) = current else { continue };
-                let cost = own.entry(bare(f)).or_default();
                 match std::mem::take(&mut call_line_next) {
                     // A call's inclusive cost: the caller's, unless it calls itself.
-                    true if callee.is_some_and(|c| bare(c) == bare(f)) => {}
+                    true if callee.is_some_and(|c| bare(c) == *f) => {}
                     true => cost.inclusive += n,
                     false => {
                         cost.own += n;
@@ -63,9 +64,12 @@ impl Functions {
                     }
                 }
             } else if let Some(f) = line.strip_prefix("fn=") {
-                current = Some(name(f, &mut names));
+                let f = bare(name(f.trim_end(), &mut names));
+                if let Some((name, c)) = current.replace((f, Cost::default())) {
+                    add(own.entry(name).or_default(), c);
+                }
             } else if let Some(f) = line.strip_prefix("cfn=") {
-                callee = Some(name(f, &mut names));
+                callee = Some(name(f.trim_end(), &mut names));
             } else if line.starts_with("calls=") {
                 call_line_next = true;
             } else if let Some(v) = line.strip_prefix("positions:") {
@@ -74,6 +78,11 @@ impl Functions {
                 layout.ir = v.split_whitespace().position(|e| e == "Ir").unwrap_or(0);
             }
         }
+        own.extend(current.map(|(name, c)| {
+            let mut total = own.get(name).copied().unwrap_or_default();
+            add(&mut total, c);
+            (name, total)
+        }));
         for (name, c) in own {
             self.add_cost(name, c);
         }
@@ -87,12 +96,12 @@ impl Functions {
     }
 
     fn add_cost(&mut self, name: &str, c: Cost) {
-        let mine = match self.0.get_mut(name) {
-            Some(m) => m,
-            None => self.0.entry(name.to_string()).or_default(),
-        };
-        mine.own += c.own;
-        mine.inclusive += c.inclusive;
+        match self.0.get_mut(name) {
+            Some(m) => add(m, c),
+            None => {
+                self.0.insert(name.to_string(), c);
+            }
+        }
     }
 
     /// The self costs' sum: every instruction of the dumps, once.
@@ -109,6 +118,11 @@ impl Layout {
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     }
+}
+
+fn add(to: &mut Cost, c: Cost) {
+    to.own += c.own;
+    to.inclusive += c.inclusive;
 }
 
 /// The name of a `fn=` or `cfn=` value: `(id) name` defines an id, `(id)` uses one, anything

@@ -445,6 +445,7 @@ impl CountCell<'_> {
             out: out.to_path_buf(),
             embedded: spec.engine.embedded(),
             by: spec.engine.attribution(),
+            functions: std::cell::Cell::new(false),
         };
         counted.switch(true)?;
         counted.take()?;
@@ -638,6 +639,8 @@ struct Counted {
     embedded: bool,
     /// How the server's counts split into the pass's statements and background work.
     by: counter::Attribution,
+    /// Whether a pass's per-function costs are read (only the pairs' passes need them).
+    functions: std::cell::Cell<bool>,
 }
 
 impl Counted {
@@ -765,9 +768,10 @@ fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Res
     let done = client.pass(pass)?;
     counted.settle(&before, &unfinished)?;
     let mut fns = counter::SplitFunctions::default();
-    let (server, client_instr) = match counted.embedded {
-        true => counted.take_functions(None, Some(&mut fns))?,
-        false => counted.take_functions(Some(&mut fns), None)?,
+    let (server, client_instr) = match (counted.functions.get(), counted.embedded) {
+        (false, _) => counted.take()?,
+        (true, true) => counted.take_functions(None, Some(&mut fns))?,
+        (true, false) => counted.take_functions(Some(&mut fns), None)?,
     };
     if let Some(e) = done.error {
         bail!("{e}");
@@ -858,6 +862,7 @@ fn count_step(
         functions: StepFunctions::default(),
     };
     let mut functions = Vec::new();
+    counted.functions.set(true);
     for k in 0..counting.passes {
         let short = pass(counted, client, step, part, n, 1001 + 2 * k)?;
         let long = pass(counted, client, step, part, 3 * n, 1002 + 2 * k)?;
@@ -880,6 +885,7 @@ fn count_step(
             long: long.functions,
         });
     }
+    counted.functions.set(false);
     out.functions = step_functions(&functions, counted.embedded);
     Ok(out)
 }
