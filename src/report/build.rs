@@ -165,9 +165,11 @@ pub(super) fn build_with(
         by_version: Vec::new(),
         decided: Vec::new(),
         summary: Summary::default(),
+        functions: None,
     };
     fill_derived(&mut model, all, data);
     model.profiles = super::profile::report(data, &model.targets);
+    model.functions = super::why::build(&model.relative, &data.measurements);
     model
 }
 

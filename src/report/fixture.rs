@@ -117,6 +117,7 @@ fn measurement(
         warm: false,
         rows_per_statement: None,
         instruction_pairs: None,
+        functions: None,
         client_bound: false,
         failed: false,
         error: None,

@@ -846,6 +846,7 @@ fn results(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         relative_tables(m, clients, doc);
         verdict_tables(m, clients, doc);
         super::instructions::tables(m, clients, doc);
+        super::why::section(m, clients, doc);
     }
     within_step_table(m, clients, doc);
     pre_post_table(m, clients, doc);

@@ -28,6 +28,7 @@ mod settings;
 mod suites;
 mod text;
 mod verdict;
+mod why;
 
 #[cfg(test)]
 mod fixture;

@@ -82,6 +82,10 @@ pub struct ReportModel {
     /// Per compared target × clients: how many of its steps were decided ([`Relative::step_verdict`]).
     /// Empty when no step of the report has a verdict (1 repeat without counting).
     pub decided: Vec<TargetDecided>,
+    /// The counting pass's per-function changes: per compared step and per group (`null`, left
+    /// out, when no compared step has function tables on both sides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions: Option<super::why::FunctionDiffs>,
 }
 
 /// The report's answer, what every format opens with.

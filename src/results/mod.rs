@@ -234,6 +234,42 @@ pub struct InstructionPairs {
     pub counter: Option<String>,
 }
 
+/// A counted step's per-function instructions per operation, from the same pairs of passes as
+/// its instructions/op (callgrind's function costs of the long pass minus the short one's,
+/// divided by the operations between them): the pass's own statements (`foreground`) and the
+/// server's background work during the passes (`background`, per operation of the long pass,
+/// as its total is; empty for an in-process engine). Each list holds every function whose self
+/// cost is at least [`StepFunctions::SHARE`] of the step's instructions or whose inclusive cost
+/// is at least [`StepFunctions::INCLUSIVE_SHARE`], largest self cost first, and one row
+/// `(other)` with the rest of the self costs summed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StepFunctions {
+    pub foreground: Vec<FunctionCost>,
+    pub background: Vec<FunctionCost>,
+}
+
+impl StepFunctions {
+    /// The least share of a step's instructions a function's self cost needs for a row of its
+    /// own: small, so that a function that changed is rarely under it on one side only.
+    pub const SHARE: f64 = 0.001;
+    /// The least share of a step's instructions its inclusive cost can keep a function by.
+    pub const INCLUSIVE_SHARE: f64 = 0.005;
+    /// The name of the row that sums the functions below [`StepFunctions::SHARE`].
+    pub const OTHER: &'static str = "(other)";
+}
+
+/// One function's instructions per operation of a step: its own (callgrind's self cost) and
+/// with its callees' (`inclusive`; `None` for the `(other)` row), means over the pass pairs,
+/// and half the range of its own over the pairs (`spread`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCost {
+    pub name: String,
+    #[serde(rename = "self")]
+    pub own: f64,
+    pub spread: f64,
+    pub inclusive: Option<f64>,
+}
+
 /// Instructions per unit of one operation type counted on its own in the counting pass: a
 /// role other than the step's counted one (the Insert Benchmark's deleter, its query steps'
 /// inserter), or one type of a request mix (LinkBench's). The step's own count is the
@@ -304,6 +340,10 @@ pub struct Measurement {
     /// The counting pass's foreground instructions/op of each pair of passes (on the row that
     /// holds `server_instructions_per_op`).
     pub instruction_pairs: Option<InstructionPairs>,
+    /// The counting pass's per-function instructions/op (on the same row as
+    /// `instruction_pairs`; `None` where the step was not counted, or before they were stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub functions: Option<StepFunctions>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
     pub client_bound: bool,
     /// CPUs the server's threads were seen running on (`/proc/PID/task/TID/stat` field

@@ -8,6 +8,8 @@
 //! The server's count is split by the engine's [`counter::Attribution`]: the pass's own
 //! statements (foreground: `server_instructions_per_op`, the verdict's basis) and the server's
 //! background work during the pass (`server_background_instructions_per_op`, with its spread).
+//! The same pairs give each step's per-function instructions/op (`count_functions`), stored
+//! beside it.
 //!
 //! One counting cell per target × suite (after the timed cells): a fresh data directory, the
 //! server started under callgrind with counting off (SQLite: in this process), the suite's
@@ -36,13 +38,14 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::cell::CellEnd;
+use super::count_functions::{PairFunctions, step_functions};
 use super::server::{StartServer, TargetServer};
 use super::{DataDir, timed_load};
 use crate::counter::{self, Counting};
 use crate::engine::{Server, TargetSpec};
 use crate::plan::{RunPlan, TargetPlan};
 use crate::progress::{Progress, thousands};
-use crate::results::{InstructionPairs, Metric, OpInstructions};
+use crate::results::{InstructionPairs, Metric, OpInstructions, StepFunctions};
 use crate::store::{CellKey, Store};
 use crate::workload::{Pacer, StepPlan, SuitePlan};
 
@@ -135,14 +138,16 @@ struct Done {
 }
 
 /// What a pass counted: the server's instructions for the pass's statements (foreground) and
-/// its background work apart, and the client's.
-#[derive(Debug, Clone, Copy)]
+/// its background work apart, and the client's; the engine's per-function costs (the
+/// server's, or an in-process engine's: the client's).
+#[derive(Debug, Clone)]
 struct Counts {
     units: u64,
     events: u64,
     server: u64,
     background: u64,
     client: u64,
+    functions: counter::SplitFunctions,
 }
 
 /// One step's result: instructions per op of the server (foreground and background) and of the
@@ -154,6 +159,8 @@ pub struct StepCount {
     pub client: Vec<f64>,
     /// Events of the short pass.
     pub events: u64,
+    /// The engine's per-function instructions/op from the same pairs.
+    pub functions: StepFunctions,
 }
 
 impl StepCount {
@@ -272,6 +279,7 @@ pub enum Count {
     Step {
         values: Vec<(Metric, Option<f64>)>,
         pairs: InstructionPairs,
+        functions: Option<StepFunctions>,
     },
     /// An operation type counted on its own, for the step's (role, type) operation row.
     Op {
@@ -290,8 +298,16 @@ pub trait CountSink {
 impl CountSink for Store {
     fn counted(&mut self, key: &CellKey, run_id: &str, step: &str, count: &Count) -> Result<bool> {
         match count {
-            Count::Step { values, pairs } => {
-                self.set_counted(key, run_id, step, values, Some(pairs))
+            Count::Step {
+                values,
+                pairs,
+                functions,
+            } => {
+                let stored = self.set_counted(key, run_id, step, values, Some(pairs))?;
+                if let (true, Some(f)) = (stored, functions) {
+                    self.set_functions(key, run_id, step, f)?;
+                }
+                Ok(stored)
             }
             Count::Op { role, op, counts } => {
                 self.set_counted_op(key, run_id, step, (role, op), counts)
@@ -458,6 +474,7 @@ impl CountCell<'_> {
             by: spec.engine.attribution(),
             drop_first: spec.engine.drops_first_pair(),
             counter: by,
+            functions: std::cell::Cell::new(false),
         };
         counted.switch(true)?;
         counted.take()?;
@@ -624,6 +641,7 @@ fn to_count(
                 (Metric::ClientInstr, client.map(|s| s.0)),
             ],
             pairs,
+            functions: server.map(|_| c.functions.clone()),
         },
     }
 }
@@ -667,6 +685,8 @@ struct Counted {
     drop_first: bool,
     /// Callgrind, or perf (the client answers each pass's counts).
     counter: counter::Counter,
+    /// Whether a pass's per-function costs are read (only the pairs' passes need them).
+    functions: std::cell::Cell<bool>,
 }
 
 impl Counted {
@@ -688,12 +708,25 @@ impl Counted {
     /// the last take: the server's forked processes of the pass must have exited by then, and
     /// the client dumps its own before it answers.
     fn take(&self) -> Result<(counter::Split, u64)> {
+        self.take_functions(None, None)
+    }
+
+    /// [`Counted::take`], the server's and the client's per-function costs added to
+    /// `server_fns` and `client_fns` when given.
+    fn take_functions(
+        &self,
+        server_fns: Option<&mut counter::SplitFunctions>,
+        client_fns: Option<&mut counter::SplitFunctions>,
+    ) -> Result<(counter::Split, u64)> {
         if let Some(pid) = &self.server {
             counter::command(*pid, "dump")?;
         }
-        let (server, _) = counter::take_split(&self.out, "server", self.by, self.server)?;
-        let (client, _) = counter::take_totals(&self.out, "client")?;
-        Ok((server, client))
+        let (server, _) =
+            counter::take_split_functions(&self.out, "server", self.by, self.server, server_fns)?;
+        let all = counter::Attribution::All;
+        let (client, _) =
+            counter::take_split_functions(&self.out, "client", all, None, client_fns)?;
+        Ok((server, client.foreground))
     }
 
     /// Wait until the server's processes forked since `before` (a pass's backends) exited and
@@ -780,7 +813,12 @@ fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Res
     let unfinished = counted.unfinished()?;
     let done = client.pass(pass)?;
     counted.settle(&before, &unfinished)?;
-    let (server, client_instr) = counted.take()?;
+    let mut fns = counter::SplitFunctions::default();
+    let (server, client_instr) = match (counted.functions.get(), counted.embedded) {
+        (false, _) => counted.take()?,
+        (true, true) => counted.take_functions(None, Some(&mut fns))?,
+        (true, false) => counted.take_functions(Some(&mut fns), None)?,
+    };
     if let Some(e) = done.error {
         bail!("{e}");
     }
@@ -814,6 +852,7 @@ fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Res
         server,
         background,
         client: client_instr,
+        functions: fns,
     })
 }
 
@@ -886,7 +925,10 @@ fn count_step(
         background: Vec::new(),
         client: Vec::new(),
         events: n,
+        functions: StepFunctions::default(),
     };
+    let mut functions = Vec::new();
+    counted.functions.set(true);
     let first = u32::from(!counted.drop_first);
     for k in first..=counting.passes {
         let short = pass(counted, client, step, part, n, 1001 + 2 * k)?;
@@ -906,7 +948,15 @@ fn count_step(
             .push(long.background as f64 / (long.units as f64).max(1.0));
         out.client
             .push((long.client as f64 - short.client as f64) / units);
+        functions.push(PairFunctions {
+            units,
+            long_units: long.units as f64,
+            short: short.functions,
+            long: long.functions,
+        });
     }
+    counted.functions.set(false);
+    out.functions = step_functions(&functions, counted.embedded);
     Ok(out)
 }
 

@@ -12,6 +12,7 @@ mod auto;
 pub mod bisect;
 mod cell;
 pub mod count;
+mod count_functions;
 mod count_pool;
 mod grown;
 pub mod pacer;

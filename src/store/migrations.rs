@@ -281,6 +281,21 @@ ALTER TABLE measurements ADD COLUMN server_instructions_pairs TEXT;
     // v21: where a finished cell's wall time went (issue 44: `results::CellPhases` as JSON),
     // what `dbdelta plan` calibrates its estimate from; NULL for cells stored before.
     "ALTER TABLE cells ADD COLUMN phases_json TEXT;",
+    // v22: the counting pass's per-function instructions/op of a counted step (issue 45), as
+    // JSON (`results::StepFunctions`), keyed as the measurements row that holds the step's
+    // instructions/op (the first repeat's).
+    r#"
+CREATE TABLE step_functions (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    functions_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat)
+);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -455,6 +470,7 @@ mod tests {
             "series",
             "step_ops",
             "profiles",
+            "step_functions",
         ] {
             assert!(t.contains(&name), "{name} in {t:?}");
         }

@@ -412,17 +412,40 @@ impl Store {
              WHERE run_id = ?1 AND target = ?2 AND suite = ?3 AND step = ?4 AND clients = ?5)",
             sets.join(", ")
         );
-        let mut params: Vec<Value> = vec![
-            run_id.into(),
-            key.target.as_str().into(),
-            key.suite.as_str().into(),
-            step.into(),
-            i64::from(key.clients).into(),
-        ];
+        let mut params = step_params(run_id, key, step);
         params.extend(values.iter().map(|(_, v)| Value::from(*v)));
         let pairs = pairs.map(serde_json::to_string).transpose()?;
         params.push(pairs.into());
         Ok(self.db.get_mut().execute(&sql, &params)? > 0)
+    }
+
+    /// Store a counted step's per-function instructions/op beside the measurements row that
+    /// holds its instructions/op (the first repeat of target × suite × clients); false when
+    /// there is no such row.
+    pub fn set_functions(
+        &mut self,
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+        functions: &crate::results::StepFunctions,
+    ) -> Result<bool> {
+        let db = self.db.get_mut();
+        let params = step_params(run_id, key, step);
+        let sql = "SELECT MIN(repeat) AS repeat FROM measurements WHERE run_id = ?1 \
+                   AND target = ?2 AND suite = ?3 AND step = ?4 AND clients = ?5";
+        let rows = db.query(sql, &params)?;
+        let Some(repeat) = rows
+            .first()
+            .and_then(|r| r.col::<Option<i64>>("repeat").ok().flatten())
+        else {
+            return Ok(false);
+        };
+        let names = ["run_id", "target", "suite", "step", "clients"];
+        let mut row: Vec<(&str, Value)> = names.into_iter().zip(params).collect();
+        row.push(("repeat", repeat.into()));
+        row.push(("functions_json", serde_json::to_string(functions)?.into()));
+        upsert(&mut **db, "step_functions", MEASUREMENT_KEY, row)?;
+        Ok(true)
     }
 
     /// Store an operation type counted on its own in the `role`/`op` operation row of `step`'s
@@ -438,13 +461,7 @@ impl Store {
         let db = self.db.get_mut();
         let sql = "SELECT repeat, position, op_json FROM step_ops WHERE run_id = ?1 AND target = ?2 \
                    AND suite = ?3 AND step = ?4 AND clients = ?5 ORDER BY repeat, position";
-        let params: Vec<Value> = vec![
-            run_id.into(),
-            key.target.as_str().into(),
-            key.suite.as_str().into(),
-            step.into(),
-            i64::from(key.clients).into(),
-        ];
+        let params = step_params(run_id, key, step);
         let rows = db.query(sql, &params)?;
         let Some(first) = rows.first() else {
             return Ok(false);
@@ -813,6 +830,17 @@ fn insert_series(db: &mut dyn Db, run_id: &str, series: &[SecondSample]) -> Resu
         upsert(db, "series", SERIES_KEY, row)?;
     }
     Ok(())
+}
+
+/// `?1`–`?5` of a statement about one step of a cell: run, target, suite, step, clients.
+fn step_params(run_id: &str, key: &CellKey, step: &str) -> Vec<Value> {
+    vec![
+        run_id.into(),
+        key.target.as_str().into(),
+        key.suite.as_str().into(),
+        step.into(),
+        i64::from(key.clients).into(),
+    ]
 }
 
 /// The `step_ops` rows of one step: each role × operation type as JSON (measurement v2), with

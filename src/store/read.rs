@@ -144,6 +144,7 @@ fn measurements_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<Measurement>> {
     let mut out = rows_of(db, sql, run_id, measurement)?;
     attach_operations(db, run_id, &mut out)?;
     attach_profiles(db, run_id, &mut out)?;
+    attach_functions(db, run_id, &mut out)?;
     Ok(out)
 }
 
@@ -261,6 +262,19 @@ fn attach_operations(db: &mut dyn Db, run_id: &str, ms: &mut [Measurement]) -> R
     }
     for m in ms {
         m.operations = by_key.remove(&step_key(m)).unwrap_or_default();
+    }
+    Ok(())
+}
+
+/// Each counted step's per-function instructions/op, on the row that holds its count.
+fn attach_functions(db: &mut dyn Db, run_id: &str, ms: &mut [Measurement]) -> Result<()> {
+    let sql = "SELECT * FROM step_functions WHERE run_id = ?1";
+    let mut by_key: HashMap<StepKey, crate::results::StepFunctions> = HashMap::new();
+    for r in db.query(sql, &[run_id.into()])? {
+        by_key.insert(row_key(&r)?, json(&r, "functions_json")?);
+    }
+    for m in ms {
+        m.functions = by_key.remove(&step_key(m));
     }
     Ok(())
 }

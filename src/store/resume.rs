@@ -167,7 +167,7 @@ impl Store {
     }
 
     /// Delete everything an unfinished cell stored (its load, steps, series, operation rows
-    /// and profiles), in one transaction, so it can run again whole. Returns the steps deleted.
+    /// profiles and per-function counts), in one transaction, so it can run again whole. Returns the steps deleted.
     pub fn discard_cell(&mut self, run_id: &str, cell: &CellKey) -> Result<usize> {
         let (where_cell, key) = of_cell(run_id, cell);
         let db = &mut **self.db.get_mut();
@@ -181,7 +181,7 @@ impl Store {
             ),
             &key,
         )?;
-        for table in ["step_ops", "profiles", "loads"] {
+        for table in ["step_ops", "profiles", "step_functions", "loads"] {
             tx.execute(&format!("DELETE FROM {table} WHERE {where_cell}"), &key)?;
         }
         let steps = tx.execute(

@@ -8,8 +8,9 @@
 //! totals when they exit; a process that stays is asked to [`command`] `dump`, which writes the
 //! counts since its previous dump. [`take_totals`] sums and removes the files a round wrote;
 //! [`take_split`] sums them apart, the pass's own statements (foreground) and the server's
-//! background work, by the engine's [`Attribution`] (its processes, or its threads).
-//! Also chooses the run's [`Counter`] once ([`choose`]): `perf stat` of `instructions:u` where
+//! background work, by the engine's [`Attribution`] (its processes, or its threads);
+//! [`take_split_functions`] also adds each dump's per-function costs ([`functions`]) before it
+//! removes the file. Also chooses the run's [`Counter`] once ([`choose`]): `perf stat` of `instructions:u` where
 //! this host's hardware counters count them ([`perf_counters`]), callgrind otherwise; and runs
 //! one `perf stat` over given threads ([`PerfStat`]: started disabled, switched on and off
 //! through its control pipe, its per-thread CSV parsed by [`parse_stat`]).
@@ -21,6 +22,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
+
+pub mod functions;
+
+use functions::Functions;
 
 /// How long one `vgdb` command may take: a process deep in a long operation under
 /// instrumentation answers only between its basic blocks.
@@ -253,6 +258,25 @@ pub fn take_split(
     by: Attribution,
     main: Option<u32>,
 ) -> Result<(Split, usize)> {
+    take_split_functions(dir, tag, by, main, None)
+}
+
+/// Per-function costs of a round, the foreground's and the background's apart (as [`Split`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SplitFunctions {
+    pub foreground: Functions,
+    pub background: Functions,
+}
+
+/// [`take_split`], each dump's per-function costs also added to `functions` (when given)
+/// before its file is removed.
+pub fn take_split_functions(
+    dir: &Path,
+    tag: &str,
+    by: Attribution,
+    main: Option<u32>,
+    mut functions: Option<&mut SplitFunctions>,
+) -> Result<(Split, usize)> {
     let prefix = format!("{tag}.");
     let mut files: Vec<PathBuf> = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
@@ -268,9 +292,16 @@ pub fn take_split(
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
         let n = totals(&text).with_context(|| format!("{}: no totals line", f.display()))?;
         let name = f.file_name().unwrap_or_default().to_string_lossy();
-        match foreground(&text, &name[prefix.len()..], by, main) {
+        let fg = foreground(&text, &name[prefix.len()..], by, main);
+        match fg {
             true => split.foreground += n,
             false => split.background += n,
+        }
+        if let Some(f) = functions.as_deref_mut() {
+            match fg {
+                true => f.foreground.add_dump(&text),
+                false => f.background.add_dump(&text),
+            }
         }
         std::fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
     }
@@ -703,6 +734,21 @@ mod tests {
                 background: 999
             }
         );
+    }
+
+    #[test]
+    fn functions_are_taken_apart_like_the_totals_before_the_files_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = "fn=(1) main\n1 10\nfn=(2) PostgresMain\n1 90\ntotals: 100\n";
+        let autovacuum = "fn=(5) AutoVacWorkerMain\n1 7\ntotals: 7\n";
+        std::fs::write(dir.path().join("server.200"), backend).unwrap();
+        std::fs::write(dir.path().join("server.202"), autovacuum).unwrap();
+        let mut f = SplitFunctions::default();
+        take_split_functions(dir.path(), "server", PG, Some(100), Some(&mut f)).unwrap();
+        assert_eq!(f.foreground.total(), 100);
+        assert_eq!(f.foreground.0["PostgresMain"].own, 90);
+        assert_eq!(f.background.0["AutoVacWorkerMain"].own, 7);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

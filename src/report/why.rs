@@ -1,0 +1,457 @@
+//! Why a counted step changed: per compared step, the functions whose instructions/op changed
+//! (target − base), from the counting pass's per-function tables (`results::StepFunctions`),
+//! each with its share of the step's change; per group, the functions that explain most of the
+//! group's change. The JSON's `functions` (every function), and the text and Markdown section
+//! "Why" (the top [`TOP`] of each step decided from instructions).
+//!
+//! Functions are matched across targets by symbol name. A renamed function shows as one
+//! removed (its whole base cost falls) and one added; a function inlined into its caller shows
+//! as the callee removed and the caller's own cost rising by about as much (the reverse when it
+//! stops being inlined). A function below the table's share on one side counts 0 there (its
+//! cost is in that side's `(other)` row, whose change is given apart): `below_share_in` says so.
+//! Must not: compute verdicts, read the store, or format for a particular output.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::doc::{Block, Cell, Grid, thousands};
+use super::fmt::plural;
+use super::model::{Relative, ReportModel};
+use crate::results::{FunctionCost, Measurement, Metric, StepFunctions};
+
+/// Functions shown per step in text and Markdown.
+pub const TOP: usize = 10;
+/// Functions named per group in text and Markdown.
+const GROUP_TOP: usize = 5;
+/// The longest function name a table shows.
+const NAME_CHARS: usize = 60;
+
+/// The function view of a report: per compared step and per group.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionDiffs {
+    pub steps: Vec<StepFunctionDiff>,
+    pub groups: Vec<GroupFunctionDiff>,
+}
+
+/// One compared step's function changes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepFunctionDiff {
+    pub target: String,
+    pub base: String,
+    pub step: String,
+    pub group: String,
+    pub clients: u32,
+    /// The step's foreground instructions/op as its function table sums them, each side.
+    pub base_total: f64,
+    pub target_total: f64,
+    /// `target_total - base_total`.
+    pub change: f64,
+    /// The foreground's functions by their change, largest first (by size), `(other)` apart.
+    pub functions: Vec<FunctionDiff>,
+    /// The change of the `(other)` rows: the functions below the share on both sides.
+    pub other_change: f64,
+    /// The server's background work during the passes, alike (empty for an in-process engine).
+    pub background: Vec<FunctionDiff>,
+}
+
+/// One function's change on a step (instructions per operation).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionDiff {
+    pub name: String,
+    /// Its own instructions/op (callgrind's self cost), base and target.
+    pub base: f64,
+    pub target: f64,
+    /// `target - base`.
+    pub change: f64,
+    /// `change` over the step's change (`null` when the step did not change).
+    pub share: Option<f64>,
+    /// The change of its inclusive cost (its callees' with it); `null` when a side lacks it.
+    pub inclusive_change: Option<f64>,
+    /// `base` or `target`: below the table's share there, counted 0 (its cost is in `(other)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub below_share_in: Option<&'static str>,
+}
+
+/// One group's function changes: each function's change relative to its step's base total,
+/// averaged over the group's steps with tables on both sides. They add up to the group's mean
+/// relative change (`change`, the mean of the steps' ratios minus 1).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupFunctionDiff {
+    pub target: String,
+    pub base: String,
+    pub group: String,
+    pub clients: u32,
+    pub steps: u32,
+    pub change: f64,
+    /// By contribution, largest first (by size), `(other)` included.
+    pub functions: Vec<GroupFunction>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupFunction {
+    pub name: String,
+    /// Its part of the group's mean relative change.
+    pub contribution: f64,
+    /// `contribution` over the group's change (`null` when the group did not change).
+    pub share: Option<f64>,
+}
+
+/// The function view of `relative`'s steps whose targets both have function tables in
+/// `measurements`; `None` when no step has.
+pub fn build(relative: &[Relative], measurements: &[Measurement]) -> Option<FunctionDiffs> {
+    let table = |target: &str, step: &str, clients: u32| {
+        (measurements.iter())
+            .find(|m| m.target == target && m.step == step && m.clients == clients)
+            .and_then(|m| m.functions.as_ref())
+    };
+    let steps: Vec<StepFunctionDiff> = (relative.iter())
+        .filter_map(|r| {
+            let b = table(&r.base, &r.step, r.clients)?;
+            let t = table(&r.target, &r.step, r.clients)?;
+            Some(step_diff(r, b, t))
+        })
+        .collect();
+    if steps.is_empty() {
+        return None;
+    }
+    let groups = groups(&steps);
+    Some(FunctionDiffs { steps, groups })
+}
+
+fn step_diff(r: &Relative, b: &StepFunctions, t: &StepFunctions) -> StepFunctionDiff {
+    let total = |rows: &[FunctionCost]| rows.iter().map(|r| r.own).sum::<f64>();
+    let other = |rows: &[FunctionCost]| {
+        (rows.iter().find(|r| r.name == StepFunctions::OTHER)).map_or(0.0, |r| r.own)
+    };
+    let (base_total, target_total) = (total(&b.foreground), total(&t.foreground));
+    let change = target_total - base_total;
+    StepFunctionDiff {
+        target: r.target.clone(),
+        base: r.base.clone(),
+        step: r.step.clone(),
+        group: r.group.clone(),
+        clients: r.clients,
+        base_total,
+        target_total,
+        change,
+        functions: diff(&b.foreground, &t.foreground, change),
+        other_change: other(&t.foreground) - other(&b.foreground),
+        background: diff(
+            &b.background,
+            &t.background,
+            total(&t.background) - total(&b.background),
+        ),
+    }
+}
+
+/// Every function of either table but `(other)`, by the size of its change.
+fn diff(base: &[FunctionCost], target: &[FunctionCost], change: f64) -> Vec<FunctionDiff> {
+    let index = |rows: &'_ [FunctionCost]| -> BTreeMap<String, FunctionCost> {
+        (rows.iter())
+            .filter(|r| r.name != StepFunctions::OTHER)
+            .map(|r| (r.name.clone(), r.clone()))
+            .collect()
+    };
+    let (b, t) = (index(base), index(target));
+    let names: BTreeSet<&String> = b.keys().chain(t.keys()).collect();
+    let mut out: Vec<FunctionDiff> = (names.into_iter())
+        .map(|name| {
+            let (bf, tf) = (b.get(name), t.get(name));
+            let own = |f: Option<&FunctionCost>| f.map_or(0.0, |f| f.own);
+            let d = own(tf) - own(bf);
+            FunctionDiff {
+                name: name.clone(),
+                base: own(bf),
+                target: own(tf),
+                change: d,
+                share: (change != 0.0).then(|| d / change),
+                inclusive_change: match (bf.and_then(|f| f.inclusive), tf.and_then(|f| f.inclusive))
+                {
+                    (Some(x), Some(y)) => Some(y - x),
+                    _ => None,
+                },
+                below_share_in: match (bf, tf) {
+                    (None, _) => Some("base"),
+                    (_, None) => Some("target"),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    out.sort_by(|x, y| {
+        (y.change.abs().total_cmp(&x.change.abs())).then_with(|| x.name.cmp(&y.name))
+    });
+    out
+}
+
+/// Per target × group × clients: each function's mean part of the steps' relative change.
+fn groups(steps: &[StepFunctionDiff]) -> Vec<GroupFunctionDiff> {
+    let mut by_group: BTreeMap<(&str, &str, &str, u32), Vec<&StepFunctionDiff>> = BTreeMap::new();
+    for s in steps.iter().filter(|s| s.base_total > 0.0) {
+        let key = (
+            s.target.as_str(),
+            s.base.as_str(),
+            s.group.as_str(),
+            s.clients,
+        );
+        by_group.entry(key).or_default().push(s);
+    }
+    let mut out = Vec::new();
+    for ((target, base, group, clients), steps) in by_group {
+        let n = steps.len() as f64;
+        let mut parts: BTreeMap<&str, f64> = BTreeMap::new();
+        for s in &steps {
+            for f in &s.functions {
+                *parts.entry(&f.name).or_default() += f.change / s.base_total / n;
+            }
+            *parts.entry(StepFunctions::OTHER).or_default() += s.other_change / s.base_total / n;
+        }
+        let change = steps.iter().map(|s| s.change / s.base_total).sum::<f64>() / n;
+        let mut functions: Vec<GroupFunction> = (parts.into_iter())
+            .map(|(name, contribution)| GroupFunction {
+                name: name.to_string(),
+                contribution,
+                share: (change != 0.0).then(|| contribution / change),
+            })
+            .collect();
+        functions.sort_by(|x, y| {
+            (y.contribution.abs().total_cmp(&x.contribution.abs()))
+                .then_with(|| x.name.cmp(&y.name))
+        });
+        out.push(GroupFunctionDiff {
+            target: target.to_string(),
+            base: base.to_string(),
+            group: group.to_string(),
+            clients,
+            steps: steps.len() as u32,
+            change,
+            functions,
+        });
+    }
+    out
+}
+
+/// `1,080`, `12.5`, `-0.25`: instructions/op with the digits a small value needs.
+fn per_op(v: f64) -> String {
+    match v.abs() {
+        a if a >= 100.0 => thousands(v),
+        a if a >= 1.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
+fn signed(v: f64) -> String {
+    match v >= 0.0 {
+        true => format!("+{}", per_op(v)),
+        false => per_op(v),
+    }
+}
+
+/// A function's name cut to [`NAME_CHARS`] for a table (the JSON has it whole).
+fn short(name: &str) -> String {
+    match name.char_indices().nth(NAME_CHARS) {
+        Some((end, _)) => format!("{}…", &name[..end]),
+        None => name.to_string(),
+    }
+}
+
+/// `+1.2%`: a part of a relative change.
+fn signed_percent(fraction: f64) -> String {
+    format!("{:+.1}%", 100.0 * fraction)
+}
+
+/// `+12%` of the step's change.
+fn share(s: Option<f64>) -> String {
+    s.map_or_else(|| "n/a".into(), |s| format!("{:.0}%", 100.0 * s))
+}
+
+/// The rows of one decided step: its top functions by change.
+fn step_rows(s: &StepFunctionDiff, grid: &mut Grid) {
+    for (i, f) in s.functions.iter().take(TOP).enumerate() {
+        let step = match i {
+            0 => format!("{} ({})", s.step, signed(s.change)),
+            _ => String::new(),
+        };
+        let name = match f.below_share_in {
+            Some(_) => format!("{} *", short(&f.name)),
+            None => short(&f.name),
+        };
+        grid.rows.push(vec![
+            Cell::plain(step),
+            Cell::plain(name),
+            Cell::plain(per_op(f.base)),
+            Cell::plain(per_op(f.target)),
+            Cell::plain(signed(f.change)),
+            Cell::plain(share(f.share)),
+            Cell::plain(f.inclusive_change.map_or_else(|| "n/a".into(), signed)),
+        ]);
+    }
+    grid.rows.push(vec![
+        Cell::plain(""),
+        Cell::plain("the rest (under the share on both sides)"),
+        Cell::plain(""),
+        Cell::plain(""),
+        Cell::plain(signed(s.other_change)),
+        Cell::plain(share((s.change != 0.0).then(|| s.other_change / s.change))),
+        Cell::plain(""),
+    ]);
+}
+
+/// Whether `r`'s instructions/op were decided a change.
+fn decided(r: &Relative) -> bool {
+    (r.tests.spread(Metric::ServerInstr))
+        .is_some_and(|t| t.verdict == "regression" || t.verdict == "improvement")
+}
+
+/// The "Why" section at `clients`: per compared target, the top functions of each step
+/// decided from instructions, and the functions that explain most of each group's change.
+pub(super) fn section(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    let Some(diffs) = &m.functions else {
+        return;
+    };
+    for target in &m.compared {
+        let shown: Vec<&StepFunctionDiff> = (diffs.steps.iter())
+            .filter(|s| s.clients == clients && s.target == *target)
+            .filter(|s| {
+                (m.relative.iter()).any(|r| {
+                    r.target == s.target && r.step == s.step && r.clients == clients && decided(r)
+                })
+            })
+            .collect();
+        let Some(first) = shown.first() else {
+            continue;
+        };
+        doc.push(Block::SubHeading(format!(
+            "Why: the functions behind the instruction changes, {target} vs {}",
+            first.base
+        )));
+        doc.push(Block::Para(format!(
+            "For each step decided from instructions, the {TOP} functions whose own \
+             instructions/op (callgrind's self cost, from the same pass pairs) changed most, \
+             target − base, with their share of the step's change and the change of their \
+             inclusive cost. Functions are matched by name: a renamed function shows as one \
+             removed and one added; an inlined one as the callee removed and its caller rising. \
+             A function under {} of a step's instructions on one side (`*`) counts 0 there. Under the \
+             table, each group's mean relative change and the functions' parts of it. The JSON \
+             report has every function, and the background's.",
+            super::fmt::percent(StepFunctions::SHARE)
+        )));
+        let header = [
+            "step (change/op)",
+            "function",
+            "base self/op",
+            "self/op",
+            "change",
+            "share",
+            "inclusive change",
+        ];
+        let mut grid = Grid {
+            header: header.map(String::from).to_vec(),
+            right: vec![false, false, true, true, true, true, true],
+            rows: Vec::new(),
+        };
+        for s in &shown {
+            step_rows(s, &mut grid);
+        }
+        doc.push(Block::Table(grid));
+        let groups: BTreeSet<&str> = shown.iter().map(|s| s.group.as_str()).collect();
+        let bullets: Vec<String> = (diffs.groups.iter())
+            .filter(|g| g.clients == clients && g.target == *target)
+            .filter(|g| groups.contains(g.group.as_str()))
+            .map(|g| {
+                let named: Vec<String> = (g.functions.iter().take(GROUP_TOP))
+                    .map(|f| {
+                        let name = match f.name == StepFunctions::OTHER {
+                            true => "the rest".into(),
+                            false => short(&f.name),
+                        };
+                        format!("{name} {}", signed_percent(f.contribution))
+                    })
+                    .collect();
+                format!(
+                    "{} ({}, {} on average): {}",
+                    g.group,
+                    plural(g.steps as usize, "step"),
+                    signed_percent(g.change),
+                    named.join(", ")
+                )
+            })
+            .collect();
+        if !bullets.is_empty() {
+            doc.push(Block::Bullets(bullets));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, own: f64, inclusive: Option<f64>) -> FunctionCost {
+        FunctionCost {
+            name: name.into(),
+            own,
+            spread: 0.0,
+            inclusive,
+        }
+    }
+
+    #[test]
+    fn functions_rank_by_their_change_with_renames_as_removed_and_added() {
+        let base = [
+            row("exec", 500.0, Some(1000.0)),
+            row("getPage", 300.0, Some(300.0)),
+            row("old_name", 100.0, Some(100.0)),
+            row("(other)", 100.0, None),
+        ];
+        let target = [
+            row("exec", 500.0, Some(1500.0)),
+            row("getPage", 700.0, Some(700.0)),
+            row("new_name", 100.0, Some(100.0)),
+            row("(other)", 140.0, None),
+        ];
+        let d = diff(&base, &target, 440.0);
+        let names: Vec<&str> = d.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["getPage", "new_name", "old_name", "exec"]);
+        assert_eq!(d[0].change, 400.0);
+        assert_eq!(d[0].share, Some(400.0 / 440.0));
+        assert_eq!(d[1].below_share_in, Some("base"));
+        assert_eq!(d[2].below_share_in, Some("target"));
+        assert_eq!(d[2].inclusive_change, None);
+        assert_eq!(d[3].inclusive_change, Some(500.0));
+    }
+
+    #[test]
+    fn a_groups_functions_add_up_to_its_mean_relative_change() {
+        let step = |name: &str, base_total: f64, change: f64, other: f64| StepFunctionDiff {
+            target: "t".into(),
+            base: "b".into(),
+            step: name.into(),
+            group: "point".into(),
+            clients: 1,
+            base_total,
+            target_total: base_total + change,
+            change,
+            functions: vec![FunctionDiff {
+                name: "getPage".into(),
+                base: 0.0,
+                target: change - other,
+                change: change - other,
+                share: None,
+                inclusive_change: None,
+                below_share_in: None,
+            }],
+            other_change: other,
+            background: Vec::new(),
+        };
+        let g = groups(&[step("a", 1000.0, 100.0, 20.0), step("b", 2000.0, 0.0, 0.0)]);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].steps, 2);
+        assert!((g[0].change - 0.05).abs() < 1e-12);
+        assert_eq!(g[0].functions[0].name, "getPage");
+        assert!((g[0].functions[0].contribution - 0.04).abs() < 1e-12);
+        let sum: f64 = g[0].functions.iter().map(|f| f.contribution).sum();
+        assert!((sum - g[0].change).abs() < 1e-12);
+    }
+}
