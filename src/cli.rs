@@ -2010,6 +2010,7 @@ mod tests {
         };
         let stores = [
             "run",
+            "plan",
             "report",
             "compare",
             "history",
@@ -2030,7 +2031,7 @@ mod tests {
         for argv in [
             &["dbdelta", "--store", "s.db", "fetch", "postgres@17"][..],
             &["dbdelta", "-q", "report"],
-            &["dbdelta", "--store", "s.db", "plan"],
+            &["dbdelta", "--store", "s.db", "init"],
         ] {
             let cli = super::parse_from(argv).unwrap();
             let e = super::Shared::of(&cli).err().expect("refused");
