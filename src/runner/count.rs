@@ -928,9 +928,10 @@ fn count_step(
         functions: StepFunctions::default(),
     };
     let mut functions = Vec::new();
-    counted.functions.set(true);
     let first = u32::from(!counted.drop_first);
     for k in first..=counting.passes {
+        // The dropped pair's dumps are not read function by function: nothing keeps them.
+        counted.functions.set(k != 0);
         let short = pass(counted, client, step, part, n, 1001 + 2 * k)?;
         let long = pass(counted, client, step, part, 3 * n, 1002 + 2 * k)?;
         if k == 0 {
