@@ -468,7 +468,7 @@ fn aggregate(
         latency_us: mean_latency(&lats),
         values: Picked(values),
         client_bound: ok.iter().any(|m| m.client_bound),
-        errors: ok.iter().map(|m| m.errors.total()).sum(),
+        errors: (ok.iter()).fold(0u64, |n, m| n.saturating_add(m.errors.total())),
         own_io: Picked(values),
         device_reads_confirmed: confirmed(Metric::ReadKb, Metric::ProcReadKb),
         device_writes_confirmed: confirmed(Metric::WriteKb, Metric::ProcWriteKb),

@@ -216,8 +216,11 @@ pub struct ErrorCounts {
 }
 
 impl ErrorCounts {
+    /// Saturating: a stored count is data and may be anything (the `store_read` fuzzer's).
     pub fn total(&self) -> u64 {
-        self.retryable + self.reconnect + self.fatal
+        (self.retryable)
+            .saturating_add(self.reconnect)
+            .saturating_add(self.fatal)
     }
 }
 
