@@ -228,6 +228,29 @@ pub fn ratio_test(ratios: &[f64]) -> Option<RatioTest> {
     Some(test.with_sd(sd_log, nf - 1.0))
 }
 
+/// Two-sided interval at `level` of the ratio of means `mean(target) / mean(base)` of two
+/// independent samples (Welch): on the log scale, `ln(t̄ / b̄) ± t((1 + level) / 2, ν) · se`
+/// with `se² = s_t² / (n_t t̄²) + s_b² / (n_b b̄²)` (the delta method) and Welch–Satterthwaite's
+/// ν. `None` with fewer than 2 values on a side or a mean that is not positive; a zero `se`
+/// gives the ratio itself at both ends.
+pub fn welch_ratio_interval(base: &[f64], target: &[f64], level: f64) -> Option<[f64; 2]> {
+    let part = |xs: &[f64]| {
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        (xs.len() >= 2 && mean > 0.0 && mean.is_finite())
+            .then(|| (mean, sample_variance(xs) / (n * mean * mean), n - 1.0))
+    };
+    let ((b, vb, db), (t, vt, dt)) = (part(base)?, part(target)?);
+    let centre = (t / b).ln();
+    let se2 = vb + vt;
+    if se2 == 0.0 {
+        return Some([t / b, t / b]);
+    }
+    let df = se2 * se2 / (vb * vb / db + vt * vt / dt);
+    let half = t_quantile((1.0 + level) / 2.0, df.min(DF_NORMAL)) * se2.sqrt();
+    Some([(centre - half).exp(), (centre + half).exp()])
+}
+
 /// Trigamma, ψ′(x) for x > 0: the recurrence ψ′(x) = ψ′(x + 1) + 1/x² up to x ≥ 10, then the
 /// asymptotic series (error below 1e-12 there).
 pub fn trigamma(mut x: f64) -> f64 {
@@ -658,6 +681,25 @@ mod tests {
         assert_eq!(t95(2), 4.303);
         assert_eq!(t95(30), 2.042);
         assert_eq!(t95(31), 1.96);
+    }
+
+    #[test]
+    fn welch_ratio_interval_matches_a_hand_computation() {
+        // Means 100 and 110, s² 66.7 and 266.7 (n 4): se² = 0.001667 + 0.005510 = 0.007176,
+        // Welch's ν = 4.66, t(0.975, 4.66) ≈ 2.63: ln 1.1 ± 0.2228 → 0.880–1.374.
+        let base = [90.0, 100.0, 110.0, 100.0];
+        let target = [90.0, 110.0, 130.0, 110.0];
+        let [lo, hi] = welch_ratio_interval(&base, &target, 0.95).unwrap();
+        assert!(
+            (lo - 0.880).abs() < 0.003 && (hi - 1.374).abs() < 0.005,
+            "[{lo}, {hi}]"
+        );
+        assert_eq!(
+            welch_ratio_interval(&[5.0, 5.0], &[6.0, 6.0], 0.95),
+            Some([1.2, 1.2])
+        );
+        assert_eq!(welch_ratio_interval(&[5.0], &[6.0, 6.0], 0.95), None);
+        assert_eq!(welch_ratio_interval(&[0.0, 0.0], &[6.0, 6.0], 0.95), None);
     }
 
     #[test]

@@ -65,9 +65,10 @@ fn range_text(t: &SpreadTest) -> String {
     if t.verdict == "unmeasurable" {
         return "passes disagree by more than half".into();
     }
-    let pairs = match t.paired {
-        0 => String::new(),
-        k => format!(" ({k})"),
+    let pairs = match (t.paired, t.interval) {
+        (0, Some([b, t])) => format!(" (95%, {b}+{t} pairs)"),
+        (0, None) => String::new(),
+        (k, _) => format!(" ({k})"),
     };
     format!("{:.3}–{:.3}{pairs}", t.range[0], t.range[1].min(99.0))
 }
@@ -231,6 +232,7 @@ mod tests {
             base_spread: 0.0,
             target_spread: 0.0,
             paired: 0,
+            interval: None,
             verdict: "improvement".into(),
             cpu_ratio: Some(cpu),
             cpu_disagrees: true,

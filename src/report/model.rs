@@ -1151,6 +1151,12 @@ pub struct SpreadTest {
     /// range is then the lowest and highest of their ratios. 0: no pairs on one side (an older
     /// store), the range is the sides' spreads'.
     pub paired: u32,
+    /// Pairs of passes counted on each side (base, target) when the range is a 95% interval
+    /// over them (Welch's, on the log of the ratio of their means): where no seed-matched
+    /// pairing explains the sides' variation and a side counted 5 pairs or more (the counting
+    /// pass counts 7 where its first 3 disagree by more than ±1%). `None`: the range is the
+    /// paired one, or the sides' ranges moved by their whole width.
+    pub interval: Option<[u32; 2]>,
     /// `regression` / `improvement` (1 outside the range and the ratio beyond the minimum
     /// effect), `unchanged` (the whole range within ± the minimum effect), `unmeasurable` (the
     /// range reaches zero: the passes disagree by more than half) or `within noise` (none of

@@ -1594,6 +1594,70 @@ fn seed_matched_pass_pairs_decide_and_unmeasurable_is_no_range() {
     );
 }
 
+/// Writes whose cost follows the rows a pair touched (MySQL's `insert`: ±5–7% over three
+/// pairs, the same in two runs) stay within noise on three pairs, judged by the sides' ranges;
+/// the seven pairs the counting pass counts there decide by a 95% interval over them.
+#[test]
+fn seven_pairs_judge_by_an_interval_where_three_disagree() {
+    let base = [
+        69_000.0, 76_000.0, 73_000.0, 70_500.0, 75_500.0, 72_000.0, 74_000.0,
+    ];
+    let target = [
+        86_500.0, 80_000.0, 83_000.0, 79_000.0, 85_000.0, 84_000.0, 81_500.0,
+    ];
+    let with = |k: usize| {
+        let mut data = run_with_instructions();
+        for m in data
+            .measurements
+            .iter_mut()
+            .filter(|m| m.step == "update-index")
+        {
+            let per_op = match m.target.as_str() {
+                "pg16" => base[..k].to_vec(),
+                "pg17" => target[..k].to_vec(),
+                _ => continue,
+            };
+            let mean = per_op.iter().sum::<f64>() / k as f64;
+            let (lo, hi) = per_op
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
+            m.values.set(Metric::ServerInstr, Some(mean));
+            m.values
+                .set(Metric::ServerInstrSpread, Some((hi - lo) / 2.0));
+            m.instruction_pairs = Some(crate::results::InstructionPairs {
+                events: 50,
+                per_op,
+                ..Default::default()
+            });
+        }
+        build(&data, None).unwrap()
+    };
+    let test = |model: &ReportModel| {
+        let r = (model.relative.iter())
+            .find(|r| r.target == "pg17" && r.step == "update-index" && r.clients == 1)
+            .unwrap();
+        r.tests.spread(Metric::ServerInstr).unwrap().clone()
+    };
+    let three = test(&with(3));
+    assert_eq!(
+        (three.verdict.as_str(), three.interval),
+        ("within noise", None),
+        "{three:?}"
+    );
+    let model = with(7);
+    let seven = test(&model);
+    assert_eq!(
+        (seven.verdict.as_str(), seven.paired, seven.interval),
+        ("regression", 0, Some([7, 7])),
+        "{seven:?}"
+    );
+    assert!(seven.range[0] > 1.08 && seven.range[1] < 1.19, "{seven:?}");
+    let json: Value = serde_json::from_str(&render(&model, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    let text = render(&model, Format::Text, false);
+    assert!(text.contains("(95%, 7+7 pairs)"), "{text}");
+}
+
 /// With a counting pass, a profile's shares are scaled to instructions too: pg16's point-query
 /// at 100,000 instructions/op and pg17's at 80,000, the planner's share going from 30% to 50%.
 #[test]
@@ -1809,6 +1873,7 @@ fn a_steps_verdict_is_instructions_then_the_timed_test_that_decides() {
             base_spread: 0.6,
             target_spread: 0.6,
             paired: 3,
+            interval: None,
             verdict: "unmeasurable".into(),
             cpu_ratio: None,
             cpu_disagrees: false,

@@ -227,22 +227,16 @@ fn instruction_pairs<'a>(
         .and_then(usable)
 }
 
-/// The seed-matched range of `r`'s step (see [`pair_range`]).
-fn paired_range(ms: &[Measurement], r: &Relative) -> Option<([f64; 2], u32)> {
-    pair_range(
-        instruction_pairs(ms, r, &r.base)?,
-        instruction_pairs(ms, r, &r.target)?,
-    )
-}
-
 /// The lowest and highest ratio of the seed-matched pairs of passes (the k-th of the target
-/// over the k-th of the base), and how many; `None` when the two ran different numbers of
-/// pairs or of events (then their pairs touched different rows).
+/// over the k-th of the base, as far as both counted: a side whose first pairs disagreed
+/// counted more), and how many; `None` when the two ran different numbers of events (then
+/// their pairs touched different rows).
 fn pair_range(b: &InstructionPairs, t: &InstructionPairs) -> Option<([f64; 2], u32)> {
-    if b.events != t.events || b.per_op.len() != t.per_op.len() {
+    if b.events != t.events {
         return None;
     }
-    let (b, t) = (&b.per_op, &t.per_op);
+    let k = b.per_op.len().min(t.per_op.len());
+    let (b, t) = (&b.per_op[..k], &t.per_op[..k]);
     let ratios = b.iter().zip(t).map(|(b, t)| match *b > 0.0 {
         true => t / b,
         false => 0.0,
@@ -297,20 +291,65 @@ fn spread_test(
         let a = model.aggregate(target, &r.step, r.clients)?;
         Some((a.get(metric)?, a.get(spread).unwrap_or(0.0)))
     };
-    let pairs = (metric == Metric::ServerInstr)
-        .then(|| paired_range(ms, r))
+    let counted = (metric == Metric::ServerInstr)
+        .then(|| {
+            Some((
+                instruction_pairs(ms, r, &r.base)?,
+                instruction_pairs(ms, r, &r.target)?,
+            ))
+        })
         .flatten();
+    let pairs = counted.and_then(|(b, t)| pair_range(b, t));
+    let values = counted.map(|(b, t)| (b.per_op.as_slice(), t.per_op.as_slice()));
     let sides = (side(&r.base)?, side(&r.target)?);
     let cpu_ratio = r.ratio(Metric::ServerCpu);
-    judge(metric, sides, pairs, model.method.min_effect, cpu_ratio)
+    judge(
+        metric,
+        sides,
+        (pairs, values),
+        model.method.min_effect,
+        cpu_ratio,
+    )
+}
+
+/// The foreground instructions/op of each pair of passes, base's and target's.
+type SideValues<'a> = (&'a [f64], &'a [f64]);
+
+/// Pairs of passes on a side from which the range is a 95% interval over the pairs (Welch's,
+/// [`stats::welch_ratio_interval`]) rather than the sides' ranges moved by their whole width:
+/// the counting pass counts this many and more where three disagreed (7,
+/// `runner::count::WIDE_PAIRS`).
+const INTERVAL_PAIRS: usize = 5;
+
+/// The range of a counted cost's ratio when seed-matched pairs do not explain the sides'
+/// variation: a 95% interval over the pairs where a side counted [`INTERVAL_PAIRS`] or more
+/// (with how many each side counted), otherwise each side moved by its whole range (twice its
+/// half-range) against the change.
+fn sides_range(
+    ((b, sb), (t, st)): ((f64, f64), (f64, f64)),
+    values: Option<SideValues<'_>>,
+) -> ([f64; 2], Option<[u32; 2]>) {
+    let many = values.filter(|(b, t)| b.len().max(t.len()) >= INTERVAL_PAIRS);
+    if let Some((bv, tv)) = many
+        && let Some(range) = stats::welch_ratio_interval(bv, tv, 0.95)
+    {
+        return (range, Some([bv.len() as u32, tv.len() as u32]));
+    }
+    let low = (t - 2.0 * st) / (b + 2.0 * sb);
+    let high = match b - 2.0 * sb {
+        d if d > 0.0 => (t + 2.0 * st) / d,
+        _ => f64::INFINITY,
+    };
+    ([low, high], None)
 }
 
 /// A counted cost's test from both sides' (value, half-range) and, where pairing explains
-/// their variation, the range of their seed-matched pairs.
+/// their variation, the range of their seed-matched pairs; otherwise [`sides_range`] over
+/// the sides' pairs' `values`.
 fn judge(
     metric: Metric,
     ((b, sb), (t, st)): ((f64, f64), (f64, f64)),
-    pairs: Option<([f64; 2], u32)>,
+    (pairs, values): (Option<([f64; 2], u32)>, Option<SideValues<'_>>),
     min_effect: f64,
     cpu_ratio: Option<f64>,
 ) -> Option<SpreadTest> {
@@ -320,14 +359,13 @@ fn judge(
     let ratio = t / b;
     let sides = [sb / b, st / t];
     let paired = pairs.filter(|(range, _)| pairing_explains(*range, sides, min_effect));
-    let (range, pairs) = paired.unwrap_or_else(|| {
-        let low = (t - 2.0 * st) / (b + 2.0 * sb);
-        let high = match b - 2.0 * sb {
-            d if d > 0.0 => (t + 2.0 * st) / d,
-            _ => f64::INFINITY,
-        };
-        ([low, high], 0)
-    });
+    let (range, pairs, interval) = match paired {
+        Some((range, k)) => (range, k, None),
+        None => {
+            let (range, interval) = sides_range(((b, sb), (t, st)), values);
+            (range, 0, interval)
+        }
+    };
     let verdict = range_verdict(ratio, range, min_effect);
     Some(SpreadTest {
         metric: metric.id().into(),
@@ -336,6 +374,7 @@ fn judge(
         base_spread: sb / b,
         target_spread: st / t,
         paired: pairs,
+        interval,
         verdict: verdict.into(),
         cpu_ratio,
         cpu_disagrees: cpu_ratio.is_some_and(|c| (c / ratio).ln().abs() > DISAGREEMENT.ln()),
@@ -358,9 +397,11 @@ fn op_tests(ms: &[Measurement], r: &Relative, min_effect: f64) -> Vec<OpSpreadTe
             let bi = b.instructions.as_ref()?;
             let t = (targets.iter()).find(|t| t.role == b.role && t.op == b.op)?;
             let ti = t.instructions.as_ref()?;
-            let pairs = pair_range(usable(&bi.pairs)?, usable(&ti.pairs)?);
+            let (bp, tp) = (usable(&bi.pairs)?, usable(&ti.pairs)?);
+            let values = Some((bp.per_op.as_slice(), tp.per_op.as_slice()));
             let sides = ((bi.server, bi.spread), (ti.server, ti.spread));
-            let test = judge(Metric::ServerInstr, sides, pairs, min_effect, None)?;
+            let counted = (pair_range(bp, tp), values);
+            let test = judge(Metric::ServerInstr, sides, counted, min_effect, None)?;
             Some(OpSpreadTest {
                 role: b.role.clone(),
                 op: b.op.clone(),
