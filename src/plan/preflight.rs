@@ -143,15 +143,12 @@ fn workdir_is_a_directory(dir: &Path) -> Result<(), InputError> {
 }
 
 /// The tools the plan calls for, found and working here: valgrind (with vgdb) for a counting
-/// pass, perf for profiles. A missing one is bad input naming the option and how to install
-/// it, before the first cell (not after every timed cell).
+/// pass that needs callgrind, perf for profiles. A missing one is bad input naming the option
+/// and how to install it, before the first cell (not after every timed cell).
 pub fn tools(plan: &RunPlan) -> Result<(), InputError> {
     if plan.instructions.is_some() {
-        crate::counter::check().map_err(|why| {
-            InputError::new(format!(
-                "--instructions (or the lab's instructions = true) counts under valgrind: {why}"
-            ))
-        })?;
+        let (counter, _) = crate::counter::choose();
+        counting_tools(plan, &counter, crate::counter::check)?;
     }
     if let Some(settings) = &plan.profile {
         crate::profiler::check(settings).map_err(|why| {
@@ -161,6 +158,27 @@ pub fn tools(plan: &RunPlan) -> Result<(), InputError> {
         })?;
     }
     Ok(())
+}
+
+/// Valgrind is needed to count unless `counter` is perf (hardware counters count here) and
+/// every target's engine names the server tasks serving its sessions
+/// ([`crate::engine::EngineKind::server_tasks`]): then perf counts them all, and a host
+/// without valgrind may still count.
+fn counting_tools<T>(
+    plan: &RunPlan,
+    counter: &crate::counter::Counter,
+    callgrind: impl FnOnce() -> Result<T, String>,
+) -> Result<(), InputError> {
+    let perf_alone = matches!(counter, crate::counter::Counter::Perf { .. })
+        && plan.targets.iter().all(|t| t.engine.server_tasks());
+    if perf_alone {
+        return Ok(());
+    }
+    callgrind().map(drop).map_err(|why| {
+        InputError::new(format!(
+            "--instructions (or the lab's instructions = true) counts under valgrind: {why}"
+        ))
+    })
 }
 
 /// Every server this host starts can run: its program found (in `bin`, a fetched or built
@@ -217,6 +235,31 @@ mod tests {
             ..RunOptions::default()
         };
         plan_on(lab, &opts, Machine::simple(2)).unwrap()
+    }
+
+    #[test]
+    fn perf_alone_counts_without_valgrind_where_every_engine_names_its_server_tasks() {
+        use crate::counter::Counter;
+        let perf = Counter::Perf {
+            event: "instructions:u".into(),
+        };
+        let no_valgrind = || Err::<(), _>("valgrind cannot run: install it".to_string());
+        let lite_pg = plan(
+            "[[target]]\nname = \"pg\"\nengine = \"postgres\"\n\
+             [[target]]\nname = \"lite\"\nengine = \"sqlite\"\n",
+            false,
+        );
+        assert!(counting_tools(&lite_pg, &perf, no_valgrind).is_ok());
+        let e = counting_tools(&lite_pg, &Counter::Callgrind, no_valgrind).unwrap_err();
+        assert!(e.to_string().contains("counts under valgrind"), "{e}");
+        let mysql = plan(
+            "[[target]]\nname = \"my\"\nengine = \"mysql\"\n\
+             [[target]]\nname = \"lite\"\nengine = \"sqlite\"\n",
+            false,
+        );
+        let e = counting_tools(&mysql, &perf, no_valgrind).unwrap_err();
+        assert!(e.to_string().contains("install it"), "{e}");
+        assert!(counting_tools(&mysql, &perf, || Ok::<(), String>(())).is_ok());
     }
 
     #[test]
