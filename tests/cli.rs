@@ -71,7 +71,7 @@ fn demo_runs_reports_and_writes_the_store() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let errors = schema_errors(&json);
     assert!(errors.is_empty(), "schema violations: {errors:?}");
-    assert_eq!(json["schema_version"], 3);
+    assert_eq!(json["schema_version"], 4);
     // v2: each sysbench step is one closed-loop role with one operation type, counted.
     for m in json["measurements"].as_array().unwrap() {
         let ops = m["operations"].as_array().unwrap();

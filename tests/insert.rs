@@ -343,7 +343,7 @@ fn an_unreachable_background_rate_is_an_sla_failure_in_every_format() {
         "{:?}",
         common::schema_errors(&json)
     );
-    let cells = &json["insert"][0]["rows"][0]["cells"];
+    let cells = &json["suites"]["insert"][0]["rows"][0]["cells"];
     let cell = |step: &str| {
         cells
             .as_array()

@@ -14,11 +14,17 @@ use super::{Options, ReportError, crossover, settings, verdict};
 use crate::results::metrics::{Agg, METRICS, Picked};
 use crate::results::{Latency, Measurement, Metric, RunData, Settling, TargetInfo, Values};
 use crate::stats::{self, mean_known, ratio};
+use crate::suites::SuiteKind;
 
 /// Builds the model; `opts.base` defaults to the first target, and every other target is
 /// relative to it. Warm steps (stored with `warm`) are left out of every number; only their
-/// failures are reported, as warnings.
-pub fn build(all: &RunData, opts: &Options) -> Result<ReportModel, ReportError> {
+/// failures are reported, as warnings. `suites` are the suites the caller hands it (their
+/// report groups' order and titles).
+pub fn build(
+    all: &RunData,
+    opts: &Options,
+    suites: &[&dyn SuiteKind],
+) -> Result<ReportModel, ReportError> {
     let names: Vec<String> = all.targets.iter().map(|t| t.name.clone()).collect();
     let base = match opts.base.as_deref() {
         Some(b) if names.iter().any(|n| n == b) => b.to_string(),
@@ -45,7 +51,14 @@ pub fn build(all: &RunData, opts: &Options) -> Result<ReportModel, ReportError> 
         .filter(|n| **n != base)
         .map(|n| (n.clone(), base.clone()))
         .collect();
-    Ok(build_with(all, &base, &pairs, &BTreeMap::new(), opts))
+    Ok(build_with(
+        all,
+        &base,
+        &pairs,
+        &BTreeMap::new(),
+        opts,
+        suites,
+    ))
 }
 
 /// The method's parameters: the minimum effect from `opts`, else the run, else the default.
@@ -101,6 +114,7 @@ pub(super) fn build_with(
     pairs: &BTreeMap<String, String>,
     runs: &BTreeMap<String, String>,
     opts: &Options,
+    suites: &[&dyn SuiteKind],
 ) -> ReportModel {
     let data = &reported(all, opts);
     let names: Vec<String> = data.targets.iter().map(|t| t.name.clone()).collect();
@@ -119,7 +133,7 @@ pub(super) fn build_with(
         .collect();
     let method = method(all, opts);
     let series_index = resolution::series_index(&data.series);
-    let step_groups = step_groups(&data.measurements);
+    let step_groups = step_groups(&data.measurements, suites);
     let aggregates = aggregates(
         &data.measurements,
         &step_groups,
@@ -159,8 +173,7 @@ pub(super) fn build_with(
         method,
         group_qps: Vec::new(),
         crossovers: Vec::new(),
-        insert: Vec::new(),
-        linkbench: Vec::new(),
+        suites: BTreeMap::new(),
         profiles: None,
         by_version: Vec::new(),
         decided: Vec::new(),
@@ -215,7 +228,9 @@ fn target_summaries(
 fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
     model.relative = relative(model, &data.measurements);
     for section in SECTIONS {
-        section.summarize(model);
+        if let Some(tables) = section.summarize(model) {
+            model.suites.insert(section.suite().to_string(), tables);
+        }
     }
     verdict::apply(model, &data.measurements);
     model.groups = group_summaries(model);
@@ -281,9 +296,11 @@ fn invocations(data: &RunData) -> Vec<InvocationSummary> {
         .collect()
 }
 
-/// Groups in the suites' order ([`known_groups`]; unknown ids after, by first appearance in step order); steps in
-/// step order.
-fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
+/// Groups in the suites' order (each suite's `groups`, suites in the order `suites` lists them;
+/// unknown ids after, by first appearance in step order), titled by their suite (unknown ids
+/// by their id); steps in step order.
+fn step_groups(ms: &[Measurement], suites: &[&dyn SuiteKind]) -> Vec<StepGroup> {
+    let known: Vec<(&str, &str)> = suites.iter().flat_map(|s| s.groups()).collect();
     let mut steps: Vec<(u32, usize, &str, &str)> = Vec::new();
     for (pos, m) in ms.iter().enumerate() {
         if !steps.iter().any(|s| s.2 == m.step) {
@@ -297,12 +314,14 @@ fn step_groups(ms: &[Measurement]) -> Vec<StepGroup> {
             Some(g) => g.steps.push(step.to_string()),
             None => groups.push(StepGroup {
                 id: group.to_string(),
-                title: group_title(group),
+                title: (known.iter())
+                    .find(|(g, _)| *g == group)
+                    .map_or(group, |(_, title)| title)
+                    .to_string(),
                 steps: vec![step.to_string()],
             }),
         }
     }
-    let known = known_groups();
     let rank = |id: &str| {
         (known.iter())
             .position(|(g, _)| *g == id)

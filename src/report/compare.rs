@@ -118,7 +118,12 @@ struct Pairing<'r> {
 
 /// Run B relative to run A. Refuses runs that are the same, share no target name, ran at
 /// different client counts, or measured a paired step at different scales.
-pub fn compare_runs(a: &RunData, b: &RunData, opts: &Options) -> Result<ReportModel, CompareError> {
+pub fn compare_runs(
+    a: &RunData,
+    b: &RunData,
+    opts: &Options,
+    suites: &[&dyn crate::suites::SuiteKind],
+) -> Result<ReportModel, CompareError> {
     let p = pair(a, b)?;
     let warnings = warnings(a, b, &p);
     let (data, pairs, runs) = combined(a, b, &p);
@@ -127,7 +132,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: &Options) -> Result<ReportMo
         separate_runs: true,
         ..opts.clone()
     };
-    let mut model = build_with(&data, &base, &pairs, &runs, &opts);
+    let mut model = build_with(&data, &base, &pairs, &runs, &opts, suites);
     // A compare pairs each target with its twin: no release order to read along.
     model.by_version.clear();
     model.compare = Some(CompareRuns {

@@ -10,9 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::fmt::{plural, two};
-use super::model::{
-    Crossover, CrossoverPoint, GroupQps, MetricTest, ReportModel, StepGroup, group_title,
-};
+use super::model::{Crossover, CrossoverPoint, GroupQps, MetricTest, ReportModel, StepGroup};
 use super::verdict::metric_test;
 use crate::results::Measurement;
 use crate::stats::{self, Change};
@@ -174,21 +172,26 @@ fn crossovers(model: &ReportModel, ms: &[Measurement]) -> Vec<Crossover> {
             )) {
                 p.qps_test = v.map(|v| metric_test("qps", true, set.len(), &v));
             }
-            out.push(crossover(target, base, &group.id, points));
+            out.push(crossover(target, base, group, points));
         }
     }
     out
 }
 
-fn crossover(target: &str, base: &str, group: &str, points: Vec<CrossoverPoint>) -> Crossover {
+fn crossover(
+    target: &str,
+    base: &str,
+    group: &StepGroup,
+    points: Vec<CrossoverPoint>,
+) -> Crossover {
     let obs: Vec<Obs> = points.iter().map(Obs::of).collect();
     let j = judge(&obs);
-    let title = group_title(group);
+    let title = group.title.clone();
     let sentence = sentence(target, base, &title, &j, &obs);
     Crossover {
         target: target.to_string(),
         base: base.to_string(),
-        group: group.to_string(),
+        group: group.id.clone(),
         title,
         kind: j.kind.as_str().to_string(),
         clients: j.clients,

@@ -519,7 +519,7 @@ fn concurrency(m: &ReportModel, name: &str, group: Option<&str>, clients: u32) -
 /// rate, quartile mark, and for query steps the background insert rate against its target and
 /// `sla` = `met` or `failed`.
 fn insert(m: &ReportModel, name: &str, step: &str, clients: u32) -> [String; 6] {
-    let cell = (m.insert.iter())
+    let cell = (super::suites::insert_summaries(m).iter())
         .filter(|s| s.clients == clients)
         .flat_map(|s| s.rows.iter().filter(|r| r.target == name))
         .flat_map(|r| r.cells.iter().filter(|c| c.step == step))

@@ -1,5 +1,5 @@
 //! The JSON report: the model serialized as the versioned contract of docs/reports.md, described by
-//! `schema/report-v3.schema.json`.
+//! `schema/report-v4.schema.json`.
 //!
 //! Owns only serialization. It must not compute numbers (that is `build`'s job) or do I/O.
 

@@ -563,12 +563,7 @@ fn builds_table(m: &ReportModel, doc: &mut Vec<Block>) {
 fn load(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Heading("Load".into()));
     if m.loads.is_empty() {
-        let text = if m.insert.is_empty() {
-            "No load phase was recorded."
-        } else {
-            "No load phase was recorded: the Insert Benchmark loads its tables in its l.i0 step."
-        };
-        doc.push(Block::Para(text.into()));
+        doc.push(Block::Para(super::suites::no_load_text(m).into()));
         return;
     }
     let several_clients = m.loads.iter().any(|l| l.clients != m.loads[0].clients);

@@ -4,7 +4,10 @@
 //!
 //! Owns the public report API ([`build`], [`render`], [`Format`], [`ReportError`]). Everything
 //! here is pure: data in, bytes out. It must not read or write files, look at the terminal,
-//! the clock or the environment; callers decide colour and where the bytes go.
+//! the clock or the environment; callers decide colour and where the bytes go, and hand it the
+//! suites it knows ([`build_for`], [`compare_for`]; the shorter entry points hand it every
+//! suite compiled in, [`crate::suites::all`], so that a stored run reads the same whatever the
+//! environment).
 
 mod answer;
 mod build;
@@ -40,6 +43,8 @@ pub use compare::CompareError;
 pub use html::escape;
 pub use model::ReportModel;
 
+use crate::suites::SuiteKind;
+
 /// Output format of `dbdelta report --format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -49,7 +54,7 @@ pub enum Format {
     /// Blog-ready GitHub Markdown.
     #[value(name = "md", alias = "markdown")]
     Markdown,
-    /// The versioned JSON contract (`schema/report-v3.schema.json`).
+    /// The versioned JSON contract (`schema/report-v4.schema.json`).
     #[value(name = "json")]
     Json,
     /// Long form: one row per target × clients × step, for pandas, SQLite or a spreadsheet.
@@ -115,7 +120,17 @@ pub fn build_with_options(
     data: &crate::results::RunData,
     opts: &Options,
 ) -> Result<ReportModel, ReportError> {
-    build::build(data, opts)
+    build_for(data, opts, &crate::suites::all())
+}
+
+/// [`build_with_options`] knowing only `suites` (their report groups' order and titles; a
+/// group no suite lists is shown under its id, after theirs).
+pub fn build_for(
+    data: &crate::results::RunData,
+    opts: &Options,
+    suites: &[&dyn SuiteKind],
+) -> Result<ReportModel, ReportError> {
+    build::build(data, opts, suites)
 }
 
 /// The steps (by client count and label) that a `repeats = "auto"` run has not decided after
@@ -131,7 +146,7 @@ pub fn undecided(
         first_repeats: Some(done),
         ..Options::default()
     };
-    let model = build::build(data, &opts)?;
+    let model = build::build(data, &opts, &crate::suites::all())?;
     let enough = (1.0 + model.method.min_effect).powi(2) - 1.0;
     let called = |t: Option<&model::MetricTest>| t.is_some_and(|t| model::is_decided(&t.verdict));
     Ok((model.relative.iter())
@@ -150,7 +165,7 @@ pub fn compare(
     a: &crate::results::RunData,
     b: &crate::results::RunData,
 ) -> Result<ReportModel, CompareError> {
-    compare::compare_runs(a, b, &Options::default())
+    compare_for(a, b, &Options::default(), &crate::suites::all())
 }
 
 /// [`compare`] with every option (`opts.base` is not used: each run-B target is relative to
@@ -161,7 +176,17 @@ pub fn compare_with_options(
     b: &crate::results::RunData,
     opts: &Options,
 ) -> Result<ReportModel, CompareError> {
-    compare::compare_runs(a, b, opts)
+    compare_for(a, b, opts, &crate::suites::all())
+}
+
+/// [`compare_with_options`] knowing only `suites`, as [`build_for`].
+pub fn compare_for(
+    a: &crate::results::RunData,
+    b: &crate::results::RunData,
+    opts: &Options,
+    suites: &[&dyn SuiteKind],
+) -> Result<ReportModel, CompareError> {
+    compare::compare_runs(a, b, opts, suites)
 }
 
 /// Renders a model. `color` only affects [`Format::Text`] (ANSI colours on relative cells).

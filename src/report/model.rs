@@ -12,11 +12,12 @@ use serde::{Serialize, Serializer};
 use crate::results::metrics::{METRICS, Picked, pick};
 use crate::results::{ErrorCounts, HostInfo, Latency, Metric, OpMeasurement, Settling, Values};
 
-/// Version of the JSON contract (`schema/report-v3.schema.json`). v2 kept every v1 field and
+/// Version of the JSON contract (`schema/report-v4.schema.json`). v2 kept every v1 field and
 /// its meaning, and added `measurements[].operations` and `insert`; v3 keeps every v2 field
 /// and adds `profiles` (`by_version` and `targets[].sweep` were added later within v3: the
-/// contract lets fields be added).
-pub const SCHEMA_VERSION: u32 = 3;
+/// contract lets fields be added); v4 moves `insert` and `linkbench` into `suites`, keyed by
+/// suite id.
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Everything a report shows. Its JSON form is the JSON report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -69,11 +70,9 @@ pub struct ReportModel {
     /// With a client sweep: per compared target × group, whether and from which client count
     /// it overtakes (or falls behind) its base. Empty with one client count.
     pub crossovers: Vec<Crossover>,
-    /// The Insert Benchmark's summary tables per client count (docs/workloads.md, The Insert
-    /// Benchmark); empty without insert-suite measurements.
-    pub insert: Vec<InsertSummary>,
-    /// LinkBench's tables per client count; empty without LinkBench measurements.
-    pub linkbench: Vec<LinkbenchSummary>,
+    /// Each suite's own tables, keyed by suite id (a section of `report/suites/`); a suite
+    /// without a section, or without measurements in the run, has no key.
+    pub suites: BTreeMap<String, SuiteTables>,
     /// CPU profiles of a profiled run (`None`: profiles were not asked for).
     pub profiles: Option<ProfileReport>,
     /// Per version sweep (`versions` in the lab) × clients: the "by version" view. Empty
@@ -316,6 +315,18 @@ pub struct FunctionChange {
     /// instructions/op (with counting passes on both sides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delta_instructions_per_op: Option<f64>,
+}
+
+/// One suite's own tables in [`ReportModel::suites`]; its JSON form is the value alone (the
+/// suite id is the key), as its section's schema fragment describes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum SuiteTables {
+    /// The Insert Benchmark's summary tables per client count (docs/workloads.md, The Insert
+    /// Benchmark).
+    Insert(Vec<InsertSummary>),
+    /// LinkBench's tables per client count (docs/workloads.md, LinkBench).
+    Linkbench(Vec<LinkbenchSummary>),
 }
 
 /// LinkBench at one client count (the lab's; LinkBench's own connections are its loaders and
@@ -1288,20 +1299,4 @@ impl ReportModel {
         }
         out
     }
-}
-
-/// The report groups the suites list, in display order (each suite's `groups`, suites in
-/// registry order): (id, title).
-pub fn known_groups() -> Vec<(&'static str, &'static str)> {
-    (crate::suites::registry().iter())
-        .flat_map(|s| s.groups())
-        .collect()
-}
-
-/// Display name of a group id: its suite's title; unknown ids are shown as they are.
-pub fn group_title(id: &str) -> String {
-    (known_groups().into_iter())
-        .find(|(g, _)| *g == id)
-        .map_or(id, |(_, title)| title)
-        .to_string()
 }

@@ -14,7 +14,7 @@ use super::fixture::{
 use super::model::{Decided, Relative, SpreadTest};
 use super::*;
 
-const SCHEMA: &str = include_str!("../../schema/report-v3.schema.json");
+const SCHEMA: &str = include_str!("../../schema/report-v4.schema.json");
 
 fn validator() -> jsonschema::Validator {
     let schema: Value = serde_json::from_str(SCHEMA).expect("schema is JSON");
@@ -234,6 +234,101 @@ fn schema_names_every_metric_of_the_table() {
             assert_eq!(test, want, "relative.{short}_test");
         }
     }
+}
+
+/// Each suite section's schema fragment is what the JSON schema lists under `suites.<id>`,
+/// and the schema lists no suite without a section.
+#[test]
+fn schema_lists_each_suite_section_fragment() {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let listed = schema["properties"]["suites"]["properties"]
+        .as_object()
+        .expect("the schema lists suites");
+    for section in suites::SECTIONS {
+        let fragment: Value = serde_json::from_str(section.schema()).expect("fragment is JSON");
+        assert_eq!(
+            listed.get(section.suite()),
+            Some(&fragment),
+            "{}",
+            section.suite()
+        );
+    }
+    let ids: Vec<&str> = suites::SECTIONS.iter().map(|s| s.suite()).collect();
+    let keys: Vec<&str> = listed.keys().map(String::as_str).collect();
+    assert_eq!(keys, ids, "schema suites vs SECTIONS");
+}
+
+/// The report model keeps a suite's tables under its suite id: the Insert Benchmark's and
+/// LinkBench's under `suites`, and no per-suite field at the top.
+#[test]
+fn suite_tables_are_keyed_by_suite_id() {
+    let m = build(&run_insert(), None).unwrap();
+    let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    assert_eq!(v["schema_version"], 4);
+    let keys: Vec<&String> = v["suites"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["insert"]);
+    assert!(v.get("insert").is_none() && v.get("linkbench").is_none());
+    let plain = build(&run_two_clients(), None).unwrap();
+    let v: Value = serde_json::from_str(&render(&plain, Format::Json, false)).unwrap();
+    assert_eq!(v["suites"], serde_json::json!({}));
+}
+
+/// A suite the report is handed in a test: it lists `writes` before `point`, under its own
+/// titles, and no other group.
+struct Handed;
+
+impl crate::suites::SuiteKind for Handed {
+    fn name(&self) -> &'static str {
+        "handed"
+    }
+
+    fn parse(
+        &self,
+        _: &crate::suites::Section<'_>,
+    ) -> Result<Box<dyn crate::suites::SuiteConfig>, crate::error::InputError> {
+        Err(crate::error::InputError::new("not a lab suite"))
+    }
+
+    fn groups(&self) -> Vec<(&'static str, &'static str)> {
+        vec![("writes", "Writes (handed)"), ("point", "Point (handed)")]
+    }
+}
+
+/// The report orders and titles groups by the suites it is handed, not by a registry it looks
+/// up itself (which read the environment): with none, every group is shown under its id.
+#[test]
+fn groups_come_from_the_suites_the_report_is_handed() {
+    let data = run_two_clients();
+    let groups = |suites: &[&dyn crate::suites::SuiteKind]| -> Vec<(String, String)> {
+        (build_for(&data, &Options::default(), suites)
+            .unwrap()
+            .step_groups)
+            .into_iter()
+            .map(|g| (g.id, g.title))
+            .collect()
+    };
+    let pair = |id: &str, title: &str| (id.to_string(), title.to_string());
+    assert_eq!(
+        groups(&[&Handed]),
+        [
+            pair("writes", "Writes (handed)"),
+            pair("point", "Point (handed)"),
+            pair("range-agg", "range-agg"),
+        ]
+    );
+    assert_eq!(
+        groups(&[]),
+        [
+            pair("writes", "writes"),
+            pair("range-agg", "range-agg"),
+            pair("point", "point"),
+        ]
+    );
+    let crossover = build_for(&run_sweep(), &Options::default(), &[&Handed]).unwrap();
+    assert!(
+        (crossover.crossovers.iter()).any(|c| c.title == "Point (handed)"),
+        "a crossover is titled by its group"
+    );
 }
 
 #[test]
@@ -1058,7 +1153,7 @@ fn snapshot_sweep_json_additions() {
 #[test]
 fn insert_summary_in_every_format() {
     let m = build(&run_insert(), None).unwrap();
-    let s = &m.insert[0];
+    let s = &suites::insert_summaries(&m)[0];
     assert_eq!(s.steps.len(), 8);
     let pg17 = &s.rows[1];
     let qr1000 = pg17.cells.iter().find(|c| c.step == "qr1000").unwrap();
@@ -1098,7 +1193,7 @@ fn insert_summary_in_every_format() {
     let errors: Vec<String> = validator().iter_errors(&v).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(
-        v["insert"][0]["rows"][1]["cells"][6]["background"]["sla_met"],
+        v["suites"]["insert"][0]["rows"][1]["cells"][6]["background"]["sla_met"],
         false
     );
     let html = render(&m, Format::Html, false);
@@ -1150,7 +1245,7 @@ fn an_operation_type_without_units_shows_a_dash_not_a_zero_rate() {
 #[test]
 fn linkbench_tables_in_every_format_and_in_a_compare() {
     let m = build(&run_linkbench(), None).unwrap();
-    let s = &m.linkbench[0];
+    let s = &suites::linkbench_summaries(&m)[0];
     assert_eq!(s.load.len(), 2);
     let my80 = &s.load[1];
     assert!((my80.relative.unwrap() - 0.8).abs() < 1e-9);
@@ -1178,19 +1273,22 @@ fn linkbench_tables_in_every_format_and_in_a_compare() {
     let v: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
     let errors: Vec<String> = validator().iter_errors(&v).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(v["linkbench"][0]["requests"][1]["target"], "my80");
+    assert_eq!(v["suites"]["linkbench"][0]["requests"][1]["target"], "my80");
     let html = render(&m, Format::Html, false);
     assert!(html.contains("LinkBench, clients = 1"));
     let mut b = run_linkbench();
     b.run.id = "20261124-1200".into();
     let c = compare(&run_linkbench(), &b).unwrap();
-    let targets: Vec<&str> = c.linkbench[0]
+    let targets: Vec<&str> = suites::linkbench_summaries(&c)[0]
         .load
         .iter()
         .map(|l| l.target.as_str())
         .collect();
     assert_eq!(targets, ["my56@A", "my56@B", "my80@A", "my80@B"]);
-    let my80b = c.linkbench[0].load.iter().find(|l| l.target == "my80@B");
+    let my80b = suites::linkbench_summaries(&c)[0]
+        .load
+        .iter()
+        .find(|l| l.target == "my80@B");
     assert_eq!(my80b.unwrap().relative, Some(1.0), "my80@B against my80@A");
     let text = render(&c, Format::Text, false);
     assert!(text.contains("LinkBench, clients = 1"), "{text}");

@@ -168,12 +168,20 @@ pub static TEST_SUITES: &[&dyn SuiteKind] = &[&probe::ProbeSuite];
 /// Set (to anything) to make [`TEST_SUITES`] available.
 pub const TEST_SUITES_ENV: &str = crate::engine::families::TEST_ENV;
 
-/// The suites this process knows: [`SUITES`], then [`TEST_SUITES`] when enabled.
+/// The suites a lab may name and `dbdelta list` shows: [`SUITES`], then [`TEST_SUITES`] when
+/// enabled.
 pub fn registry() -> Vec<&'static dyn SuiteKind> {
     let tests = std::env::var_os(TEST_SUITES_ENV).is_some();
     (SUITES.iter().copied())
         .chain(TEST_SUITES.iter().copied().filter(|_| tests))
         .collect()
+}
+
+/// Every suite compiled in, [`SUITES`] then [`TEST_SUITES`], whatever the environment: what a
+/// report of stored measurements is handed (the switch decides what a lab may run, not how a
+/// stored run reads).
+pub fn all() -> Vec<&'static dyn SuiteKind> {
+    (SUITES.iter().chain(TEST_SUITES)).copied().collect()
 }
 
 /// A suite's postwrite budget: the lab's `postwrite_secs`, else `default`; at most 1 s with

@@ -45,12 +45,12 @@ pub fn scratch() -> tempfile::TempDir {
     dir
 }
 
-/// Schema violations of a JSON report (`schema/report-v3.schema.json`), one string each.
+/// Schema violations of a JSON report (`schema/report-v4.schema.json`), one string each.
 pub fn schema_errors(report: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/schema/report-v3.schema.json"
+            "/schema/report-v4.schema.json"
         ))
         .unwrap(),
     )

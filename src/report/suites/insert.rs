@@ -7,7 +7,7 @@
 
 use super::super::doc::{Block, Cell, ChartRef, Grid, Tone, rate, rel_cell};
 use super::super::model::{
-    Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel,
+    Background, InsertCell, InsertOp, InsertRow, InsertSummary, ReportModel, SuiteTables,
 };
 use crate::results::OpMeasurement;
 
@@ -25,8 +25,18 @@ fn is_query(step: &str) -> bool {
 pub(super) struct Section;
 
 impl super::SuiteSection for Section {
-    fn summarize(&self, model: &mut ReportModel) {
-        model.insert = summaries(model);
+    fn suite(&self) -> &'static str {
+        SUITE
+    }
+
+    #[cfg(test)]
+    fn schema(&self) -> &'static str {
+        include_str!("insert.schema.json")
+    }
+
+    fn summarize(&self, model: &ReportModel) -> Option<SuiteTables> {
+        let s = summaries(model);
+        (!s.is_empty()).then_some(SuiteTables::Insert(s))
     }
 
     fn warnings(&self, model: &ReportModel) -> Vec<String> {
@@ -35,6 +45,18 @@ impl super::SuiteSection for Section {
 
     fn blocks(&self, model: &ReportModel, doc: &mut Vec<Block>) {
         blocks(model, doc);
+    }
+
+    fn no_load_note(&self) -> Option<&'static str> {
+        Some("No load phase was recorded: the Insert Benchmark loads its tables in its l.i0 step.")
+    }
+}
+
+/// The model's Insert Benchmark tables (empty without insert-suite measurements).
+pub(in crate::report) fn summaries_of(m: &ReportModel) -> &[InsertSummary] {
+    match m.suites.get(SUITE) {
+        Some(SuiteTables::Insert(s)) => s,
+        _ => &[],
     }
 }
 
@@ -212,7 +234,7 @@ fn colour(s: &mut InsertSummary) {
 
 /// The three tables of each summary, for every format.
 fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
-    for s in &m.insert {
+    for s in summaries_of(m) {
         doc.push(Block::Heading(format!(
             "Insert Benchmark summary, clients = {}",
             s.clients
@@ -426,7 +448,7 @@ fn operations_table(s: &InsertSummary) -> Grid {
 /// One warning per target × query step that missed its SLA, with the achieved rate.
 fn sla_warnings(m: &ReportModel) -> Vec<String> {
     let mut out = Vec::new();
-    for s in &m.insert {
+    for s in summaries_of(m) {
         for r in &s.rows {
             for c in &r.cells {
                 let Some(b) = c.background.as_ref().filter(|b| !b.sla_met) else {

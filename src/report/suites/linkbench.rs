@@ -9,7 +9,7 @@
 
 use super::super::doc::{Block, Cell, Grid, Tone, rate, rel_cell};
 use super::super::model::{
-    LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel,
+    LinkbenchLoad, LinkbenchOp, LinkbenchRequest, LinkbenchSummary, ReportModel, SuiteTables,
 };
 use crate::results::{Metric, OpMeasurement};
 use crate::stats::mean_known;
@@ -22,12 +22,30 @@ const INDEX: &str = "linkbench.index";
 pub(super) struct Section;
 
 impl super::SuiteSection for Section {
-    fn summarize(&self, model: &mut ReportModel) {
-        model.linkbench = summaries(model);
+    fn suite(&self) -> &'static str {
+        SUITE
+    }
+
+    #[cfg(test)]
+    fn schema(&self) -> &'static str {
+        include_str!("linkbench.schema.json")
+    }
+
+    fn summarize(&self, model: &ReportModel) -> Option<SuiteTables> {
+        let s = summaries(model);
+        (!s.is_empty()).then_some(SuiteTables::Linkbench(s))
     }
 
     fn blocks(&self, model: &ReportModel, doc: &mut Vec<Block>) {
         blocks(model, doc);
+    }
+}
+
+/// The model's LinkBench tables (empty without LinkBench measurements).
+pub(in crate::report) fn summaries_of(m: &ReportModel) -> &[LinkbenchSummary] {
+    match m.suites.get(SUITE) {
+        Some(SuiteTables::Linkbench(s)) => s,
+        _ => &[],
     }
 }
 
@@ -303,7 +321,7 @@ fn operations_table(s: &LinkbenchSummary) -> Grid {
 
 /// The tables of each summary, for every format.
 fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
-    for s in &m.linkbench {
+    for s in summaries_of(m) {
         doc.push(Block::Heading(format!(
             "LinkBench, clients = {}",
             s.clients
