@@ -35,3 +35,10 @@ pub fn registry() -> Vec<&'static dyn Family> {
         .chain(TEST_FAMILIES.iter().copied().filter(|_| tests))
         .collect()
 }
+
+/// Every family compiled in, [`FAMILIES`] then [`TEST_FAMILIES`], whatever the environment: how
+/// a stored run's engine names are read (the switch decides what a lab may name, not how a
+/// stored run reads).
+pub fn all() -> Vec<&'static dyn Family> {
+    (FAMILIES.iter().chain(TEST_FAMILIES)).copied().collect()
+}

@@ -433,6 +433,14 @@ impl EngineKind {
             .map(EngineKind)
     }
 
+    /// The family a stored target names (`TargetInfo::engine`, its family's name), among every
+    /// family compiled in ([`families::all`]): reports read stored runs without the environment.
+    pub fn stored(name: &str) -> Option<EngineKind> {
+        (families::all().into_iter())
+            .find(|f| f.name() == name)
+            .map(EngineKind)
+    }
+
     /// Every engine name a lab may use, for error messages.
     pub fn names() -> Vec<&'static str> {
         families::registry().iter().map(|f| f.name()).collect()

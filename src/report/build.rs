@@ -1256,20 +1256,32 @@ fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
                 .to_string(),
         );
     }
-    let sqlite: Vec<&str> = data
-        .targets
-        .iter()
-        .filter(|t| t.engine == "sqlite")
-        .map(|t| t.name.as_str())
-        .collect();
-    if !sqlite.is_empty() {
-        out.push(format!(
-            "SQLite runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be \
-             separated, so no SQLite step is flagged client-bound ({}).",
-            sqlite.join(", ")
-        ));
-    }
+    out.extend(in_process_notes(data));
     out
+}
+
+/// One note per engine family that runs inside dbdelta (SQLite), naming its targets.
+fn in_process_notes(data: &RunData) -> Vec<String> {
+    let mut families: Vec<&str> = Vec::new();
+    for t in data.targets.iter().filter(|t| in_process(&t.engine)) {
+        if !families.contains(&t.engine.as_str()) {
+            families.push(&t.engine);
+        }
+    }
+    (families.into_iter())
+        .filter_map(|engine| {
+            let title = crate::engine::EngineKind::stored(engine)?.family().title();
+            let names: Vec<&str> = (data.targets.iter())
+                .filter(|t| t.engine == engine)
+                .map(|t| t.name.as_str())
+                .collect();
+            Some(format!(
+                "{title} runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be \
+                 separated, so no {title} step is flagged client-bound ({}).",
+                names.join(", ")
+            ))
+        })
+        .collect()
 }
 
 /// How relative cells are marked and coloured: by verdicts only, naming the metrics that get one.
@@ -1457,15 +1469,16 @@ fn config_lines(text: &str) -> Vec<&str> {
 
 /// `t` with its differences from `base` (none when `base` is `None`: `t` is a base or not
 /// compared). `is_base`, `relative_to` and `run_id` are the caller's to set.
-/// The engine as a reader names it: the stored engine is the client protocol (`mysql` for
-/// MySQL and MariaDB alike), so MariaDB is told apart by its version string, and a target whose
-/// tables dbdelta created with `ENGINE=ROCKSDB` (its recorded `table-options` line) says so.
+/// The engine as a reader names it, from the stored data alone: the stored engine is the
+/// family (`mysql` for MySQL and MariaDB alike), so a server whose own version string says
+/// `MariaDB` is named `mariadb`, and a target whose tables dbdelta created with
+/// `ENGINE=ROCKSDB` (its recorded `table-options` line) says so.
 pub fn engine_label(t: &TargetInfo) -> String {
     let mariadb = t
         .server_version
         .as_deref()
         .is_some_and(|v| v.contains("MariaDB"));
-    let product = if t.engine == "mysql" && mariadb {
+    let product = if mariadb {
         "mariadb"
     } else {
         t.engine.as_str()

@@ -488,10 +488,10 @@ fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
         rows: Vec::new(),
     };
     for t in &m.targets {
-        let server = match (&t.server_cpus, t.engine.as_str()) {
-            (Some(s), _) => s.clone(),
-            (None, "sqlite") => "none (in-process)".into(),
-            (None, _) => "not pinned".into(),
+        let server = match &t.server_cpus {
+            Some(s) => s.clone(),
+            None if super::model::in_process(&t.engine) => "none (in-process)".into(),
+            None => "not pinned".into(),
         };
         grid.rows.push(vec![
             Cell::plain(&t.name),

@@ -88,11 +88,11 @@ pub(super) fn within_step_over(repeats: &[&[f64]], min_effect: f64) -> Option<Wi
 }
 
 /// The size of one unit of the counter behind `rule`'s metric (µs, or 1 for counts), given the
-/// target's engine: a server's CPU comes from `/proc/PID/stat` in clock ticks, SQLite's (dbdelta's
-/// own process) from `getrusage`, in µs.
+/// target's engine: a server's CPU comes from `/proc/PID/stat` in clock ticks, an in-process
+/// engine's (SQLite: dbdelta's own process) from `getrusage`, in µs.
 fn unit_of(rule: Resolution, engine: &str) -> f64 {
     match rule {
-        Resolution::Cpu { ticks: true } if engine != "sqlite" => CLOCK_TICK_US,
+        Resolution::Cpu { ticks: true } if !super::model::in_process(engine) => CLOCK_TICK_US,
         _ => 1.0,
     }
 }

@@ -331,6 +331,26 @@ fn groups_come_from_the_suites_the_report_is_handed() {
     );
 }
 
+/// Whether an engine runs inside dbdelta comes from its family (`Family::embedded`), not from
+/// the name `sqlite`: a stored target of the test-only fake family, in-process too, gets the
+/// in-process note and placement.
+#[test]
+fn an_in_process_engine_is_known_by_its_family_not_its_name() {
+    let mut data = run_two_clients();
+    for t in data.targets.iter_mut().filter(|t| t.engine == "sqlite") {
+        t.engine = "fake".into();
+    }
+    let m = build(&data, None).unwrap();
+    assert!(
+        (m.notes.iter()).any(|n| n.starts_with("the fake engine runs inside dbdelta")),
+        "{:?}",
+        m.notes
+    );
+    assert!(!m.notes.iter().any(|n| n.starts_with("SQLite runs")));
+    let text = render(&m, Format::Text, false);
+    assert!(text.contains("none (in-process)"), "{text}");
+}
+
 #[test]
 fn schema_rejects_a_string_qps() {
     let model = build(&run_two_clients(), None).unwrap();
