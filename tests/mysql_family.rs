@@ -104,9 +104,27 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
     );
     assert_eq!(steps.len(), 2, "{steps:?}");
     assert!(steps.iter().all(|(_, e, f)| *e > 0 && !f), "{steps:?}");
-    // The report names both versions and lists the 8.0 lines among the differences.
+    // What each build says of itself (issue 44): the compiler of its ELF `.comment` (these
+    // builds keep it) and its `mysqld --version` line, stored and shown.
+    let read: Vec<(String,)> = rows(&db, "SELECT provenance_json FROM targets ORDER BY position");
+    for ((json,), version) in read.iter().zip(["10.2.", "8.0."]) {
+        let p: serde_json::Value = serde_json::from_str(json).unwrap();
+        let compilers = p["compilers"].as_array().unwrap();
+        assert!(
+            !compilers.is_empty()
+                && compilers
+                    .iter()
+                    .all(|c| c.as_str().unwrap().starts_with("gcc ")),
+            "{p}"
+        );
+        let line = p["version_line"].as_str().unwrap();
+        assert!(line.contains(&format!("Ver {version}")), "{p}");
+    }
+    // The report names both versions and compilers and lists the 8.0 lines among the
+    // differences.
     let report = text(&out.stdout);
     assert!(report.contains(mysql_version.as_str()), "{report}");
+    assert!(report.contains(", compiled by gcc (GNU) "), "{report}");
     assert!(report.contains("+ mysqlx = OFF"), "{report}");
 
     // Second use: the cache answers, nothing is downloaded.

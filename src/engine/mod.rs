@@ -387,6 +387,22 @@ pub trait Family: Sync {
     /// The file that is the target's engine build (a saved load is keyed by its path and
     /// contents); `None`: the build inside dbdelta.
     fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>>;
+    /// What the target's build says of itself (compilers, version line), read on this host:
+    /// by default the `.comment` of [`Family::build_file`] and, for a server, its `--version`
+    /// run with the target's `env`. Called only for a server this host started.
+    fn provenance(&self, target: &TargetSpec) -> crate::results::BinaryProvenance {
+        match self.build_file(target) {
+            Ok(Some(file)) if self.embedded() => {
+                common::provenance::of_file(&file, file.display().to_string())
+            }
+            Ok(Some(program)) => common::provenance::of_program(&program, &target.env),
+            Ok(None) => crate::results::BinaryProvenance::default(),
+            Err(e) => crate::results::BinaryProvenance {
+                unread: vec![format!("{e:#}")],
+                ..Default::default()
+            },
+        }
+    }
     /// Create, initialise and start the target's server in the fresh `data_dir`, its log in
     /// `log`.
     fn start(
@@ -637,6 +653,16 @@ pub fn check_server(
     env: &BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     engine.family().check_server(bin, env)
+}
+
+/// What the build of a target this host started says of itself (its family's
+/// [`Family::provenance`]); `None` for a running server (`connect`) or another host's, whose
+/// program is not the file this host would read.
+pub fn provenance(target: &TargetSpec) -> Option<crate::results::BinaryProvenance> {
+    if target.connect.is_some() || target.remote.is_some() {
+        return None;
+    }
+    Some(target.engine.family().provenance(target))
 }
 
 /// The data directory of one target × clients × repeat under a run's work directory.

@@ -47,11 +47,14 @@ pub(super) fn summary(model: &ReportModel, data: &RunData) -> Summary {
 }
 
 /// A target's build: its whole version string, the compiler (from `dbdelta build`, else the
-/// version string's "compiled by"), and where it came from (the lab's keys for it).
+/// binary's ELF `.comment` read at run time, else the version string's "compiled by"), its
+/// program's version line, and where it came from (the lab's keys for it).
 fn provenance(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> Provenance {
+    let read = t.provenance.as_ref();
     let compiler = match &t.build {
         Some(b) if !b.compiler.is_empty() => Some(b.compiler.clone()),
-        _ => t.server_version.as_deref().and_then(compiled_by),
+        _ => (read.and_then(|p| p.compiler()))
+            .or_else(|| t.server_version.as_deref().and_then(compiled_by)),
     };
     Provenance {
         target: t.name.clone(),
@@ -59,6 +62,7 @@ fn provenance(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> Pro
         engine: t.engine.clone(),
         server_version: t.server_version.clone(),
         compiler,
+        version_line: read.and_then(|p| p.version_line.clone()),
         cflags: (t.build.as_ref()).map(|b| b.cflags.clone()),
         source: source(t, lab),
     }

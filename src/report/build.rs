@@ -1527,6 +1527,7 @@ fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> TargetSummary {
         name: t.name.clone(),
         engine: engine_label(t),
         server_version: t.server_version.clone(),
+        provenance: t.provenance.clone(),
         config_name: t.config_name.clone(),
         failed: t.failed,
         error: t.error.clone(),

@@ -53,7 +53,8 @@ pub enum ChartRef {
     },
 }
 
-/// A table; header cells may contain `\n` (a two-line header in text, a space in Markdown).
+/// A table; header and body cells may contain `\n` (lines of one cell in text, a space in
+/// Markdown and HTML).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Grid {
     pub header: Vec<String>,

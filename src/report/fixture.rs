@@ -64,6 +64,7 @@ fn postgres(name: &str, version: &str, extra: &[(&str, &str)]) -> TargetInfo {
         connect: None,
         unobserved: None,
         sweep: None,
+        provenance: None,
     }
 }
 
@@ -243,6 +244,16 @@ pub fn run_two_clients() -> RunData {
     }
 }
 
+/// What a target's build said of itself at run time: one compiler and its version line.
+fn read_build(compiler: &str, version_line: &str) -> crate::results::BinaryProvenance {
+    crate::results::BinaryProvenance {
+        file: None,
+        compilers: vec![compiler.into()],
+        version_line: Some(version_line.into()),
+        unread: Vec::new(),
+    }
+}
+
 /// The two-client fixture's targets: `pg16`, `pg17` (split placement), `sqlite.wal` and the
 /// failed `pg17.jemalloc`.
 fn two_clients_targets() -> Vec<TargetInfo> {
@@ -267,9 +278,27 @@ fn two_clients_targets() -> Vec<TargetInfo> {
             connect: None,
             unobserved: None,
             sweep: None,
+            provenance: Some(read_build(
+                "gcc (Debian 14.2.0-19) 14.2.0",
+                "SQLite 3.46.0 2024-05-23 13:25:27 96c92aba00c8375bc32fafcdf12429c58bd8aabfcadab6683e35bbb9cdebf19e",
+            )),
         },
         postgres("pg17.jemalloc", "17.2", &[]),
     ];
+    // pg17 fetched, built by an older compiler (issue 44): what its binary says.
+    targets[1].server_version = Some(
+        "PostgreSQL 17.2 on x86_64-pc-linux-gnu, compiled by gcc (Ubuntu 7.5.0-3ubuntu1~18.04) \
+         7.5.0, 64-bit"
+            .into(),
+    );
+    targets[0].provenance = Some(read_build(
+        "gcc (Debian 12.2.0-14) 12.2.0",
+        "postgres (PostgreSQL) 16.4 (Debian 16.4-1.pgdg120+1)",
+    ));
+    targets[1].provenance = Some(read_build(
+        "gcc (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0",
+        "postgres (PostgreSQL) 17.2",
+    ));
     targets[1].placement = "split".into();
     targets[1].server_cpus = Some("0,2".into());
     targets[1].client_cpus = Some("1,3".into());

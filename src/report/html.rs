@@ -42,6 +42,7 @@ tr:not(.stat) + tr.stat td { border-top: 2px solid #999; }
 figure { margin: 0.3em 0 1em; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #e6e6e6; }
 p.chart-error { color: #7f3000; }
+.flag { white-space: nowrap; }
 ";
 
 /// The whole page.
@@ -70,11 +71,11 @@ pub fn render(model: &ReportModel) -> String {
             Block::SubHeading(h) => {
                 body.push_str(&format!("<h3 id=\"{}\">{}</h3>\n", ids.of(h), escape(h)));
             }
-            Block::Para(p) => body.push_str(&format!("<p>{}</p>\n", escape(p))),
+            Block::Para(p) => body.push_str(&format!("<p>{}</p>\n", prose(p))),
             Block::Bullets(items) => {
                 body.push_str("<ul>\n");
                 for i in items {
-                    body.push_str(&format!("<li>{}</li>\n", escape(i)));
+                    body.push_str(&format!("<li>{}</li>\n", prose(i)));
                 }
                 body.push_str("</ul>\n");
             }
@@ -325,6 +326,21 @@ fn inline_svg(svg: &str, label: &str) -> String {
     )
 }
 
+/// A sentence escaped, each word that is a flag (`--instructions`, `(--time,`) kept on one
+/// line: a browser breaks a line after any hyphen, which cuts a flag into two that do not work.
+fn prose(s: &str) -> String {
+    let words: Vec<String> = (s.split(' '))
+        .map(|w| {
+            let bare = w.trim_start_matches(['(', '"', '\'', '`']);
+            match bare.starts_with("--") && bare.len() > 2 {
+                true => format!("<span class=\"flag\">{}</span>", escape(w)),
+                false => escape(w),
+            }
+        })
+        .collect();
+    words.join(" ")
+}
+
 /// Escapes text for HTML element content and double- or single-quoted attribute values.
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -531,6 +547,24 @@ mod tests {
         assert!(!html.contains("<b>"), "unescaped error text");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(html.contains("&lt;b&gt;tag&lt;/b&gt;"));
+    }
+
+    /// A browser broke `--instructions` after its first hyphen at a line end (issue 44).
+    #[test]
+    fn flags_in_sentences_are_kept_on_one_line() {
+        let p = prose("longer steps (--time, or read_secs); --instructions: a <verdict>");
+        assert_eq!(
+            p,
+            "longer steps <span class=\"flag\">(--time,</span> or read_secs); \
+             <span class=\"flag\">--instructions:</span> a &lt;verdict&gt;"
+        );
+        assert!(STYLE.contains(".flag { white-space: nowrap; }"));
+        // The answer's "what would decide the rest" says `--repeats 3`.
+        let html = page(&run_two_clients());
+        assert!(
+            html.contains("What would decide the rest: <span class=\"flag\">--repeats</span> 3"),
+            "{html}"
+        );
     }
 
     #[test]

@@ -235,6 +235,7 @@ fn header(m: &ReportModel, doc: &mut Vec<Block>) {
     doc.push(Block::Heading("Run and targets".into()));
     doc.push(Block::Bullets(run_facts(m)));
     doc.push(Block::Table(targets_table(m)));
+    version_lines(m, doc);
     builds_table(m, doc);
     let diffs: Vec<String> = m
         .targets
@@ -323,7 +324,30 @@ fn invocation_facts(m: &ReportModel) -> Vec<String> {
         .collect()
 }
 
-/// Each target's engine, server version (cut at 40 characters), config and status.
+/// Width a whole server version is broken to in the targets table (its lines end in `\n`,
+/// which text draws as lines of one cell and the other formats as spaces).
+const VERSION_WIDTH: usize = 44;
+
+/// `text` with its words' spaces turned into line breaks where a line would pass `width`.
+fn break_lines(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split_whitespace() {
+        let len = word.chars().count();
+        if line > 0 && line + 1 + len > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += len;
+    }
+    out
+}
+
+/// Each target's engine, whole server version (broken into lines), config and status.
 fn targets_table(m: &ReportModel) -> Grid {
     let mut grid = Grid {
         header: ["target", "engine", "server version", "config", "status"]
@@ -333,10 +357,8 @@ fn targets_table(m: &ReportModel) -> Grid {
         rows: Vec::new(),
     };
     for t in &m.targets {
-        let mut version = t.server_version.clone().unwrap_or_else(|| NA.into());
-        if version.chars().count() > 40 {
-            version = version.chars().take(39).collect::<String>() + "…";
-        }
+        let version =
+            (t.server_version.as_deref()).map_or(NA.into(), |v| break_lines(v, VERSION_WIDTH));
         // A target that failed in one cell (a server that did not start for one repeat) still
         // has its other cells' numbers: say so rather than "FAILED".
         let measured = m
@@ -371,6 +393,32 @@ fn targets_table(m: &ReportModel) -> Grid {
         ]);
     }
     grid
+}
+
+/// What each target's program (or SQLite library) said of its own version when its server
+/// first started, with the compiler `Answer` has; nothing for targets not read (older runs,
+/// running servers, other hosts).
+fn version_lines(m: &ReportModel, doc: &mut Vec<Block>) {
+    let lines: Vec<String> = (m.summary.targets.iter())
+        .filter_map(|p| {
+            let compiler = match &p.compiler {
+                Some(c) => format!("compiled by {c}"),
+                None => "no compiler named in the binary".into(),
+            };
+            Some(format!(
+                "{}: {}; {compiler}",
+                p.target,
+                p.version_line.as_deref()?
+            ))
+        })
+        .collect();
+    if !lines.is_empty() {
+        doc.push(Block::Para(
+            "Builds as they say of themselves (--version; the compiler from the binary's .comment, else the version string):"
+                .into(),
+        ));
+        doc.push(Block::Bullets(lines));
+    }
 }
 
 /// A compared target's differences from its base, as one bullet: config, settings (the first

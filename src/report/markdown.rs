@@ -59,7 +59,7 @@ fn table(grid: &Grid) -> String {
         .force_no_tty();
     t.set_header(grid.header.iter().map(|h| escape(&h.replace('\n', " "))));
     for row in &grid.rows {
-        t.add_row(row.iter().map(|c| escape(&c.text)));
+        t.add_row(row.iter().map(|c| escape(&c.text.replace('\n', " "))));
     }
     for (i, right) in grid.right.iter().enumerate() {
         if *right && let Some(col) = t.column_mut(i) {

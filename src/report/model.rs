@@ -112,8 +112,11 @@ pub struct Provenance {
     pub engine: String,
     /// The server's own version string, whole.
     pub server_version: Option<String>,
-    /// The compiler, where the build or the version string says it.
+    /// The compiler, where the build, the binary's `.comment` or the version string says it.
     pub compiler: Option<String>,
+    /// The first line the server program prints for `--version` (SQLite: the library's version
+    /// and source id), where it was read.
+    pub version_line: Option<String>,
     /// Compiler flags, where dbdelta built it.
     pub cflags: Option<String>,
     /// Where the build came from: fetched by `version`, a `bin` directory, Debian's install,
@@ -708,6 +711,9 @@ pub struct TargetSummary {
     /// The version sweep this target is one release of (absent: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<String>,
+    /// What its build says of itself, read when its server first started (absent: not read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::results::BinaryProvenance>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

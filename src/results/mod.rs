@@ -119,6 +119,36 @@ pub struct BuildInfo {
     pub dir: String,
 }
 
+/// What a target's build says of itself, read at run time (`engine::provenance`): the
+/// compilers its ELF `.comment` names and the version line the program prints. Empty fields:
+/// not readable (the reason is in `unread`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct BinaryProvenance {
+    /// The file read: the server program, the SQLite `library`, or `dbdelta` for the SQLite
+    /// compiled into it.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The compilers the `.comment` section names, distinct, in order (`gcc (Debian 12.2.0-14)
+    /// 12.2.0`); the C and C++ compilers when it names one, so dbdelta's own `rustc` is left
+    /// out of its bundled SQLite's.
+    #[serde(default)]
+    pub compilers: Vec<String>,
+    /// The first line of the program's `--version` (`mariadbd  Ver 10.11.6-MariaDB …`); SQLite:
+    /// the library's version and source id.
+    #[serde(default)]
+    pub version_line: Option<String>,
+    /// What could not be read, one line each (`no .comment section`, `--version failed: …`).
+    #[serde(default)]
+    pub unread: Vec<String>,
+}
+
+impl BinaryProvenance {
+    /// The compilers as one phrase (`None`: none read).
+    pub fn compiler(&self) -> Option<String> {
+        (!self.compilers.is_empty()).then(|| self.compilers.join(" + "))
+    }
+}
+
 /// One target (DBMS under test) of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct TargetInfo {
@@ -161,6 +191,10 @@ pub struct TargetInfo {
     /// stand in release order. `None`: no sweep.
     #[serde(default)]
     pub sweep: Option<String>,
+    /// What the target's build says of itself, read when its server first started (`None`:
+    /// a run stored before, a running server, another host's).
+    #[serde(default)]
+    pub provenance: Option<BinaryProvenance>,
 }
 
 /// The load phase of one target × clients × repeat.

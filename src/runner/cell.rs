@@ -291,6 +291,7 @@ impl CellRun<'_> {
                 &server.version(),
                 &server.settings(),
             )?;
+            self.record_provenance()?;
             if let Some(config) = server.config_text() {
                 self.store
                     .set_target_config(self.run_id, &self.target.name, &config)?;
@@ -320,6 +321,21 @@ impl CellRun<'_> {
         let end = end?;
         stopped?;
         Ok(end)
+    }
+
+    /// Store what the target's build says of itself (its compilers, its version line), read
+    /// from the files its own keys name; a server this host did not start has none here.
+    fn record_provenance(&mut self) -> Result<()> {
+        let spec = self.target.spec(self.suite.prepared);
+        let Some(p) = engine::provenance(&spec) else {
+            return Ok(());
+        };
+        for why in &p.unread {
+            self.progress
+                .detail(&format!("target {}: provenance: {why}", self.target.name));
+        }
+        self.store
+            .set_target_provenance(self.run_id, &self.target.name, &p)
     }
 
     /// Kills the cell's server if it stays stopped (SIGSTOP) long enough to block its

@@ -296,6 +296,11 @@ CREATE TABLE step_functions (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat)
 );
 "#,
+    // v24 (v23 is another branch's; the merge keeps it before this one): what a target's build
+    // says of itself (issue 44: `results::BinaryProvenance` as JSON: the compilers of its ELF
+    // `.comment`, its `--version` line), read when its server first started; NULL for targets
+    // stored before, running servers and other hosts' servers.
+    "ALTER TABLE targets ADD COLUMN provenance_json TEXT;",
 ];
 
 /// The schema version this build writes.

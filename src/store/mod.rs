@@ -311,6 +311,17 @@ impl Store {
         )
     }
 
+    /// Record what a started server's build says of itself (`engine::provenance`).
+    pub fn set_target_provenance(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        provenance: &crate::results::BinaryProvenance,
+    ) -> Result<()> {
+        let json = serde_json::to_string(provenance)?;
+        self.update_target(run_id, target, "provenance_json = ?3", vec![json.into()])
+    }
+
     /// Record the configuration a started server was given (the engine's own file), in place
     /// of the target's settings lines recorded when the run began.
     pub fn set_target_config(&mut self, run_id: &str, target: &str, config: &str) -> Result<()> {
@@ -640,8 +651,9 @@ fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo)
     db.execute(
         "INSERT INTO targets (run_id, position, name, engine, server_version, config_name,
             config_text, env_json, settings_json, failed, error, log_path, placement,
-            server_cpus, client_cpus, build_json, connect, sweep)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            server_cpus, client_cpus, build_json, connect, sweep, provenance_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+            ?19)",
         &[
             run_id.into(),
             (position as i64).into(),
@@ -665,6 +677,10 @@ fn insert_target(db: &mut dyn Db, run_id: &str, position: usize, t: &TargetInfo)
                 .into(),
             t.connect.as_deref().into(),
             t.sweep.as_deref().into(),
+            (t.provenance.as_ref())
+                .map(serde_json::to_string)
+                .transpose()?
+                .into(),
         ],
     )?;
     Ok(())
@@ -1023,6 +1039,32 @@ mod tests {
         let e = a.push_run("r1", &b).unwrap_err();
         assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
         assert_eq!(b.list_runs().unwrap().len(), 1);
+    }
+
+    /// A started server's provenance is stored with its target, read back whole and pushed
+    /// with the run (issue 44).
+    #[test]
+    fn a_targets_provenance_is_stored_read_back_and_pushed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = Store::open(&dir.path().join("a.db")).unwrap();
+        let t = TargetInfo {
+            name: "m".into(),
+            engine: "mysql".into(),
+            ..Default::default()
+        };
+        a.begin_run(&run(), std::slice::from_ref(&t)).unwrap();
+        let p = crate::results::BinaryProvenance {
+            file: Some("/opt/mysql/bin/mysqld".into()),
+            compilers: vec!["gcc (GNU) 8.3.1 20190311 (Red Hat 8.3.1-3)".into()],
+            version_line: Some("mysqld Ver 8.0.31 for Linux on x86_64".into()),
+            unread: Vec::new(),
+        };
+        a.set_target_provenance("r1", "m", &p).unwrap();
+        let loaded = a.load_run("r1").unwrap();
+        assert_eq!(loaded.targets[0].provenance.as_ref(), Some(&p));
+        let b = Store::open(&dir.path().join("b.db")).unwrap();
+        a.push_run("r1", &b).unwrap();
+        assert_eq!(b.load_run("r1").unwrap().targets, loaded.targets);
     }
 
     #[test]

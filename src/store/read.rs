@@ -97,6 +97,7 @@ fn targets_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<TargetInfo>> {
             connect: r.col("connect")?,
             unobserved: r.col("unobserved")?,
             sweep: r.col("sweep")?,
+            provenance: json(r, "provenance_json")?,
         })
     })
 }

@@ -1,11 +1,13 @@
 //! What the engine families share: running a server as a child process ([`process`]), the
 //! receive side of dbdelta's own wire clients ([`wire`]), `connect` URLs ([`connect`]), and the
-//! superuser password of a started server ([`secret`]).
+//! superuser password of a started server ([`secret`]), and what a build says of itself
+//! ([`provenance`]: its compilers and version line).
 //!
 //! Must not: know a particular engine's SQL, files or protocol (the families do), or remote
 //! hosts.
 
 pub mod connect;
 pub mod process;
+pub mod provenance;
 pub mod secret;
 pub mod wire;

@@ -125,6 +125,24 @@ impl Family for MysqlFamily {
         Ok(Some(super::flavor::find_binaries(bin.as_deref())?.server))
     }
 
+    /// `mysqld --version` needs the libraries a fetched build bundles, as its start does.
+    fn provenance(&self, target: &TargetSpec) -> crate::results::BinaryProvenance {
+        let bin = target.bin.as_deref().map(std::path::absolute).transpose();
+        match bin
+            .map_err(anyhow::Error::from)
+            .and_then(|b| super::flavor::find_binaries(b.as_deref()))
+        {
+            Ok(found) => crate::engine::common::provenance::of_program(
+                &found.server,
+                &found.env(&target.env),
+            ),
+            Err(e) => crate::results::BinaryProvenance {
+                unread: vec![format!("{e:#}")],
+                ..Default::default()
+            },
+        }
+    }
+
     fn start(
         &self,
         target: &TargetSpec,

@@ -31,6 +31,29 @@ impl Family for SqliteFamily {
         Ok(target.library.clone())
     }
 
+    /// The library's own version and source id, and the compilers of its file: the
+    /// target's `library`, or dbdelta's own program for the bundled one.
+    fn provenance(&self, target: &TargetSpec) -> crate::results::BinaryProvenance {
+        use crate::engine::common::provenance::of_file;
+        let (api, mut p) = match &target.library {
+            Some(lib) => (
+                super::api::Api::load(lib),
+                of_file(lib, lib.display().to_string()),
+            ),
+            None => (
+                Ok(super::api::Api::bundled()),
+                of_file(Path::new("/proc/self/exe"), "dbdelta (bundled)".into()),
+            ),
+        };
+        match api {
+            Ok(api) => {
+                p.version_line = Some(format!("SQLite {} {}", api.version(), api.source_id()))
+            }
+            Err(e) => p.unread.push(format!("{e:#}")),
+        }
+        p
+    }
+
     fn start(
         &self,
         target: &TargetSpec,
