@@ -296,6 +296,21 @@ CREATE TABLE step_functions (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat)
 );
 "#,
+    // v23: `dbdelta explain`'s split of a counted step's change into code and configuration
+    // (issue 45), as JSON (`results::StepExplanation`), keyed as the target's measurements row
+    // that holds the step's instructions/op; the twins' counts are a run of their own.
+    r#"
+CREATE TABLE explanations (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    explanation_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat)
+);
+"#,
 ];
 
 /// The schema version this build writes.
@@ -471,6 +486,7 @@ mod tests {
             "step_ops",
             "profiles",
             "step_functions",
+            "explanations",
         ] {
             assert!(t.contains(&name), "{name} in {t:?}");
         }
