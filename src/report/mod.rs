@@ -39,6 +39,8 @@ pub use build::engine_label;
 pub use compare::CompareError;
 pub use html::escape;
 pub use model::ReportModel;
+pub use settings::is_place;
+pub use why::explanation_line;
 
 /// Output format of `dbdelta report --format`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
