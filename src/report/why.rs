@@ -192,7 +192,7 @@ fn configuration_part(diffs: &FunctionDiffs, clients: u32, target: &str, doc: &m
         first.base
     )));
     let mut para = format!(
-        "`dbdelta explain` counted {} of {target} (its spec with the base's values of the \
+        "dbdelta explain counted {} of {target} (its spec with the base's values of the \
          settings that differ; instructions only, run {}): code = twin / base, config = \
          {target} / twin, and the settings a halving search found behind the config part.",
         plural(first.twins as usize, "twin"),
