@@ -114,7 +114,15 @@ pub fn command(
     )
     .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
     let started = Instant::now();
-    let answers = explain((&plan, &options), &mut store, &asked, &progress, &interrupt)?;
+    let answers = match explain((&plan, &options), &mut store, &asked, &progress, &interrupt) {
+        Ok(answers) => answers,
+        // Signalled: the twins' run is stored incomplete; exit as a shell reports the signal.
+        Err(e) if let Some(signal) = crate::signals::first() => {
+            eprintln!("interrupted: {e:#}; nothing was stored with run {run_id}: start it again");
+            return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(130)));
+        }
+        Err(e) => return Err(e),
+    };
     let model = crate::report::build(&store.load_run(&run_id)?, Some(&asked.base))?;
     let (twins, twin_run) = answers.first().map_or((0, ""), |a| (a.twins, &a.twin_run));
     println!(
@@ -303,7 +311,8 @@ impl Twins<'_> {
         let outcome =
             (self.run).add_counted(&self.plan, i, self.store, self.progress, self.interrupt)?;
         self.counted += 1;
-        if outcome.interrupted {
+        let signalled = self.interrupt.load(std::sync::atomic::Ordering::Relaxed);
+        if outcome.interrupted || signalled {
             return Err(anyhow!("interrupted while counting twin {}", t.name));
         }
         if let Some(f) = outcome.failures.first() {
