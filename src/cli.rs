@@ -92,6 +92,10 @@ pub enum Command {
     /// target's level, measuring O(log n) of them into one run, e.g. `dbdelta bisect lab.toml
     /// --step point-query`.
     Bisect(BisectArgs),
+    /// Split a stored run's counted change of a target into code and configuration, and find
+    /// the settings behind it with twins of the target counted by instructions, e.g.
+    /// `dbdelta explain latest --target my97 --step hot-points`.
+    Explain(crate::explain::ExplainArgs),
     /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
     /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
@@ -764,6 +768,9 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
             let progress = top.progress(&args.verbosity);
             bisect_cmd(&top.store(&args.store), args, &progress)
         }
+        Command::Explain(args) => {
+            crate::explain::command(args, top.store.as_deref(), (top.quiet, top.verbose))
+        }
         Command::Store(StoreArgs {
             command: StoreCommand::Push(args),
         }) => push_cmd(&top.store(&args.store), &args),
@@ -786,7 +793,7 @@ impl Shared {
     /// Refuses `--store`, `-q` or `-v` before a command that would ignore it.
     fn of(cli: &Cli) -> Result<Shared> {
         let (stores, talks) = match &cli.command {
-            Command::Run(_) | Command::Bisect(_) => (true, true),
+            Command::Run(_) | Command::Bisect(_) | Command::Explain(_) => (true, true),
             Command::Plan(_) => (true, false),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
             Command::History(_) => (true, false),
@@ -840,6 +847,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Build(_) => "build",
         Command::Profile(_) => "profile",
         Command::Bisect(_) => "bisect",
+        Command::Explain(_) => "explain",
         Command::Clean(_) => "clean",
         Command::Serve(_) => "serve",
         Command::Store(_) => "store",
@@ -2016,13 +2024,15 @@ mod tests {
             "history",
             "list",
             "bisect",
+            "explain",
             "profile",
             "serve",
             "store push",
         ];
         assert_eq!(with("store"), stores);
-        assert_eq!(with("quiet"), ["run", "fetch", "build", "bisect"]);
-        assert_eq!(with("verbose"), ["run", "fetch", "build", "bisect"]);
+        let talks = ["run", "fetch", "build", "bisect", "explain"];
+        assert_eq!(with("quiet"), talks);
+        assert_eq!(with("verbose"), talks);
         let outputs = [
             "run", "plan", "report", "compare", "history", "list", "profile",
         ];

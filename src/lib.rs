@@ -12,6 +12,7 @@ pub mod counter;
 pub mod cpus;
 pub mod engine;
 pub mod error;
+pub mod explain;
 pub mod history;
 pub mod host;
 pub mod output;

@@ -340,6 +340,12 @@ pub trait Family: Sync {
     fn purge_hold(&self) -> Option<&'static str> {
         None
     }
+    /// A settings line (as a target's `settings` take them) that sets `key` to `value` as the
+    /// server reads it back (`dbdelta explain` gives a twin its base's values this way): `key =
+    /// value` by default; a later line for the same key wins.
+    fn setting_line(&self, key: &str, value: &str) -> String {
+        format!("{key} = {value}")
+    }
     /// Whether its sessions name the server task serving them ([`Session::server_task`]), so
     /// that a counting pass can count them with `perf stat`. An embedded engine runs in the
     /// client's threads.
@@ -508,6 +514,11 @@ impl EngineKind {
     /// [`Family::purge_hold`].
     pub fn purge_hold(self) -> Option<&'static str> {
         self.0.purge_hold()
+    }
+
+    /// [`Family::setting_line`].
+    pub fn setting_line(self, key: &str, value: &str) -> String {
+        self.0.setting_line(key, value)
     }
 
     /// [`Family::server_tasks`].

@@ -119,6 +119,7 @@ fn measurement(
         rows_per_statement: None,
         instruction_pairs: None,
         functions: None,
+        explanation: None,
         client_bound: false,
         failed: false,
         error: None,

@@ -42,6 +42,8 @@ pub use build::engine_label;
 pub use compare::CompareError;
 pub use html::escape;
 pub use model::ReportModel;
+pub use settings::is_place;
+pub use why::explanation_line;
 
 use crate::suites::SuiteKind;
 

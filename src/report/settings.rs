@@ -104,6 +104,12 @@ const PLACES: &[&str] = &[
     "table_options",
 ];
 
+/// Whether `key` names where a server keeps its files, its identity or what dbdelta records
+/// around it (the [`PLACES`] list), which no other server can take.
+pub fn is_place(key: &str) -> bool {
+    PLACES.contains(&normal(key).as_str())
+}
+
 /// The keys named in config or settings lines (`key = value`, `key=value`, `--key=value`,
 /// `PRAGMA key = value`), normalised.
 pub(super) fn keys_set(config_text: &str) -> BTreeSet<String> {

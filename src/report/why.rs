@@ -18,7 +18,7 @@ use serde::Serialize;
 use super::doc::{Block, Cell, Grid, thousands};
 use super::fmt::plural;
 use super::model::{Relative, ReportModel};
-use crate::results::{FunctionCost, Measurement, Metric, StepFunctions};
+use crate::results::{FunctionCost, Measurement, Metric, StepExplanation, StepFunctions};
 
 /// Functions shown per step in text and Markdown.
 pub const TOP: usize = 10;
@@ -32,6 +32,19 @@ const NAME_CHARS: usize = 60;
 pub struct FunctionDiffs {
     pub steps: Vec<StepFunctionDiff>,
     pub groups: Vec<GroupFunctionDiff>,
+    /// `dbdelta explain`'s configuration part of each explained step (against the same base).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub configuration: Vec<StepConfiguration>,
+}
+
+/// One explained step: its change split into code and configuration (`dbdelta explain`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepConfiguration {
+    pub target: String,
+    pub step: String,
+    pub clients: u32,
+    #[serde(flatten)]
+    pub explanation: StepExplanation,
 }
 
 /// One compared step's function changes.
@@ -112,11 +125,94 @@ pub fn build(relative: &[Relative], measurements: &[Measurement]) -> Option<Func
             Some(step_diff(r, b, t))
         })
         .collect();
-    if steps.is_empty() {
+    let configuration = configuration(relative, measurements);
+    if steps.is_empty() && configuration.is_empty() {
         return None;
     }
     let groups = groups(&steps);
-    Some(FunctionDiffs { steps, groups })
+    Some(FunctionDiffs {
+        steps,
+        groups,
+        configuration,
+    })
+}
+
+/// The explanations stored with `relative`'s targets against the same base.
+fn configuration(relative: &[Relative], measurements: &[Measurement]) -> Vec<StepConfiguration> {
+    (relative.iter())
+        .filter_map(|r| {
+            let e = (measurements.iter())
+                .filter(|m| m.target == r.target && m.step == r.step && m.clients == r.clients)
+                .find_map(|m| m.explanation.as_ref())
+                .filter(|e| e.base == r.base)?;
+            Some(StepConfiguration {
+                target: r.target.clone(),
+                step: r.step.clone(),
+                clients: r.clients,
+                explanation: e.clone(),
+            })
+        })
+        .collect()
+}
+
+/// "1.62× = code 1.02× × config 1.59×: key OFF (base ON) explains 1.58×": an explained
+/// step's split and the settings found.
+pub fn explanation_line(e: &StepExplanation) -> String {
+    let mut out = format!(
+        "{:.2}× = code {:.2}× × config {:.2}×",
+        e.ratio, e.code, e.config
+    );
+    let named: Vec<String> = (e.settings.iter())
+        .map(|s| {
+            format!(
+                "{} {} (base {}) explains {:.2}×",
+                s.key,
+                s.target.as_deref().unwrap_or("unset"),
+                s.base.as_deref().unwrap_or("unset"),
+                s.explains
+            )
+        })
+        .collect();
+    if !named.is_empty() {
+        out.push_str(&format!(": {}", named.join(", ")));
+    }
+    out
+}
+
+/// The configuration part of the "Why" section for `target` at `clients`, after `explain`.
+fn configuration_part(diffs: &FunctionDiffs, clients: u32, target: &str, doc: &mut Vec<Block>) {
+    let shown: Vec<&StepConfiguration> = (diffs.configuration.iter())
+        .filter(|c| c.clients == clients && c.target == target)
+        .collect();
+    let Some(first) = shown.first().map(|c| &c.explanation) else {
+        return;
+    };
+    doc.push(Block::SubHeading(format!(
+        "Why: configuration, {target} vs {}",
+        first.base
+    )));
+    let mut para = format!(
+        "dbdelta explain counted {} of {target} (its spec with the base's values of the \
+         settings that differ; instructions only, run {}): code = twin / base, config = \
+         {target} / twin, and the settings a halving search found behind the config part.",
+        plural(first.twins as usize, "twin"),
+        if first.twin_run.is_empty() {
+            "none"
+        } else {
+            &first.twin_run
+        }
+    );
+    if !first.left_out.is_empty() {
+        para.push_str(&format!(
+            " Left out (not carried over): {}.",
+            first.left_out.join(", ")
+        ));
+    }
+    doc.push(Block::Para(para));
+    let bullets = (shown.iter())
+        .map(|c| format!("{}: {}", c.step, explanation_line(&c.explanation)))
+        .collect();
+    doc.push(Block::Bullets(bullets));
 }
 
 fn step_diff(r: &Relative, b: &StepFunctions, t: &StepFunctions) -> StepFunctionDiff {
@@ -311,76 +407,87 @@ pub(super) fn section(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         return;
     };
     for target in &m.compared {
-        let shown: Vec<&StepFunctionDiff> = (diffs.steps.iter())
-            .filter(|s| s.clients == clients && s.target == *target)
-            .filter(|s| {
-                (m.relative.iter()).any(|r| {
-                    r.target == s.target && r.step == s.step && r.clients == clients && decided(r)
+        functions_part(m, diffs, (clients, target), doc);
+        configuration_part(diffs, clients, target, doc);
+    }
+}
+
+/// The function part of the "Why" section for `target` at `clients`.
+fn functions_part(
+    m: &ReportModel,
+    diffs: &FunctionDiffs,
+    (clients, target): (u32, &str),
+    doc: &mut Vec<Block>,
+) {
+    let shown: Vec<&StepFunctionDiff> = (diffs.steps.iter())
+        .filter(|s| s.clients == clients && s.target == *target)
+        .filter(|s| {
+            (m.relative.iter()).any(|r| {
+                r.target == s.target && r.step == s.step && r.clients == clients && decided(r)
+            })
+        })
+        .collect();
+    let Some(first) = shown.first() else {
+        return;
+    };
+    doc.push(Block::SubHeading(format!(
+        "Why: the functions behind the instruction changes, {target} vs {}",
+        first.base
+    )));
+    doc.push(Block::Para(format!(
+        "For each step decided from instructions, the {TOP} functions whose own \
+         instructions/op (callgrind's self cost, from the same pass pairs) changed most, \
+         target − base, with their share of the step's change and the change of their \
+         inclusive cost. Functions are matched by name: a renamed function shows as one \
+         removed and one added; an inlined one as the callee removed and its caller rising. \
+         A function under {} of a step's instructions on one side (`*`) counts 0 there. Under the \
+         table, each group's mean relative change and the functions' parts of it. The JSON \
+         report has every function, and the background's.",
+        super::fmt::percent(StepFunctions::SHARE)
+    )));
+    let header = [
+        "step (change/op)",
+        "function",
+        "base self/op",
+        "self/op",
+        "change",
+        "share",
+        "inclusive change",
+    ];
+    let mut grid = Grid {
+        header: header.map(String::from).to_vec(),
+        right: vec![false, false, true, true, true, true, true],
+        rows: Vec::new(),
+    };
+    for s in &shown {
+        step_rows(s, &mut grid);
+    }
+    doc.push(Block::Table(grid));
+    let groups: BTreeSet<&str> = shown.iter().map(|s| s.group.as_str()).collect();
+    let bullets: Vec<String> = (diffs.groups.iter())
+        .filter(|g| g.clients == clients && g.target == *target)
+        .filter(|g| groups.contains(g.group.as_str()))
+        .map(|g| {
+            let named: Vec<String> = (g.functions.iter().take(GROUP_TOP))
+                .map(|f| {
+                    let name = match f.name == StepFunctions::OTHER {
+                        true => "the rest".into(),
+                        false => short(&f.name),
+                    };
+                    format!("{name} {}", signed_percent(f.contribution))
                 })
-            })
-            .collect();
-        let Some(first) = shown.first() else {
-            continue;
-        };
-        doc.push(Block::SubHeading(format!(
-            "Why: the functions behind the instruction changes, {target} vs {}",
-            first.base
-        )));
-        doc.push(Block::Para(format!(
-            "For each step decided from instructions, the {TOP} functions whose own \
-             instructions/op (callgrind's self cost, from the same pass pairs) changed most, \
-             target − base, with their share of the step's change and the change of their \
-             inclusive cost. Functions are matched by name: a renamed function shows as one \
-             removed and one added; an inlined one as the callee removed and its caller rising. \
-             A function under {} of a step's instructions on one side (`*`) counts 0 there. Under the \
-             table, each group's mean relative change and the functions' parts of it. The JSON \
-             report has every function, and the background's.",
-            super::fmt::percent(StepFunctions::SHARE)
-        )));
-        let header = [
-            "step (change/op)",
-            "function",
-            "base self/op",
-            "self/op",
-            "change",
-            "share",
-            "inclusive change",
-        ];
-        let mut grid = Grid {
-            header: header.map(String::from).to_vec(),
-            right: vec![false, false, true, true, true, true, true],
-            rows: Vec::new(),
-        };
-        for s in &shown {
-            step_rows(s, &mut grid);
-        }
-        doc.push(Block::Table(grid));
-        let groups: BTreeSet<&str> = shown.iter().map(|s| s.group.as_str()).collect();
-        let bullets: Vec<String> = (diffs.groups.iter())
-            .filter(|g| g.clients == clients && g.target == *target)
-            .filter(|g| groups.contains(g.group.as_str()))
-            .map(|g| {
-                let named: Vec<String> = (g.functions.iter().take(GROUP_TOP))
-                    .map(|f| {
-                        let name = match f.name == StepFunctions::OTHER {
-                            true => "the rest".into(),
-                            false => short(&f.name),
-                        };
-                        format!("{name} {}", signed_percent(f.contribution))
-                    })
-                    .collect();
-                format!(
-                    "{} ({}, {} on average): {}",
-                    g.group,
-                    plural(g.steps as usize, "step"),
-                    signed_percent(g.change),
-                    named.join(", ")
-                )
-            })
-            .collect();
-        if !bullets.is_empty() {
-            doc.push(Block::Bullets(bullets));
-        }
+                .collect();
+            format!(
+                "{} ({}, {} on average): {}",
+                g.group,
+                plural(g.steps as usize, "step"),
+                signed_percent(g.change),
+                named.join(", ")
+            )
+        })
+        .collect();
+    if !bullets.is_empty() {
+        doc.push(Block::Bullets(bullets));
     }
 }
 

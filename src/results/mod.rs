@@ -271,6 +271,39 @@ pub struct InstructionPairs {
     pub counter: Option<String>,
 }
 
+/// `dbdelta explain`'s answer for one counted step of a target against its base, from
+/// instructions/op: `ratio` (target / base) = `code` (the twin, the target with the base's
+/// settings, / base) × `config` (target / twin), and the settings the bisection found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StepExplanation {
+    pub base: String,
+    /// Target / base instructions/op, as the run counted them.
+    pub ratio: f64,
+    /// Twin / base: what the code explains.
+    pub code: f64,
+    /// Target / twin: what the settings explain.
+    pub config: f64,
+    /// The settings that explain `config`, largest first (empty: it stayed under
+    /// `min_effect`, so there was nothing to bisect).
+    pub settings: Vec<SettingEffect>,
+    /// The twins counted for the whole explanation (each a target of `twin_run`).
+    pub twins: u32,
+    /// The stored run holding the twins' counts.
+    pub twin_run: String,
+    /// Settings that differ but could not be carried over, each with the reason.
+    pub left_out: Vec<String>,
+}
+
+/// One setting and how much of a step's change it explains (target / twin with only it set
+/// to the base's value).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct SettingEffect {
+    pub key: String,
+    pub base: Option<String>,
+    pub target: Option<String>,
+    pub explains: f64,
+}
+
 /// A counted step's per-function instructions per operation, from the same pairs of passes as
 /// its instructions/op (callgrind's function costs of the long pass minus the short one's,
 /// divided by the operations between them): the pass's own statements (`foreground`) and the
@@ -381,6 +414,10 @@ pub struct Measurement {
     /// `instruction_pairs`; `None` where the step was not counted, or before they were stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub functions: Option<StepFunctions>,
+    /// `dbdelta explain`'s split of this step's change against the base into code and
+    /// configuration (on the same row as `functions`; `None` until explained).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<StepExplanation>,
     /// The client may have been the bottleneck: the number measures dbdelta as much as the DBMS.
     pub client_bound: bool,
     /// CPUs the server's threads were seen running on (`/proc/PID/task/TID/stat` field

@@ -528,21 +528,9 @@ impl CellRun<'_> {
 
     /// The step's record before it runs: where it belongs and at what scale.
     fn measurement(&self, step: &StepPlan) -> Measurement {
-        let scale = self.suite.suite.scale(self.cell.clients);
         Measurement {
-            target: self.target.name.clone(),
-            suite: step.suite.into(),
-            step: step.label.clone(),
-            step_index: step.index,
-            group: step.group.clone(),
-            warm: step.warm,
-            statements_per_event: step.statements_per_event,
-            clients: self.cell.clients,
-            repeat: self.cell.repeat,
-            tables: scale.tables,
-            rows_per_table: scale.rows,
             settling: self.settling.clone(),
-            ..Default::default()
+            ..step_record(self.target, self.suite, step, self.cell)
         }
     }
 
@@ -938,6 +926,31 @@ fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
         out.push_str(", wake-up-bound");
     }
     out
+}
+
+/// The record of `target`'s `step` of `suite` in `cell` before anything is measured: where it
+/// belongs and at what scale.
+pub(super) fn step_record(
+    target: &TargetPlan,
+    suite: &SuitePlan,
+    step: &StepPlan,
+    cell: Cell,
+) -> Measurement {
+    let scale = suite.suite.scale(cell.clients);
+    Measurement {
+        target: target.name.clone(),
+        suite: step.suite.into(),
+        step: step.label.clone(),
+        step_index: step.index,
+        group: step.group.clone(),
+        warm: step.warm,
+        statements_per_event: step.statements_per_event,
+        clients: cell.clients,
+        repeat: cell.repeat,
+        tables: scale.tables,
+        rows_per_table: scale.rows,
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

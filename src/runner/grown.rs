@@ -1,6 +1,6 @@
-//! A run that grows one target at a time (`dbdelta bisect`): begun with no target, each
-//! target added when the caller decides to measure it, its cells (timed, then counting) run at
-//! once and stored like any run's, then the run is finished.
+//! A run that grows one target at a time (`dbdelta bisect`, `dbdelta explain`): begun with no
+//! target, each target added when the caller decides to measure it, its cells (timed, then
+//! counting; or only counting) run at once and stored like any run's, then the run is finished.
 //!
 //! Owns only the order of those calls; the cells run through the same code as `execute`'s.
 //! Must not: decide which target comes next (the caller does), or render anything.
@@ -11,7 +11,8 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 
 use super::{
-    Begun, Ctx, Outcome, StartServer, count_cells, end_run, run_clock, target_infos, timed_cells,
+    Begun, Ctx, Outcome, StartServer, count_cells, counting_cells, end_run, run_clock,
+    target_infos, timed_cells,
 };
 use crate::plan::RunPlan;
 use crate::progress::Progress;
@@ -65,6 +66,32 @@ impl Grown {
         progress: &Progress,
         interrupt: &Arc<AtomicBool>,
     ) -> Result<Outcome> {
+        self.add_cells(plan, (target, true), store, progress, interrupt)
+    }
+
+    /// Add `plan`'s target number `target` to the run and run only its counting cell (the plan
+    /// counts instructions; `dbdelta explain`'s twins are judged by instructions alone): no
+    /// timed cell, so its steps' rows hold the counted values and nothing timed.
+    pub fn add_counted(
+        &mut self,
+        plan: &RunPlan,
+        target: usize,
+        store: &mut Store,
+        progress: &Progress,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<Outcome> {
+        self.add_cells(plan, (target, false), store, progress, interrupt)
+    }
+
+    /// [`Grown::add`] (`timed`) or [`Grown::add_counted`].
+    fn add_cells(
+        &mut self,
+        plan: &RunPlan,
+        (target, timed): (usize, bool),
+        store: &mut Store,
+        progress: &Progress,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<Outcome> {
         let info = target_infos(plan).swap_remove(target);
         store.add_target(&self.begun.run_id, target, &info)?;
         let mut outcome = Outcome {
@@ -87,7 +114,10 @@ impl Grown {
             work: &work,
             clock: run_clock(plan, store, &work, Some(target), progress),
         };
-        let timed = timed_cells(&ctx, store, Some(target), &mut recorded, &mut outcome);
+        let timed = match timed {
+            true => timed_cells(&ctx, store, Some(target), &mut recorded, &mut outcome),
+            false => counted_rows(plan, target, store, &self.begun.run_id),
+        };
         let counted = match (&timed, outcome.interrupted) {
             (Ok(()), false) => count_cells(plan, store, &ctx, Some(target), &mut outcome),
             _ => Ok(()),
@@ -101,4 +131,22 @@ impl Grown {
     pub fn finish(self, plan: &RunPlan, store: &mut Store, complete: bool) -> Result<()> {
         end_run(plan, store, &self.begun.work(self.start), complete)
     }
+}
+
+/// The rows a counted-only target's steps are stored on (a counting pass stores its values on
+/// the step's first repeat): where each belongs and at what scale, with nothing timed (its
+/// per-op values over zero operations are n/a).
+fn counted_rows(plan: &RunPlan, target: usize, store: &mut Store, run_id: &str) -> Result<()> {
+    let cells = counting_cells(plan)
+        .into_iter()
+        .filter(|c| c.target == target);
+    for cell in cells {
+        for suite in &plan.suites {
+            for step in &suite.steps {
+                let m = super::cell::step_record(&plan.targets[target], suite, step, cell);
+                store.save_step(run_id, &m, &[], &[], &[])?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -296,7 +296,22 @@ CREATE TABLE step_functions (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat)
 );
 "#,
-    // v24 (v23 is another branch's; the merge keeps it before this one): what a target's build
+    // v23: `dbdelta explain`'s split of a counted step's change into code and configuration
+    // (issue 45), as JSON (`results::StepExplanation`), keyed as the target's measurements row
+    // that holds the step's instructions/op; the twins' counts are a run of their own.
+    r#"
+CREATE TABLE explanations (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    target TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    repeat INTEGER NOT NULL,
+    explanation_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, target, suite, step, clients, repeat)
+);
+"#,
+    // v24: what a target's build
     // says of itself (issue 44: `results::BinaryProvenance` as JSON: the compilers of its ELF
     // `.comment`, its `--version` line), read when its server first started; NULL for targets
     // stored before, running servers and other hosts' servers.
@@ -476,6 +491,7 @@ mod tests {
             "step_ops",
             "profiles",
             "step_functions",
+            "explanations",
         ] {
             assert!(t.contains(&name), "{name} in {t:?}");
         }

@@ -11,6 +11,7 @@
 //! documents it. Must not: compute metrics or format reports.
 
 mod bisect;
+mod explain;
 mod migrations;
 mod names;
 mod postgres;
@@ -440,6 +441,27 @@ impl Store {
         step: &str,
         functions: &crate::results::StepFunctions,
     ) -> Result<bool> {
+        let json = serde_json::to_string(functions)?;
+        self.set_step_json(
+            ("step_functions", "functions_json"),
+            key,
+            run_id,
+            step,
+            json,
+        )
+    }
+
+    /// Put `json` in `table`'s `column` on the row keyed as the measurements row of `step`'s
+    /// first repeat at `key`'s target × suite × clients (replacing one there); false when
+    /// there is no such measurements row.
+    fn set_step_json(
+        &mut self,
+        (table, column): (&str, &str),
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+        json: String,
+    ) -> Result<bool> {
         let db = self.db.get_mut();
         let params = step_params(run_id, key, step);
         let sql = "SELECT MIN(repeat) AS repeat FROM measurements WHERE run_id = ?1 \
@@ -454,8 +476,8 @@ impl Store {
         let names = ["run_id", "target", "suite", "step", "clients"];
         let mut row: Vec<(&str, Value)> = names.into_iter().zip(params).collect();
         row.push(("repeat", repeat.into()));
-        row.push(("functions_json", serde_json::to_string(functions)?.into()));
-        upsert(&mut **db, "step_functions", MEASUREMENT_KEY, row)?;
+        row.push((column, json.into()));
+        upsert(&mut **db, table, MEASUREMENT_KEY, row)?;
         Ok(true)
     }
 

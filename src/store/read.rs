@@ -146,6 +146,7 @@ fn measurements_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<Measurement>> {
     attach_operations(db, run_id, &mut out)?;
     attach_profiles(db, run_id, &mut out)?;
     attach_functions(db, run_id, &mut out)?;
+    attach_explanations(db, run_id, &mut out)?;
     Ok(out)
 }
 
@@ -269,15 +270,43 @@ fn attach_operations(db: &mut dyn Db, run_id: &str, ms: &mut [Measurement]) -> R
 
 /// Each counted step's per-function instructions/op, on the row that holds its count.
 fn attach_functions(db: &mut dyn Db, run_id: &str, ms: &mut [Measurement]) -> Result<()> {
-    let sql = "SELECT * FROM step_functions WHERE run_id = ?1";
-    let mut by_key: HashMap<StepKey, crate::results::StepFunctions> = HashMap::new();
-    for r in db.query(sql, &[run_id.into()])? {
-        by_key.insert(row_key(&r)?, json(&r, "functions_json")?);
-    }
-    for m in ms {
-        m.functions = by_key.remove(&step_key(m));
-    }
+    let by_key = json_by_step(db, run_id, ("step_functions", "functions_json"))?;
+    attach(ms, by_key, |m, f| m.functions = f);
     Ok(())
+}
+
+/// Each explained step's split into code and configuration (`dbdelta explain`), on the row
+/// that holds its count.
+fn attach_explanations(db: &mut dyn Db, run_id: &str, ms: &mut [Measurement]) -> Result<()> {
+    let by_key = json_by_step(db, run_id, ("explanations", "explanation_json"))?;
+    attach(ms, by_key, |m, e| m.explanation = e);
+    Ok(())
+}
+
+/// `table`'s JSON `column` of run `run_id`, parsed, by the step it is keyed as.
+fn json_by_step<T: serde::de::DeserializeOwned + Default>(
+    db: &mut dyn Db,
+    run_id: &str,
+    (table, column): (&str, &str),
+) -> Result<HashMap<StepKey, T>> {
+    let sql = format!("SELECT * FROM {table} WHERE run_id = ?1");
+    let mut by_key = HashMap::new();
+    for r in db.query(&sql, &[run_id.into()])? {
+        by_key.insert(row_key(&r)?, json(&r, column)?);
+    }
+    Ok(by_key)
+}
+
+/// Give each measurement its value of `by_key` (`None` where there is none).
+fn attach<T>(
+    ms: &mut [Measurement],
+    mut by_key: HashMap<StepKey, T>,
+    set: impl Fn(&mut Measurement, Option<T>),
+) {
+    for m in ms {
+        let v = by_key.remove(&step_key(m));
+        set(m, v);
+    }
 }
 
 /// Each profiled measurement's folded profile.

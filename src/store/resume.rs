@@ -181,7 +181,13 @@ impl Store {
             ),
             &key,
         )?;
-        for table in ["step_ops", "profiles", "step_functions", "loads"] {
+        for table in [
+            "step_ops",
+            "profiles",
+            "step_functions",
+            "explanations",
+            "loads",
+        ] {
             tx.execute(&format!("DELETE FROM {table} WHERE {where_cell}"), &key)?;
         }
         let steps = tx.execute(

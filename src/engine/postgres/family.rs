@@ -55,6 +55,12 @@ impl Family for PgFamily {
         }
     }
 
+    /// `key = 'value'`: `pg_settings` gives each value in its base unit, which a quoted
+    /// value in `postgresql.conf` takes as it is (strings such as `DateStyle` need the quotes).
+    fn setting_line(&self, key: &str, value: &str) -> String {
+        format!("{key} = '{}'", value.replace('\'', "''"))
+    }
+
     fn products(&self) -> &'static [&'static str] {
         &["postgres", "postgresql"]
     }

@@ -1,0 +1,549 @@
+//! `dbdelta explain RUN --target T [--step S | --group G]`: how much of a counted change of
+//! target T against its base is configuration and how much code, and which settings explain
+//! the configuration part. T's settings that differ from the base's (the report's "Differences
+//! from the base", in its order) and can be carried over ([`carry`]) are given their base
+//! values in twins of T: real targets built from T's spec (its build, its other settings), each
+//! counted by instructions only in a run of their own (`runner::Grown::add_counted`: the
+//! counting pass as every run counts). The twin with all of them removes the configuration
+//! part: T / base = code (twin / base) × config (T / twin). When the config part reaches the
+//! run's `min_effect` on a step, [`search`] halves the set, a twin per half, down to the
+//! settings that explain it. The answer is stored with the run (table `explanations`), which
+//! the report's "Why" section shows, and printed per step.
+//!
+//! Owns the command (its flags and handler: the CLI only dispatches), the twins' specs and the
+//! arithmetic of the split. Must not: time anything, change how a counting cell runs
+//! (`runner::count` does that), or render the report (`report::why` does).
+
+mod carry;
+mod search;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::error::InputError;
+use crate::plan::{RunPlan, TargetPlan};
+use crate::progress::{Mode, Progress};
+use crate::results::{Metric, RunData, SettingEffect, StepExplanation};
+use crate::runner::Grown;
+use crate::store::{CellKey, RunLabel, Store};
+use carry::Carried;
+
+/// `dbdelta explain`'s flags.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    /// The stored run (an id, a name, `latest`) whose target's change is explained; it must
+    /// have counted instructions (`--instructions`).
+    pub run: String,
+    /// The target whose change against its base is explained.
+    #[arg(long, value_name = "TARGET")]
+    pub target: String,
+    /// The step explained (default: every step whose instructions/op changed).
+    #[arg(long, value_name = "STEP", conflicts_with = "group")]
+    pub step: Option<String>,
+    /// The report group whose steps are explained, instead of --step.
+    #[arg(long, value_name = "GROUP")]
+    pub group: Option<String>,
+    /// Results store: an SQLite file or a postgres:// URL (default dbdelta.db).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Where the twins' data directories are created (default: the run's).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Keep the twins' data directories.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print no progress.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Print more detail while counting.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
+}
+
+/// What was asked, checked against the stored run.
+struct Asked {
+    run_id: String,
+    target: String,
+    base: String,
+    /// The steps explained: (suite, label, clients, base and target instructions/op).
+    steps: Vec<Counted>,
+    carried: Vec<Carried>,
+    left_out: Vec<String>,
+    /// `ln(1 + min_effect)`.
+    threshold: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Counted {
+    suite: String,
+    step: String,
+    clients: u32,
+    base: f64,
+    target: f64,
+}
+
+/// Run `dbdelta explain` (`store`, `quiet`, `verbose`: the flags given before the command).
+pub fn command(
+    args: ExplainArgs,
+    store: Option<&Path>,
+    (quiet, verbose): (bool, bool),
+) -> Result<ExitCode> {
+    let progress = Progress {
+        mode: Mode::detect(args.quiet || quiet),
+        verbose: args.verbose || verbose,
+        interval: None,
+    };
+    let path = (args.store.clone().or_else(|| store.map(Path::to_path_buf)))
+        .unwrap_or_else(|| PathBuf::from("dbdelta.db"));
+    let mut store = Store::open_existing(&path)?;
+    let run_id = store.resolve_run(Some(&args.run))?;
+    let data = store.load_run(&run_id)?;
+    let asked = asked(&data, &args)?;
+    let (plan, options) = twin_plan(&store, &data, &asked, &args)?;
+    let interrupt = crate::signals::install_saying(
+        "stopping the explanation (start it again); send it again to stop at once",
+        |signal| {
+            crate::engine::common::process::kill_started();
+            std::process::exit(128 + signal);
+        },
+    )
+    .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
+    let started = Instant::now();
+    let answers = match explain((&plan, &options), &mut store, &asked, &progress, &interrupt) {
+        Ok(answers) => answers,
+        // Signalled: the twins' run is stored incomplete; exit as a shell reports the signal.
+        Err(e) if let Some(signal) = crate::signals::first() => {
+            eprintln!("interrupted: {e:#}; nothing was stored with run {run_id}: start it again");
+            return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(130)));
+        }
+        Err(e) => return Err(e),
+    };
+    let model = crate::report::build(&store.load_run(&run_id)?, Some(&asked.base))?;
+    let (twins, twin_run) = answers.first().map_or((0, ""), |a| (a.twins, &a.twin_run));
+    println!(
+        "{} vs {} in run {run_id}: {twins} twin(s) counted in {:.0} s{}",
+        asked.target,
+        asked.base,
+        started.elapsed().as_secs_f64(),
+        match twin_run {
+            "" => String::new(),
+            r => format!(" (their counts: run {r})"),
+        }
+    );
+    if !asked.left_out.is_empty() {
+        println!("left out: {}", asked.left_out.join(", "));
+    }
+    for (c, a) in asked.steps.iter().zip(&answers) {
+        println!("{}: {}", c.step, line(a, &top_functions(&model, &asked, c)));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run's target, base and steps as asked; bad input naming the flag and the fix.
+fn asked(data: &RunData, args: &ExplainArgs) -> Result<Asked> {
+    let run_id = data.run.id.clone();
+    let names: Vec<&str> = data.targets.iter().map(|t| t.name.as_str()).collect();
+    if !names.contains(&args.target.as_str()) {
+        return crate::error::input(format!(
+            "--target {}: run {run_id} has no such target (its targets: {})",
+            args.target,
+            names.join(", ")
+        ));
+    }
+    let model = crate::report::build(data, None)?;
+    let relative: Vec<_> = (model.relative.iter())
+        .filter(|r| r.target == args.target)
+        .collect();
+    let Some(base) = relative.first().map(|r| r.base.clone()) else {
+        return crate::error::input(format!(
+            "--target {}: it is run {run_id}'s base; explain a target compared with it (one of: {})",
+            args.target,
+            names[1..].join(", ")
+        ));
+    };
+    let steps = chosen_steps(data, args, &base, &relative)?;
+    let summary = (model.targets.iter()).find(|t| t.name == args.target);
+    let diffs = summary.map_or(&[][..], |t| &t.settings_diff[..]);
+    let (carried, left_out) = carry::split(diffs);
+    let min_effect = data.run.min_effect.unwrap_or(0.02);
+    Ok(Asked {
+        run_id,
+        target: args.target.clone(),
+        base,
+        steps,
+        carried,
+        left_out,
+        threshold: (1.0 + min_effect).ln(),
+    })
+}
+
+/// The counted steps `--step`/`--group` name (default: those whose instructions/op verdict is
+/// a change), each with both sides' instructions/op.
+fn chosen_steps(
+    data: &RunData,
+    args: &ExplainArgs,
+    base: &str,
+    relative: &[&crate::report::model::Relative],
+) -> Result<Vec<Counted>> {
+    let run_id = &data.run.id;
+    let labels: Vec<&str> = relative.iter().map(|r| r.step.as_str()).collect();
+    let chosen: Vec<&&crate::report::model::Relative> = match (&args.step, &args.group) {
+        (Some(step), _) => relative.iter().filter(|r| &r.step == step).collect(),
+        (None, Some(group)) => relative.iter().filter(|r| &r.group == group).collect(),
+        (None, None) => (relative.iter())
+            .filter(|r| {
+                (r.tests.spread(Metric::ServerInstr))
+                    .is_some_and(|t| t.verdict == "regression" || t.verdict == "improvement")
+            })
+            .collect(),
+    };
+    if chosen.is_empty() {
+        let what = match (&args.step, &args.group) {
+            (Some(s), _) => format!("--step {s}: run {run_id} has no such step"),
+            (None, Some(g)) => format!("--group {g}: run {run_id} has no step of that group"),
+            (None, None) => format!(
+                "run {run_id}: no step of {} changed in instructions/op; name one with --step",
+                args.target
+            ),
+        };
+        return crate::error::input(format!("{what} (its steps: {})", labels.join(", ")));
+    }
+    let value = |target: &str, r: &crate::report::model::Relative| {
+        (data.measurements.iter())
+            .filter(|m| m.target == target && m.step == r.step && m.clients == r.clients)
+            .find_map(|m| Some((m.suite.clone(), m.values.get(Metric::ServerInstr)?)))
+    };
+    let mut out = Vec::new();
+    for r in chosen {
+        let (Some((suite, b)), Some((_, t))) = (value(base, r), value(&args.target, r)) else {
+            return crate::error::input(format!(
+                "run {run_id}: step {} has no instructions/op of {} and {base}; explain needs a \
+                 run with --instructions (or the lab's instructions = true)",
+                r.step, args.target
+            ));
+        };
+        out.push(Counted {
+            suite,
+            step: r.step.clone(),
+            clients: r.clients,
+            base: b,
+            target: t,
+        });
+    }
+    Ok(out)
+}
+
+/// The run's plan again (its stored lab and options), with only the explained steps, counting
+/// instructions, and the options that give it (stored with the twins' run).
+fn twin_plan(
+    store: &Store,
+    data: &RunData,
+    asked: &Asked,
+    args: &ExplainArgs,
+) -> Result<(RunPlan, String)> {
+    let run_id = &asked.run_id;
+    let json = store.run_options(run_id)?.ok_or_else(|| {
+        InputError::new(format!(
+            "run {run_id} was stored by a dbdelta without stored options; run it again to explain it"
+        ))
+    })?;
+    let mut stored: crate::plan::resume::StoredOptions =
+        serde_json::from_str(&json).context("the run's stored options")?;
+    stored.options.only = asked.steps.iter().map(|s| s.step.clone()).collect();
+    stored.options.skip.clear();
+    stored.options.cell = None;
+    stored.options.instructions = true;
+    if let Some(dir) = &args.workdir {
+        stored.options.workdir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+    }
+    let plan =
+        crate::plan::resume::rebuild_plan(run_id, &data.run.lab_text, &stored, None, args.keep)?;
+    crate::plan::preflight::tools(&plan)?;
+    Ok((plan, stored.to_json()))
+}
+
+/// A twin of `t`: its spec with `settings` at the base's values (lines appended, so they win).
+fn twin(t: &TargetPlan, number: usize, settings: &[&Carried]) -> TargetPlan {
+    let mut twin = t.clone();
+    twin.name = format!("{}-twin{number}", t.name);
+    (twin.settings).extend(
+        settings
+            .iter()
+            .map(|c| t.engine.setting_line(&c.key, &c.base)),
+    );
+    twin
+}
+
+/// What one explanation shares while it counts twins.
+struct Twins<'a> {
+    plan: RunPlan,
+    /// T's spec, prepared (its build fetched or made).
+    target: TargetPlan,
+    run: Grown,
+    store: &'a mut Store,
+    asked: &'a Asked,
+    progress: &'a Progress,
+    interrupt: &'a Arc<AtomicBool>,
+    counted: u32,
+}
+
+impl Twins<'_> {
+    /// Count a twin with the carried settings `which` at the base's values: per explained
+    /// step, `ln(target / twin)`.
+    fn effect(&mut self, which: &[usize]) -> Result<Vec<f64>> {
+        let settings: Vec<&Carried> = which.iter().map(|&i| &self.asked.carried[i]).collect();
+        let number = self.plan.targets.len() + 1;
+        let t = twin(&self.target, number, &settings);
+        let keys: Vec<&str> = settings.iter().map(|c| c.key.as_str()).collect();
+        self.progress.line(&format!(
+            "explain: counting twin {number} ({}): {} with the base's {}",
+            t.name,
+            self.asked.target,
+            shown_keys(&keys)
+        ));
+        self.plan.targets.push(t.clone());
+        let i = self.plan.targets.len() - 1;
+        let outcome =
+            (self.run).add_counted(&self.plan, i, self.store, self.progress, self.interrupt)?;
+        self.counted += 1;
+        let signalled = self.interrupt.load(std::sync::atomic::Ordering::Relaxed);
+        if outcome.interrupted || signalled {
+            return Err(anyhow!("interrupted while counting twin {}", t.name));
+        }
+        if let Some(f) = outcome.failures.first() {
+            return Err(anyhow!(
+                "{f}; the twin takes {}'s spec with the base's values of {}: one of them may not \
+                 be accepted by {} (its log says which)",
+                self.asked.target,
+                shown_keys(&keys),
+                self.asked.target
+            ));
+        }
+        let data = self.store.load_run(self.run.run_id())?;
+        let effect = (self.asked.steps.iter())
+            .map(|c| {
+                (data.measurements.iter())
+                    .find(|m| m.target == t.name && m.step == c.step && m.clients == c.clients)
+                    .and_then(|m| m.values.get(Metric::ServerInstr))
+                    .filter(|v| *v > 0.0)
+                    .map(|v| (c.target / v).ln())
+                    .ok_or_else(|| anyhow!("twin {}: step {} was not counted", t.name, c.step))
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        let ratios: Vec<String> = effect.iter().map(|e| format!("{:.3}x", e.exp())).collect();
+        (self.progress).line(&format!(
+            "explain: {} explains {}",
+            t.name,
+            ratios.join(", ")
+        ));
+        Ok(effect)
+    }
+}
+
+/// "a, b, c" or "a, b and 10 more".
+fn shown_keys(keys: &[&str]) -> String {
+    match keys.len() {
+        0..=4 => keys.join(", "),
+        n => format!("{} and {} more", keys[..3].join(", "), n - 3),
+    }
+}
+
+/// Count the twins (in a run of their own, stored with `options`) and store each step's
+/// explanation with the run.
+fn explain(
+    (plan, options): (&RunPlan, &str),
+    store: &mut Store,
+    asked: &Asked,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<Vec<StepExplanation>> {
+    let (whole, found, counted, twin_run) = match asked.carried.is_empty() {
+        true => {
+            progress.line("explain: no differing setting can be carried over: no twin to count");
+            (vec![0.0; asked.steps.len()], Vec::new(), 0, String::new())
+        }
+        false => count_twins((plan, options), store, asked, progress, interrupt)?,
+    };
+    let mut out = Vec::new();
+    for (i, c) in asked.steps.iter().enumerate() {
+        let e = answer(asked, c, i, (&whole, &found), (counted, &twin_run));
+        let key = CellKey {
+            target: asked.target.clone(),
+            suite: c.suite.clone(),
+            clients: c.clients,
+            repeat: 0,
+        };
+        store.set_explanation(&key, &asked.run_id, &c.step, &e)?;
+        out.push(e);
+    }
+    Ok(out)
+}
+
+/// The whole twin's effect per step, the settings found, the twins counted and their run.
+type Counts = (Vec<f64>, Vec<search::Found>, u32, String);
+
+/// Prepare T (its build), begin the twins' run, count the whole twin and, when it explains a
+/// change, bisect; the twins' run is finished (complete only when the search ended).
+fn count_twins(
+    (plan, options): (&RunPlan, &str),
+    store: &mut Store,
+    asked: &Asked,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<Counts> {
+    let mut one = plan.clone();
+    one.targets.retain(|t| t.name == asked.target);
+    if one.targets.is_empty() {
+        return crate::error::input(format!(
+            "--target {}: the run's lab no longer plans it; explain needs the lab the run ran",
+            asked.target
+        ));
+    }
+    let prepared = crate::plan::prepare(one, progress)?;
+    let target = prepared.targets[0].clone();
+    let mut empty = plan.clone();
+    empty.targets.clear();
+    let label = RunLabel::default();
+    let run = Grown::begin(
+        &empty,
+        store,
+        progress,
+        options,
+        &label,
+        crate::remote::start,
+    )?;
+    let twin_run = run.run_id().to_string();
+    let mut twins = Twins {
+        plan: empty,
+        target,
+        run,
+        store,
+        asked,
+        progress,
+        interrupt,
+        counted: 0,
+    };
+    let found = find(&mut twins);
+    let Twins {
+        plan,
+        run,
+        store,
+        counted,
+        ..
+    } = twins;
+    run.finish(&plan, store, found.is_ok())?;
+    let (whole, found) =
+        found.with_context(|| format!("explain: twins' run {twin_run} stopped"))?;
+    Ok((whole, found, counted, twin_run))
+}
+
+/// Count the whole twin, then bisect when it explains at least the threshold on a step.
+fn find(twins: &mut Twins<'_>) -> Result<(Vec<f64>, Vec<search::Found>)> {
+    let all: Vec<usize> = (0..twins.asked.carried.len()).collect();
+    let whole = twins.effect(&all)?;
+    let threshold = twins.asked.threshold;
+    let found = match search::explains(&whole, threshold) {
+        true => search::narrow(&all, whole.clone(), threshold, &mut |half| {
+            twins.effect(half)
+        })?,
+        false => Vec::new(),
+    };
+    Ok((whole, found))
+}
+
+/// Step `i`'s explanation: its ratio split by the whole twin, and the settings found that
+/// explain at least the threshold on it, largest first.
+fn answer(
+    asked: &Asked,
+    c: &Counted,
+    i: usize,
+    (whole, found): (&[f64], &[search::Found]),
+    (twins, twin_run): (u32, &str),
+) -> StepExplanation {
+    let ratio = c.target / c.base;
+    let config = whole[i].exp();
+    let mut settings: Vec<SettingEffect> = (found.iter())
+        .filter(|f| f.effect[i].abs() >= asked.threshold)
+        .flat_map(|f| {
+            (f.settings.iter()).map(|&s| {
+                let k = &asked.carried[s];
+                SettingEffect {
+                    key: k.key.clone(),
+                    base: Some(k.base.clone()),
+                    target: Some(k.target.clone()),
+                    explains: f.effect[i].exp(),
+                }
+            })
+        })
+        .collect();
+    settings.sort_by(|a, b| b.explains.ln().abs().total_cmp(&a.explains.ln().abs()));
+    StepExplanation {
+        base: asked.base.clone(),
+        ratio,
+        code: ratio / config,
+        config,
+        settings,
+        twins,
+        twin_run: twin_run.to_string(),
+        left_out: asked.left_out.clone(),
+    }
+}
+
+/// The top functions of `c`'s change (the report's function diff), as `name +N`.
+fn top_functions(model: &crate::report::ReportModel, asked: &Asked, c: &Counted) -> Vec<String> {
+    let Some(diffs) = &model.functions else {
+        return Vec::new();
+    };
+    (diffs.steps.iter())
+        .find(|s| s.target == asked.target && s.step == c.step && s.clients == c.clients)
+        .map(|s| {
+            (s.functions.iter().take(3))
+                .map(|f| format!("{} {:+.0}", f.name, f.change))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The report's line for `e` ("1.62× = code 1.02× × config 1.59×: key OFF (base ON) explains
+/// 1.58×"), then "; top functions: …".
+pub fn line(e: &StepExplanation, functions: &[String]) -> String {
+    let mut out = crate::report::explanation_line(e);
+    if !functions.is_empty() {
+        out.push_str(&format!("; top functions: {}", functions.join(", ")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_splits_the_ratio_and_names_the_settings() {
+        let e = StepExplanation {
+            base: "my80".into(),
+            ratio: 1.62,
+            code: 1.02,
+            config: 1.59,
+            settings: vec![SettingEffect {
+                key: "innodb_adaptive_hash_index".into(),
+                base: Some("ON".into()),
+                target: Some("OFF".into()),
+                explains: 1.58,
+            }],
+            twins: 4,
+            twin_run: "r".into(),
+            left_out: Vec::new(),
+        };
+        assert_eq!(
+            line(&e, &["btr_search_guess_on_hash +812".into()]),
+            "1.62× = code 1.02× × config 1.59×: innodb_adaptive_hash_index OFF (base ON) \
+             explains 1.58×; top functions: btr_search_guess_on_hash +812"
+        );
+    }
+}
