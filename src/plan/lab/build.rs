@@ -1,0 +1,216 @@
+//! Where a target's build comes from: `bin`, `version` or `versions` (fetched), `library`
+//! (SQLite) or `build` (compiled from source with a variant's flags). Must not: fetch or build
+//! anything (`provision` does, when the plan is prepared).
+
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+
+use super::raw::{RawTarget, RawVersions};
+use crate::engine::EngineKind;
+use crate::error::InputError;
+use crate::provision::Product;
+use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
+use crate::provision::sweep::{self, VersionSet};
+use crate::suites::LabText as Source;
+
+/// A server target's `bin` directory, which must exist.
+pub(super) fn bin_dir(
+    src: &Source<'_>,
+    bin: Option<&Spanned<String>>,
+    embedded: bool,
+    remote: bool,
+    base_dir: &Path,
+) -> Result<Option<PathBuf>, InputError> {
+    let Some(b) = bin else { return Ok(None) };
+    if embedded {
+        return Err(src.error_at(
+            b.span(),
+            "bin is for server engines; SQLite is the library built into dbdelta",
+        ));
+    }
+    if remote {
+        // A directory on the target's host: its agent looks for the binaries there.
+        return Ok(Some(PathBuf::from(b.get_ref())));
+    }
+    let rel = PathBuf::from(b.get_ref());
+    let path = if rel.is_absolute() {
+        rel
+    } else {
+        base_dir.join(rel)
+    };
+    if !path.is_dir() {
+        return Err(src.error_at(
+            b.span(),
+            format!(
+                "bin directory \"{}\" ({}) does not exist; point bin at the folder holding the server binaries",
+                b.get_ref(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(Some(path))
+}
+
+/// Whose fetched builds serve the engine as the target writes it (`mariadb`: MariaDB's), when
+/// its family lists that name among its products.
+fn fetched_product(t: &RawTarget, engine: EngineKind) -> Option<Product> {
+    let written = t.engine.get_ref().as_str();
+    (engine.family().products().contains(&written))
+        .then(|| Product::parse(written))
+        .flatten()
+}
+
+/// A target's `version` to fetch and whose builds it names.
+pub(super) fn version(
+    src: &Source<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+    has_bin: bool,
+) -> Result<(Option<String>, Option<Product>), InputError> {
+    let Some(v) = &t.version else {
+        return Ok((None, None));
+    };
+    if engine.embedded() {
+        return Err(src.error_at(
+            v.span(),
+            "version fetches server builds (postgres, mysql, mariadb); SQLite is built into dbdelta",
+        ));
+    }
+    if has_bin {
+        return Err(src.error_at(v.span(), "set either bin or version, not both"));
+    }
+    let product = fetched_product(t, engine).ok_or_else(|| {
+        src.error_at(
+            t.engine.span(),
+            "version needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+        )
+    })?;
+    let prefix = format!("{}@", product.id());
+    let text = v.get_ref().trim();
+    Ok((
+        Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
+        Some(product),
+    ))
+}
+
+/// A target's `versions` (a sweep) and whose builds it names; it replaces `version`, `bin`
+/// and `build`.
+pub(super) fn versions(
+    src: &Source<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+) -> Result<Option<(VersionSet, Product)>, InputError> {
+    let Some(v) = &t.versions else {
+        return Ok(None);
+    };
+    let Some(product) = fetched_product(t, engine) else {
+        return Err(src.error_at(
+            v.span(),
+            "versions sweeps fetched server builds: it needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+        ));
+    };
+    let other = [
+        ("version", t.version.is_some()),
+        ("bin", t.bin.is_some()),
+        ("build", t.build.is_some()),
+    ];
+    if let Some((key, _)) = other.iter().find(|(_, set)| *set) {
+        return Err(src.error_at(
+            v.span(),
+            format!("set either versions or {key}, not both: versions makes one target per fetched build"),
+        ));
+    }
+    let prefix = format!("{}@", product.id());
+    let bare = |s: &str| {
+        s.trim()
+            .strip_prefix(&prefix)
+            .unwrap_or(s.trim())
+            .to_string()
+    };
+    let set = match v.get_ref() {
+        RawVersions::One(s) => VersionSet::parse(&bare(s)),
+        RawVersions::Many(l) => VersionSet::list(l.iter().map(|s| bare(s)).collect()),
+    };
+    let set = set.ok_or_else(|| {
+        let written = match v.get_ref() {
+            RawVersions::One(s) => format!("\"{s}\""),
+            RawVersions::Many(l) => format!("{l:?}"),
+        };
+        src.error_at(
+            v.span(),
+            format!(
+                "versions = {written} is not {}; for one build write version = \"…\"",
+                sweep::SYNTAX
+            ),
+        )
+    })?;
+    Ok(Some((set, product)))
+}
+
+/// A SQLite target's `library`, which must exist.
+pub(super) fn library(
+    src: &Source<'_>,
+    t: &RawTarget,
+    embedded: bool,
+    base_dir: &Path,
+) -> Result<Option<PathBuf>, InputError> {
+    let Some(l) = &t.library else { return Ok(None) };
+    if !embedded {
+        return Err(src.error_at(
+            l.span(),
+            "library is for SQLite targets (a libsqlite3.so to load); a server target takes bin",
+        ));
+    }
+    let path = base_dir.join(l.get_ref());
+    if !path.is_file() {
+        return Err(src.error_at(
+            l.span(),
+            format!(
+                "library \"{}\" ({}) does not exist; give the path of a libsqlite3.so (`dbdelta build sqlite` prints one)",
+                l.get_ref(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(Some(path))
+}
+
+/// A target's `build = {…}`: what to compile, checked without compiling anything.
+pub(super) fn build(
+    src: &Source<'_>,
+    t: &RawTarget,
+    base_dir: &Path,
+) -> Result<Option<BuildRequest>, InputError> {
+    let Some(b) = &t.build else { return Ok(None) };
+    let err = |m: String| src.error_at(b.span(), m);
+    if t.bin.is_some() || t.version.is_some() || t.library.is_some() {
+        return Err(err(
+            "build compiles the target's binaries: remove bin, version and library from it".into(),
+        ));
+    }
+    let engine = BuildEngine::parse(t.engine.get_ref())
+        .filter(|_| t.engine.get_ref() != "mysql")
+        .ok_or_else(|| {
+            err(format!(
+                "build: dbdelta builds postgres, sqlite and mariadb from source, not {}",
+                t.engine.get_ref()
+            ))
+        })?;
+    let raw = b.get_ref();
+    let source = raw.source.as_ref().map(|s| match s.contains('/') {
+        true => base_dir.join(s).display().to_string(),
+        false => s.clone(),
+    });
+    let extra = Flags {
+        cflags: raw.cflags.clone().unwrap_or_default(),
+        ldflags: raw.ldflags.clone().unwrap_or_default(),
+    };
+    let training = Training {
+        suite: raw.train.clone(),
+        scale: raw.train_scale.clone(),
+    };
+    BuildRequest::new(engine, source, &raw.variant, extra, training)
+        .map(Some)
+        .map_err(|e| err(format!("{}: {}", e.key, e.message)))
+}
