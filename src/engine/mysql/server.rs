@@ -177,11 +177,7 @@ impl MysqlServer {
         secret::private_dir(&data_dir)?;
         let password = secret::new_password();
         let password_file = secret::password_file(&data_dir, &password)?;
-        let cnf = data_dir.join(CONFIG_NAME);
-        std::fs::write(&cnf, &config).with_context(|| format!("writing {}", cnf.display()))?;
-        if let Some(u) = &user {
-            process::chown_tree(&cnf, u)?;
-        }
+        let cnf = write_cnf(&data_dir, &config, user.as_ref())?;
         let place = Place {
             cnf: &cnf,
             data_dir: &data_dir,
@@ -207,16 +203,7 @@ impl MysqlServer {
             target.prepared,
             backslash_escapes,
         ));
-        let mut recorded = render_config(
-            &build,
-            storage,
-            &target.tables,
-            &target.settings,
-            Some("<basedir>"),
-        );
-        if let Some(base) = &build.bins.basedir {
-            recorded.push_str(&format!("# <basedir> = {}\n", base.display()));
-        }
+        let recorded = recorded_config(&build, storage, target);
         Ok(MysqlServer {
             data_dir,
             log: log.to_path_buf(),
@@ -273,6 +260,32 @@ impl MysqlServer {
             }
         }
     }
+}
+
+/// `dbdelta.cnf` in the data directory, the server user's when dbdelta runs as root.
+fn write_cnf(data_dir: &Path, config: &str, user: Option<&ServerUser>) -> anyhow::Result<PathBuf> {
+    let cnf = data_dir.join(CONFIG_NAME);
+    std::fs::write(&cnf, config).with_context(|| format!("writing {}", cnf.display()))?;
+    if let Some(u) = user {
+        process::chown_tree(&cnf, u)?;
+    }
+    Ok(cnf)
+}
+
+/// The config as the run records it: the build directory written as `<basedir>`, and what
+/// `<basedir>` stands for in a comment.
+fn recorded_config(build: &Build, storage: Storage, target: &TargetSpec) -> String {
+    let mut recorded = render_config(
+        build,
+        storage,
+        &target.tables,
+        &target.settings,
+        Some("<basedir>"),
+    );
+    if let Some(base) = &build.bins.basedir {
+        recorded.push_str(&format!("# <basedir> = {}\n", base.display()));
+    }
+    recorded
 }
 
 /// Initialise `data_dir` the build's way ([`Init`]), as the server user, with `config`. The
