@@ -11,7 +11,7 @@ use super::StepSpec;
 use super::phases::{
     DONE, GO, OPENING_GRACE, Passage, READY, SNAPSHOTTED, Shared, ThreadEnd, ThreadSpec, thread_cpu,
 };
-use crate::cpus;
+use crate::cpus::{self, CpuSet};
 use crate::engine::{DbError, Driver, ErrorKind, Session};
 use crate::runner::pacer;
 use crate::runner::recorder::Recorder;
@@ -117,6 +117,15 @@ impl Ends {
 /// A connected session and its executor.
 type Connected = (Box<dyn Session>, Box<dyn Executor>);
 
+/// Pins the calling thread to `client_cpus`, when the cell places its clients.
+fn pin(client_cpus: Option<&CpuSet>) -> Result<(), DbError> {
+    match client_cpus {
+        Some(set) => cpus::pin_current_thread(set)
+            .map_err(|e| DbError::fatal(format!("cannot pin a client thread to CPUs {set}: {e}"))),
+        None => Ok(()),
+    }
+}
+
 /// One role thread: pin (once), connect and prepare, meet the others, run operations until
 /// the step ends for it, then hold the connection until the closing snapshot is taken.
 fn client_thread(
@@ -127,11 +136,7 @@ fn client_thread(
 ) -> ThreadEnd {
     shared.cells[t.index].register();
     // Once per thread, before it connects: the mask holds for the whole step.
-    let pinned = match t.client_cpus {
-        Some(set) => cpus::pin_current_thread(set)
-            .map_err(|e| DbError::fatal(format!("cannot pin a client thread to CPUs {set}: {e}"))),
-        None => Ok(()),
-    };
+    let pinned = pin(t.client_cpus);
     // Connect and prepare the role's statements (at setup and after a lost connection).
     let open = || {
         driver.connect().and_then(|mut s| {
@@ -165,16 +170,7 @@ fn client_thread(
     passage.pass(GO);
     let (mut session, mut exec) = match setup {
         Ok(v) => v,
-        Err(e) => {
-            return ThreadEnd {
-                role: t.role,
-                recorders: None,
-                rows_touched: Vec::new(),
-                error: Some(e),
-                busy: None,
-                period_end: None,
-            };
-        }
+        Err(e) => return ThreadEnd::not_set_up(t.role, e),
     };
     let ran = run_ops(t, shared, interrupt, &mut session, &mut exec, &open);
     if ran.fatal.is_some() {
@@ -259,6 +255,29 @@ struct OpLoop<'a> {
     /// From when this thread takes the opening snapshot if nobody has ([`OpeningSnapshot`]);
     /// `None` once it has looked.
     opens_from: Option<Instant>,
+}
+
+impl<'a> OpLoop<'a> {
+    /// Before the first operation: a recorder per operation type of the role, no counts.
+    fn new(t: &'a ThreadSpec<'a>, shared: &'a Shared, measure_start: Instant, paced: bool) -> Self {
+        OpLoop {
+            t,
+            shared,
+            measure_start,
+            recorders: (t.role().ops.iter())
+                .map(|_| Recorder::with(measure_start, t.step.measure, paced))
+                .collect(),
+            count: 0,
+            units: 0,
+            transactions: 0,
+            done: 0,
+            slot: 0,
+            errors: 0,
+            measured_from: None,
+            rows_before: None,
+            opens_from: Some(measure_start + OPENING_GRACE),
+        }
+    }
 }
 
 impl OpLoop<'_> {
@@ -367,23 +386,7 @@ fn run_ops(
     };
     let role = t.role();
     let paced = role.pacer != Pacer::Closed;
-    let mut ops = OpLoop {
-        t,
-        shared,
-        measure_start,
-        recorders: (role.ops.iter())
-            .map(|_| Recorder::with(measure_start, t.step.measure, paced))
-            .collect(),
-        count: 0,
-        units: 0,
-        transactions: 0,
-        done: 0,
-        slot: 0,
-        errors: 0,
-        measured_from: None,
-        rows_before: None,
-        opens_from: Some(measure_start + OPENING_GRACE),
-    };
+    let mut ops = OpLoop::new(t, shared, measure_start, paced);
     let schedule = t.schedule(shared, measure_start);
     let stopping = || shared.stop.load(Ordering::Relaxed) || interrupt.load(Ordering::Relaxed);
     let give_up = || Instant::now() >= deadline || stopping();

@@ -167,18 +167,12 @@ pub(super) fn coordinate(
 ) -> Coordinated {
     let tick = coordinator_tick(spec, shared);
     let stop = &shared.stop;
-    let total = || {
-        shared
-            .live
-            .iter()
-            .map(|l| l.units.load(Ordering::Relaxed))
-            .sum::<u64>()
-    };
     let sum = |of: fn(&Live) -> &AtomicU64| {
         (shared.live.iter())
             .map(|l| of(l).load(Ordering::Relaxed))
             .sum::<u64>()
     };
+    let total = || sum(|l| &l.units);
     let mut intervals = Intervals::new(spec, progress, clock.t0);
     let mut last = (clock.t0, 0u64);
     let mut opened = false;
@@ -221,15 +215,7 @@ pub(super) fn coordinate(
             stop.store(true, Ordering::Relaxed);
             break;
         }
-        let next_boundary = match (opened, &counter) {
-            (false, _) => clock.measure_start,
-            (true, Some(c)) => c.next.min(clock.deadline),
-            (true, None) => clock.deadline,
-        };
-        let next_boundary = match &intervals {
-            Some(i) => next_boundary.min(i.next),
-            None => next_boundary,
-        };
+        let next_boundary = next_boundary(clock, opened, counter.as_ref(), intervals.as_ref());
         let wait = tick.min(next_boundary.saturating_duration_since(now));
         match spec.counting {
             true => thread::park_timeout(wait),
@@ -248,6 +234,26 @@ pub(super) fn coordinate(
         cpus,
         adaptive,
         measured_from,
+    }
+}
+
+/// The coordinator's next instant to act at: the measured period's start, then the next whole
+/// second of an adaptive step or the deadline, whichever is first, and the next progress
+/// interval when that is earlier.
+fn next_boundary(
+    clock: &Clock,
+    opened: bool,
+    counter: Option<&SecondCounter>,
+    intervals: Option<&Intervals>,
+) -> Instant {
+    let next_boundary = match (opened, counter) {
+        (false, _) => clock.measure_start,
+        (true, Some(c)) => c.next.min(clock.deadline),
+        (true, None) => clock.deadline,
+    };
+    match intervals {
+        Some(i) => next_boundary.min(i.next),
+        None => next_boundary,
     }
 }
 

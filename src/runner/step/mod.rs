@@ -31,12 +31,12 @@ mod phases;
 mod tests;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::pacer::{self, Cell};
+use super::pacer::{self};
 use super::recorder::Merged;
 use crate::cpus::CpuSet;
 use crate::engine::{Driver, TableDdl};
@@ -48,7 +48,7 @@ use client::spawn_threads;
 use coordinator::{Clock, coordinate};
 use finish::{abort_start, finish, panic_text};
 use perf::PerfPass;
-use phases::{Live, OpeningSnapshot, Phases, Shared, Window};
+use phases::{Phases, Shared, Window};
 
 /// How far away the deadline of a step without one is (it ends on its quotas).
 const OPEN_ENDED: Duration = Duration::from_secs(30 * 24 * 3_600);
@@ -248,21 +248,7 @@ fn run_with(
 ) -> anyhow::Result<StepRun> {
     let step = spec.step;
     check_roles(step)?;
-    let n = spec.clients as usize * step.roles.len();
-    let quota_threads =
-        spec.clients as usize * step.roles.iter().filter(|r| r.quota.is_some()).count();
-    let shared = Shared {
-        phases: std::sync::OnceLock::new(),
-        window: Mutex::new(None),
-        live: (0..n).map(|_| Live::default()).collect(),
-        cells: (0..n).map(|_| Cell::default()).collect(),
-        quota_left: AtomicUsize::new(quota_threads),
-        quota_missed: AtomicUsize::new(0),
-        stop: AtomicBool::new(false),
-        coordinator: std::sync::OnceLock::new(),
-        opening: OpeningSnapshot::new(probe, !spec.counting),
-        note_ids: perf_event.is_some(),
-    };
+    let shared = Shared::new(spec, probe, perf_event.is_some());
     let (ends, clock, coordinated, closing, peaks, profile, perf) = thread::scope(|s| {
         let (handles, spawn_error) = spawn_threads(s, spec, &shared, interrupt, driver);
         let phases = shared.phases.get_or_init(|| Phases::new(handles.len() + 1));

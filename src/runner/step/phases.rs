@@ -9,6 +9,7 @@ use std::sync::{Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::StepSpec;
 use super::client::stopped;
 use crate::cpus::CpuSet;
 use crate::engine::{DbError, TableDdl};
@@ -40,6 +41,20 @@ pub(super) struct ThreadEnd {
     pub(super) busy: Option<f64>,
     /// The end of a paced role's last schedule slot, when it waited for it.
     pub(super) period_end: Option<Instant>,
+}
+
+impl ThreadEnd {
+    /// A thread that could not pin itself, connect or prepare: `error`, nothing recorded.
+    pub(super) fn not_set_up(role: usize, error: DbError) -> ThreadEnd {
+        ThreadEnd {
+            role,
+            recorders: None,
+            rows_touched: Vec::new(),
+            error: Some(error),
+            busy: None,
+            period_end: None,
+        }
+    }
 }
 
 /// Counters one thread writes and the coordinator reads, alone on their cache line.
@@ -155,6 +170,29 @@ pub(super) struct Shared {
     pub(super) opening: OpeningSnapshot,
     /// A counting pass on the perf path: threads note their ids in `live`.
     pub(super) note_ids: bool,
+}
+
+impl Shared {
+    /// The shared state of `spec`'s step before any thread starts (`note_ids`: every thread
+    /// notes its ids for perf).
+    pub(super) fn new(spec: &StepSpec, probe: &Probe, note_ids: bool) -> Shared {
+        let step = spec.step;
+        let n = spec.clients as usize * step.roles.len();
+        let quota_threads =
+            spec.clients as usize * step.roles.iter().filter(|r| r.quota.is_some()).count();
+        Shared {
+            phases: std::sync::OnceLock::new(),
+            window: Mutex::new(None),
+            live: (0..n).map(|_| Live::default()).collect(),
+            cells: (0..n).map(|_| Cell::default()).collect(),
+            quota_left: AtomicUsize::new(quota_threads),
+            quota_missed: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            coordinator: std::sync::OnceLock::new(),
+            opening: OpeningSnapshot::new(probe, !spec.counting),
+            note_ids,
+        }
+    }
 }
 
 /// How long after the measured period's start the coordinator has to take the opening
