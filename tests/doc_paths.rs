@@ -9,8 +9,8 @@
 //! - it starts with `src/`, `tests/`, `bench/`, `schema/`, `fuzz/` or `examples/`: it must exist
 //!   (file or directory) at that place in the repository;
 //! - otherwise it contains a `/` and ends in `.rs` (a path written relative to `src/` or
-//!   `tests/`, as ARCHITECTURE.md writes `runner/count.rs`): `src/PATH` must exist, or else
-//!   exactly one file under `src/` or `tests/` must end in `/PATH` (`common/pg.rs` is
+//!   `tests/`, as docs/instructions.md writes `runner/count/passes.rs`): `src/PATH` must exist,
+//!   or else exactly one file under `src/` or `tests/` must end in `/PATH` (`common/pg.rs` is
 //!   `tests/common/pg.rs`). None is a stale path; more than one is ambiguous: write it from
 //!   `src/` or `tests/`.
 //!
@@ -155,7 +155,7 @@ fn code_spans_are_expanded_and_filtered() {
     assert_eq!(resolve(root, &files, "a/common/x.rs"), Some(Ok(())));
     assert!(resolve(root, &files, "src/nowhere.rs").unwrap().is_err());
     assert_eq!(
-        resolve(root, &files, "runner/count.rs"),
+        resolve(root, &files, "runner/count/plan.rs"),
         Some(Ok(())),
         "src/ exists"
     );

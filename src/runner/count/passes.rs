@@ -1,0 +1,232 @@
+//! Passes and pairs: running a pass and taking its counts, sizing a part's short pass, the
+//! 1-2-5 grid, and a step's pairs of n and 3n events (widened where they disagree).
+//!
+//! Must not: start processes (the cell does) or store (the sink does).
+
+use anyhow::{Result, bail};
+
+use super::client::CountClient;
+use super::counting_cell::Counted;
+use super::sink::Sizes;
+use super::{Counts, MAX_EVENTS, MIN_EVENTS, MIX_MIN_EVENTS, Part, Pass, SIZING_EVENTS, StepCount};
+use crate::counter::{self, Counting};
+use crate::results::StepFunctions;
+use crate::runner::count_functions::{PairFunctions, step_functions};
+use crate::workload::StepPlan;
+
+/// Run `pass` with the server's counting off, and take away what the client counted
+/// meanwhile.
+pub(super) fn uncounted(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<()> {
+    counted.switch(false)?;
+    let done = run_and_take(counted, client, pass);
+    counted.switch(true)?;
+    done.map(|_| ())
+}
+
+/// One pass of `events` events of `part`: what it counted. A part that follows another role
+/// (a deleter) gets as many events of that role first, uncounted.
+pub(super) fn pass(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    part: &Part,
+    events: u64,
+    seed_repeat: u32,
+) -> Result<Counts> {
+    let mut pass = Pass {
+        step: step.label.clone(),
+        part: None,
+        events,
+        seed_repeat,
+    };
+    if let Some(leader) = part.refill {
+        pass.part = Some(Part {
+            role: leader,
+            op: None,
+            only: false,
+            refill: None,
+        });
+        uncounted(counted, client, &pass)?;
+    }
+    pass.part = Some(*part);
+    run_and_take(counted, client, &pass)
+}
+
+/// Run a pass and take what it counted.
+fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<Counts> {
+    let before = counted.children();
+    let unfinished = counted.unfinished()?;
+    let done = client.pass(pass)?;
+    counted.settle(&before, &unfinished)?;
+    let mut fns = counter::SplitFunctions::default();
+    let (server, client_instr) = match (counted.functions.get(), counted.embedded) {
+        (false, _) => counted.take()?,
+        (true, true) => counted.take_functions(None, Some(&mut fns))?,
+        (true, false) => counted.take_functions(Some(&mut fns), None)?,
+    };
+    if let Some(e) = done.error {
+        bail!("{e}");
+    }
+    if done.errors > 0 {
+        bail!("{} of the pass's events failed", done.errors);
+    }
+    let (server, client_instr) = match done.perf {
+        Some(p) if p.tasks == 0 && !counted.embedded => {
+            bail!("perf stat: the server named no task serving the pass's connections")
+        }
+        Some(p) => (
+            counter::Split {
+                foreground: p.server,
+                background: 0,
+            },
+            p.client,
+        ),
+        None if counted.counter != counter::Counter::Callgrind => {
+            bail!("the counting client counted nothing with perf stat")
+        }
+        None => (server, client_instr),
+    };
+    let (server, background, client_instr) = match counted.embedded {
+        // In-process: the engine's instructions are the client process's.
+        true => (client_instr, 0, 0),
+        false => (server.foreground, server.background, client_instr),
+    };
+    Ok(Counts {
+        units: done.units,
+        events: done.events,
+        server,
+        background,
+        client: client_instr,
+        functions: fns,
+    })
+}
+
+/// The marginal instructions of one event of `step`, from pairs of small passes of k and 3k
+/// events (k = 4, 32, 256, ...) until their difference is a twentieth of `budget`; they also
+/// warm the caches. A pass's fixed cost (its connections and statements) cancels in the
+/// difference; when it does not (a negative difference), the long pass's mean is taken.
+pub(super) fn size(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    part: &Part,
+    budget: u64,
+) -> Result<f64> {
+    // The statements' own work and the client's: the background's, which follows the clock,
+    // would size the same step of two identical targets differently.
+    let total = |c: &Counts| (c.server + c.client) as f64;
+    let mut k = SIZING_EVENTS;
+    loop {
+        let a = pass(counted, client, step, part, k, 998)?;
+        let b = pass(counted, client, step, part, 3 * k, 999)?;
+        let diff = total(&b) - total(&a);
+        let events = (b.events as f64 - a.events as f64).max(1.0);
+        if diff >= budget as f64 / 20.0 || k >= MAX_EVENTS / 8 {
+            return Ok(match diff > 0.0 {
+                true => diff / events,
+                false => total(&b) / b.events.max(1) as f64,
+            });
+        }
+        k *= 8;
+    }
+}
+
+/// `n` rounded down to 1, 2 or 5 times a power of ten: targets whose events cost within about
+/// a factor of two of each other run the same numbers of events, so their k-th pairs of passes
+/// touch the same rows and the report can pair them.
+pub(super) fn on_grid(n: u64) -> u64 {
+    let mut scale = 1;
+    while scale * 10 <= n {
+        scale *= 10;
+    }
+    [5, 2, 1]
+        .into_iter()
+        .map(|m| m * scale)
+        .find(|&g| g <= n)
+        .unwrap_or(n.max(1))
+}
+
+/// The kept pairs counted when the first `passes` disagree by more than [`SPREAD_GOAL`].
+pub const WIDE_PAIRS: u32 = 7;
+/// The spread (half the range over the mean) of a step's pairs beyond which more are counted.
+const SPREAD_GOAL: f64 = 0.01;
+
+/// How many kept pairs a step counts, given its first `passes` pairs' foreground values:
+/// [`WIDE_PAIRS`] where they disagree by more than [`SPREAD_GOAL`] (a write's cost follows
+/// the rows its pair touched: MySQL's `update-zipf` and `insert` spread ±5–17% over three
+/// pairs, the same in two runs), so that the report can judge by an interval over them.
+pub(super) fn widened(values: &[f64], passes: u32) -> u32 {
+    match StepCount::summary(values) {
+        Some((mean, half)) if passes >= 2 && mean > 0.0 && half / mean > SPREAD_GOAL => {
+            passes.max(WIDE_PAIRS)
+        }
+        _ => passes,
+    }
+}
+
+/// Size the passes, then `passes` pairs of n and 3n events ([`WIDE_PAIRS`] where those
+/// disagree by more than [`SPREAD_GOAL`]); where the engine says so, one pair
+/// more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
+/// `update-index`: 54,555 then 89,084 and 88,683 instructions/op (5.6), 91,550 then 105,969 and
+/// 107,526 (8.0); the Insert Benchmark's `qp100` on 5.6: 121,107 then 165,155 and 165,282. An
+/// uncounted pass of n events before the first pair did not change that.
+pub(super) fn count_step(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    part: &Part,
+    clients: u32,
+    counting: Counting,
+    (sizes, key): (&Sizes, String),
+) -> Result<StepCount> {
+    let per_event = size(counted, client, step, part, counting.budget)?;
+    let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
+    let mix = part.op.is_none() && step.roles[part.role].ops.len() > 1;
+    let least = if mix { MIX_MIN_EVENTS } else { MIN_EVENTS };
+    let n = sizes.agree(key, on_grid(n).max(least).max(u64::from(clients)));
+    let mut out = StepCount {
+        server: Vec::new(),
+        background: Vec::new(),
+        client: Vec::new(),
+        events: n,
+        functions: StepFunctions::default(),
+    };
+    let mut functions = Vec::new();
+    let first = u32::from(!counted.drop_first);
+    let mut last = counting.passes;
+    let mut k = first;
+    while k <= last {
+        // The dropped pair's dumps are not read function by function: nothing keeps them.
+        counted.functions.set(k != 0);
+        let short = pass(counted, client, step, part, n, 1001 + 2 * k)?;
+        let long = pass(counted, client, step, part, 3 * n, 1002 + 2 * k)?;
+        k += 1;
+        if k == 1 {
+            continue; // the dropped pair (k = 0)
+        }
+        let units = long.units as f64 - short.units as f64;
+        if units <= 0.0 {
+            bail!("the long pass counted no more operations than the short one");
+        }
+        out.server
+            .push((long.server as f64 - short.server as f64) / units);
+        // The long pass's own: background work follows the clock, not the events, so a
+        // difference of two passes' went below zero whenever it fell in the short one.
+        out.background
+            .push(long.background as f64 / (long.units as f64).max(1.0));
+        out.client
+            .push((long.client as f64 - short.client as f64) / units);
+        functions.push(PairFunctions {
+            units,
+            long_units: long.units as f64,
+            short: short.functions,
+            long: long.functions,
+        });
+        if k > last && last == counting.passes {
+            last = widened(&out.server, counting.passes);
+        }
+    }
+    counted.functions.set(false);
+    out.functions = step_functions(&functions, counted.embedded);
+    Ok(out)
+}

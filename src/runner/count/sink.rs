@@ -1,0 +1,79 @@
+//! Where counted values go: what one counted part stores, the sink that takes it (the store,
+//! or the thread owning it), and the pass sizes shared by one run's counting cells.
+//!
+//! Must not: run passes or start processes.
+
+use anyhow::Result;
+
+use crate::results::{InstructionPairs, Metric, OpInstructions, StepFunctions};
+use crate::store::{CellKey, Store};
+
+/// What one counted part of a step stores.
+#[derive(Debug, Clone)]
+pub enum Count {
+    /// The step's own count: its metric values and pairs of passes.
+    Step {
+        values: Vec<(Metric, Option<f64>)>,
+        pairs: InstructionPairs,
+        functions: Option<StepFunctions>,
+    },
+    /// An operation type counted on its own, for the step's (role, type) operation row.
+    Op {
+        role: &'static str,
+        op: &'static str,
+        counts: OpInstructions,
+    },
+}
+
+/// Where a counted step's values go: the store (stored on the target's first repeat), or, when
+/// cells count in parallel, the thread that owns it. Returns whether a timed row held them.
+pub trait CountSink {
+    fn counted(&mut self, key: &CellKey, run_id: &str, step: &str, count: &Count) -> Result<bool>;
+}
+
+impl CountSink for Store {
+    fn counted(&mut self, key: &CellKey, run_id: &str, step: &str, count: &Count) -> Result<bool> {
+        match count {
+            Count::Step {
+                values,
+                pairs,
+                functions,
+            } => {
+                let stored = self.set_counted(key, run_id, step, values, Some(pairs))?;
+                if let (true, Some(f)) = (stored, functions) {
+                    self.set_functions(key, run_id, step, f)?;
+                }
+                Ok(stored)
+            }
+            Count::Op { role, op, counts } => {
+                self.set_counted_op(key, run_id, step, (role, op), counts)
+            }
+        }
+    }
+}
+
+/// The events of each part's short pass, shared by the counting cells of one run: the first
+/// cell to size a part sets its n, and every other target whose own n is within a factor of
+/// [`SHARED_WITHIN`] runs the same, so that their k-th pairs of passes touch the same rows and
+/// the report can pair them. Each cell sizing alone on a 1-2-5 grid still put near costs on
+/// either side of a grid line: PostgreSQL 16 vs 17 ran 5 of 32 steps, MySQL 5.6 vs 8.0 11 of
+/// 32, with different n (e.g. 500 and 200 events), and those could not be paired.
+#[derive(Debug, Default)]
+pub struct Sizes(std::sync::Mutex<std::collections::HashMap<String, u64>>);
+
+/// How far a target's own n may be from the shared one and still run it.
+const SHARED_WITHIN: f64 = 4.0;
+
+impl Sizes {
+    /// The n to run for `key`, given this cell's own.
+    pub(super) fn agree(&self, key: String, own: u64) -> u64 {
+        let mut sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let shared = *sizes.entry(key).or_insert(own);
+        let apart = (shared as f64 / own.max(1) as f64).ln().abs();
+        if apart <= SHARED_WITHIN.ln() {
+            shared
+        } else {
+            own
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Tests of the counting pass's plan, sizes and pairs.
+
+use super::passes::{WIDE_PAIRS, on_grid, widened};
+use super::plan::{count_plan, pass_step};
+use super::sink::Sizes;
+use crate::workload::Pacer;
+use std::path::Path;
+
+#[test]
+fn three_pairs_that_disagree_by_more_than_a_percent_widen_to_seven() {
+    assert_eq!(widened(&[100.0, 100.5, 101.9], 3), 3);
+    assert_eq!(widened(&[100.0, 101.0, 102.2], 3), WIDE_PAIRS);
+    assert_eq!(widened(&[100.0, 101.0, 102.2], 9), 9);
+    assert_eq!(widened(&[100.0], 1), 1);
+    assert_eq!(widened(&[f64::NAN, 1.0, 2.0], 3), 3);
+}
+use super::*;
+
+/// The quick lab's steps of both suites with many roles, as the counting cell plans them.
+fn plans() -> Vec<(String, String)> {
+    let text = "[lab]\nname = \"t\"\n[suite.insert]\n[suite.linkbench]\n\
+                [[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+    let lab = crate::plan::lab::parse(text, "a test lab", Path::new("/")).unwrap();
+    let opts = crate::plan::RunOptions {
+        quick: true,
+        ..Default::default()
+    };
+    let plan = crate::plan::plan(lab, &opts).unwrap();
+    let steps = plan.suites.iter().flat_map(|s| s.steps.iter());
+    steps
+        .map(|step| {
+            let how = match count_plan(step) {
+                CountPlan::Skip => "skip".to_string(),
+                CountPlan::Once => "once".to_string(),
+                CountPlan::Parts(parts) => (parts.iter().map(|p| p.label(step)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            (step.label.clone(), how)
+        })
+        .collect()
+}
+
+#[test]
+fn every_role_and_every_type_of_a_mix_is_counted_and_one_time_work_runs_once() {
+    let plans = plans();
+    let of = |label: &str| {
+        (plans.iter().find(|(l, _)| l == label))
+            .unwrap_or_else(|| panic!("no step {label} in {plans:?}"))
+            .1
+            .as_str()
+    };
+    assert_eq!(of("l.i0"), "l.i0");
+    assert_eq!(of("l.x"), "once", "an index is built once");
+    assert_eq!(of("l.i1"), "l.i1, l.i1 deleter");
+    assert_eq!(of("qr100"), "qr100, qr100 inserter, qr100 deleter");
+    assert_eq!(of("linkbench.load"), "once");
+    assert_eq!(
+        of("linkbench.check"),
+        "skip",
+        "stored flagged, never reported"
+    );
+    let request = (plans.iter().map(|(l, _)| l.as_str()))
+        .find(|l| l.starts_with("linkbench.request"))
+        .unwrap();
+    let parts: Vec<&str> = of(request).split(", ").collect();
+    assert_eq!(parts.len(), 11, "the mix and its ten types: {parts:?}");
+    assert_eq!(parts[0], request);
+    assert!(parts.contains(&format!("{request} getnode").as_str()));
+}
+
+#[test]
+fn a_deleter_is_refilled_by_the_role_it_follows() {
+    let text =
+        "[lab]\nname = \"t\"\n[suite.insert]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+    let lab = crate::plan::lab::parse(text, "a test lab", Path::new("/")).unwrap();
+    let opts = crate::plan::RunOptions {
+        quick: true,
+        ..Default::default()
+    };
+    let plan = crate::plan::plan(lab, &opts).unwrap();
+    let step = (plan.suites[0].steps.iter())
+        .find(|s| s.label == "qr100")
+        .unwrap();
+    let CountPlan::Parts(parts) = count_plan(step) else {
+        panic!("qr100 is counted");
+    };
+    let refills: Vec<Option<usize>> = parts.iter().map(|p| p.refill).collect();
+    assert_eq!(
+        refills,
+        [None, None, Some(1)],
+        "the deleter after its inserter"
+    );
+    let alone = pass_step(step, Some(&parts[2]), 30, 1).unwrap();
+    assert_eq!(alone.roles.len(), 1);
+    assert_eq!(alone.roles[0].name, "deleter");
+    assert_eq!(alone.roles[0].pacer, Pacer::Closed);
+    assert_eq!(alone.roles[0].quota, Some(30));
+}
+
+#[test]
+fn targets_run_the_first_ones_n_unless_far_from_their_own() {
+    let sizes = Sizes::default();
+    assert_eq!(
+        sizes.agree("update-index".into(), 500),
+        500,
+        "the first sets it"
+    );
+    assert_eq!(
+        sizes.agree("update-index".into(), 200),
+        500,
+        "near: the same rows"
+    );
+    assert_eq!(
+        sizes.agree("update-index".into(), 100),
+        100,
+        "5 times apart: its own"
+    );
+    assert_eq!(sizes.agree("insert".into(), 200), 200, "per part");
+}
+
+#[test]
+fn pass_sizes_snap_to_a_grid_that_near_costs_share() {
+    let grid: Vec<u64> = [1, 3, 7, 10, 19, 20, 49, 51, 199, 346, 1038, 200_000]
+        .into_iter()
+        .map(on_grid)
+        .collect();
+    assert_eq!(grid, [1, 2, 5, 10, 10, 20, 20, 50, 100, 200, 1000, 200_000]);
+}
