@@ -3,7 +3,7 @@
 //! the configuration part. T's settings that differ from the base's (the report's "Differences
 //! from the base", in its order) and can be carried over ([`carry`]) are given their base
 //! values in twins of T: real targets built from T's spec (its build, its other settings), each
-//! counted by instructions only in a run of their own (`runner::Grown::add_counted`: the
+//! counted by instructions only in a run of their own (`runner::Cells::CountedOnly`: the
 //! counting pass as every run counts). The twin with all of them removes the configuration
 //! part: T / base = code (twin / base) × config (T / twin). When the config part reaches the
 //! run's `min_effect` on a step, [`search`] halves the set, a twin per half, down to the
@@ -29,7 +29,7 @@ use crate::error::InputError;
 use crate::plan::{RunPlan, TargetPlan};
 use crate::progress::{Mode, Progress};
 use crate::results::{Metric, RunData, SettingEffect, StepExplanation};
-use crate::runner::Grown;
+use crate::runner::{Cells, Grown};
 use crate::store::{CellKey, RunLabel, Store};
 use carry::Carried;
 
@@ -308,8 +308,13 @@ impl Twins<'_> {
         ));
         self.plan.targets.push(t.clone());
         let i = self.plan.targets.len() - 1;
-        let outcome =
-            (self.run).add_counted(&self.plan, i, self.store, self.progress, self.interrupt)?;
+        let outcome = (self.run).add(
+            &self.plan,
+            (i, Cells::CountedOnly),
+            self.store,
+            self.progress,
+            self.interrupt,
+        )?;
         self.counted += 1;
         let signalled = self.interrupt.load(std::sync::atomic::Ordering::Relaxed);
         if outcome.interrupted || signalled {

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
 
-use super::{Grown, StartServer};
+use super::{Cells, Grown, StartServer};
 use crate::plan::{RunPlan, TargetPlan};
 use crate::progress::Progress;
 use crate::results::{Metric, RunData};
@@ -222,7 +222,13 @@ fn probe(
         "bisect: measuring {name} (position {} of {n})",
         i + 1
     ));
-    let outcome = run.add(plan, i, store, b.progress, b.interrupt)?;
+    let outcome = run.add(
+        plan,
+        (i, Cells::TimedThenCounted),
+        store,
+        b.progress,
+        b.interrupt,
+    )?;
     if outcome.interrupted {
         *interrupted = true;
         return Err(anyhow!("interrupted"));

@@ -18,6 +18,16 @@ use crate::plan::RunPlan;
 use crate::progress::Progress;
 use crate::store::{RunLabel, Store};
 
+/// Which of a target's cells [`Grown::add`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cells {
+    /// Every timed cell, then its counting cell when the plan counts instructions.
+    TimedThenCounted,
+    /// Only the counting cell (the plan counts instructions; `dbdelta explain`'s twins are
+    /// judged by instructions alone): its steps' rows hold the counted values, nothing timed.
+    CountedOnly,
+}
+
 /// A begun run whose targets are added one by one ([`Grown::add`]).
 pub struct Grown {
     begun: Begun,
@@ -56,38 +66,11 @@ impl Grown {
     }
 
     /// Add `plan`'s target number `target` (prepared: its fetch or build done) to the run and
-    /// run its cells: every timed cell, then its counting cell when the plan counts
-    /// instructions. A failed build is recorded as the target's failure.
+    /// run its `cells`. A failed build is recorded as the target's failure.
     pub fn add(
         &mut self,
         plan: &RunPlan,
-        target: usize,
-        store: &mut Store,
-        progress: &Progress,
-        interrupt: &Arc<AtomicBool>,
-    ) -> Result<Outcome> {
-        self.add_cells(plan, (target, true), store, progress, interrupt)
-    }
-
-    /// Add `plan`'s target number `target` to the run and run only its counting cell (the plan
-    /// counts instructions; `dbdelta explain`'s twins are judged by instructions alone): no
-    /// timed cell, so its steps' rows hold the counted values and nothing timed.
-    pub fn add_counted(
-        &mut self,
-        plan: &RunPlan,
-        target: usize,
-        store: &mut Store,
-        progress: &Progress,
-        interrupt: &Arc<AtomicBool>,
-    ) -> Result<Outcome> {
-        self.add_cells(plan, (target, false), store, progress, interrupt)
-    }
-
-    /// [`Grown::add`] (`timed`) or [`Grown::add_counted`].
-    fn add_cells(
-        &mut self,
-        plan: &RunPlan,
-        (target, timed): (usize, bool),
+        (target, cells): (usize, Cells),
         store: &mut Store,
         progress: &Progress,
         interrupt: &Arc<AtomicBool>,
@@ -114,9 +97,11 @@ impl Grown {
             work: &work,
             clock: run_clock(plan, store, &work, Some(target), progress),
         };
-        let timed = match timed {
-            true => timed_cells(&ctx, store, Some(target), &mut recorded, &mut outcome),
-            false => counted_rows(plan, target, store, &self.begun.run_id),
+        let timed = match cells {
+            Cells::TimedThenCounted => {
+                timed_cells(&ctx, store, Some(target), &mut recorded, &mut outcome)
+            }
+            Cells::CountedOnly => counted_rows(plan, target, store, &self.begun.run_id),
         };
         let counted = match (&timed, outcome.interrupted) {
             (Ok(()), false) => count_cells(plan, store, &ctx, Some(target), &mut outcome),

@@ -41,7 +41,7 @@ use crate::results::{Profiling, RunInfo, TargetInfo};
 use crate::store::{CellKey, Store};
 use crate::workload::Suite;
 
-pub use grown::Grown;
+pub use grown::{Cells, Grown};
 pub use server::{ClientsThere, StartServer, TargetServer};
 
 /// How a run ended.
