@@ -346,6 +346,15 @@ pub trait Family: Sync {
     fn setting_line(&self, key: &str, value: &str) -> String {
         format!("{key} = {value}")
     }
+    /// The names of the settings the target's server program accepts at its start (lower case,
+    /// `_` for `-`), asked of the program itself (`dbdelta explain` gives a twin only those);
+    /// `None`: any setting it is given is one (an embedded engine's pragmas).
+    fn startup_settings(
+        &self,
+        _target: &TargetSpec,
+    ) -> anyhow::Result<Option<std::collections::BTreeSet<String>>> {
+        Ok(None)
+    }
     /// Whether its sessions name the server task serving them ([`Session::server_task`]), so
     /// that a counting pass can count them with `perf stat`. An embedded engine runs in the
     /// client's threads.
@@ -519,6 +528,14 @@ impl EngineKind {
     /// [`Family::setting_line`].
     pub fn setting_line(self, key: &str, value: &str) -> String {
         self.0.setting_line(key, value)
+    }
+
+    /// [`Family::startup_settings`].
+    pub fn startup_settings(
+        self,
+        target: &TargetSpec,
+    ) -> anyhow::Result<Option<std::collections::BTreeSet<String>>> {
+        self.0.startup_settings(target)
     }
 
     /// [`Family::server_tasks`].

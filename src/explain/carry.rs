@@ -32,7 +32,7 @@ const PLACES: &[&str] = &[
 ];
 
 /// Fragments of names that are identities or secrets, never settings to carry: versions, ids,
-/// how the build was compiled, keys and passwords.
+/// how the build was compiled and passwords.
 const IDENTITIES: &[&str] = &[
     "version",
     "uuid",
@@ -42,13 +42,13 @@ const IDENTITIES: &[&str] = &[
     "password",
     "secret",
     "ssl_",
-    "_key",
-    "_file",
-    "_dir",
-    "_path",
 ];
 
-fn normal(key: &str) -> String {
+/// How the names of paths and keys end (a fragment would also catch `innodb_log_file_size`).
+const PATH_ENDINGS: &[&str] = &["_key", "_file", "_dir", "_path"];
+
+/// A setting's name as servers compare them: lower case, `_` for `-`.
+pub fn normal(key: &str) -> String {
     key.to_ascii_lowercase().replace('-', "_")
 }
 
@@ -58,7 +58,7 @@ pub fn left_out(d: &Difference) -> Option<&'static str> {
     if PLACES.contains(&k.as_str()) || crate::report::is_place(&k) {
         return Some("a path, port or address");
     }
-    if IDENTITIES.iter().any(|f| k.contains(f)) {
+    if IDENTITIES.iter().any(|f| k.contains(f)) || PATH_ENDINGS.iter().any(|e| k.ends_with(e)) {
         return Some("an id, version, path or secret");
     }
     match (&d.base, &d.target) {
@@ -111,12 +111,21 @@ mod tests {
             d("query_cache_type", Some("ON"), None),
             d("innodb_redo_log_capacity", None, Some("104857600")),
             d("compile_options", Some("A"), Some("B")),
+            d("innodb_log_file_size", Some("50331648"), Some("100663296")),
+            d("relay_log_info_file", Some("a"), Some("b")),
         ];
         let (carried, out) = split(&diffs);
         let keys: Vec<&str> = carried.iter().map(|c| c.key.as_str()).collect();
-        assert_eq!(keys, ["innodb_adaptive_hash_index", "cache_size"]);
+        assert_eq!(
+            keys,
+            [
+                "innodb_adaptive_hash_index",
+                "cache_size",
+                "innodb_log_file_size"
+            ]
+        );
         assert_eq!(carried[1].base, "-2000");
-        assert_eq!(out.len(), 8, "{out:?}");
+        assert_eq!(out.len(), 9, "{out:?}");
         assert!(out.contains(&"query_cache_type (the target has no such setting)".to_string()));
         assert!(out.contains(&"port (a path, port or address)".to_string()));
     }

@@ -103,8 +103,10 @@ pub fn command(
     let mut store = Store::open_existing(&path)?;
     let run_id = store.resolve_run(Some(&args.run))?;
     let data = store.load_run(&run_id)?;
-    let asked = asked(&data, &args)?;
+    let mut asked = asked(&data, &args)?;
     let (plan, options) = twin_plan(&store, &data, &asked, &args)?;
+    let target = prepared(&plan, &asked, &progress)?;
+    accepted_only(&mut asked, &target, &progress);
     let interrupt = crate::signals::install_saying(
         "stopping the explanation (start it again); send it again to stop at once",
         |signal| {
@@ -114,7 +116,8 @@ pub fn command(
     )
     .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
     let started = Instant::now();
-    let answers = match explain((&plan, &options), &mut store, &asked, &progress, &interrupt) {
+    let twins = (&plan, options.as_str(), target);
+    let answers = match explain(twins, &mut store, &asked, &progress, &interrupt) {
         Ok(answers) => answers,
         // Signalled: the twins' run is stored incomplete; exit as a shell reports the signal.
         Err(e) if let Some(signal) = crate::signals::first() => {
@@ -136,7 +139,13 @@ pub fn command(
         }
     );
     if !asked.left_out.is_empty() {
-        println!("left out: {}", asked.left_out.join(", "));
+        let grouped = StepExplanation {
+            left_out: asked.left_out.clone(),
+            ..Default::default()
+        };
+        for reason in grouped.left_out_by_reason() {
+            println!("left out, {reason}");
+        }
     }
     for (c, a) in asked.steps.iter().zip(&answers) {
         println!("{}: {}", c.step, line(a, &top_functions(&model, &asked, c)));
@@ -361,7 +370,7 @@ fn shown_keys(keys: &[&str]) -> String {
 /// Count the twins (in a run of their own, stored with `options`) and store each step's
 /// explanation with the run.
 fn explain(
-    (plan, options): (&RunPlan, &str),
+    (plan, options, target): (&RunPlan, &str, TargetPlan),
     store: &mut Store,
     asked: &Asked,
     progress: &Progress,
@@ -372,7 +381,7 @@ fn explain(
             progress.line("explain: no differing setting can be carried over: no twin to count");
             (vec![0.0; asked.steps.len()], Vec::new(), 0, String::new())
         }
-        false => count_twins((plan, options), store, asked, progress, interrupt)?,
+        false => count_twins((plan, options, target), store, asked, progress, interrupt)?,
     };
     let mut out = Vec::new();
     for (i, c) in asked.steps.iter().enumerate() {
@@ -392,15 +401,8 @@ fn explain(
 /// The whole twin's effect per step, the settings found, the twins counted and their run.
 type Counts = (Vec<f64>, Vec<search::Found>, u32, String);
 
-/// Prepare T (its build), begin the twins' run, count the whole twin and, when it explains a
-/// change, bisect; the twins' run is finished (complete only when the search ended).
-fn count_twins(
-    (plan, options): (&RunPlan, &str),
-    store: &mut Store,
-    asked: &Asked,
-    progress: &Progress,
-    interrupt: &Arc<AtomicBool>,
-) -> Result<Counts> {
+/// T's spec with its build prepared (fetched or made), as its twins start from it.
+fn prepared(plan: &RunPlan, asked: &Asked, progress: &Progress) -> Result<TargetPlan> {
     let mut one = plan.clone();
     one.targets.retain(|t| t.name == asked.target);
     if one.targets.is_empty() {
@@ -410,7 +412,47 @@ fn count_twins(
         ));
     }
     let prepared = crate::plan::prepare(one, progress)?;
-    let target = prepared.targets[0].clone();
+    Ok(prepared.targets[0].clone())
+}
+
+/// Leave out the carried settings T's server program does not take at its start: the
+/// report's differences hold every variable the server shows, read-only ones too (MySQL's
+/// `build_id`, PostgreSQL's `block_size`), which a twin's settings cannot set. A program that
+/// cannot say is named, and every difference is carried.
+fn accepted_only(asked: &mut Asked, target: &TargetPlan, progress: &Progress) {
+    let accepted = match target.engine.startup_settings(&target.spec(false)) {
+        Ok(Some(accepted)) => accepted,
+        Ok(None) => return,
+        Err(e) => {
+            progress.line(&format!(
+                "explain: cannot ask {}'s server which settings it takes at its start ({e:#}); \
+                 every difference is carried",
+                asked.target
+            ));
+            return;
+        }
+    };
+    let carried = std::mem::take(&mut asked.carried);
+    let (kept, out): (Vec<Carried>, Vec<Carried>) =
+        (carried.into_iter()).partition(|c| accepted.contains(&carry::normal(&c.key)));
+    asked.carried = kept;
+    (asked.left_out).extend(out.iter().map(|c| {
+        format!(
+            "{} (not a setting {} takes at its start)",
+            c.key, asked.target
+        )
+    }));
+}
+
+/// Begin the twins' run from T's prepared spec, count the whole twin and, when it explains a
+/// change, bisect; the twins' run is finished (complete only when the search ended).
+fn count_twins(
+    (plan, options, target): (&RunPlan, &str, TargetPlan),
+    store: &mut Store,
+    asked: &Asked,
+    progress: &Progress,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<Counts> {
     let mut empty = plan.clone();
     empty.targets.clear();
     let label = RunLabel::default();

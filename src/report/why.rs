@@ -205,7 +205,7 @@ fn configuration_part(diffs: &FunctionDiffs, clients: u32, target: &str, doc: &m
     if !first.left_out.is_empty() {
         para.push_str(&format!(
             " Left out (not carried over): {}.",
-            first.left_out.join(", ")
+            first.left_out_by_reason().join("; ")
         ));
     }
     doc.push(Block::Para(para));
@@ -502,6 +502,27 @@ mod tests {
             spread: 0.0,
             inclusive,
         }
+    }
+
+    #[test]
+    fn what_explain_left_out_is_listed_once_per_reason() {
+        let e = crate::results::StepExplanation {
+            left_out: vec![
+                "port (a path, port or address)".into(),
+                "old (the target has no such setting)".into(),
+                "plugin_dir (a path, port or address)".into(),
+                "odd".into(),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(
+            e.left_out_by_reason(),
+            [
+                "a path, port or address: port, plugin_dir",
+                "the target has no such setting: old",
+                "no reason given: odd"
+            ]
+        );
     }
 
     #[test]

@@ -294,6 +294,26 @@ pub struct StepExplanation {
     pub left_out: Vec<String>,
 }
 
+impl StepExplanation {
+    /// [`StepExplanation::left_out`] (each `key (reason)`) as one `reason: key, key` per reason,
+    /// in the order the reasons first appear.
+    pub fn left_out_by_reason(&self) -> Vec<String> {
+        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+        for entry in &self.left_out {
+            let (key, why) = (entry.strip_suffix(')'))
+                .and_then(|e| e.split_once(" ("))
+                .unwrap_or((entry, "no reason given"));
+            match reasons.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, keys)) => keys.push(key),
+                None => reasons.push((why, vec![key])),
+            }
+        }
+        (reasons.iter())
+            .map(|(why, keys)| format!("{why}: {}", keys.join(", ")))
+            .collect()
+    }
+}
+
 /// One setting and how much of a step's change it explains (target / twin with only it set
 /// to the base's value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]

@@ -2,9 +2,11 @@
 //! names, what the lab, the preflight and a counting pass need to know of it, its `connect`
 //! URL form and its factories. Must not: hold the engine itself (this folder's other files do).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use anyhow::Context;
 
 use crate::counter::Attribution;
 use crate::engine::connect::{ConnectUrl, UrlForm};
@@ -125,6 +127,37 @@ impl Family for MysqlFamily {
         Ok(Some(super::flavor::find_binaries(bin.as_deref())?.server))
     }
 
+    /// The option table of `mysqld --no-defaults --verbose --help`, run with the libraries a
+    /// fetched build bundles: every variable it takes at start (not `build_id`, `have_*`,
+    /// `version_compile_os`, which `SHOW VARIABLES` lists too).
+    fn startup_settings(
+        &self,
+        target: &TargetSpec,
+    ) -> anyhow::Result<Option<std::collections::BTreeSet<String>>> {
+        let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
+        let found = super::flavor::find_binaries(bin.as_deref())?;
+        let out = std::process::Command::new(&found.server)
+            .args(["--no-defaults", "--verbose", "--help"])
+            .envs(found.env(&target.env))
+            .current_dir("/")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .with_context(|| format!("running {} --verbose --help", found.server.display()))?;
+        let names = help_variables(&String::from_utf8_lossy(&out.stdout));
+        if names.is_empty() {
+            anyhow::bail!(
+                "{} --no-defaults --verbose --help listed no variables ({}): {}",
+                found.server.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("no message")
+            );
+        }
+        Ok(Some(names))
+    }
+
     /// `mysqld --version` needs the libraries a fetched build bundles, as its start does.
     fn provenance(&self, target: &TargetSpec) -> crate::results::BinaryProvenance {
         let bin = target.bin.as_deref().map(std::path::absolute).transpose();
@@ -167,5 +200,69 @@ impl Family for MysqlFamily {
         tcp: &TcpEndpoint,
     ) -> anyhow::Result<Arc<dyn Driver>> {
         Ok(super::tcp_driver(url, prepared, tcp.backslash_escapes))
+    }
+}
+
+/// The variable names of `mysqld --verbose --help`'s table (`Variables (--variable-name=value)`,
+/// a header, a rule, then one `name  value` line per variable up to a blank line), normalised.
+fn help_variables(help: &str) -> BTreeSet<String> {
+    let mut lines = help.lines();
+    let found = lines
+        .by_ref()
+        .any(|l| l.starts_with("Variables (--variable-name=value)"));
+    let rows = lines
+        .skip_while(|l| !l.starts_with("---"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty());
+    match found {
+        true => (rows.filter_map(|l| l.split_whitespace().next()))
+            .map(|n| n.to_ascii_lowercase().replace('-', "_"))
+            .collect(),
+        false => BTreeSet::new(),
+    }
+}
+
+#[cfg(test)]
+mod help_tests {
+    #[test]
+    fn the_help_tables_variables_are_the_settings_taken_at_start() {
+        let help = "mysqld  Ver 9.7.4\n  --innodb-adaptive-hash-index\n\
+            Variables (--variable-name=value)\n\
+            and boolean options {FALSE|TRUE}                             Value (after reading options)\n\
+            ------------------------------------------------------------ -------------\n\
+            activate-all-roles-on-login                                  FALSE\n\
+            innodb-adaptive-hash-index                                   FALSE\n\
+            a-name-longer-than-the-sixty-characters-of-the-first-column-of-it 1\n\
+            \n\
+            To see what values a running MySQL server is using, type\n";
+        let names = super::help_variables(help);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "a_name_longer_than_the_sixty_characters_of_the_first_column_of_it",
+                "activate_all_roles_on_login",
+                "innodb_adaptive_hash_index"
+            ]
+        );
+        assert!(super::help_variables("no table here").is_empty());
+    }
+
+    /// Debian's MariaDB (CI installs it): its option table, not `SHOW VARIABLES`'s read-only
+    /// `have_*` entries.
+    #[test]
+    fn debian_mariadb_names_the_variables_it_takes_at_start() {
+        use crate::engine::{EngineKind, Family, TargetSpec};
+        if !std::path::Path::new("/usr/sbin/mariadbd").exists() {
+            return;
+        }
+        let spec = TargetSpec {
+            engine: EngineKind::parse("mysql").unwrap(),
+            ..Default::default()
+        };
+        let names = super::MysqlFamily.startup_settings(&spec).unwrap().unwrap();
+        assert!(names.contains("innodb_buffer_pool_size"), "{names:?}");
+        // `SHOW VARIABLES` has them; MariaDB's table (unlike MySQL's) lists `version_compile_os`.
+        assert!(!names.contains("have_ssl") && !names.contains("have_query_cache"));
     }
 }

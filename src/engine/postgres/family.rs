@@ -2,9 +2,12 @@
 //! what the preflight and a counting pass need to know of it, its `connect` URL form and its
 //! factories. Must not: hold the engine itself (this folder's other files do).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use anyhow::Context;
 
 use crate::counter::Attribution;
 use crate::engine::connect::{ConnectUrl, UrlForm};
@@ -61,6 +64,36 @@ impl Family for PgFamily {
         format!("{key} = '{}'", value.replace('\'', "''"))
     }
 
+    /// `postgres --describe-config` (run as the server account: PostgreSQL refuses root):
+    /// every parameter but the `internal` ones (`block_size`, `server_version`, …), which
+    /// nothing sets.
+    fn startup_settings(&self, target: &TargetSpec) -> anyhow::Result<Option<BTreeSet<String>>> {
+        let server = super::server_binary(target.bin.as_deref())?;
+        let mut cmd = std::process::Command::new(&server);
+        cmd.arg("--describe-config")
+            .envs(&target.env)
+            .current_dir("/")
+            .stdin(std::process::Stdio::null());
+        if let Some(u) = crate::engine::common::process::server_user()? {
+            cmd.uid(u.uid).gid(u.gid);
+        }
+        let out = (cmd.output())
+            .with_context(|| format!("running {} --describe-config", server.display()))?;
+        let names = settable(&String::from_utf8_lossy(&out.stdout));
+        if names.is_empty() {
+            anyhow::bail!(
+                "{} --describe-config listed no parameters ({}): {}",
+                server.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("no message")
+            );
+        }
+        Ok(Some(names))
+    }
+
     fn products(&self) -> &'static [&'static str] {
         &["postgres", "postgresql"]
     }
@@ -112,5 +145,47 @@ impl Family for PgFamily {
         _tcp: &TcpEndpoint,
     ) -> anyhow::Result<Arc<dyn Driver>> {
         Ok(super::tcp_driver(url, prepared))
+    }
+}
+
+/// The parameters of `postgres --describe-config` (tab-separated: name, context, group, …)
+/// whose context is not `internal`, lower case.
+fn settable(described: &str) -> BTreeSet<String> {
+    (described.lines())
+        .filter_map(|l| {
+            let mut fields = l.split('\t');
+            let (name, context) = (fields.next()?, fields.next()?);
+            (context != "internal" && !name.is_empty()).then(|| name.to_ascii_lowercase())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod describe_tests {
+    #[test]
+    fn internal_parameters_are_not_settable() {
+        let described = "block_size\tinternal\tPreset Options\tINTEGER\t8192\n\
+            enable_indexscan\tuser\tQuery Tuning\tBOOLEAN\ttrue\n\
+            shared_buffers\tpostmaster\tResource Usage\tINTEGER\t1024\n";
+        let names: Vec<String> = super::settable(described).into_iter().collect();
+        assert_eq!(names, ["enable_indexscan", "shared_buffers"]);
+    }
+
+    /// Debian's PostgreSQL 15 (CI installs it), asked as the server account when root.
+    #[test]
+    fn debian_postgres_names_its_settable_parameters() {
+        use crate::engine::{EngineKind, Family, TargetSpec};
+        let bin = std::path::Path::new("/usr/lib/postgresql/15/bin");
+        if !bin.join("postgres").exists() {
+            return;
+        }
+        let spec = TargetSpec {
+            engine: EngineKind::parse("postgres").unwrap(),
+            bin: Some(bin.to_path_buf()),
+            ..Default::default()
+        };
+        let names = super::PgFamily.startup_settings(&spec).unwrap().unwrap();
+        assert!(names.contains("enable_indexscan") && names.contains("shared_buffers"));
+        assert!(!names.contains("block_size") && !names.contains("server_version"));
     }
 }
