@@ -49,6 +49,34 @@ pub fn answers_version(
     Ok(())
 }
 
+/// Run `cmd` (its input closed, in `/`) and the setting names `parse` reads in its output;
+/// finding none is an error naming the command, its exit status and its last line of errors.
+pub fn names_listed(
+    mut cmd: Command,
+    parse: fn(&str) -> std::collections::BTreeSet<String>,
+) -> Result<std::collections::BTreeSet<String>> {
+    cmd.current_dir("/").stdin(Stdio::null());
+    let args: Vec<String> = (cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let shown = format!(
+        "{} {}",
+        Path::new(cmd.get_program()).display(),
+        args.join(" ")
+    );
+    let out = cmd.output().with_context(|| format!("running {shown}"))?;
+    let names = parse(&String::from_utf8_lossy(&out.stdout));
+    if names.is_empty() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        bail!(
+            "{shown} listed no settings ({}): {}",
+            out.status,
+            err.lines().last().unwrap_or("no message")
+        );
+    }
+    Ok(names)
+}
+
 /// Name of the account servers run as when dbdelta runs as root.
 pub const SERVER_USER: &str = "dbdelta";
 

@@ -6,8 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context;
-
 use crate::counter::Attribution;
 use crate::engine::connect::{ConnectUrl, UrlForm};
 use crate::engine::{Dialect, Driver, Family, Server, TableDdl, TargetSpec, TcpEndpoint};
@@ -136,25 +134,10 @@ impl Family for MysqlFamily {
     ) -> anyhow::Result<Option<std::collections::BTreeSet<String>>> {
         let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
         let found = super::flavor::find_binaries(bin.as_deref())?;
-        let out = std::process::Command::new(&found.server)
-            .args(["--no-defaults", "--verbose", "--help"])
-            .envs(found.env(&target.env))
-            .current_dir("/")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .with_context(|| format!("running {} --verbose --help", found.server.display()))?;
-        let names = help_variables(&String::from_utf8_lossy(&out.stdout));
-        if names.is_empty() {
-            anyhow::bail!(
-                "{} --no-defaults --verbose --help listed no variables ({}): {}",
-                found.server.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("no message")
-            );
-        }
+        let mut cmd = std::process::Command::new(&found.server);
+        cmd.args(["--no-defaults", "--verbose", "--help"])
+            .envs(found.env(&target.env));
+        let names = crate::engine::common::process::names_listed(cmd, help_variables)?;
         Ok(Some(names))
     }
 

@@ -7,8 +7,6 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context;
-
 use crate::counter::Attribution;
 use crate::engine::connect::{ConnectUrl, UrlForm};
 use crate::engine::{Dialect, Driver, Family, Server, TableDdl, TargetSpec, TcpEndpoint};
@@ -70,27 +68,11 @@ impl Family for PgFamily {
     fn startup_settings(&self, target: &TargetSpec) -> anyhow::Result<Option<BTreeSet<String>>> {
         let server = super::server_binary(target.bin.as_deref())?;
         let mut cmd = std::process::Command::new(&server);
-        cmd.arg("--describe-config")
-            .envs(&target.env)
-            .current_dir("/")
-            .stdin(std::process::Stdio::null());
+        cmd.arg("--describe-config").envs(&target.env);
         if let Some(u) = crate::engine::common::process::server_user()? {
             cmd.uid(u.uid).gid(u.gid);
         }
-        let out = (cmd.output())
-            .with_context(|| format!("running {} --describe-config", server.display()))?;
-        let names = settable(&String::from_utf8_lossy(&out.stdout));
-        if names.is_empty() {
-            anyhow::bail!(
-                "{} --describe-config listed no parameters ({}): {}",
-                server.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("no message")
-            );
-        }
+        let names = crate::engine::common::process::names_listed(cmd, settable)?;
         Ok(Some(names))
     }
 
