@@ -325,8 +325,7 @@ impl PgConn {
             self.out.clear();
             return Err(protocol("cannot encode the parameters"));
         }
-        frontend::execute("", 0, &mut self.out).map_err(io_err)?;
-        frontend::sync(&mut self.out);
+        self.out.put_slice(EXECUTE_SYNC);
         self.flush()?;
         let (rows, affected) = self.finish(|_| {})?;
         Ok(if rows > 0 { rows } else { affected })
@@ -422,9 +421,23 @@ fn decode_row(body: &[u8]) -> Vec<Option<String>> {
     out
 }
 
+/// `Execute` of the unnamed portal with no row limit, then `Sync`: the same 15 bytes after every
+/// statement's `Bind`, so written as they are. `postgres-protocol`'s encoders of them, called out
+/// of line since the engine folders were split, cost the client 33 of its 2,438 instructions per
+/// point query (callgrind, PostgreSQL 15); a test checks the bytes against those encoders.
+const EXECUTE_SYNC: &[u8] = b"E\0\0\0\x09\0\0\0\0\0S\0\0\0\x04";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn execute_and_sync_are_the_bytes_the_protocol_crate_encodes() {
+        let mut encoded = BytesMut::new();
+        frontend::execute("", 0, &mut encoded).unwrap();
+        frontend::sync(&mut encoded);
+        assert_eq!(&encoded[..], EXECUTE_SYNC);
+    }
 
     #[test]
     fn reads_error_fields_and_command_tags() {
