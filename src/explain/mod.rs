@@ -138,12 +138,8 @@ pub fn command(
             r => format!(" (their counts: run {r})"),
         }
     );
-    if !asked.left_out.is_empty() {
-        let grouped = StepExplanation {
-            left_out: asked.left_out.clone(),
-            ..Default::default()
-        };
-        for reason in grouped.left_out_by_reason() {
+    if let Some(first) = answers.first() {
+        for reason in first.left_out_by_reason() {
             println!("left out, {reason}");
         }
     }
@@ -299,6 +295,9 @@ struct Twins<'a> {
     progress: &'a Progress,
     interrupt: &'a Arc<AtomicBool>,
     counted: u32,
+    /// Carried settings T's server refused the base's value of (it failed to start naming
+    /// them), left out of every later twin.
+    refused: Vec<usize>,
 }
 
 impl Twins<'_> {
@@ -330,13 +329,12 @@ impl Twins<'_> {
             return Err(anyhow!("interrupted while counting twin {}", t.name));
         }
         if let Some(f) = outcome.failures.first() {
-            return Err(anyhow!(
-                "{f}; the twin takes {}'s spec with the base's values of {}: one of them may not \
-                 be accepted by {} (its log says which)",
-                self.asked.target,
-                shown_keys(&keys),
-                self.asked.target
-            ));
+            return Err(TwinFailed {
+                failure: f.clone(),
+                target: self.asked.target.clone(),
+                keys: shown_keys(&keys),
+            }
+            .into());
         }
         let data = self.store.load_run(self.run.run_id())?;
         let effect = (self.asked.steps.iter())
@@ -359,6 +357,18 @@ impl Twins<'_> {
     }
 }
 
+/// A twin that failed (its start, its load or its count), with what the runner recorded.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{failure}; the twin takes {target}'s spec with the base's values of {keys}: one of them may \
+     not be accepted by {target} (its log says which)"
+)]
+struct TwinFailed {
+    failure: String,
+    target: String,
+    keys: String,
+}
+
 /// "a, b, c" or "a, b and 10 more".
 fn shown_keys(keys: &[&str]) -> String {
     match keys.len() {
@@ -376,16 +386,18 @@ fn explain(
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<Vec<StepExplanation>> {
-    let (whole, found, counted, twin_run) = match asked.carried.is_empty() {
+    let (whole, found, counted, twin_run, refused) = match asked.carried.is_empty() {
         true => {
             progress.line("explain: no differing setting can be carried over: no twin to count");
-            (vec![0.0; asked.steps.len()], Vec::new(), 0, String::new())
+            let none = (Vec::new(), 0, String::new(), Vec::new());
+            (vec![0.0; asked.steps.len()], none.0, none.1, none.2, none.3)
         }
         false => count_twins((plan, options, target), store, asked, progress, interrupt)?,
     };
     let mut out = Vec::new();
     for (i, c) in asked.steps.iter().enumerate() {
-        let e = answer(asked, c, i, (&whole, &found), (counted, &twin_run));
+        let mut e = answer(asked, c, i, (&whole, &found), (counted, &twin_run));
+        e.left_out.extend(refused.iter().cloned());
         let key = CellKey {
             target: asked.target.clone(),
             suite: c.suite.clone(),
@@ -398,8 +410,9 @@ fn explain(
     Ok(out)
 }
 
-/// The whole twin's effect per step, the settings found, the twins counted and their run.
-type Counts = (Vec<f64>, Vec<search::Found>, u32, String);
+/// The whole twin's effect per step, the settings found, the twins counted and their run, and
+/// the settings T refused (as `key (why)`).
+type Counts = (Vec<f64>, Vec<search::Found>, u32, String, Vec<String>);
 
 /// T's spec with its build prepared (fetched or made), as its twins start from it.
 fn prepared(plan: &RunPlan, asked: &Asked, progress: &Progress) -> Result<TargetPlan> {
@@ -474,8 +487,18 @@ fn count_twins(
         progress,
         interrupt,
         counted: 0,
+        refused: Vec::new(),
     };
     let found = find(&mut twins);
+    let refused: Vec<String> = (twins.refused.iter())
+        .map(|&i| {
+            let c = &asked.carried[i];
+            format!(
+                "{} (the target refused the base's value {:?})",
+                c.key, c.base
+            )
+        })
+        .collect();
     let Twins {
         plan,
         run,
@@ -486,13 +509,36 @@ fn count_twins(
     run.finish(&plan, store, found.is_ok())?;
     let (whole, found) =
         found.with_context(|| format!("explain: twins' run {twin_run} stopped"))?;
-    Ok((whole, found, counted, twin_run))
+    Ok((whole, found, counted, twin_run, refused))
 }
 
-/// Count the whole twin, then bisect when it explains at least the threshold on a step.
+/// Count the whole twin (again without the settings T refuses, when its start fails naming
+/// some), then bisect when it explains at least the threshold on a step.
 fn find(twins: &mut Twins<'_>) -> Result<(Vec<f64>, Vec<search::Found>)> {
-    let all: Vec<usize> = (0..twins.asked.carried.len()).collect();
-    let whole = twins.effect(&all)?;
+    let mut all: Vec<usize> = (0..twins.asked.carried.len()).collect();
+    let whole = loop {
+        let e = match twins.effect(&all) {
+            Ok(whole) => break whole,
+            Err(e) => e,
+        };
+        let failure = e.downcast_ref::<TwinFailed>().map(|f| f.failure.as_str());
+        let refused = named_in(failure.unwrap_or(""), &twins.asked.carried, &all);
+        let signalled = twins.interrupt.load(std::sync::atomic::Ordering::Relaxed);
+        if refused.is_empty() || signalled || twins.refused.len() >= MAX_REFUSED {
+            return Err(e);
+        }
+        let keys: Vec<&str> = (refused.iter())
+            .map(|&i| twins.asked.carried[i].key.as_str())
+            .collect();
+        twins.progress.line(&format!(
+            "explain: {} refused the base's {} (its log names them): left out, counting the \
+             twin again",
+            twins.asked.target,
+            shown_keys(&keys)
+        ));
+        all.retain(|i| !refused.contains(i));
+        twins.refused.extend(refused);
+    };
     let threshold = twins.asked.threshold;
     let found = match search::explains(&whole, threshold) {
         true => search::narrow(&all, whole.clone(), threshold, &mut |half| {
@@ -501,6 +547,28 @@ fn find(twins: &mut Twins<'_>) -> Result<(Vec<f64>, Vec<search::Found>)> {
         false => Vec::new(),
     };
     Ok((whole, found))
+}
+
+/// How many refused settings `find` leaves out, one failed start each at most, before it
+/// gives up.
+const MAX_REFUSED: usize = 8;
+
+/// The settings of `among` whose names a failed twin's message (its log's error lines) names,
+/// as servers write them (`innodb-flush-method` or `innodb_flush_method`, any case), as whole
+/// names.
+fn named_in(message: &str, carried: &[Carried], among: &[usize]) -> Vec<usize> {
+    let text = message.to_ascii_lowercase().replace('-', "_");
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let whole = |key: &str| {
+        (text.match_indices(key)).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + key.len()..].chars().next();
+            !before.is_some_and(word) && !after.is_some_and(word)
+        })
+    };
+    (among.iter().copied())
+        .filter(|&i| whole(&carry::normal(&carried[i].key)))
+        .collect()
 }
 
 /// Step `i`'s explanation: its ratio split by the whole twin, and the settings found that
@@ -569,6 +637,25 @@ pub fn line(e: &StepExplanation, functions: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_setting_is_found_by_its_whole_name_as_the_server_wrote_it() {
+        let c = |key: &str| Carried {
+            key: key.into(),
+            base: String::new(),
+            target: "x".into(),
+        };
+        let carried = [
+            c("innodb_flush_method"),
+            c("innodb_flush_method_extra"),
+            c("flush"),
+            c("Sort_Buffer_Size"),
+        ];
+        let message = "counting instructions: [ERROR] [MY-000074] [Server] mysqld: Empty value \
+                       for 'innodb-flush-method' specified.; [ERROR] sort_buffer_size=x";
+        assert_eq!(named_in(message, &carried, &[0, 1, 2, 3]), [0, 3]);
+        assert_eq!(named_in(message, &carried, &[1, 2]), Vec::<usize>::new());
+    }
 
     #[test]
     fn the_line_splits_the_ratio_and_names_the_settings() {
