@@ -553,11 +553,16 @@ fn find(twins: &mut Twins<'_>) -> Result<(Vec<f64>, Vec<search::Found>)> {
 /// gives up.
 const MAX_REFUSED: usize = 8;
 
-/// The settings of `among` whose names a failed twin's message (its log's error lines) names,
-/// as servers write them (`innodb-flush-method` or `innodb_flush_method`, any case), as whole
-/// names.
+/// The settings of `among` whose names the error lines of a failed twin's message name (a
+/// line or `;`-separated part that says `error` or `fatal`: a deprecation warning naming a
+/// setting is no refusal), as servers write them (`innodb-flush-method` or
+/// `innodb_flush_method`, any case), as whole names.
 fn named_in(message: &str, carried: &[Carried], among: &[usize]) -> Vec<usize> {
-    let text = message.to_ascii_lowercase().replace('-', "_");
+    let lower = message.to_ascii_lowercase().replace('-', "_");
+    let errors: Vec<&str> = (lower.split(['\n', ';']))
+        .filter(|part| part.contains("error") || part.contains("fatal"))
+        .collect();
+    let text = errors.join("\n");
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let whole = |key: &str| {
         (text.match_indices(key)).any(|(at, _)| {
@@ -652,7 +657,8 @@ mod tests {
             c("Sort_Buffer_Size"),
         ];
         let message = "counting instructions: [ERROR] [MY-000074] [Server] mysqld: Empty value \
-                       for 'innodb-flush-method' specified.; [ERROR] sort_buffer_size=x";
+                       for 'innodb-flush-method' specified.; [ERROR] sort_buffer_size=x\n\
+                       [Warning] 'flush' is deprecated";
         assert_eq!(named_in(message, &carried, &[0, 1, 2, 3]), [0, 3]);
         assert_eq!(named_in(message, &carried, &[1, 2]), Vec::<usize>::new());
     }
