@@ -130,6 +130,9 @@ fn to_decide(m: &ReportModel, undecided: &[&Relative]) -> Vec<String> {
             plural(unmeasurable, "counted step")
         ));
     }
+    if let Some(line) = wide_pairs(&by_count) {
+        out.push(line);
+    }
     if timed.is_empty() {
         return out;
     }
@@ -183,6 +186,28 @@ fn to_decide(m: &ReportModel, undecided: &[&Relative]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Counted steps within noise whose range holds 1 (a side's pairs of passes spread widely):
+/// how wide, where, and that more pairs narrow the interval.
+fn wide_pairs(counted: &[&Relative]) -> Option<String> {
+    let wide: Vec<(&Relative, f64, &str)> = (counted.iter())
+        .filter_map(|r| Some((r, r.tests.spread(Metric::ServerInstr)?)))
+        .filter(|(_, t)| t.verdict == "within noise" && t.range[0] <= 1.0 && t.range[1] >= 1.0)
+        .map(|(r, t)| match t.base_spread >= t.target_spread {
+            true => (*r, t.base_spread, r.base.as_str()),
+            false => (*r, t.target_spread, r.target.as_str()),
+        })
+        .collect();
+    let (r, spread, side) = wide.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "{} within noise by instructions, their pairs of passes spreading up to ±{:.1}% ({}: \
+         {side}): more pairs (the lab's instruction_passes) narrow the interval where the \
+         passes' own cost varies",
+        plural(wide.len(), "counted step"),
+        100.0 * spread,
+        r.step
+    ))
 }
 
 /// Counted steps whose range excludes 1 but reaches inside the minimum effect: the

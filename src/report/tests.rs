@@ -1608,6 +1608,40 @@ fn instructions_get_verdicts_from_one_repeat() {
     assert!(html.contains("Instructions/op, pg17 vs pg16"));
 }
 
+/// A counted step within noise whose range holds 1 (pairs that vary ±20% and do not pair):
+/// the first screen says how wide they spread, where, and that more pairs narrow it.
+#[test]
+fn wide_pairs_are_named_in_what_would_decide_the_rest() {
+    let mut data = run_with_instructions();
+    for m in (data.measurements.iter_mut()).filter(|m| m.clients == 1 && m.step == "update-index") {
+        let per_op = match m.target.as_str() {
+            "pg16" => vec![80_000.0, 100_000.0, 120_000.0],
+            "pg17" => vec![118_000.0, 99_000.0, 82_000.0],
+            _ => continue,
+        };
+        let mean = per_op.iter().sum::<f64>() / 3.0;
+        m.values.set(Metric::ServerInstr, Some(mean));
+        let half = (per_op[0] - per_op[2]).abs() / 2.0;
+        m.values.set(Metric::ServerInstrSpread, Some(half));
+        m.instruction_pairs = Some(crate::results::InstructionPairs {
+            events: 200,
+            per_op,
+            ..Default::default()
+        });
+    }
+    let model = build(&data, None).unwrap();
+    let text = render(&model, Format::Text, false);
+    let line = (text.lines())
+        .skip_while(|l| !l.starts_with("What would decide the rest"))
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        line.contains("within noise by instructions, their pairs of passes spreading up to ±20.0% (update-index: pg16)"),
+        "{line}"
+    );
+}
+
 /// Pass pairs matched by seed decide what the sides' spreads cannot: update-index's passes
 /// vary ±7% with the rows each pair touches, alike on both sides, so their ratios agree within
 /// 0.2% and a 4% change is a regression; pairs that agree pair by pair are `unchanged`; passes
