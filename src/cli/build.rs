@@ -68,6 +68,8 @@ pub(super) fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCod
         Training {
             suite: args.train.clone(),
             scale: args.train_scale.clone(),
+            section: crate::suites::pgo_training(&args.train, &args.train_scale)
+                .map_err(|e| InputError::new(format!("--train: {e}")))?,
         },
     )
     .map_err(|e| {

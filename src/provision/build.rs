@@ -156,15 +156,6 @@ impl BuildRequest {
                     ),
                 )
             })?;
-        if !Training::SUITES.contains(&training.suite.as_str()) {
-            return Err(err(
-                "train",
-                format!(
-                    "\"{}\": PGO trains on sysbench, insert or linkbench",
-                    training.suite
-                ),
-            ));
-        }
         if !Training::SCALES.contains(&training.scale.as_str()) {
             return Err(err(
                 "train_scale",
@@ -550,7 +541,11 @@ mod tests {
             source: "sqlite3".into(),
             variant: Variant::Pgo,
             extra: Flags::default(),
-            training: Training::default(),
+            training: Training {
+                suite: "sysbench".into(),
+                scale: "small".into(),
+                section: "[suite.sysbench]\n".into(),
+            },
         };
         let src = Source::fixed("sqlite3", "3.40.1", "id-1");
         let flags = Variant::O2.flags(None);

@@ -77,26 +77,19 @@ impl Flags {
     }
 }
 
-/// What a PGO build trains its profile on.
+/// What a PGO build trains its profile on: a suite at a scale, and the lab table its training
+/// run uses, which the suite gives (`suites::pgo_training`; this layer names no suite).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Training {
-    /// `sysbench`, `insert` or `linkbench`.
+    /// The suite's name (`sysbench` unless the lab or `--train` says otherwise).
     pub suite: String,
     /// `quick` (the `--quick` scale) or `small`.
     pub scale: String,
-}
-
-impl Default for Training {
-    fn default() -> Self {
-        Training {
-            suite: "sysbench".into(),
-            scale: "small".into(),
-        }
-    }
+    /// The `[suite.NAME]` table of the training lab.
+    pub section: String,
 }
 
 impl Training {
-    pub const SUITES: [&'static str; 3] = ["sysbench", "insert", "linkbench"];
     pub const SCALES: [&'static str; 2] = ["quick", "small"];
 
     pub fn describe(&self) -> String {

@@ -69,7 +69,8 @@ pub fn train(
     Ok(())
 }
 
-/// One target, one suite. `small` is sized to finish in a few minutes on two CPUs.
+/// One target, one suite: the suite's training table, which `small` sizes to finish in a few
+/// minutes on two CPUs.
 fn lab_text(engine: BuildEngine, t: &Training, bin: &Path, library: Option<&Path>) -> String {
     let target = match (engine, library) {
         (BuildEngine::Sqlite, Some(lib)) => {
@@ -77,20 +78,7 @@ fn lab_text(engine: BuildEngine, t: &Training, bin: &Path, library: Option<&Path
         }
         _ => format!("engine = \"{}\"\nbin = \"{}\"", engine.id(), bin.display()),
     };
-    let suite = match (t.suite.as_str(), t.scale.as_str()) {
-        ("insert", "small") => {
-            "[suite.insert]\nrows = 200_000\nquery_secs = 20\npostwrite_secs = 5\n"
-        }
-        ("insert", _) => "[suite.insert]\n",
-        ("linkbench", "small") => {
-            "[suite.linkbench]\nmaxid1 = 50_000\nrequest_secs = 30\nwarmup_secs = 5\npostwrite_secs = 5\n"
-        }
-        ("linkbench", _) => "[suite.linkbench]\n",
-        (_, "small") => {
-            "[suite.sysbench]\ntables = 1\nrows = 100_000\nread_secs = 2\nwrite_secs = 2\nwarmup_secs = 0.5\npostwrite_secs = 2\n"
-        }
-        _ => "[suite.sysbench]\n",
-    };
+    let suite = &t.section;
     format!(
         "# PGO training run written by `dbdelta build`.\n[lab]\nname = \"PGO training: {}\"\nrepeats = 1\nclients = [1]\n\n[[target]]\nname = \"instrumented\"\n{target}\n\n{suite}",
         t.describe()
@@ -103,11 +91,12 @@ mod tests {
 
     #[test]
     fn training_labs_parse() {
-        for suite in Training::SUITES {
+        for suite in ["sysbench", "insert", "linkbench"] {
             for scale in Training::SCALES {
                 let t = Training {
                     suite: suite.into(),
                     scale: scale.into(),
+                    section: crate::suites::pgo_training(suite, scale).unwrap(),
                 };
                 let text = lab_text(BuildEngine::Postgres, &t, Path::new("/tmp"), None);
                 crate::plan::lab::parse(&text, "training", Path::new("."))

@@ -49,6 +49,12 @@ pub trait SuiteKind: Sync {
     fn list_sql(&self, _engine: EngineKind) -> String {
         String::new()
     }
+    /// The `[suite.NAME]` table a PGO build's `small` training run uses, sized to finish in a
+    /// few minutes on two CPUs (the `quick` scale is the bare table run with `--quick`);
+    /// `None`: the suite does not train PGO builds.
+    fn pgo_training(&self) -> Option<&'static str> {
+        None
+    }
     /// The report groups of its steps, in the order reports show them: (id as stored with each
     /// measurement, display title). Groups a suite does not list follow, in step order, under
     /// their ids.
@@ -184,6 +190,28 @@ pub fn all() -> Vec<&'static dyn SuiteKind> {
     (SUITES.iter().chain(TEST_SUITES)).copied().collect()
 }
 
+/// The lab table of `suite`'s PGO training run at `scale` (`small`: the suite's own; `quick`:
+/// the bare table, run with `--quick`); an unknown or untrained suite is an error naming those
+/// that train.
+pub fn pgo_training(suite: &str, scale: &str) -> Result<String, String> {
+    let trains: Vec<&dyn SuiteKind> = (SUITES.iter().copied())
+        .filter(|s| s.pgo_training().is_some())
+        .collect();
+    match trains.iter().find(|s| s.name() == suite) {
+        Some(s) if scale == "small" => Ok(s.pgo_training().unwrap_or_default().to_string()),
+        Some(_) => Ok(format!("[suite.{suite}]\n")),
+        None => {
+            let names: Vec<&str> = trains.iter().map(|s| s.name()).collect();
+            let (last, rest) = names.split_last().unwrap_or((&"no suite", &[]));
+            let listed = match rest {
+                [] => last.to_string(),
+                _ => format!("{} or {last}", rest.join(", ")),
+            };
+            Err(format!("\"{suite}\": PGO trains on {listed}"))
+        }
+    }
+}
+
 /// A suite's postwrite budget: the lab's `postwrite_secs`, else `default`; at most 1 s with
 /// `--quick`.
 pub fn postwrite_budget(secs: Option<f64>, quick: bool, default: Duration) -> Duration {
@@ -225,4 +253,21 @@ pub fn role_lines(steps: &[crate::workload::StepPlan]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn pgo_training_is_each_suites_own_table() {
+        let small = super::pgo_training("insert", "small").unwrap();
+        assert!(small.starts_with("[suite.insert]\n") && small.contains("rows = 200_000"));
+        assert_eq!(
+            super::pgo_training("linkbench", "quick").unwrap(),
+            "[suite.linkbench]\n"
+        );
+        assert_eq!(
+            super::pgo_training("tpcc", "small").unwrap_err(),
+            "\"tpcc\": PGO trains on sysbench, insert or linkbench"
+        );
+    }
 }

@@ -209,6 +209,8 @@ pub(super) fn build(
     let training = Training {
         suite: raw.train.clone(),
         scale: raw.train_scale.clone(),
+        section: crate::suites::pgo_training(&raw.train, &raw.train_scale)
+            .map_err(|e| err(format!("train: {e}")))?,
     };
     BuildRequest::new(engine, source, &raw.variant, extra, training)
         .map(Some)

@@ -32,6 +32,10 @@ impl SuiteKind for InsertSuite {
         "insert"
     }
 
+    fn pgo_training(&self) -> Option<&'static str> {
+        Some("[suite.insert]\nrows = 200_000\nquery_secs = 20\npostwrite_secs = 5\n")
+    }
+
     fn parse(&self, section: &Section<'_>) -> Result<Box<dyn SuiteConfig>, InputError> {
         let raw = section
             .parse()?

@@ -32,6 +32,12 @@ impl SuiteKind for LinkbenchSuite {
         "linkbench"
     }
 
+    fn pgo_training(&self) -> Option<&'static str> {
+        Some(
+            "[suite.linkbench]\nmaxid1 = 50_000\nrequest_secs = 30\nwarmup_secs = 5\npostwrite_secs = 5\n",
+        )
+    }
+
     fn parse(&self, section: &Section<'_>) -> Result<Box<dyn SuiteConfig>, InputError> {
         let raw = section
             .parse()?

@@ -36,6 +36,12 @@ impl SuiteKind for SysbenchSuite {
         "sysbench"
     }
 
+    fn pgo_training(&self) -> Option<&'static str> {
+        Some(
+            "[suite.sysbench]\ntables = 1\nrows = 100_000\nread_secs = 2\nwrite_secs = 2\nwarmup_secs = 0.5\npostwrite_secs = 2\n",
+        )
+    }
+
     fn by_default(&self) -> bool {
         true
     }
