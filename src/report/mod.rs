@@ -32,6 +32,7 @@ mod suites;
 mod text;
 mod verdict;
 mod why;
+mod why_model;
 
 #[cfg(test)]
 mod fixture;

@@ -84,7 +84,7 @@ pub struct ReportModel {
     /// The counting pass's per-function changes: per compared step and per group (`null`, left
     /// out, when no compared step has function tables on both sides).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub functions: Option<super::why::FunctionDiffs>,
+    pub functions: Option<super::why_model::FunctionDiffs>,
 }
 
 /// The report's answer, what every format opens with.

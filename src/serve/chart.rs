@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use super::pages::enc;
+use super::url::enc;
 use crate::report::escape;
 
 /// One run's point.

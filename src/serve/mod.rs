@@ -15,6 +15,7 @@
 mod chart;
 mod listener;
 mod pages;
+mod url;
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -8,9 +8,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-
 use super::chart::{Chart, Dot, Line, Overlay, number};
+use super::url::enc;
 use crate::history::render::when;
 use crate::history::{History, Point, Series};
 use crate::report::{ReportModel, escape};
@@ -35,18 +34,6 @@ ul.changes li { margin: 0.3em 0; } li.worse b { color: #c5221f; } li.better b { 
 
 /// The bar above a report (its page has the report's stylesheet, not ours).
 const BAR_STYLE: &str = "font: 0.9em system-ui, sans-serif; background: #f4f4f4; padding: 0.5em 0.8em; border-bottom: 1px solid #ddd";
-
-/// What [`enc`] escapes: all but RFC 3986's unreserved characters.
-const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'_')
-    .remove(b'.')
-    .remove(b'~');
-
-/// A path segment or query value, percent-encoded.
-pub fn enc(s: &str) -> String {
-    utf8_percent_encode(s, ESCAPED).to_string()
-}
 
 /// A whole page around `body`.
 pub fn page(title: &str, body: &str) -> String {

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::mywire::MyConn;
-use super::server::MysqlServer;
 
 /// How often postwrite polls the number of dirty pages.
 pub(super) const FLUSH_POLL: Duration = Duration::from_millis(100);
@@ -56,7 +55,7 @@ pub(super) fn innodb_postwrite(conn: &mut MyConn, deadline: Instant) -> anyhow::
             Err(e) => return Err(e).with_context(|| format!("reading {name}")),
         }
     }
-    let flushed = MysqlServer::flush_dirty(conn, deadline).context("flushing dirty pages");
+    let flushed = flush_dirty(conn, deadline).context("flushing dirty pages");
     let mut restored = Ok(());
     for (name, value) in saved.iter().rev() {
         if let Err(e) = conn.query(&format!("SET GLOBAL {name} = {value}")) {
@@ -122,4 +121,29 @@ fn rocksdb_compactions(conn: &mut MyConn) -> anyhow::Result<u64> {
         }
     }
     bail!("MyRocks postwrite: the server has no table of RocksDB compactions")
+}
+
+/// Force the dirty pages out and wait until none is left or the deadline passes.
+fn flush_dirty(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
+    for (name, value) in FLUSH_SETTINGS {
+        match conn.query(&format!("SET GLOBAL {name} = {value}")) {
+            Ok(_) => {}
+            Err(e) if e.code() == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
+            Err(e) => return Err(e).with_context(|| format!("SET GLOBAL {name}")),
+        }
+    }
+    loop {
+        let dirty = conn.rows("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")?;
+        let dirty: Option<u64> = dirty
+            .first()
+            .and_then(|r| r.get(1)?.as_deref()?.parse().ok());
+        if dirty.is_none_or(|n| n == 0) || Instant::now() >= deadline {
+            return Ok(());
+        }
+        if !crate::signals::sleep(
+            FLUSH_POLL.min(deadline.saturating_duration_since(Instant::now())),
+        ) {
+            return Ok(());
+        }
+    }
 }

@@ -18,9 +18,7 @@ use super::diagnostics::{
 };
 use super::flavor::{Build, Init, Storage, find_binaries, render_config};
 use super::mywire::MyConn;
-use super::postwrite::{
-    ER_UNKNOWN_SYSTEM_VARIABLE, FLUSH_POLL, FLUSH_SETTINGS, innodb_postwrite, rocksdb_postwrite,
-};
+use super::postwrite::{innodb_postwrite, rocksdb_postwrite};
 use super::session::{MyEndpoint, MysqlDriver};
 use super::{DB_NAME, USER};
 use crate::engine::common::process::{self, ServerProcess, ServerUser};
@@ -234,31 +232,6 @@ impl MysqlServer {
             bail!("the admin connection is closed");
         }
         Ok(guard)
-    }
-
-    /// Force the dirty pages out and wait until none is left or the deadline passes.
-    pub(super) fn flush_dirty(conn: &mut MyConn, deadline: Instant) -> anyhow::Result<()> {
-        for (name, value) in FLUSH_SETTINGS {
-            match conn.query(&format!("SET GLOBAL {name} = {value}")) {
-                Ok(_) => {}
-                Err(e) if e.code() == Some(ER_UNKNOWN_SYSTEM_VARIABLE) => {}
-                Err(e) => return Err(e).with_context(|| format!("SET GLOBAL {name}")),
-            }
-        }
-        loop {
-            let dirty = conn.rows("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'")?;
-            let dirty: Option<u64> = dirty
-                .first()
-                .and_then(|r| r.get(1)?.as_deref()?.parse().ok());
-            if dirty.is_none_or(|n| n == 0) || Instant::now() >= deadline {
-                return Ok(());
-            }
-            if !crate::signals::sleep(
-                FLUSH_POLL.min(deadline.saturating_duration_since(Instant::now())),
-            ) {
-                return Ok(());
-            }
-        }
     }
 }
 

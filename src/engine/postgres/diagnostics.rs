@@ -6,8 +6,19 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result};
 
 use super::pgwire::PgConn;
-use super::server::PER_CELL_SETTINGS;
 use crate::engine::Background;
+
+/// Settings that name this cell's own files, socket or port: they differ between any two runs,
+/// so recording them would only hide the differences that matter.
+const PER_CELL_SETTINGS: &[&str] = &[
+    "config_file",
+    "data_directory",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+    "unix_socket_directories",
+    "port",
+];
 
 /// The server's version string and its settings (less the ones naming this cell's files).
 pub(in crate::engine) fn read_back(

@@ -95,18 +95,6 @@ pub(in crate::engine) fn server_binary(bin: Option<&Path>) -> Result<PathBuf> {
     Ok(find_binaries(bin)?.postgres)
 }
 
-/// Settings that name this cell's own files, socket or port: they differ between any two runs,
-/// so recording them would only hide the differences that matter.
-pub(super) const PER_CELL_SETTINGS: &[&str] = &[
-    "config_file",
-    "data_directory",
-    "hba_file",
-    "ident_file",
-    "external_pid_file",
-    "unix_socket_directories",
-    "port",
-];
-
 /// Settings dbdelta appends to `postgresql.conf` before the target's own lines.
 fn base_config(socket_dir: &Path, port: u16, listen: Option<&crate::engine::Listen>) -> String {
     let (what, addresses) = match listen {

@@ -4,7 +4,7 @@
 //! Must not: compute statistics (read them from the model), emit ANSI codes or Markdown, or do
 //! any I/O.
 
-use super::verdicts::verdict_cell;
+use super::cell::verdict_cell;
 use crate::report::doc::{Block, Cell, ChartRef, Grid, NA, mb, rate, rel_cell, thousands};
 use crate::report::model::{Aggregate, ReportModel};
 

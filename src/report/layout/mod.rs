@@ -10,6 +10,7 @@
 //! `results` (the tables at one client count) and `verdicts` (verdict and within-step tables)
 //! hold the sections.
 
+mod cell;
 mod concurrency;
 mod header;
 mod results;

@@ -4,10 +4,11 @@
 //! Must not: compute statistics (read them from the model), emit ANSI codes or Markdown, or do
 //! any I/O.
 
+use super::cell::verdict_cell;
 use super::concurrency::{any_flag, steps_at, targets_grid};
 use super::step_label;
-use crate::report::doc::{Block, COARSE, Cell, Grid, MAX, NA, NOISY, SHORT, Tone, rel_cell};
-use crate::report::fmt::{interval, percent, rough_percent};
+use crate::report::doc::{Block, COARSE, Cell, Grid, MAX, NA, NOISY, SHORT, rel_cell};
+use crate::report::fmt::{interval, percent};
 use crate::report::model::{MetricTest, Relative, ReportModel, WithinStep};
 use crate::results::Metric;
 
@@ -18,46 +19,6 @@ fn q_value(q: f64) -> String {
     } else {
         format!("{q:.3}")
     }
-}
-
-pub(super) fn verdict_cell(t: &MetricTest, min_effect: f64) -> Cell {
-    let mut text = t.verdict.clone();
-    if t.verdict == "unchanged" {
-        text.push_str(&format!(" (no change of {} or more)", percent(min_effect)));
-    } else if t.may_be_below_min_effect {
-        text.push_str(&format!(" (may be < {})", percent(min_effect)));
-    } else if t.verdict == "within noise" && beyond_detectable(t) {
-        // Said of its own numbers: a ratio as large as the detectable change that was not
-        // called is one the repeats disagree on, never "a change that could not be seen".
-        text.push_str(&format!(
-            " (the repeats disagree: its interval {} includes 1, no change)",
-            interval(t.ci)
-        ));
-    } else if t.verdict == "within noise" {
-        text.push_str(&format!(
-            " (a change below {} could not be seen)",
-            rough_percent(t.detectable)
-        ));
-    }
-    if t.unstable {
-        text.push_str(", unstable");
-    }
-    if t.uneven_load {
-        text.push_str(", uneven load");
-    }
-    let tone = match t.verdict.as_str() {
-        "regression" => Tone::Worse,
-        "improvement" => Tone::Better,
-        _ => Tone::Plain,
-    };
-    Cell { text, tone }
-}
-
-/// The step's ratio moved at least as far as the change it could have seen, or that change is
-/// 10× or more: either way its repeats disagree, and "a change below D could not be seen" would
-/// contradict the ratio beside it.
-fn beyond_detectable(t: &MetricTest) -> bool {
-    t.detectable >= 9.0 || t.geo_mean.ln().abs() >= (1.0 + t.detectable).ln()
 }
 
 /// Family-level facts for a heading: `QPS 97.5%, CPU/op 99.8%`.

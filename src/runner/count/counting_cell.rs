@@ -4,18 +4,19 @@
 //!
 //! Must not: time database work or judge (the report compares the spreads).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use super::client::CountClient;
+use super::counted::Counted;
 use super::passes::{count_step, uncounted};
 use super::plan::count_plan;
 use super::sink::{Count, CountSink, Sizes};
-use super::{CountPlan, EXIT_WAIT, Init, Part, Pass, StepCount};
+use super::{CountPlan, Init, Part, Pass, StepCount};
 use crate::counter::{self, Counting};
 use crate::engine::{Server, TargetSpec};
 use crate::plan::{RunPlan, TargetPlan};
@@ -355,101 +356,5 @@ impl PurgeHold {
         if let Some(mut s) = self.session.take() {
             let _ = s.execute_sql("COMMIT");
         }
-    }
-}
-
-/// The counted processes of a cell and where their counts go.
-pub(super) struct Counted {
-    /// The server's main process when it runs under callgrind.
-    pub(super) server: Option<u32>,
-    pub(super) out: PathBuf,
-    pub(super) embedded: bool,
-    /// How the server's counts split into the pass's statements and background work.
-    pub(super) by: counter::Attribution,
-    /// Run one pair of passes before the kept ones ([`crate::engine::EngineKind::drops_first_pair`]).
-    pub(super) drop_first: bool,
-    /// Callgrind, or perf (the client answers each pass's counts).
-    pub(super) counter: counter::Counter,
-    /// Whether a pass's per-function costs are read (only the pairs' passes need them).
-    pub(super) functions: std::cell::Cell<bool>,
-}
-
-impl Counted {
-    /// Switch the server's counting on or off (the client switches its own on, and is idle
-    /// while the server's is off).
-    pub(super) fn switch(&self, on: bool) -> Result<()> {
-        let what = if on {
-            "instrumentation on"
-        } else {
-            "instrumentation off"
-        };
-        if let Some(pid) = &self.server {
-            counter::command(*pid, what)?;
-        }
-        Ok(())
-    }
-
-    /// Dump the server's process that stays, then take (server, client) instructions since
-    /// the last take: the server's forked processes of the pass must have exited by then, and
-    /// the client dumps its own before it answers.
-    pub(super) fn take(&self) -> Result<(counter::Split, u64)> {
-        self.take_functions(None, None)
-    }
-
-    /// [`Counted::take`], the server's and the client's per-function costs added to
-    /// `server_fns` and `client_fns` when given.
-    pub(super) fn take_functions(
-        &self,
-        server_fns: Option<&mut counter::SplitFunctions>,
-        client_fns: Option<&mut counter::SplitFunctions>,
-    ) -> Result<(counter::Split, u64)> {
-        if let Some(pid) = &self.server {
-            counter::command(*pid, "dump")?;
-        }
-        let (server, _) =
-            counter::take_split_functions(&self.out, "server", self.by, self.server, server_fns)?;
-        let all = counter::Attribution::All;
-        let (client, _) =
-            counter::take_split_functions(&self.out, "client", all, None, client_fns)?;
-        Ok((server, client.foreground))
-    }
-
-    /// Wait until the server's processes forked since `before` (a pass's backends) exited and
-    /// wrote their counts: none of them is a child any more, and no dump file but those
-    /// `unfinished` before the pass (the long-lived processes') is empty or half written. The
-    /// files are the sure sign: `/proc`'s list of children can miss a child while it changes.
-    pub(super) fn settle(&self, before: &[u32], unfinished: &[String]) -> Result<()> {
-        let Some(pid) = self.server else {
-            return Ok(());
-        };
-        let deadline = Instant::now() + EXIT_WAIT;
-        loop {
-            let running = counter::children(pid).iter().any(|c| !before.contains(c));
-            let writing = !running
-                && (counter::unfinished(&self.out, "server")?.iter())
-                    .any(|f| !unfinished.contains(f));
-            if !running && !writing {
-                return Ok(());
-            }
-            if Instant::now() >= deadline {
-                bail!(
-                    "the server's processes of the pass did not exit and write their counts within {} s",
-                    EXIT_WAIT.as_secs()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// The server's dump files that are not whole (see [`counter::unfinished`]).
-    pub(super) fn unfinished(&self) -> Result<Vec<String>> {
-        match self.server {
-            Some(_) => counter::unfinished(&self.out, "server"),
-            None => Ok(Vec::new()),
-        }
-    }
-
-    pub(super) fn children(&self) -> Vec<u32> {
-        self.server.map(counter::children).unwrap_or_default()
     }
 }

@@ -32,6 +32,7 @@
 //! `passes` (passes and pairs) and `client` (the count client process) hold the rest.
 
 mod client;
+mod counted;
 mod counting_cell;
 mod passes;
 mod plan;

@@ -6,7 +6,7 @@
 use anyhow::{Result, bail};
 
 use super::client::CountClient;
-use super::counting_cell::Counted;
+use super::counted::Counted;
 use super::sink::Sizes;
 use super::{Counts, MAX_EVENTS, MIN_EVENTS, MIX_MIN_EVENTS, Part, Pass, SIZING_EVENTS, StepCount};
 use crate::counter::{self, Counting};

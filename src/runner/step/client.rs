@@ -203,24 +203,6 @@ fn client_thread(
     }
 }
 
-/// A thread stops: partners stop waiting for it, and the last thread with a quota ends the
-/// step.
-pub(super) fn stopped(t: &ThreadSpec, shared: &Shared, quota_met: bool) {
-    shared.cells[t.index].finish();
-    t.wake_partners(shared);
-    if t.role().quota.is_some() {
-        if !quota_met {
-            shared.quota_missed.fetch_add(1, Ordering::Relaxed);
-        }
-        if shared.quota_left.fetch_sub(1, Ordering::AcqRel) == 1 {
-            shared.stop.store(true, Ordering::Relaxed);
-            if let Some(c) = shared.coordinator.get() {
-                c.unpark();
-            }
-        }
-    }
-}
-
 /// What one thread's operation loop measured.
 struct Ran {
     recorders: Vec<Recorder>,

@@ -10,7 +10,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use super::StepSpec;
-use super::client::stopped;
 use crate::cpus::CpuSet;
 use crate::engine::{DbError, TableDdl};
 use crate::profiler;
@@ -322,6 +321,24 @@ impl ThreadSpec<'_> {
         }
         if let Pacer::Follow { leader, .. } = self.role().pacer {
             self.cell_of(shared, leader).wake();
+        }
+    }
+}
+
+/// A thread stops: partners stop waiting for it, and the last thread with a quota ends the
+/// step.
+pub(super) fn stopped(t: &ThreadSpec, shared: &Shared, quota_met: bool) {
+    shared.cells[t.index].finish();
+    t.wake_partners(shared);
+    if t.role().quota.is_some() {
+        if !quota_met {
+            shared.quota_missed.fetch_add(1, Ordering::Relaxed);
+        }
+        if shared.quota_left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            shared.stop.store(true, Ordering::Relaxed);
+            if let Some(c) = shared.coordinator.get() {
+                c.unpark();
+            }
         }
     }
 }
