@@ -386,18 +386,21 @@ fn explain(
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<Vec<StepExplanation>> {
-    let (whole, found, counted, twin_run, refused) = match asked.carried.is_empty() {
+    let counts = match asked.carried.is_empty() {
         true => {
             progress.line("explain: no differing setting can be carried over: no twin to count");
-            let none = (Vec::new(), 0, String::new(), Vec::new());
-            (vec![0.0; asked.steps.len()], none.0, none.1, none.2, none.3)
+            Counts {
+                whole: vec![0.0; asked.steps.len()],
+                ..Counts::default()
+            }
         }
         false => count_twins((plan, options, target), store, asked, progress, interrupt)?,
     };
     let mut out = Vec::new();
     for (i, c) in asked.steps.iter().enumerate() {
-        let mut e = answer(asked, c, i, (&whole, &found), (counted, &twin_run));
-        e.left_out.extend(refused.iter().cloned());
+        let found = (&counts.whole[..], &counts.found[..]);
+        let mut e = answer(asked, c, i, found, (counts.twins, &counts.twin_run));
+        e.left_out.extend(counts.refused.iter().cloned());
         let key = CellKey {
             target: asked.target.clone(),
             suite: c.suite.clone(),
@@ -410,9 +413,19 @@ fn explain(
     Ok(out)
 }
 
-/// The whole twin's effect per step, the settings found, the twins counted and their run, and
-/// the settings T refused (as `key (why)`).
-type Counts = (Vec<f64>, Vec<search::Found>, u32, String, Vec<String>);
+/// What counting the twins gave.
+#[derive(Default)]
+struct Counts {
+    /// The whole twin's effect per step.
+    whole: Vec<f64>,
+    /// The settings found.
+    found: Vec<search::Found>,
+    /// The twins counted, and the run that holds their counts.
+    twins: u32,
+    twin_run: String,
+    /// The settings T refused, as `key (why)`.
+    refused: Vec<String>,
+}
 
 /// T's spec with its build prepared (fetched or made), as its twins start from it.
 fn prepared(plan: &RunPlan, asked: &Asked, progress: &Progress) -> Result<TargetPlan> {
@@ -509,7 +522,13 @@ fn count_twins(
     run.finish(&plan, store, found.is_ok())?;
     let (whole, found) =
         found.with_context(|| format!("explain: twins' run {twin_run} stopped"))?;
-    Ok((whole, found, counted, twin_run, refused))
+    Ok(Counts {
+        whole,
+        found,
+        twins: counted,
+        twin_run,
+        refused,
+    })
 }
 
 /// Count the whole twin (again without the settings T refuses, when its start fails naming
