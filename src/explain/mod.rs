@@ -4,11 +4,14 @@
 //! from the base", in its order) and can be carried over ([`carry`]) are given their base
 //! values in twins of T: real targets built from T's spec (its build, its other settings), each
 //! counted by instructions only in a run of their own (`runner::Cells::CountedOnly`: the
-//! counting pass as every run counts). The twin with all of them removes the configuration
-//! part: T / base = code (twin / base) × config (T / twin). When the config part reaches the
-//! run's `min_effect` on a step, [`search`] halves the set, a twin per half, down to the
-//! settings that explain it. The answer is stored with the run (table `explanations`), which
-//! the report's "Why" section shows, and printed per step.
+//! counting pass as every run counts). T itself is counted again first, beside its twins (the
+//! same dbdelta build, the same host at the same time), and every twin is judged against that
+//! count, not the run's. The twin with all of them removes the configuration part: T / base =
+//! code (T / base ÷ config) × config (T again / twin). When the config part reaches the run's
+//! `min_effect` on a step and stands out of its noise (the two counts' half ranges), [`search`]
+//! halves the set, a twin per half, down to the settings that explain it. The answer is
+//! stored with the run (table `explanations`), which the report's "Why" section shows, and
+//! printed per step.
 //!
 //! Owns the command (its flags and handler: the CLI only dispatches), the twins' specs and the
 //! arithmetic of the split. Must not: time anything, change how a counting cell runs
@@ -117,8 +120,8 @@ pub fn command(
     .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
     let started = Instant::now();
     let twins = (&plan, options.as_str(), target);
-    let answers = match explain(twins, &mut store, &asked, &progress, &interrupt) {
-        Ok(answers) => answers,
+    let (answers, again) = match explain(twins, &mut store, &asked, &progress, &interrupt) {
+        Ok(answered) => answered,
         // Signalled: the twins' run is stored incomplete; exit as a shell reports the signal.
         Err(e) if let Some(signal) = crate::signals::first() => {
             eprintln!("interrupted: {e:#}; nothing was stored with run {run_id}: start it again");
@@ -141,6 +144,18 @@ pub fn command(
     if let Some(first) = answers.first() {
         for reason in first.left_out_by_reason() {
             println!("left out, {reason}");
+        }
+    }
+    for (c, PerOp { value: v, .. }) in asked.steps.iter().zip(&again) {
+        if (v / c.target).ln().abs() >= asked.threshold {
+            println!(
+                "{}: {} counted {v:.0}/op beside its twins, {:.0}/op in the run ({:.3}×): the \
+                 configuration part is judged against the count beside them",
+                c.step,
+                asked.target,
+                c.target,
+                v / c.target
+            );
         }
     }
     for (c, a) in asked.steps.iter().zip(&answers) {
@@ -295,17 +310,48 @@ struct Twins<'a> {
     progress: &'a Progress,
     interrupt: &'a Arc<AtomicBool>,
     counted: u32,
+    /// T counted again beside its twins, per explained step.
+    again: Vec<PerOp>,
     /// Carried settings T's server refused the base's value of (it failed to start naming
     /// them), left out of every later twin.
     refused: Vec<usize>,
 }
 
 impl Twins<'_> {
+    /// Count T again, with nothing changed, beside its twins (the same dbdelta, the same host
+    /// at the same time): the count each twin is judged against. Per explained step, its
+    /// instructions/op and their half range.
+    fn again(&mut self) -> Result<Vec<PerOp>> {
+        let mut t = self.target.clone();
+        t.name = format!("{}-again", t.name);
+        (self.progress).line(&format!(
+            "explain: counting {} again beside its twins ({})",
+            self.asked.target, t.name
+        ));
+        let counts = self
+            .count(t)
+            .map_err(|e| match e.downcast::<TwinFailed>() {
+                Ok(f) => anyhow!("{}; counted again with nothing changed", f.failure),
+                Err(e) => e,
+            })?;
+        for (c, PerOp { value: v, .. }) in self.asked.steps.iter().zip(&counts) {
+            (self.progress).line(&format!(
+                "explain: {}: {} counted again {:.0}/op (in the run {:.0}/op: {:.3}x)",
+                c.step,
+                self.asked.target,
+                v,
+                c.target,
+                v / c.target
+            ));
+        }
+        Ok(counts)
+    }
+
     /// Count a twin with the carried settings `which` at the base's values: per explained
-    /// step, `ln(target / twin)`.
-    fn effect(&mut self, which: &[usize]) -> Result<Vec<f64>> {
+    /// step, `ln(T again / twin)` and its noise.
+    fn effect(&mut self, which: &[usize]) -> Result<search::Effect> {
         let settings: Vec<&Carried> = which.iter().map(|&i| &self.asked.carried[i]).collect();
-        let number = self.plan.targets.len() + 1;
+        let number = self.plan.targets.len();
         let t = twin(&self.target, number, &settings);
         let keys: Vec<&str> = settings.iter().map(|c| c.key.as_str()).collect();
         self.progress.line(&format!(
@@ -314,7 +360,36 @@ impl Twins<'_> {
             self.asked.target,
             shown_keys(&keys)
         ));
-        self.plan.targets.push(t.clone());
+        let name = t.name.clone();
+        let counts = self
+            .count(t)
+            .map_err(|e| match e.downcast::<TwinFailed>() {
+                Ok(f) => TwinFailed {
+                    keys: shown_keys(&keys),
+                    ..f
+                }
+                .into(),
+                Err(e) => e,
+            })?;
+        let mut effect = search::Effect::default();
+        for (twin, again) in counts.iter().zip(&self.again) {
+            effect.log.push((again.value / twin.value).ln());
+            effect
+                .noise
+                .push(again.relative_half_range() + twin.relative_half_range());
+        }
+        let ratios: Vec<String> = (effect.log.iter().zip(&effect.noise))
+            .map(|(e, n)| format!("{:.3}x (noise ±{:.1}%)", e.exp(), n * 100.0))
+            .collect();
+        (self.progress).line(&format!("explain: {name} explains {}", ratios.join(", ")));
+        Ok(effect)
+    }
+
+    /// Count target `t` (a twin or T again) in the twins' run: per explained step, its
+    /// instructions/op and their half range.
+    fn count(&mut self, t: TargetPlan) -> Result<Vec<PerOp>> {
+        let name = t.name.clone();
+        self.plan.targets.push(t);
         let i = self.plan.targets.len() - 1;
         let outcome = (self.run).add(
             &self.plan,
@@ -326,34 +401,44 @@ impl Twins<'_> {
         self.counted += 1;
         let signalled = self.interrupt.load(std::sync::atomic::Ordering::Relaxed);
         if outcome.interrupted || signalled {
-            return Err(anyhow!("interrupted while counting twin {}", t.name));
+            return Err(anyhow!("interrupted while counting twin {name}"));
         }
         if let Some(f) = outcome.failures.first() {
             return Err(TwinFailed {
                 failure: f.clone(),
                 target: self.asked.target.clone(),
-                keys: shown_keys(&keys),
+                keys: String::new(),
             }
             .into());
         }
         let data = self.store.load_run(self.run.run_id())?;
-        let effect = (self.asked.steps.iter())
+        (self.asked.steps.iter())
             .map(|c| {
                 (data.measurements.iter())
-                    .find(|m| m.target == t.name && m.step == c.step && m.clients == c.clients)
-                    .and_then(|m| m.values.get(Metric::ServerInstr))
-                    .filter(|v| *v > 0.0)
-                    .map(|v| (c.target / v).ln())
-                    .ok_or_else(|| anyhow!("twin {}: step {} was not counted", t.name, c.step))
+                    .find(|m| m.target == name && m.step == c.step && m.clients == c.clients)
+                    .and_then(|m| {
+                        Some(PerOp {
+                            value: m.values.get(Metric::ServerInstr)?,
+                            half_range: m.values.get(Metric::ServerInstrSpread).unwrap_or(0.0),
+                        })
+                    })
+                    .filter(|p| p.value > 0.0)
+                    .ok_or_else(|| anyhow!("{name}: step {} was not counted", c.step))
             })
-            .collect::<Result<Vec<f64>>>()?;
-        let ratios: Vec<String> = effect.iter().map(|e| format!("{:.3}x", e.exp())).collect();
-        (self.progress).line(&format!(
-            "explain: {} explains {}",
-            t.name,
-            ratios.join(", ")
-        ));
-        Ok(effect)
+            .collect()
+    }
+}
+
+/// A step's count: instructions/op and the half range of its pass pairs.
+#[derive(Debug, Clone, Copy)]
+struct PerOp {
+    value: f64,
+    half_range: f64,
+}
+
+impl PerOp {
+    fn relative_half_range(&self) -> f64 {
+        self.half_range / self.value
     }
 }
 
@@ -378,19 +463,19 @@ fn shown_keys(keys: &[&str]) -> String {
 }
 
 /// Count the twins (in a run of their own, stored with `options`) and store each step's
-/// explanation with the run.
+/// explanation with the run; with T's count beside its twins (none when no twin was counted).
 fn explain(
     (plan, options, target): (&RunPlan, &str, TargetPlan),
     store: &mut Store,
     asked: &Asked,
     progress: &Progress,
     interrupt: &Arc<AtomicBool>,
-) -> Result<Vec<StepExplanation>> {
+) -> Result<(Vec<StepExplanation>, Vec<PerOp>)> {
     let counts = match asked.carried.is_empty() {
         true => {
             progress.line("explain: no differing setting can be carried over: no twin to count");
             Counts {
-                whole: vec![0.0; asked.steps.len()],
+                whole: search::Effect::exact(vec![0.0; asked.steps.len()]),
                 ..Counts::default()
             }
         }
@@ -398,7 +483,7 @@ fn explain(
     };
     let mut out = Vec::new();
     for (i, c) in asked.steps.iter().enumerate() {
-        let found = (&counts.whole[..], &counts.found[..]);
+        let found = (&counts.whole, &counts.found[..]);
         let mut e = answer(asked, c, i, found, (counts.twins, &counts.twin_run));
         e.left_out.extend(counts.refused.iter().cloned());
         let key = CellKey {
@@ -410,14 +495,14 @@ fn explain(
         store.set_explanation(&key, &asked.run_id, &c.step, &e)?;
         out.push(e);
     }
-    Ok(out)
+    Ok((out, counts.again))
 }
 
 /// What counting the twins gave.
 #[derive(Default)]
 struct Counts {
     /// The whole twin's effect per step.
-    whole: Vec<f64>,
+    whole: search::Effect,
     /// The settings found.
     found: Vec<search::Found>,
     /// The twins counted, and the run that holds their counts.
@@ -425,6 +510,8 @@ struct Counts {
     twin_run: String,
     /// The settings T refused, as `key (why)`.
     refused: Vec<String>,
+    /// T counted again beside the twins, per step.
+    again: Vec<PerOp>,
 }
 
 /// T's spec with its build prepared (fetched or made), as its twins start from it.
@@ -500,6 +587,7 @@ fn count_twins(
         progress,
         interrupt,
         counted: 0,
+        again: Vec::new(),
         refused: Vec::new(),
     };
     let found = find(&mut twins);
@@ -517,6 +605,7 @@ fn count_twins(
         run,
         store,
         counted,
+        again,
         ..
     } = twins;
     run.finish(&plan, store, found.is_ok())?;
@@ -528,12 +617,15 @@ fn count_twins(
         twins: counted,
         twin_run,
         refused,
+        again,
     })
 }
 
-/// Count the whole twin (again without the settings T refuses, when its start fails naming
-/// some), then bisect when it explains at least the threshold on a step.
-fn find(twins: &mut Twins<'_>) -> Result<(Vec<f64>, Vec<search::Found>)> {
+/// Count T again, then the whole twin (again without the settings T refuses, when its start
+/// fails naming some), then bisect when it explains at least the threshold, out of its noise,
+/// on a step.
+fn find(twins: &mut Twins<'_>) -> Result<(search::Effect, Vec<search::Found>)> {
+    twins.again = twins.again()?;
     let mut all: Vec<usize> = (0..twins.asked.carried.len()).collect();
     let whole = loop {
         let e = match twins.effect(&all) {
@@ -559,7 +651,7 @@ fn find(twins: &mut Twins<'_>) -> Result<(Vec<f64>, Vec<search::Found>)> {
         twins.refused.extend(refused);
     };
     let threshold = twins.asked.threshold;
-    let found = match search::explains(&whole, threshold) {
+    let found = match whole.explains(threshold) {
         true => search::narrow(&all, whole.clone(), threshold, &mut |half| {
             twins.effect(half)
         })?,
@@ -601,13 +693,13 @@ fn answer(
     asked: &Asked,
     c: &Counted,
     i: usize,
-    (whole, found): (&[f64], &[search::Found]),
+    (whole, found): (&search::Effect, &[search::Found]),
     (twins, twin_run): (u32, &str),
 ) -> StepExplanation {
     let ratio = c.target / c.base;
-    let config = whole[i].exp();
+    let config = whole.log[i].exp();
     let mut settings: Vec<SettingEffect> = (found.iter())
-        .filter(|f| f.effect[i].abs() >= asked.threshold)
+        .filter(|f| f.effect.explains_step(i, asked.threshold))
         .flat_map(|f| {
             (f.settings.iter()).map(|&s| {
                 let k = &asked.carried[s];
@@ -615,7 +707,7 @@ fn answer(
                     key: k.key.clone(),
                     base: Some(k.base.clone()),
                     target: Some(k.target.clone()),
-                    explains: f.effect[i].exp(),
+                    explains: f.effect.log[i].exp(),
                 }
             })
         })
