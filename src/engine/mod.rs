@@ -198,17 +198,37 @@ pub trait Driver: Send + Sync {
 /// Which processes hold the engine's cost: the sampler's type, which a [`Server`] hands it.
 pub use crate::sampler::Observed;
 
+/// What a server said of itself when it started, which [`Server`]'s getters hand out.
+#[derive(Debug, Clone, Default)]
+pub struct Started {
+    /// The engine's own version string.
+    pub version: String,
+    /// Effective settings read back after start.
+    pub settings: BTreeMap<String, String>,
+    /// The directory holding the database files (its device is the one whose IO we count);
+    /// empty for a running server whose processes are not on this host.
+    pub data_dir: PathBuf,
+}
+
 /// A started DBMS instance for one target.
 pub trait Server {
     fn driver(&self) -> Arc<dyn Driver>;
+    /// What it said of itself when it started.
+    fn started(&self) -> &Started;
     /// The engine's own version string.
-    fn version(&self) -> String;
+    fn version(&self) -> String {
+        self.started().version.clone()
+    }
     /// Effective settings read back after start.
-    fn settings(&self) -> BTreeMap<String, String>;
+    fn settings(&self) -> BTreeMap<String, String> {
+        self.started().settings.clone()
+    }
     /// Which processes to measure.
     fn observed(&self) -> Observed;
     /// The directory holding the database files (its device is the one whose IO we count).
-    fn data_dir(&self) -> &Path;
+    fn data_dir(&self) -> &Path {
+        &self.started().data_dir
+    }
     /// Logical database size in bytes, as the engine reports it.
     fn db_size(&self) -> Option<u64>;
     /// Bring the database to a settled state after loads and writes ("postwrite":

@@ -12,7 +12,6 @@
 //! Must not: time anything, or read `/proc` of the remote host (the agent's sampler does; the
 //! sampler here asks through the link, a [`RemoteProbe`]).
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
@@ -121,7 +120,9 @@ impl RemoteProbe for Link {
 /// A server that an agent started on another host.
 pub struct RemoteServer {
     link: Arc<Link>,
-    started: Started,
+    /// What the server said of itself there, its settings with `dbdelta.host` added.
+    said: crate::engine::Started,
+    config_text: Option<String>,
     host: SshHost,
     driver: Arc<dyn Driver>,
 }
@@ -158,9 +159,22 @@ impl RemoteServer {
         let driver: Arc<dyn Driver> = (target.engine.family())
             .tcp_driver(url, target.prepared, &started.tcp)
             .with_context(|| what.clone())?;
+        let Started {
+            version,
+            mut settings,
+            config_text,
+            data_dir,
+            ..
+        } = started;
+        settings.insert("dbdelta.host".into(), remote.host.to_string());
         Ok(RemoteServer {
             link,
-            started,
+            said: crate::engine::Started {
+                version,
+                settings,
+                data_dir,
+            },
+            config_text,
             host: remote.host.clone(),
             driver,
         })
@@ -181,19 +195,11 @@ impl Server for RemoteServer {
     fn driver(&self) -> Arc<dyn Driver> {
         self.driver.clone()
     }
-    fn version(&self) -> String {
-        self.started.version.clone()
-    }
-    fn settings(&self) -> BTreeMap<String, String> {
-        let mut s = self.started.settings.clone();
-        s.insert("dbdelta.host".into(), self.host.to_string());
-        s
+    fn started(&self) -> &crate::engine::Started {
+        &self.said
     }
     fn observed(&self) -> Observed {
         Observed::Remote(Elsewhere(self.link.clone()))
-    }
-    fn data_dir(&self) -> &Path {
-        &self.started.data_dir
     }
     fn db_size(&self) -> Option<u64> {
         self.link.ask(DbSize {}).ok().flatten()
@@ -205,7 +211,7 @@ impl Server for RemoteServer {
         })
     }
     fn config_text(&self) -> Option<String> {
-        self.started.config_text.clone()
+        self.config_text.clone()
     }
     fn check_alive(&self) -> Result<()> {
         self.link.ask(CheckAlive {})

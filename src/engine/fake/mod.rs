@@ -7,13 +7,12 @@
 //! `DBDELTA_TEST_SUITES` is set (`tests/suites.rs`). Must not: be needed by anything else;
 //! adding it touched this folder and the registry's lines only.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::{
-    DbError, Dialect, Driver, Family, Observed, RowSink, RowSource, Server, Session, StmtId,
-    TargetSpec,
+    DbError, Dialect, Driver, Family, Observed, RowSink, RowSource, Server, Session, Started,
+    StmtId, TargetSpec,
 };
 
 /// The registry's entry for `engine = "fake"`.
@@ -49,16 +48,18 @@ impl Family for FakeFamily {
             })
             .collect();
         Ok(Box::new(FakeServer {
-            data_dir: data_dir.to_path_buf(),
-            settings,
+            started: Started {
+                version: "fake 1".into(),
+                settings,
+                data_dir: data_dir.to_path_buf(),
+            },
         }))
     }
 }
 
 /// A "server" that is its settings and an empty data directory.
 struct FakeServer {
-    data_dir: PathBuf,
-    settings: BTreeMap<String, String>,
+    started: Started,
 }
 
 impl Server for FakeServer {
@@ -66,20 +67,12 @@ impl Server for FakeServer {
         Arc::new(FakeDriver)
     }
 
-    fn version(&self) -> String {
-        "fake 1".into()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+    fn started(&self) -> &Started {
+        &self.started
     }
 
     fn observed(&self) -> Observed {
         Observed::SelfProcess
-    }
-
-    fn data_dir(&self) -> &Path {
-        &self.data_dir
     }
 
     fn db_size(&self) -> Option<u64> {

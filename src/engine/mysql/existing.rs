@@ -9,7 +9,6 @@
 //! stop a process, set a global variable (the postwrite cleanup only analyzes the tables and waits
 //! out its budget), or touch anything but the suite's tables.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,16 +19,13 @@ use procfs::process::Process;
 use super::mywire::MyConn;
 use super::{MyEndpoint, MysqlDriver, version_label};
 use crate::engine::common::connect::ConnectUrl;
-use crate::engine::{Driver, Observed, Server, TargetSpec};
+use crate::engine::{Driver, Observed, Server, Started, TargetSpec};
 
 pub struct MyExisting {
     driver: Arc<MysqlDriver>,
     admin: Mutex<MyConn>,
-    version: String,
-    settings: BTreeMap<String, String>,
+    started: Started,
     observed: Observed,
-    /// `@@datadir` when the server's process was found here (for device IO); else empty.
-    data_dir: PathBuf,
     shown: String,
 }
 
@@ -68,10 +64,14 @@ impl MyExisting {
         Ok(Box::new(MyExisting {
             driver: Arc::new(driver),
             admin: Mutex::new(admin),
-            version,
-            settings,
+            // The data directory when the server's processes were found here (for device IO);
+            // else an empty path, which no device holds.
+            started: Started {
+                version,
+                settings,
+                data_dir,
+            },
             observed,
-            data_dir,
             shown,
         }))
     }
@@ -135,20 +135,12 @@ impl Server for MyExisting {
         self.driver.clone()
     }
 
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+    fn started(&self) -> &Started {
+        &self.started
     }
 
     fn observed(&self) -> Observed {
         self.observed.clone()
-    }
-
-    fn data_dir(&self) -> &Path {
-        &self.data_dir
     }
 
     /// Data and index bytes of the database's tables, as the server's statistics say.

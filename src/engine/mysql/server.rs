@@ -23,7 +23,7 @@ use super::session::{MyEndpoint, MysqlDriver};
 use super::{DB_NAME, USER};
 use crate::engine::common::process::{self, ServerProcess, ServerUser};
 use crate::engine::common::secret;
-use crate::engine::{Background, Driver, Observed, Server, TargetSpec};
+use crate::engine::{Background, Driver, Observed, Server, Started, TargetSpec};
 
 /// Config file written into the data directory.
 const CONFIG_NAME: &str = "dbdelta.cnf";
@@ -50,13 +50,11 @@ const ER_ACCESS_DENIED: &[u16] = &[1045, 1698];
 
 /// A running MySQL/MariaDB server of one target.
 pub struct MysqlServer {
-    data_dir: PathBuf,
+    started: Started,
     log: PathBuf,
     process: Mutex<ServerProcess>,
     admin: Mutex<Option<MyConn>>,
     driver: Arc<MysqlDriver>,
-    version: String,
-    settings: BTreeMap<String, String>,
     /// The unix socket clients connect to.
     socket: PathBuf,
     /// `root`'s password on this server.
@@ -203,13 +201,15 @@ impl MysqlServer {
         ));
         let recorded = recorded_config(&build, storage, target);
         Ok(MysqlServer {
-            data_dir,
+            started: Started {
+                version,
+                settings,
+                data_dir,
+            },
             log: log.to_path_buf(),
             process: Mutex::new(proc),
             admin: Mutex::new(Some(admin)),
             driver,
-            version,
-            settings,
             socket,
             outside_dir,
             storage,
@@ -549,6 +549,10 @@ impl Server for MysqlServer {
         self.driver.clone()
     }
 
+    fn started(&self) -> &Started {
+        &self.started
+    }
+
     fn tcp_endpoint(&self) -> Option<crate::engine::TcpEndpoint> {
         self.tcp.clone()
     }
@@ -564,24 +568,12 @@ impl Server for MysqlServer {
         })
     }
 
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-
     fn observed(&self) -> Observed {
         Observed::Tree(lock(&self.process).pid())
     }
 
     fn started_pid(&self) -> Option<u32> {
         Some(lock(&self.process).pid())
-    }
-
-    fn data_dir(&self) -> &Path {
-        &self.data_dir
     }
 
     /// The reference's `du -bs`: MyRocks' bytes under `#rocksdb`, InnoDB's under the database's
@@ -592,7 +584,7 @@ impl Server for MysqlServer {
             Storage::RocksDb => ROCKSDB_DIR,
             Storage::InnoDb => DB_NAME,
         };
-        dir_bytes(&self.data_dir.join(dir))
+        dir_bytes(&self.started.data_dir.join(dir))
     }
 
     fn config_text(&self) -> Option<String> {

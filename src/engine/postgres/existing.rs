@@ -9,7 +9,6 @@
 //! is measured like a server dbdelta started; otherwise the reason it is not. Must not: start,
 //! signal or stop a process, or touch anything but the suite's tables.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,17 +19,13 @@ use procfs::process::Process;
 use super::pgwire::PgConn;
 use super::{Connect, PgDriver, db_size, postwrite, read_back};
 use crate::engine::common::connect::ConnectUrl;
-use crate::engine::{Driver, Observed, Server, TargetSpec};
+use crate::engine::{Driver, Observed, Server, Started, TargetSpec};
 
 pub struct PgExisting {
     driver: Arc<PgDriver>,
     admin: Mutex<PgConn>,
-    version: String,
-    settings: BTreeMap<String, String>,
+    started: Started,
     observed: Observed,
-    /// The server's data directory when its processes were found here (for device IO);
-    /// else an empty path, which no device holds.
-    data_dir: PathBuf,
     shown: String,
 }
 
@@ -45,10 +40,14 @@ impl PgExisting {
         Ok(Box::new(PgExisting {
             driver: Arc::new(PgDriver::new(Connect::Url(url.clone()), target.prepared)),
             admin: Mutex::new(admin),
-            version,
-            settings,
+            // The data directory when the server's processes were found here (for device IO);
+            // else an empty path, which no device holds.
+            started: Started {
+                version,
+                settings,
+                data_dir,
+            },
             observed,
-            data_dir,
             shown,
         }))
     }
@@ -132,20 +131,12 @@ impl Server for PgExisting {
         self.driver.clone()
     }
 
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+    fn started(&self) -> &Started {
+        &self.started
     }
 
     fn observed(&self) -> Observed {
         self.observed.clone()
-    }
-
-    fn data_dir(&self) -> &Path {
-        &self.data_dir
     }
 
     fn db_size(&self) -> Option<u64> {

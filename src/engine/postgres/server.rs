@@ -3,7 +3,6 @@
 //! start and readiness, and [`PgServer`]'s `Server` side through to the fast shutdown. Must
 //! not: open client sessions for the workload (`session.rs`) or time anything.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -18,7 +17,7 @@ use super::postwrite::postwrite;
 use super::session::{Connect, Endpoint, PgDriver};
 use crate::engine::common::process::{self, ServerProcess};
 use crate::engine::common::secret;
-use crate::engine::{Background, Driver, Observed, Server, TargetSpec};
+use crate::engine::{Background, Driver, Observed, Server, Started, TargetSpec};
 
 /// How long start-up may take before we give up.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -141,13 +140,11 @@ pub(super) fn socket_dir(data_dir: &Path, port: u16) -> PathBuf {
 
 /// A started PostgreSQL server.
 pub struct PgServer {
-    data_dir: PathBuf,
+    started: Started,
     log: PathBuf,
     process: Mutex<ServerProcess>,
     driver: Arc<PgDriver>,
     admin: Mutex<PgConn>,
-    version: String,
-    settings: BTreeMap<String, String>,
     /// The port a remote client reaches, when the target listens for one.
     tcp_port: Option<u16>,
     /// `<data_dir>.password`, removed when the server goes.
@@ -218,13 +215,15 @@ impl PgServer {
         let mut admin = admin.context("connected but lost the admin connection")?;
         let (version, settings) = read_back(&mut admin)?;
         Ok(PgServer {
-            data_dir: data_dir.to_path_buf(),
+            started: Started {
+                version,
+                settings,
+                data_dir: data_dir.to_path_buf(),
+            },
             log: log.to_path_buf(),
             process: Mutex::new(server),
             driver: Arc::new(PgDriver::new(Connect::Own(endpoint), target.prepared)),
             admin: Mutex::new(admin),
-            version,
-            settings,
             tcp_port: target.listen.as_ref().map(|_| port),
             _password_file: password_file,
         })
@@ -359,6 +358,10 @@ impl Server for PgServer {
         self.driver.clone()
     }
 
+    fn started(&self) -> &Started {
+        &self.started
+    }
+
     fn client_url(&self) -> Option<crate::engine::connect::ConnectUrl> {
         let Connect::Own(e) = &self.driver.endpoint else {
             return None;
@@ -386,24 +389,12 @@ impl Server for PgServer {
         })
     }
 
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
-    }
-
     fn observed(&self) -> Observed {
         Observed::Tree(self.process.lock().expect("process lock").pid())
     }
 
     fn started_pid(&self) -> Option<u32> {
         Some(self.process.lock().expect("process lock").pid())
-    }
-
-    fn data_dir(&self) -> &Path {
-        &self.data_dir
     }
 
     fn db_size(&self) -> Option<u64> {

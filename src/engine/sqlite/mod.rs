@@ -22,7 +22,7 @@ use anyhow::{Context, bail};
 
 use crate::engine::{
     DbError, Dialect, Driver, ErrorCode, ErrorKind, Observed, Param, RowSink, RowSource, Server,
-    Session, StmtId, TargetSpec,
+    Session, Started, StmtId, TargetSpec,
 };
 use api::{Api, Conn, Origin, SqlError, Stmt, Value};
 
@@ -271,11 +271,9 @@ impl RowSink for BindSink<'_> {
 
 /// A SQLite "server": the database file, an admin connection, and the driver for clients.
 pub struct SqliteServer {
-    data_dir: PathBuf,
+    started: Started,
     driver: Arc<SqliteDriver>,
     admin: Conn,
-    version: String,
-    settings: BTreeMap<String, String>,
 }
 
 impl SqliteServer {
@@ -305,11 +303,13 @@ impl SqliteServer {
             .with_context(|| format!("target {}", target.name))?;
         let version = admin.one("SELECT sqlite_version()")?.unwrap_or_default();
         Ok(SqliteServer {
-            data_dir: data_dir.to_path_buf(),
+            started: Started {
+                version: format!("SQLite {version}"),
+                settings,
+                data_dir: data_dir.to_path_buf(),
+            },
             driver,
             admin,
-            version: format!("SQLite {version}"),
-            settings,
         })
     }
 }
@@ -353,20 +353,12 @@ impl Server for SqliteServer {
         self.driver.clone()
     }
 
-    fn version(&self) -> String {
-        self.version.clone()
-    }
-
-    fn settings(&self) -> BTreeMap<String, String> {
-        self.settings.clone()
+    fn started(&self) -> &Started {
+        &self.started
     }
 
     fn observed(&self) -> Observed {
         Observed::SelfProcess
-    }
-
-    fn data_dir(&self) -> &Path {
-        &self.data_dir
     }
 
     fn db_size(&self) -> Option<u64> {
