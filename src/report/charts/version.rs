@@ -8,7 +8,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{DrawResult, Key, draw_path, font, frame, px, target_colour, tick, y_mesh};
+use super::axis::tick;
+use super::style::{DrawResult, Key, draw_path, font, frame, px, target_colour, y_mesh};
 use crate::report::model::{FirstChange, ReportModel};
 
 /// Vermillion: the mark of the first move (a regression or improvement alike).
