@@ -22,7 +22,7 @@ impl CellRun<'_> {
     /// `reuse_load`: copy a matching saved load into the empty `path`, or else load on a
     /// server of its own there, stop it cleanly and save the load. `None`: this cell's load
     /// cannot be saved (said why); the steps' server loads it.
-    pub(super) fn reuse(
+    pub fn reuse(
         &mut self,
         root: &Path,
         spec: &engine::TargetSpec,
@@ -82,7 +82,7 @@ impl CellRun<'_> {
 
     /// A load copied from a snapshot: recorded as reused, with the copy's seconds (not a
     /// load's), and said with the load it saved.
-    pub(super) fn record_reused(&mut self, server: &dyn Server, r: Restored) -> Result<()> {
+    pub fn record_reused(&mut self, server: &dyn Server, r: Restored) -> Result<()> {
         let suite = self.suite.suite.as_ref();
         let m = &r.manifest;
         let from = format!(
@@ -119,7 +119,7 @@ impl CellRun<'_> {
 
     /// Create and fill the suite's tables on a thread placed like the step clients, and store
     /// the load when the suite has one of its own; the load's and the index build's seconds.
-    pub(super) fn load(&mut self, server: &dyn Server) -> Result<(f64, f64)> {
+    pub fn load(&mut self, server: &dyn Server) -> Result<(f64, f64)> {
         let suite = self.suite.suite.as_ref();
         let clients = self.cell.clients;
         let (load_secs, index_secs) = match self.clients_there.as_deref() {

@@ -17,7 +17,7 @@ impl CellRun<'_> {
     /// Everything `run` measured, into `m`: counts, rates, latency, rows, costs per op,
     /// memory, the CPUs threads ran on, and the client-bound and wake-up-bound flags.
     /// `threads` is the number of client connections per role.
-    pub(super) fn fill(&self, m: &mut Measurement, step: &StepPlan, run: &StepRun, threads: u32) {
+    pub fn fill(&self, m: &mut Measurement, step: &StepPlan, run: &StepRun, threads: u32) {
         fill_counts(m, step, run);
         m.operations = operations(step, run, threads);
         // The sampler's per-op costs, under their metrics; then the peaks.

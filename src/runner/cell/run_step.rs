@@ -42,12 +42,7 @@ impl CellRun<'_> {
     }
 
     /// Run and store one step. Returns true when interrupted (nothing stored for it).
-    pub(super) fn step(
-        &mut self,
-        server: &dyn Server,
-        probe: &Probe,
-        step: &StepPlan,
-    ) -> Result<bool> {
+    pub fn step(&mut self, server: &dyn Server, probe: &Probe, step: &StepPlan) -> Result<bool> {
         let spec = step::StepSpec {
             step,
             clients: step.clients_at(self.cell.clients),
