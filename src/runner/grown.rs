@@ -10,10 +10,10 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 
-use super::{
-    Begun, Ctx, Outcome, StartServer, count_cells, counting_cells, end_run, run_clock,
-    target_infos, timed_cells,
-};
+use super::begin_end::{Begun, end_run, target_infos};
+use super::count_cells::{count_cells, counting_cells};
+use super::server::StartServer;
+use super::{Ctx, Outcome, run_clock, timed_cells};
 use crate::plan::RunPlan;
 use crate::progress::Progress;
 use crate::store::{RunLabel, Store};

@@ -7,11 +7,18 @@
 //! and the run goes on; a terminating signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) stops the
 //! current step or wait, cleans up and leaves the run marked incomplete. Suites are data ([`SuitePlan`]): nothing here knows a particular one.
 //! Must not: render reports, or let drivers/workloads time themselves.
+//!
+//! This file keeps what callers use (`execute`, `resume`, `plan_keys`, the client-bound rule,
+//! the timed load) and the order of a run's timed cells; `begin_end` (a run's record and
+//! directory as it begins, and its end), `cell/` (one cell), `count_cells` (the counting cells
+//! after the timed ones) and the files below hold the rest.
 
 mod auto;
+mod begin_end;
 pub mod bisect;
 mod cell;
 pub mod count;
+mod count_cells;
 mod count_functions;
 mod count_pool;
 mod grown;
@@ -31,15 +38,16 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::engine::{self, Dialect, Session, TableDdl};
 use crate::plan::{Cell, RunPlan};
-use crate::profiler::{self, Perf, ProfileSettings};
+use crate::profiler::Perf;
 use crate::progress::{Progress, RunClock};
-use crate::results::{Profiling, RunInfo, TargetInfo};
 use crate::store::{CellKey, Store};
 use crate::workload::Suite;
+use begin_end::{Begun, check_perf, end_run, make_run_dir, record_broken, run_info, target_infos};
+use count_cells::{count_cells, counting_cells};
 
 pub use grown::{Cells, Grown};
 pub use server::{ClientsThere, StartServer, TargetServer};
@@ -123,62 +131,6 @@ pub fn execute(
     run_cells(plan, store, progress, interrupt, &begun.work(start))
 }
 
-/// A new run as it begins: recorded (with `targets`), its directory claimed.
-struct Begun {
-    run_id: String,
-    run_dir: PathBuf,
-    created_workdir: bool,
-    lock: workdir::RunLock,
-    invocation: u32,
-    perf: Option<Perf>,
-}
-
-impl Begun {
-    /// Record a new run of `plan` with its (options JSON, label) and `targets`, and claim its
-    /// directory; stale run directories are named first.
-    fn new(
-        plan: &RunPlan,
-        store: &mut Store,
-        progress: &Progress,
-        (options, label): (&str, &crate::store::RunLabel),
-        targets: &[TargetInfo],
-    ) -> Result<Begun> {
-        name_stale(plan, progress)?;
-        let run_id = new_run_id();
-        let (run_dir, created_workdir, lock) = make_run_dir(plan, &run_id)?;
-        let mut info = run_info(plan, &run_id);
-        let perf = check_perf(plan, &mut info, progress);
-        store.begin_run(&info, targets)?;
-        // A new id: nobody else holds it; held, another host's --resume of it is refused.
-        store.hold_run(&run_id)?;
-        store.set_run_options(&run_id, options)?;
-        store.set_run_label(&run_id, label)?;
-        let invocation = store.begin_invocation(&run_id, &info.started)?;
-        Ok(Begun {
-            run_id,
-            run_dir,
-            created_workdir,
-            lock,
-            invocation,
-            perf,
-        })
-    }
-
-    /// Where the run's cells work, their servers started by `start`.
-    fn work(&self, start: StartServer) -> Work<'_> {
-        Work {
-            run_id: &self.run_id,
-            run_dir: &self.run_dir,
-            created_workdir: self.created_workdir,
-            lock: &self.lock,
-            invocation: self.invocation,
-            perf: self.perf.as_ref(),
-            finished: BTreeMap::new(),
-            start,
-        }
-    }
-}
-
 /// Continue the stored, interrupted run `run_id` with `plan` (rebuilt from what the run
 /// stored): first the run's directory is claimed (refused, naming its PID, while another
 /// dbdelta works on the run) and cleared, then stale run directories are removed (their
@@ -257,28 +209,6 @@ pub fn plan_keys(plan: &RunPlan) -> Vec<CellKey> {
     out
 }
 
-/// The counting cells of a run that counts instructions: one per target (not one on another
-/// host or a running server) at the first client count, as repeat 0.
-fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
-    if plan.instructions.is_none() {
-        return Vec::new();
-    }
-    let clients = plan
-        .cells()
-        .into_iter()
-        .map(|c| c.clients)
-        .min()
-        .unwrap_or(1);
-    (0..plan.targets.len())
-        .filter(|&t| plan.targets[t].remote.is_none() && plan.targets[t].connect.is_none())
-        .map(|target| Cell {
-            target,
-            clients,
-            repeat: 0,
-        })
-        .collect()
-}
-
 fn cell_key(plan: &RunPlan, cell: Cell, suite: &str) -> CellKey {
     CellKey {
         target: plan.targets[cell.target].name.clone(),
@@ -286,20 +216,6 @@ fn cell_key(plan: &RunPlan, cell: Cell, suite: &str) -> CellKey {
         clients: cell.clients,
         repeat: cell.repeat,
     }
-}
-
-/// Say which stale run directories earlier interrupted runs left in the work directory.
-fn name_stale(plan: &RunPlan, progress: &Progress) -> Result<()> {
-    let stale = workdir::stale_runs(&plan.workdir)?;
-    for s in &stale {
-        progress.line(&format!("stale {}", s.describe()));
-    }
-    if !stale.is_empty() {
-        progress.line(
-            "  left by interrupted runs: `dbdelta run --resume RUN` or `dbdelta clean` removes them",
-        );
-    }
-    Ok(())
 }
 
 /// One invocation's place to work: its run, directory and number, and the cells finished
@@ -375,14 +291,6 @@ fn timed_cells(
         }
     }
     Ok(())
-}
-
-/// Leave the work directory and mark the run (and this invocation) finished.
-fn end_run(plan: &RunPlan, store: &mut Store, work: &Work<'_>, complete: bool) -> Result<()> {
-    leave_run_dir(plan, work);
-    let now = chrono::Utc::now().to_rfc3339();
-    store.finish_run(work.run_id, &now, complete)?;
-    store.finish_invocation(work.run_id, work.invocation, &now)
 }
 
 /// What every cell of an invocation shares.
@@ -514,305 +422,6 @@ impl Ctx<'_> {
         }
         Ok(Some(end))
     }
-}
-
-/// The counting cells (`instructions = true`), after every timed cell: each target × suite,
-/// up to `count_jobs` at once (counts do not depend on the host's load); each step stored as it
-/// is counted, each cell recorded as it ends.
-fn count_cells(
-    plan: &RunPlan,
-    store: &mut Store,
-    ctx: &Ctx<'_>,
-    only: Option<usize>,
-    outcome: &mut Outcome,
-) -> Result<()> {
-    let (progress, work) = (ctx.progress, ctx.work);
-    let Some(counting) = plan.instructions else {
-        return Ok(());
-    };
-    let mut cells = counting_cells(plan);
-    cells.retain(|c| only.is_none_or(|t| t == c.target));
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let Some(counter) = counter_ready(store, progress, work.run_id, outcome)? else {
-        return Ok(());
-    };
-    let mut jobs = Vec::new();
-    for cell in cells
-        .into_iter()
-        .filter(|c| plan.targets[c.target].broken.is_none())
-    {
-        for (index, suite) in plan.suites.iter().enumerate() {
-            let key = cell_key(plan, cell, suite.id());
-            if !work.finished.contains_key(&key) {
-                jobs.push(count_job(plan, work.run_dir, (cell, index, suite), key));
-            }
-        }
-    }
-    if jobs.is_empty() {
-        return Ok(());
-    }
-    if let Some(first) = jobs.first() {
-        let at = ctx.clock.borrow_mut().begin(&clock_name(&first.key));
-        progress.line(&format!("{at}: {} counting cell(s)", jobs.len()));
-    }
-    let started = std::time::Instant::now();
-    let shared = count_pool::Shared {
-        plan,
-        run_id: work.run_id,
-        progress,
-        interrupt: ctx.interrupt,
-        start: work.start,
-        counting,
-        counter: &counter,
-    };
-    let n = jobs.len();
-    count_pool::run(jobs, &shared, store, |store, job, end, secs| {
-        let phases = count_phases(plan, job, counting, secs);
-        record_count(store, ctx, job, (end, &phases), outcome).map(|f| f.is_continue())
-    })?;
-    progress.line(&format!(
-        "instructions: {n} counting cell(s), {} at once, in {:.1} s",
-        counting.jobs.min(n as u32).max(1),
-        started.elapsed().as_secs_f64()
-    ));
-    Ok(())
-}
-
-/// One target × suite's counting cell: its key, data directory and log.
-fn count_job<'a>(
-    plan: &RunPlan,
-    run_dir: &Path,
-    (cell, index, suite): (Cell, usize, &'a crate::workload::SuitePlan),
-    key: CellKey,
-) -> count_pool::Job<'a> {
-    let target = &plan.targets[cell.target];
-    let dir = data_dir_for(run_dir, &target.name, cell.clients, 0, (index, suite.id()));
-    let dir = PathBuf::from(format!("{}.count", dir.display()));
-    count_pool::Job {
-        key,
-        target: cell.target,
-        suite,
-        log: log_path_for(&dir),
-        dir,
-    }
-}
-
-/// What a counting cell that took `secs` did, as the estimate calibrates from it.
-fn count_phases(
-    plan: &RunPlan,
-    job: &count_pool::Job<'_>,
-    counting: crate::counter::Counting,
-    secs: f64,
-) -> crate::results::CellPhases {
-    let engine = plan.targets[job.target].engine;
-    let shape =
-        crate::plan::estimate::count_shape(engine, job.suite, job.key.clients, counting.passes);
-    crate::results::CellPhases {
-        secs,
-        counting: true,
-        load_secs: shape.load_secs,
-        postwrites: shape.postwrites,
-        postwrite_budget_secs: shape.postwrite_budget_secs,
-        steps: shape.steps,
-        passes: shape.passes,
-        jobs: counting.jobs,
-        ..Default::default()
-    }
-}
-
-/// A counting cell that ended: recorded as finished (with its `phases`) or as the target's
-/// failure; `Break` when the run was interrupted and must stop.
-fn record_count(
-    store: &mut Store,
-    ctx: &Ctx<'_>,
-    job: &count_pool::Job<'_>,
-    (end, phases): (Result<cell::CellEnd>, &crate::results::CellPhases),
-    outcome: &mut Outcome,
-) -> Result<std::ops::ControlFlow<()>> {
-    use std::ops::ControlFlow::{Break, Continue};
-    let (plan, progress, interrupt, work) = (ctx.plan, ctx.progress, ctx.interrupt, ctx.work);
-    let target = &plan.targets[job.target];
-    match end {
-        Ok(cell::CellEnd::Done) => {
-            if !plan.keep {
-                let _ = std::fs::remove_file(&job.log);
-            }
-            store.finish_cell(work.run_id, &job.key, work.invocation, phases)?;
-        }
-        Ok(_) => {
-            outcome.interrupted = true;
-            return Ok(Break(()));
-        }
-        // Ended because dbdelta was signalled: interrupted, not failed.
-        Err(_) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
-            outcome.interrupted = true;
-            return Ok(Break(()));
-        }
-        Err(e) => {
-            let msg = format!("counting instructions: {e:#} (log: {})", job.log.display());
-            progress.line(&format!("target {}: {msg}", target.name));
-            outcome
-                .failures
-                .push(format!("target {}: {msg}", target.name));
-        }
-    }
-    Ok(Continue(()))
-}
-
-/// The run's counter, chosen once ([`crate::counter::choose`]: perf where hardware counters
-/// count instructions, else callgrind), said on the terminal and recorded with the run; `None`
-/// (a failure of the run) when callgrind is needed and cannot count here. On the perf path
-/// callgrind still counts the engines perf cannot (MySQL, MariaDB).
-fn counter_ready(
-    store: &mut Store,
-    progress: &Progress,
-    run_id: &str,
-    outcome: &mut Outcome,
-) -> Result<Option<crate::counter::Counter>> {
-    use crate::counter::Counter;
-    let (counter, why) = crate::counter::choose();
-    let callgrind = crate::counter::check();
-    let how = match (&counter, &callgrind) {
-        (Counter::Callgrind, Err(no)) => {
-            progress.line(&format!("instructions are not counted: {no}"));
-            outcome.failures.push(format!("instructions: {no}"));
-            return Ok(None);
-        }
-        (Counter::Callgrind, Ok(c)) => format!("callgrind ({}); {why}", c.version),
-        (Counter::Perf { .. }, Ok(c)) => format!(
-            "{} ({why}); callgrind ({}) for MySQL and MariaDB",
-            counter.name(),
-            c.version
-        ),
-        (Counter::Perf { .. }, Err(no)) => {
-            format!(
-                "{} ({why}); MySQL and MariaDB cannot be counted: {no}",
-                counter.name()
-            )
-        }
-    };
-    progress.line(&format!("instructions: counted by {how}"));
-    store.set_run_instructions(run_id, &how)?;
-    Ok(Some(counter))
-}
-
-/// Unmark the run directory (what `--keep` keeps is not stale), then remove it (and a work
-/// directory this run created) when empty, unless `--keep`: whatever is left in them is kept
-/// for inspection.
-fn leave_run_dir(plan: &RunPlan, work: &Work<'_>) {
-    work.lock.unmark();
-    if plan.keep {
-        return;
-    }
-    let _ = std::fs::remove_dir(work.run_dir);
-    if work.created_workdir {
-        let _ = std::fs::remove_dir(&plan.workdir);
-    }
-}
-
-/// The run's own directory under the work directory, claimed as this process's (a resumed
-/// run's may exist already; refused while another dbdelta owns it); `true` when the work
-/// directory itself was created here (and so is removed again when the run leaves it empty).
-fn make_run_dir(
-    plan: &RunPlan,
-    run_id: &str,
-) -> Result<(std::path::PathBuf, bool, workdir::RunLock)> {
-    let created_workdir = !plan.workdir.exists();
-    std::fs::create_dir_all(&plan.workdir).with_context(|| {
-        format!(
-            "--workdir {}: cannot create the work directory",
-            plan.workdir.display()
-        )
-    })?;
-    let run_dir = plan.workdir.join(run_id);
-    std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("cannot create run directory {}", run_dir.display()))?;
-    let lock = workdir::claim(&run_dir, run_id)?;
-    Ok((run_dir, created_workdir, lock))
-}
-
-/// Targets that failed before the run (their build): recorded as failed with their log, so
-/// the report says why they have no results; the other targets run.
-fn record_broken(
-    plan: &RunPlan,
-    run_id: &str,
-    store: &mut Store,
-    failures: &mut Vec<String>,
-) -> Result<()> {
-    for t in &plan.targets {
-        if let Some(b) = &t.broken {
-            let log = b.log.as_ref().map(|l| l.display().to_string());
-            store.fail_target(run_id, &t.name, &b.error, log.as_deref())?;
-            failures.push(format!("target {}: {}", t.name, b.error));
-        }
-    }
-    Ok(())
-}
-
-/// The run's record as it starts.
-fn run_info(plan: &RunPlan, run_id: &str) -> RunInfo {
-    RunInfo {
-        id: run_id.to_string(),
-        lab: plan.lab.name.clone(),
-        lab_text: plan.lab.text.clone(),
-        started: chrono::Utc::now().to_rfc3339(),
-        finished: None,
-        complete: false,
-        host: crate::host::describe(),
-        dbdelta_version: env!("CARGO_PKG_VERSION").to_string(),
-        quick: plan.quick,
-        min_effect: Some(plan.lab.min_effect),
-        looks: plan.auto.map(|a| a.looks()),
-        profiling: None,
-        invocations: Vec::new(),
-    }
-}
-
-/// In a profiled run: whether perf can record here, recorded in `info` (and said on the
-/// terminal when it cannot); `perf` when it can.
-fn check_perf(plan: &RunPlan, info: &mut RunInfo, progress: &Progress) -> Option<Perf> {
-    let settings = plan.profile?;
-    let checked = profiler::check(&settings);
-    info.profiling = Some(profiling_info(&settings, &checked));
-    if let Err(why) = &checked {
-        progress.line(&format!("no CPU profiles: {why}"));
-    }
-    checked.ok()
-}
-
-/// What the run records of its profiling: the settings and `perf`'s version, or why there
-/// are no profiles.
-fn profiling_info(settings: &ProfileSettings, perf: &Result<Perf, String>) -> Profiling {
-    Profiling {
-        hz: settings.hz,
-        call_graph: settings.call_graph.name().into(),
-        perf: perf.as_ref().ok().map(|p| p.version.clone()),
-        system_wide: perf.as_ref().is_ok_and(|p| p.system_wide),
-        unavailable: perf.as_ref().err().cloned(),
-    }
-}
-
-/// The targets' records as the run starts (server version and settings come later).
-fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
-    plan.targets
-        .iter()
-        .map(|t| TargetInfo {
-            name: t.name.clone(),
-            engine: t.engine.name().to_string(),
-            config_name: t.config_name.clone(),
-            config_text: t.settings.join("\n"),
-            env: t.env.clone(),
-            placement: t.placement.name.clone(),
-            server_cpus: t.placement.server.as_ref().map(|c| c.to_string()),
-            client_cpus: t.placement.client.as_ref().map(|c| c.to_string()),
-            build: t.built.clone(),
-            connect: t.connect.as_ref().map(|c| c.shown()),
-            sweep: t.sweep.clone(),
-            ..Default::default()
-        })
-        .collect()
 }
 
 /// Below this share of a core per client connection, a client is not the bottleneck whatever

@@ -1,0 +1,221 @@
+//! The counting cells of a run that counts instructions (`instructions = true`): which cells
+//! count (one per target, not on another host or a running server, at the first client
+//! count, as repeat 0), the run's counter chosen and recorded, every target × suite handed to
+//! `count_pool` after the timed cells (up to `count_jobs` at once), and each that ends recorded
+//! as finished (with the phases the estimate calibrates from) or as its target's failure.
+//!
+//! Must not: run beside a timed cell, or count anything itself (`count/` does).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::cell;
+use super::{Ctx, Outcome, cell_key, clock_name, count_pool, data_dir_for, log_path_for};
+use crate::plan::{Cell, RunPlan};
+use crate::progress::Progress;
+use crate::store::{CellKey, Store};
+
+/// The counting cells of a run that counts instructions: one per target (not one on another
+/// host or a running server) at the first client count, as repeat 0.
+pub(super) fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
+    if plan.instructions.is_none() {
+        return Vec::new();
+    }
+    let clients = plan
+        .cells()
+        .into_iter()
+        .map(|c| c.clients)
+        .min()
+        .unwrap_or(1);
+    (0..plan.targets.len())
+        .filter(|&t| plan.targets[t].remote.is_none() && plan.targets[t].connect.is_none())
+        .map(|target| Cell {
+            target,
+            clients,
+            repeat: 0,
+        })
+        .collect()
+}
+
+/// The counting cells (`instructions = true`), after every timed cell: each target × suite,
+/// up to `count_jobs` at once (counts do not depend on the host's load); each step stored as it
+/// is counted, each cell recorded as it ends.
+pub(super) fn count_cells(
+    plan: &RunPlan,
+    store: &mut Store,
+    ctx: &Ctx<'_>,
+    only: Option<usize>,
+    outcome: &mut Outcome,
+) -> Result<()> {
+    let (progress, work) = (ctx.progress, ctx.work);
+    let Some(counting) = plan.instructions else {
+        return Ok(());
+    };
+    let mut cells = counting_cells(plan);
+    cells.retain(|c| only.is_none_or(|t| t == c.target));
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let Some(counter) = counter_ready(store, progress, work.run_id, outcome)? else {
+        return Ok(());
+    };
+    let mut jobs = Vec::new();
+    for cell in cells
+        .into_iter()
+        .filter(|c| plan.targets[c.target].broken.is_none())
+    {
+        for (index, suite) in plan.suites.iter().enumerate() {
+            let key = cell_key(plan, cell, suite.id());
+            if !work.finished.contains_key(&key) {
+                jobs.push(count_job(plan, work.run_dir, (cell, index, suite), key));
+            }
+        }
+    }
+    if jobs.is_empty() {
+        return Ok(());
+    }
+    if let Some(first) = jobs.first() {
+        let at = ctx.clock.borrow_mut().begin(&clock_name(&first.key));
+        progress.line(&format!("{at}: {} counting cell(s)", jobs.len()));
+    }
+    let started = std::time::Instant::now();
+    let shared = count_pool::Shared {
+        plan,
+        run_id: work.run_id,
+        progress,
+        interrupt: ctx.interrupt,
+        start: work.start,
+        counting,
+        counter: &counter,
+    };
+    let n = jobs.len();
+    count_pool::run(jobs, &shared, store, |store, job, end, secs| {
+        let phases = count_phases(plan, job, counting, secs);
+        record_count(store, ctx, job, (end, &phases), outcome).map(|f| f.is_continue())
+    })?;
+    progress.line(&format!(
+        "instructions: {n} counting cell(s), {} at once, in {:.1} s",
+        counting.jobs.min(n as u32).max(1),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// One target × suite's counting cell: its key, data directory and log.
+fn count_job<'a>(
+    plan: &RunPlan,
+    run_dir: &Path,
+    (cell, index, suite): (Cell, usize, &'a crate::workload::SuitePlan),
+    key: CellKey,
+) -> count_pool::Job<'a> {
+    let target = &plan.targets[cell.target];
+    let dir = data_dir_for(run_dir, &target.name, cell.clients, 0, (index, suite.id()));
+    let dir = PathBuf::from(format!("{}.count", dir.display()));
+    count_pool::Job {
+        key,
+        target: cell.target,
+        suite,
+        log: log_path_for(&dir),
+        dir,
+    }
+}
+
+/// What a counting cell that took `secs` did, as the estimate calibrates from it.
+fn count_phases(
+    plan: &RunPlan,
+    job: &count_pool::Job<'_>,
+    counting: crate::counter::Counting,
+    secs: f64,
+) -> crate::results::CellPhases {
+    let engine = plan.targets[job.target].engine;
+    let shape =
+        crate::plan::estimate::count_shape(engine, job.suite, job.key.clients, counting.passes);
+    crate::results::CellPhases {
+        secs,
+        counting: true,
+        load_secs: shape.load_secs,
+        postwrites: shape.postwrites,
+        postwrite_budget_secs: shape.postwrite_budget_secs,
+        steps: shape.steps,
+        passes: shape.passes,
+        jobs: counting.jobs,
+        ..Default::default()
+    }
+}
+
+/// A counting cell that ended: recorded as finished (with its `phases`) or as the target's
+/// failure; `Break` when the run was interrupted and must stop.
+fn record_count(
+    store: &mut Store,
+    ctx: &Ctx<'_>,
+    job: &count_pool::Job<'_>,
+    (end, phases): (Result<cell::CellEnd>, &crate::results::CellPhases),
+    outcome: &mut Outcome,
+) -> Result<std::ops::ControlFlow<()>> {
+    use std::ops::ControlFlow::{Break, Continue};
+    let (plan, progress, interrupt, work) = (ctx.plan, ctx.progress, ctx.interrupt, ctx.work);
+    let target = &plan.targets[job.target];
+    match end {
+        Ok(cell::CellEnd::Done) => {
+            if !plan.keep {
+                let _ = std::fs::remove_file(&job.log);
+            }
+            store.finish_cell(work.run_id, &job.key, work.invocation, phases)?;
+        }
+        Ok(_) => {
+            outcome.interrupted = true;
+            return Ok(Break(()));
+        }
+        // Ended because dbdelta was signalled: interrupted, not failed.
+        Err(_) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
+            outcome.interrupted = true;
+            return Ok(Break(()));
+        }
+        Err(e) => {
+            let msg = format!("counting instructions: {e:#} (log: {})", job.log.display());
+            progress.line(&format!("target {}: {msg}", target.name));
+            outcome
+                .failures
+                .push(format!("target {}: {msg}", target.name));
+        }
+    }
+    Ok(Continue(()))
+}
+
+/// The run's counter, chosen once ([`crate::counter::choose`]: perf where hardware counters
+/// count instructions, else callgrind), said on the terminal and recorded with the run; `None`
+/// (a failure of the run) when callgrind is needed and cannot count here. On the perf path
+/// callgrind still counts the engines perf cannot (MySQL, MariaDB).
+fn counter_ready(
+    store: &mut Store,
+    progress: &Progress,
+    run_id: &str,
+    outcome: &mut Outcome,
+) -> Result<Option<crate::counter::Counter>> {
+    use crate::counter::Counter;
+    let (counter, why) = crate::counter::choose();
+    let callgrind = crate::counter::check();
+    let how = match (&counter, &callgrind) {
+        (Counter::Callgrind, Err(no)) => {
+            progress.line(&format!("instructions are not counted: {no}"));
+            outcome.failures.push(format!("instructions: {no}"));
+            return Ok(None);
+        }
+        (Counter::Callgrind, Ok(c)) => format!("callgrind ({}); {why}", c.version),
+        (Counter::Perf { .. }, Ok(c)) => format!(
+            "{} ({why}); callgrind ({}) for MySQL and MariaDB",
+            counter.name(),
+            c.version
+        ),
+        (Counter::Perf { .. }, Err(no)) => {
+            format!(
+                "{} ({why}); MySQL and MariaDB cannot be counted: {no}",
+                counter.name()
+            )
+        }
+    };
+    progress.line(&format!("instructions: counted by {how}"));
+    store.set_run_instructions(run_id, &how)?;
+    Ok(Some(counter))
+}
