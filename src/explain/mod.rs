@@ -130,27 +130,40 @@ pub fn command(
         Err(e) => return Err(e),
     };
     let model = crate::report::build(&store.load_run(&run_id)?, Some(&asked.base))?;
+    print_answers(&asked, &answers, &again, &model, started.elapsed());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The answer, first: the twins counted, each step's split, then where T's count beside its
+/// twins left the run's, then what was left out (a few names per reason: all of them are in
+/// the report's JSON).
+fn print_answers(
+    asked: &Asked,
+    answers: &[StepExplanation],
+    again: &[PerOp],
+    model: &crate::report::ReportModel,
+    took: std::time::Duration,
+) {
     let (twins, twin_run) = answers.first().map_or((0, ""), |a| (a.twins, &a.twin_run));
     println!(
-        "{} vs {} in run {run_id}: {twins} twin(s) counted in {:.0} s{}",
+        "{} vs {} in run {}: {twins} twin(s) counted in {:.0} s{}",
         asked.target,
         asked.base,
-        started.elapsed().as_secs_f64(),
+        asked.run_id,
+        took.as_secs_f64(),
         match twin_run {
             "" => String::new(),
             r => format!(" (their counts: run {r})"),
         }
     );
-    if let Some(first) = answers.first() {
-        for reason in first.left_out_by_reason() {
-            println!("left out, {reason}");
-        }
+    for (c, a) in asked.steps.iter().zip(answers) {
+        println!("{}: {}", c.step, line(a, &top_functions(model, asked, c)));
     }
-    for (c, PerOp { value: v, .. }) in asked.steps.iter().zip(&again) {
+    for (c, PerOp { value: v, .. }) in asked.steps.iter().zip(again) {
         if (v / c.target).ln().abs() >= asked.threshold {
             println!(
-                "{}: {} counted {v:.0}/op beside its twins, {:.0}/op in the run ({:.3}×): the \
-                 configuration part is judged against the count beside them",
+                "note: {}: {} counted {v:.0}/op beside its twins, {:.0}/op in the run ({:.3}×); \
+                 its configuration part is judged against the count beside them",
                 c.step,
                 asked.target,
                 c.target,
@@ -158,11 +171,30 @@ pub fn command(
             );
         }
     }
-    for (c, a) in asked.steps.iter().zip(&answers) {
-        println!("{}: {}", c.step, line(a, &top_functions(&model, &asked, c)));
+    for (why, keys) in answers
+        .first()
+        .map(|a| a.left_out_by_reason())
+        .unwrap_or_default()
+    {
+        let shown: Vec<&str> = keys
+            .iter()
+            .take(SHOWN_LEFT_OUT)
+            .map(String::as_str)
+            .collect();
+        let more = match keys.len().saturating_sub(SHOWN_LEFT_OUT) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        println!(
+            "left out ({}), {why}: {}{more}",
+            keys.len(),
+            shown.join(", ")
+        );
     }
-    Ok(ExitCode::SUCCESS)
 }
+
+/// The left-out settings named per reason on the terminal.
+const SHOWN_LEFT_OUT: usize = 8;
 
 /// The run's target, base and steps as asked; bad input naming the flag and the fix.
 fn asked(data: &RunData, args: &ExplainArgs) -> Result<Asked> {

@@ -111,9 +111,10 @@ fn configuration_part(diffs: &FunctionDiffs, clients: u32, target: &str, doc: &m
         first.base
     )));
     let mut para = format!(
-        "dbdelta explain counted {} of {target} (its spec with the base's values of the \
-         settings that differ; instructions only, run {}): code = twin / base, config = \
-         {target} / twin, and the settings a halving search found behind the config part.",
+        "dbdelta explain counted {} of {target} ({target} again, then its spec with the \
+         base's values of the settings that differ; instructions only, run {}): config = \
+         {target} counted beside them / twin, code = ({target} / base) / config, and the \
+         settings a halving search found behind the config part.",
         plural(first.twins as usize, "twin"),
         if first.twin_run.is_empty() {
             "none"
@@ -124,7 +125,10 @@ fn configuration_part(diffs: &FunctionDiffs, clients: u32, target: &str, doc: &m
     if !first.left_out.is_empty() {
         para.push_str(&format!(
             " Left out (not carried over): {}.",
-            first.left_out_by_reason().join("; ")
+            (first.left_out_by_reason().iter())
+                .map(|(why, keys)| format!("{why}: {}", keys.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
         ));
     }
     doc.push(Block::Para(para));
@@ -434,8 +438,11 @@ mod tests {
             ],
             ..Default::default()
         };
+        let said: Vec<String> = (e.left_out_by_reason().iter())
+            .map(|(why, keys)| format!("{why}: {}", keys.join(", ")))
+            .collect();
         assert_eq!(
-            e.left_out_by_reason(),
+            said,
             [
                 "a path, port or address: port, plugin_dir",
                 "the target has no such setting: old",

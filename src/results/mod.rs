@@ -295,9 +295,9 @@ pub struct StepExplanation {
 }
 
 impl StepExplanation {
-    /// [`StepExplanation::left_out`] (each `key (reason)`) as one `reason: key, key` per reason,
+    /// [`StepExplanation::left_out`] (each `key (reason)`) grouped by reason, `(reason, keys)`,
     /// in the order the reasons first appear.
-    pub fn left_out_by_reason(&self) -> Vec<String> {
+    pub fn left_out_by_reason(&self) -> Vec<(String, Vec<String>)> {
         let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
         for entry in &self.left_out {
             let (key, why) = (entry.strip_suffix(')'))
@@ -308,8 +308,13 @@ impl StepExplanation {
                 None => reasons.push((why, vec![key])),
             }
         }
-        (reasons.iter())
-            .map(|(why, keys)| format!("{why}: {}", keys.join(", ")))
+        (reasons.into_iter())
+            .map(|(why, keys)| {
+                (
+                    why.to_string(),
+                    keys.into_iter().map(String::from).collect(),
+                )
+            })
             .collect()
     }
 }
