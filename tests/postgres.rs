@@ -396,6 +396,14 @@ fn debian_postgres_runs_a_step_and_reports_its_version() {
         !failed && server.starts_with(&format!("PostgreSQL {version} (Debian {version}-")),
         "{server}"
     );
+    // Its build flags as the server says them (the `pg_config` view), beside the binary's
+    // compilers and version line (issue 44: provenance).
+    let provenance: String = db
+        .query_row("SELECT provenance_json FROM targets", [], |r| r.get(0))
+        .unwrap();
+    let provenance: serde_json::Value = serde_json::from_str(&provenance).unwrap();
+    let flags = provenance["build_flags"].as_str().unwrap_or_default();
+    assert!(flags.contains("-O2"), "{provenance}");
     let steps: Vec<(i64, bool, Option<f64>)> = rows(
         &db,
         "SELECT events, failed, server_cpu_us_per_op FROM measurements WHERE warm = 0",

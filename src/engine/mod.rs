@@ -271,6 +271,10 @@ pub trait Server {
     fn client_url(&self) -> Option<connect::ConnectUrl> {
         None
     }
+    /// The C compiler flags the server says it was built with (`None`: it does not say).
+    fn build_flags(&self) -> Option<String> {
+        None
+    }
     /// What the server says of its own background work now (the settling guard's engine
     /// evidence; cheap status reads on the admin connection). Embedded engines and servers
     /// that offer nothing answer the default, every field `None`.

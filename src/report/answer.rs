@@ -63,7 +63,9 @@ fn provenance(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> Pro
         server_version: t.server_version.clone(),
         compiler,
         version_line: read.and_then(|p| p.version_line.clone()),
-        cflags: (t.build.as_ref()).map(|b| b.cflags.clone()),
+        cflags: (t.build.as_ref())
+            .map(|b| b.cflags.clone())
+            .or_else(|| read.and_then(|p| p.build_flags.clone())),
         source: source(t, lab),
     }
 }

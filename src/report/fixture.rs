@@ -245,13 +245,16 @@ pub fn run_two_clients() -> RunData {
     }
 }
 
-/// What a target's build said of itself at run time: one compiler and its version line.
+/// What a target's build said of itself at run time: one compiler and its version line, and
+/// for PostgreSQL the flags its `pg_config` view gives.
 fn read_build(compiler: &str, version_line: &str) -> crate::results::BinaryProvenance {
     crate::results::BinaryProvenance {
         file: None,
         compilers: vec![compiler.into()],
         version_line: Some(version_line.into()),
         unread: Vec::new(),
+        build_flags: (version_line.starts_with("postgres"))
+            .then(|| "-Wall -fno-strict-aliasing -fwrapv -g -O2".to_string()),
     }
 }
 

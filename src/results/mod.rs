@@ -140,6 +140,10 @@ pub struct BinaryProvenance {
     /// What could not be read, one line each (`no .comment section`, `--version failed: …`).
     #[serde(default)]
     pub unread: Vec<String>,
+    /// The C compiler flags the running server says it was built with (PostgreSQL's
+    /// `pg_config` view, `CFLAGS`); `None` where the server does not say (MySQL, MariaDB).
+    #[serde(default)]
+    pub build_flags: Option<String>,
 }
 
 impl BinaryProvenance {

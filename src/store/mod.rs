@@ -521,6 +521,7 @@ mod tests {
             compilers: vec!["gcc (GNU) 8.3.1 20190311 (Red Hat 8.3.1-3)".into()],
             version_line: Some("mysqld Ver 8.0.31 for Linux on x86_64".into()),
             unread: Vec::new(),
+            build_flags: Some("-O2 -g".into()),
         };
         a.set_target_provenance("r1", "m", &p).unwrap();
         let loaded = a.load_run("r1").unwrap();

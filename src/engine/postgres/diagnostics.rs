@@ -51,6 +51,16 @@ pub(in crate::engine) fn db_size(admin: &mut PgConn) -> Option<u64> {
     rows.first()?.first()?.as_deref()?.parse().ok()
 }
 
+/// The `CFLAGS` the server was built with, from its `pg_config` view (superusers only; the
+/// admin connection is one); `None` when it cannot be read.
+pub(in crate::engine) fn build_flags(admin: &mut PgConn) -> Option<String> {
+    let rows = admin
+        .rows("SELECT setting FROM pg_config WHERE name = 'CFLAGS'")
+        .ok()?;
+    let flags = rows.first()?.first()?.as_deref()?.trim();
+    (!flags.is_empty()).then(|| flags.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// `server_version_num` of the connection's server (`None`: it could not be read).
 pub(super) fn server_version_num(admin: &mut PgConn) -> Option<u32> {
     (admin.rows("SHOW server_version_num").ok())

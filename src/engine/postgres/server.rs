@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use super::PgFamily;
-use super::diagnostics::{db_size, pg_background, read_back};
+use super::diagnostics::{build_flags, db_size, pg_background, read_back};
 use super::pgwire::PgConn;
 use super::postwrite::postwrite;
 use super::session::{Connect, Endpoint, PgDriver};
@@ -399,6 +399,10 @@ impl Server for PgServer {
 
     fn db_size(&self) -> Option<u64> {
         db_size(&mut *self.admin.lock().ok()?)
+    }
+
+    fn build_flags(&self) -> Option<String> {
+        build_flags(&mut *self.admin.lock().ok()?)
     }
 
     fn postwrite(&self, tables: &[String], budget: Duration) -> Result<()> {

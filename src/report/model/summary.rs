@@ -40,7 +40,8 @@ pub struct Provenance {
     /// The first line the server program prints for `--version` (SQLite: the library's version
     /// and source id), where it was read.
     pub version_line: Option<String>,
-    /// Compiler flags, where dbdelta built it.
+    /// Compiler flags, where dbdelta built it or the server says them (PostgreSQL's
+    /// `pg_config` view).
     pub cflags: Option<String>,
     /// Where the build came from: fetched by `version`, a `bin` directory, Debian's install,
     /// built by dbdelta, a running server, the bundled library.

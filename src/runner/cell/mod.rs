@@ -201,7 +201,7 @@ impl CellRun<'_> {
                 &server.version(),
                 &server.settings(),
             )?;
-            self.record_provenance()?;
+            self.record_provenance(server.as_ref())?;
             if let Some(config) = server.config_text() {
                 self.store
                     .set_target_config(self.run_id, &self.target.name, &config)?;
@@ -234,12 +234,14 @@ impl CellRun<'_> {
     }
 
     /// Store what the target's build says of itself (its compilers, its version line), read
-    /// from the files its own keys name; a server this host did not start has none here.
-    fn record_provenance(&mut self) -> Result<()> {
+    /// from the files its own keys name, and the build flags the started `server` says it
+    /// has; a server this host did not start has none here.
+    fn record_provenance(&mut self, server: &dyn Server) -> Result<()> {
         let spec = self.target.spec(self.suite.prepared);
-        let Some(p) = engine::provenance(&spec) else {
+        let Some(mut p) = engine::provenance(&spec) else {
             return Ok(());
         };
+        p.build_flags = server.build_flags();
         for why in &p.unread {
             self.progress
                 .detail(&format!("target {}: provenance: {why}", self.target.name));
