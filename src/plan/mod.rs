@@ -630,49 +630,10 @@ impl RunPlan {
             );
         }
         for t in &self.targets {
-            if let Some(b) = &t.build {
-                let _ = writeln!(s, "target {}: {}", t.name, describe_build(b));
-            }
-            if let Some(r) = &t.remote {
-                let clients = if r.client_remote { "there" } else { "here" };
-                let _ = writeln!(
-                    s,
-                    "target {}: server on {}, clients {clients}",
-                    t.name, r.host
-                );
-            }
-            let _ = writeln!(
-                s,
-                "target {}: {}, CPU placement {}, settings [{}]",
-                t.name,
-                t.product_name(),
-                t.placement.describe(),
-                t.settings
-                    .iter()
-                    .map(|l| l.trim())
-                    .filter(|l| !l.is_empty())
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            );
+            describe_target(t, &mut s);
         }
         for suite in &self.suites {
-            let _ = writeln!(
-                s,
-                "{} steps ({} reported{}): {}",
-                suite.id(),
-                suite.steps.iter().filter(|s| !s.warm).count(),
-                self.suite(suite.id()).map_or("", |x| x.steps_note()),
-                suite
-                    .steps
-                    .iter()
-                    .map(|st| if st.warm {
-                        format!("({})", st.label)
-                    } else {
-                        st.label.clone()
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            self.describe_steps(suite, &mut s);
         }
         let order: Vec<String> = self
             .cells()
@@ -702,6 +663,55 @@ impl RunPlan {
         }
         s
     }
+
+    /// `describe`'s line of a suite's steps, the warm-ups in parentheses.
+    fn describe_steps(&self, suite: &SuitePlan, s: &mut String) {
+        let _ = writeln!(
+            s,
+            "{} steps ({} reported{}): {}",
+            suite.id(),
+            suite.steps.iter().filter(|s| !s.warm).count(),
+            self.suite(suite.id()).map_or("", |x| x.steps_note()),
+            suite
+                .steps
+                .iter()
+                .map(|st| if st.warm {
+                    format!("({})", st.label)
+                } else {
+                    st.label.clone()
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+}
+
+/// `describe`'s lines of target `t`: its build, its remote host, its placement and settings.
+fn describe_target(t: &TargetPlan, s: &mut String) {
+    if let Some(b) = &t.build {
+        let _ = writeln!(s, "target {}: {}", t.name, describe_build(b));
+    }
+    if let Some(r) = &t.remote {
+        let clients = if r.client_remote { "there" } else { "here" };
+        let _ = writeln!(
+            s,
+            "target {}: server on {}, clients {clients}",
+            t.name, r.host
+        );
+    }
+    let _ = writeln!(
+        s,
+        "target {}: {}, CPU placement {}, settings [{}]",
+        t.name,
+        t.product_name(),
+        t.placement.describe(),
+        t.settings
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
 }
 
 #[cfg(test)]

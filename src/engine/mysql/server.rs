@@ -152,25 +152,8 @@ impl MysqlServer {
         let build = Build::probe(bins, &env)?;
         let storage = Storage::of(&target.tables);
         build.check_storage(storage)?;
-        let data_dir = data_dir
-            .canonicalize()
-            .with_context(|| format!("data directory {}", data_dir.display()))?;
-        let user = process::server_user()?;
-        if let Some(u) = &user {
-            process::check_reachable(&data_dir, u)?;
-        }
         let config = render_config(&build, storage, &target.tables, &target.settings, None);
-        // Nobody else may read the files or reach the socket inside: before the tool writes
-        // the first file, and again after (a tool may set its own mode).
-        secret::private_dir(&data_dir)?;
-        // A restored data directory is initialised already: its config is written again
-        // below and `root`'s password is set by the `--init-file` of every start.
-        if !target.restored {
-            initialise(&build, &config, &data_dir, user.as_ref(), &env, log)?;
-        } else if let Some(u) = &user {
-            process::chown_tree(&data_dir, u)?;
-        }
-        secret::private_dir(&data_dir)?;
+        let (data_dir, user) = data_dir_for(target, &build, &config, (data_dir, &env, log))?;
         let password = secret::new_password();
         let password_file = secret::password_file(&data_dir, &password)?;
         let cnf = write_cnf(&data_dir, &config, user.as_ref())?;
@@ -414,6 +397,34 @@ struct Place<'a> {
     user: Option<&'a ServerUser>,
     env: &'a BTreeMap<String, String>,
     log: &'a Path,
+}
+
+/// The data directory, absolute, private to the server's user, initialised with `config`
+/// unless the target's is restored (its config is written again and `root`'s password set by
+/// the `--init-file` of every start), and that user (`None`: the server runs as dbdelta).
+fn data_dir_for(
+    target: &TargetSpec,
+    build: &Build,
+    config: &str,
+    (data_dir, env, log): (&Path, &BTreeMap<String, String>, &Path),
+) -> anyhow::Result<(PathBuf, Option<ServerUser>)> {
+    let data_dir = data_dir
+        .canonicalize()
+        .with_context(|| format!("data directory {}", data_dir.display()))?;
+    let user = process::server_user()?;
+    if let Some(u) = &user {
+        process::check_reachable(&data_dir, u)?;
+    }
+    // Nobody else may read the files or reach the socket inside: before the tool writes the
+    // first file, and again after (a tool may set its own mode).
+    secret::private_dir(&data_dir)?;
+    if !target.restored {
+        initialise(build, config, &data_dir, user.as_ref(), env, log)?;
+    } else if let Some(u) = &user {
+        process::chown_tree(&data_dir, u)?;
+    }
+    secret::private_dir(&data_dir)?;
+    Ok((data_dir, user))
 }
 
 /// The socket's path: in the data directory, or when that path is too long to bind, in a
