@@ -95,9 +95,7 @@ fn source(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> String 
             .find(|e| e.get("name").and_then(|n| n.as_str()) == Some(name))
     });
     let key = |k: &str| entry.and_then(|e| e.get(k)).and_then(|v| v.as_str());
-    let debian = (t.server_version.as_deref())
-        .and_then(|v| v.split_once("(Debian ")?.1.split_once(')'))
-        .map(|(pkg, _)| format!("Debian package {pkg}"));
+    let debian = t.server_version.as_deref().and_then(debian_package);
     match (key("version"), key("bin"), key("host"), debian) {
         (Some(v), ..) => format!("fetched by dbdelta (version = \"{v}\")"),
         (_, Some(bin), _, Some(d)) => format!("{d} ({bin})"),
@@ -106,6 +104,20 @@ fn source(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> String 
         (.., Some(d)) => format!("{d} (this host's install)"),
         _ => "this host's install".into(),
     }
+}
+
+/// "Debian package X" from a server version string that names one: PostgreSQL's
+/// `… (Debian 16.4-1.pgdg120+1)`, MariaDB's and MySQL's `10.11.6-MariaDB-0+deb12u1` (Debian's
+/// revision, `+debNuM`, appended to the version).
+fn debian_package(version: &str) -> Option<String> {
+    if let Some((pkg, _)) = version
+        .split_once("(Debian ")
+        .and_then(|(_, r)| r.split_once(')'))
+    {
+        return Some(format!("Debian package {pkg}"));
+    }
+    let word = version.split_whitespace().find(|w| w.contains("+deb"))?;
+    Some(format!("Debian package {word}"))
 }
 
 /// What would decide the undecided steps, measured: the repeats the detectable change asks
@@ -292,5 +304,24 @@ mod tests {
             Some("gcc (Ubuntu 7.5.0-3ubuntu1~18.04) 7.5.0")
         );
         assert_eq!(compiled_by("8.0.31"), None);
+    }
+
+    #[test]
+    fn a_debian_package_is_read_from_each_familys_version_string() {
+        let pg =
+            "PostgreSQL 16.4 (Debian 16.4-1.pgdg120+1) on x86_64-pc-linux-gnu, compiled by gcc";
+        assert_eq!(
+            debian_package(pg).as_deref(),
+            Some("Debian package 16.4-1.pgdg120+1")
+        );
+        assert_eq!(
+            debian_package("10.11.6-MariaDB-0+deb12u1").as_deref(),
+            Some("Debian package 10.11.6-MariaDB-0+deb12u1")
+        );
+        assert_eq!(debian_package("8.0.31"), None);
+        assert_eq!(
+            debian_package("PostgreSQL 17.10 on x86_64-pc-linux-gnu"),
+            None
+        );
     }
 }
