@@ -69,11 +69,29 @@ fn target_line(p: &Provenance) -> String {
     if let Some(c) = (p.compiler.as_deref()).filter(|_| !version.contains("compiled by")) {
         line.push_str(&format!(", compiled by {c}"));
     }
-    if let Some(f) = p.cflags.as_deref().filter(|f| !f.is_empty()) {
+    if let Some(f) = p
+        .cflags
+        .as_deref()
+        .map(code_flags)
+        .filter(|f| !f.is_empty())
+    {
         line.push_str(&format!(" ({f})"));
     }
     line.push_str(&format!("; {}", p.source));
     line
+}
+
+/// The compiler flags that shape the code (`-O2`, `-Os`, `-march=…`, `-f…`, `-D…`), the
+/// warnings (`-W…`) and debug information (`-g`) left out; the targets table has them all.
+fn code_flags(flags: &str) -> String {
+    let shapes = |f: &&str| !f.starts_with("-W") && !f.starts_with("-g");
+    let mut kept: Vec<&str> = Vec::new();
+    for f in flags.split_whitespace().filter(shapes) {
+        if !kept.contains(&f) {
+            kept.push(f);
+        }
+    }
+    kept.join(" ")
 }
 
 /// `update-one, pg17 vs pg15: instructions/op 1.32 (range 1.30–1.34)`.
@@ -97,4 +115,24 @@ fn changed_line(c: &ChangedStep, several_clients: bool) -> String {
         d.interval_kind,
         interval(d.interval)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_screen_keeps_the_flags_that_shape_the_code() {
+        let debian = "-Wall -Wmissing-prototypes -Werror=vla -fno-strict-aliasing -fwrapv -g -g -O2 \
+                      -fstack-protector-strong -Wformat -fno-omit-frame-pointer";
+        assert_eq!(
+            code_flags(debian),
+            "-fno-strict-aliasing -fwrapv -O2 -fstack-protector-strong -fno-omit-frame-pointer"
+        );
+        assert_eq!(
+            code_flags("-Wall -Os -DMAP_HUGETLB=0x40000"),
+            "-Os -DMAP_HUGETLB=0x40000"
+        );
+        assert_eq!(code_flags("-Wall -g"), "");
+    }
 }
