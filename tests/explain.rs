@@ -35,6 +35,17 @@ engine = "sqlite"
 settings = ["cache_size = 10", "busy_timeout = 20000"]
 "#;
 
+/// The lab in `d`, run: `point-query` counted on both targets, stored as run `ab`.
+fn counted_run(d: &std::path::Path) {
+    std::fs::write(d.join("lab.toml"), LAB).unwrap();
+    let args = ["-q", "run", "lab.toml", "--quick", "--rows", "5000"];
+    let out = run(
+        d,
+        &[&args[..], &["--only", "point-query", "--name", "ab"]].concat(),
+    );
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+}
+
 /// One line on standard error, exit 2, nothing on standard output.
 fn refused(dir: &std::path::Path, args: &[&str], says: &str) {
     let out = run(dir, args);
@@ -51,15 +62,9 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     }
     let dir = scratch();
     let d = dir.path();
-    std::fs::write(d.join("lab.toml"), LAB).unwrap();
     let _lock = measuring();
     let started = std::time::Instant::now();
-    let args = ["-q", "run", "lab.toml", "--quick", "--rows", "5000"];
-    let out = run(
-        d,
-        &[&args[..], &["--only", "point-query", "--name", "ab"]].concat(),
-    );
-    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    counted_run(d);
     refused(d, &["explain", "nope", "--target", "small"], "no run nope");
     refused(d, &["explain", "ab", "--target", "big"], "--target big");
     refused(d, &["explain", "ab", "--target", "base"], "base");
@@ -120,4 +125,59 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     let md = text(&out.stdout);
     assert!(md.contains("Why: configuration, small vs base"), "{md}");
     assert!(md.contains("cache_size 10 (base -2000) explains"), "{md}");
+}
+
+/// An explanation stopped by SIGTERM leaves its twins' run stored incomplete; `run --resume`
+/// (the latest incomplete run, or that run named) refuses it in one line, exit 2, instead of
+/// running the lab's targets into it. Cost: about 15 s (the run, then explain until its first
+/// twin starts).
+#[test]
+fn a_stopped_explanations_twins_run_is_not_resumed() {
+    if !valgrind_installed() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let _lock = measuring();
+    counted_run(d);
+    let mut explain = dbdelta(d)
+        .args(["-q", "explain", "ab", "--target", "small"])
+        .args(["--step", "point-query"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its twins' run is stored when explain begins it, before the first twin is counted.
+    let db = rusqlite::Connection::open(d.join("dbdelta.db")).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let twins: String = loop {
+        let incomplete: Vec<(String,)> = rows(&db, "SELECT id FROM runs WHERE complete = 0");
+        if let Some((id,)) = incomplete.into_iter().next() {
+            break id;
+        }
+        assert!(explain.try_wait().unwrap().is_none(), "explain ended first");
+        assert!(std::time::Instant::now() < deadline, "no twins' run stored");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let pid = explain.id() as libc::pid_t;
+    // SAFETY: kill(2) with the PID of our own child, not yet waited for; no memory is shared.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let out = explain.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        text(&out.stderr)
+    );
+    for resume in [
+        &["run", "lab.toml", "--resume"][..],
+        &["run", "--resume", &twins],
+    ] {
+        let out = run(d, resume);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{resume:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{resume:?}: {err}");
+        assert!(err.contains(&format!("--resume {twins}")), "{err}");
+        assert!(err.contains("`dbdelta explain`'s twins' run"), "{err}");
+    }
 }

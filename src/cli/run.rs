@@ -422,6 +422,27 @@ pub(super) fn run(store_path: &Path, args: RunArgs, progress: &Progress) -> Resu
     report_outcome(&outcome, &store, &args)
 }
 
+/// Refuse to resume a run whose targets are not its lab's: the twins `dbdelta explain` counts
+/// (`T-again`, `T-twin1`, …) in a run of their own, stored incomplete when explain stopped;
+/// resumed, their lab's targets would be run into it. Explain counts its twins again from its
+/// start. A run no target was stored in yet is one of those (a lab's run stores its targets
+/// when it begins).
+fn refuse_twins(run_id: &str, data: &crate::results::RunData, plan: &plan::RunPlan) -> Result<()> {
+    let lab: Vec<&str> = plan.targets.iter().map(|t| t.name.as_str()).collect();
+    let stored: Vec<&str> = data.targets.iter().map(|t| t.name.as_str()).collect();
+    if !stored.is_empty() && stored.iter().all(|n| lab.contains(n)) {
+        return Ok(());
+    }
+    let held = match stored.is_empty() {
+        true => "no target yet".to_string(),
+        false => format!("targets ({}) that its lab has not", stored.join(", ")),
+    };
+    crate::error::input(format!(
+        "--resume {run_id}: the run holds {held}: it is `dbdelta explain`'s twins' run, which \
+         explain counts again from its start; run `dbdelta explain` again on the run it explains"
+    ))
+}
+
 /// `run --resume [RUN]`: the run's plan rebuilt from what it stored (refused when the lab
 /// file changed it), then every cell that did not finish.
 pub(super) fn resume(
@@ -462,6 +483,7 @@ pub(super) fn resume(
         args.how.keep,
     )?;
     check_report_args(&plan, args)?;
+    refuse_twins(&run_id, &data, &plan)?;
     // One owner per run: the work directory's lock on this host, the store's across hosts.
     crate::runner::workdir::refuse_if_owned(&plan.workdir, &run_id)?;
     if !store.hold_run(&run_id)? {
