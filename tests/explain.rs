@@ -7,6 +7,8 @@
 //! one, then one half), store the
 //! explanation with the run (the report's "Why" section, the JSON's `functions.configuration`,
 //! valid against the schema), and refuse an unknown run, target or step in one line, exit 2.
+//! The step's differential flame graphs of the instructions render in the HTML report and, through
+//! `dbdelta serve`, in Chromium.
 //!
 //! Cost: about 70 s on a 2-core host (two counting cells under callgrind for the run, at once,
 //! then three twins, one after the other); 5,000 rows make the cache's effect ~3%, over the lab's
@@ -125,6 +127,71 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     let md = text(&out.stdout);
     assert!(md.contains("Why: configuration, small vs base"), "{md}");
     assert!(md.contains("cache_size 10 (base -2000) explains"), "{md}");
+    flame_graphs_render(d);
+}
+
+/// The step's differential flame graphs of the instructions: two figures in the HTML report
+/// (the target's widths, then the base's), the extra page reads of `cache_size = 10` red in
+/// both; `dbdelta serve` lists and serves them as SVGs, which Chromium renders without a
+/// console message (skipped without Chromium, except under CI).
+fn flame_graphs_render(d: &std::path::Path) {
+    let page = d.join("report.html");
+    let out = run(
+        d,
+        &["report", "ab", "--format", "html", "-o", "report.html"],
+    );
+    assert!(out.status.success(), "report failed: {}", text(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<figure class=\"flame\"><svg").count(), 2);
+    let title = "small vs base, point-query: instructions/op";
+    for widths in ["small", "base"] {
+        let said = format!("{widths}&apos;s widths (red: more, blue: fewer)");
+        assert!(html.contains(title) && html.contains(&said), "{html}");
+    }
+    // With 10 pages of cache SQLite fetches pages again and again: in small's widths (the
+    // first figure), its page-fetch frames are where most instructions were added.
+    let first = html.split("<figure class=\"flame\">").nth(1).unwrap();
+    let first = &first[..first.find("</figure>").unwrap()];
+    let added = |t: &str| -> Option<f64> {
+        let (_, delta) = t.rsplit_once("; ")?;
+        delta.strip_suffix("%)")?.parse().ok()
+    };
+    let (most, delta) = (first.split("<title>").skip(1))
+        .map(|t| &t[..t.find("</title>").unwrap()])
+        .filter_map(|t| Some((t, added(t)?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("frames with a change");
+    let name = most.split(" (").next().unwrap();
+    assert!(delta >= 0.1, "{most}");
+    assert!(
+        ["Page", "Pcache", "pcache"]
+            .iter()
+            .any(|p| name.contains(p)),
+        "the most added frame is a page fetch: {most}"
+    );
+
+    let (server, base) = common::serve::start_serve(d, &[]);
+    let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    let list = common::serve::get(port, "/run/ab/flames");
+    let links: Vec<&str> = (list.split("href=\"").skip(1))
+        .map(|s| &s[..s.find('"').unwrap()])
+        .filter(|h| h.contains(".instructions."))
+        .collect();
+    assert_eq!(links.len(), 2, "both widths: {list}");
+    for link in &links {
+        let svg = common::serve::get(port, link);
+        assert!(svg.starts_with("HTTP/1.1 200"), "{link}: {svg:.300}");
+        assert!(svg.contains("Content-Type: image/svg+xml"), "{svg:.300}");
+        assert!(svg.contains(title) && svg.matches("<rect").count() > 10);
+        if !common::chromium::chromium_available() {
+            continue;
+        }
+        let shown = common::chromium::chromium_url(&format!("{base}{link}"), &["--dump-dom"]);
+        let console = common::chromium::console_messages(&shown.stderr);
+        assert!(console.is_empty(), "{link}: {}", console.join("\n"));
+        assert!(shown.stdout.contains(title), "{}", shown.stdout);
+    }
+    common::serve::stop_serve(server);
 }
 
 /// An explanation stopped by SIGTERM leaves its twins' run stored incomplete; `run --resume`

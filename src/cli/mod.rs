@@ -115,8 +115,9 @@ pub enum Command {
     /// the settings behind it with twins of the target counted by instructions, e.g.
     /// `dbdelta explain latest --target my97 --step hot-points`.
     Explain(crate::explain::ExplainArgs),
-    /// Write a profiled step's flame graphs and folded profiles (per target, and each compared
-    /// target against its base) into a directory, e.g. `dbdelta profile latest hot-points`.
+    /// Write a step's flame graphs and folded stacks into a directory: a profiled run's CPU
+    /// graphs (per target, and each compared target against its base), a counted run's
+    /// differential instruction graphs, e.g. `dbdelta profile latest hot-points`.
     Profile(ProfileArgs),
     /// Write a commented lab file to start from (default lab.toml; an existing file is never
     /// overwritten), e.g. `dbdelta init --engine postgres pg.toml`.

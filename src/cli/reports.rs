@@ -20,7 +20,7 @@ pub struct ProfileArgs {
     pub store: StoreArg,
     /// Run id, name (`run --name`), `latest` or `previous`.
     pub run: String,
-    /// A profiled step's label, e.g. hot-points.
+    /// A profiled or counted step's label, e.g. hot-points.
     pub step: String,
     /// Only this target (and its differential against its base).
     #[arg(long, value_name = "TARGET")]
@@ -197,8 +197,8 @@ pub(super) fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-/// `dbdelta profile RUN STEP`: the step's flame graphs and folded profiles as files, each
-/// written whole (a temporary file renamed into place) and named on standard output.
+/// `dbdelta profile RUN STEP`: the step's flame graphs and folded profiles as files (a
+/// profiled run's CPU graphs, a counted run's instruction graphs), each written whole (a temporary file renamed into place) and named on standard output.
 pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
     let store = Store::open_existing(store_path)?;
     let run_id = store.resolve_run(Some(&args.run))?;
@@ -208,8 +208,13 @@ pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCo
     };
     let model = report::build_with_options(&store.load_run(&run_id)?, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
-    let files = report::profile::files(&model, &args.step, args.target.as_deref())
+    let counted = report::instruction_flame_files(&model, &args.step, args.target.as_deref())
         .map_err(crate::error::InputError::new)?;
+    let files = match report::profile::files(&model, &args.step, args.target.as_deref()) {
+        Ok(files) => files.into_iter().chain(counted).collect(),
+        Err(_) if !counted.is_empty() => counted,
+        Err(e) => return Err(crate::error::InputError::new(e).into()),
+    };
     let dir = &args.output;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("-o {}: cannot create the directory", dir.display()))?;

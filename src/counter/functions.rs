@@ -8,7 +8,9 @@
 //! one call from it; names are compressed as `(id) name` the first time and `(id)` after, in
 //! one space shared by `fn=` and `cfn=`. A recursion level's suffix (`f'2`) is dropped, so
 //! every level adds to `f`, and a function's calls to itself do not add to its inclusive cost
-//! (mutual recursion still does, as in callgrind's own inclusive figures).
+//! (mutual recursion still does, as in callgrind's own inclusive figures). The calls between
+//! functions are kept too, caller and callee by name with the calls' inclusive cost (a call to
+//! itself left out), from which a report draws a call tree.
 //! Must not: read or remove files, know engines, steps or the store, or time anything.
 
 use std::collections::HashMap;
@@ -21,9 +23,14 @@ pub struct Cost {
     pub inclusive: u64,
 }
 
-/// Per-function costs of the dumps added, by symbol name.
+/// Per-function costs of the dumps added, by symbol name, and the calls between them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Functions(pub HashMap<String, Cost>);
+pub struct Functions {
+    pub costs: HashMap<String, Cost>,
+    /// The inclusive instructions of the calls from one function (the key's first name) to
+    /// another (its second), summed over the call sites; a function's calls to itself left out.
+    pub calls: HashMap<(String, String), u64>,
+}
 
 /// How one dump's cost lines read: how many subpositions come before the counters, and which
 /// counter is the instructions.
@@ -45,6 +52,7 @@ impl Functions {
         // next `fn=` line comes), and this dump's costs by borrowed name.
         let mut current: Option<(&str, Cost)> = None;
         let mut own: HashMap<&str, Cost> = HashMap::new();
+        let mut calls: HashMap<(&str, &str), u64> = HashMap::new();
         let mut callee: Option<&str> = None;
         let mut call_line_next = false;
         for line in text.lines() {
@@ -57,7 +65,12 @@ impl Functions {
                 match std::mem::take(&mut call_line_next) {
                     // A call's inclusive cost: the caller's, unless it calls itself.
                     true if callee.is_some_and(|c| bare(c) == *f) => {}
-                    true => cost.inclusive += n,
+                    true => {
+                        cost.inclusive += n;
+                        if let Some(c) = callee {
+                            *calls.entry((*f, bare(c))).or_default() += n;
+                        }
+                    }
                     false => {
                         cost.own += n;
                         cost.inclusive += n;
@@ -86,27 +99,39 @@ impl Functions {
         for (name, c) in own {
             self.add_cost(name, c);
         }
+        for ((caller, callee), n) in calls {
+            self.add_call(caller, callee, n);
+        }
     }
 
     /// Add another set's costs to these.
     pub fn add(&mut self, other: &Functions) {
-        for (name, c) in &other.0 {
+        for (name, c) in &other.costs {
             self.add_cost(name, *c);
+        }
+        for ((caller, callee), n) in &other.calls {
+            self.add_call(caller, callee, *n);
         }
     }
 
     fn add_cost(&mut self, name: &str, c: Cost) {
-        match self.0.get_mut(name) {
+        match self.costs.get_mut(name) {
             Some(m) => add(m, c),
             None => {
-                self.0.insert(name.to_string(), c);
+                self.costs.insert(name.to_string(), c);
             }
         }
     }
 
+    fn add_call(&mut self, caller: &str, callee: &str, n: u64) {
+        *(self.calls)
+            .entry((caller.to_string(), callee.to_string()))
+            .or_default() += n;
+    }
+
     /// The self costs' sum: every instruction of the dumps, once.
     pub fn total(&self) -> u64 {
-        self.0.values().map(|c| c.own).sum()
+        self.costs.values().map(|c| c.own).sum()
     }
 }
 
@@ -167,7 +192,7 @@ mod tests {
     fn reads_self_and_inclusive_costs_with_compressed_names() {
         let mut f = Functions::default();
         f.add_dump(DUMP);
-        let get = |n: &str| f.0.get(n).copied().unwrap_or_default();
+        let get = |n: &str| f.costs.get(n).copied().unwrap_or_default();
         // main: 20 + 5 of its own; its calls cost 700 and 100.
         assert_eq!(
             get("main"),
@@ -191,8 +216,13 @@ mod tests {
                 inclusive: 100
             }
         );
-        assert_eq!(f.0.len(), 3);
+        assert_eq!(f.costs.len(), 3);
         assert_eq!(f.total(), 825);
+        // The calls: main's two, lookup's call to its own recursion level left out.
+        let call = |a: &str, b: &str| f.calls.get(&(a.to_string(), b.to_string())).copied();
+        assert_eq!(call("main", "lookup"), Some(700));
+        assert_eq!(call("main", "free_page"), Some(100));
+        assert_eq!(f.calls.len(), 2);
     }
 
     #[test]
@@ -203,14 +233,14 @@ mod tests {
         g.add_dump("events: Cycles Dr\nfn=main\n5 9 1\nfn=(7) other\n6 3\n");
         f.add(&g);
         assert_eq!(
-            f.0["main"],
+            f.costs["main"],
             Cost {
                 own: 34,
                 inclusive: 834
             }
         );
         assert_eq!(
-            f.0["other"],
+            f.costs["other"],
             Cost {
                 own: 3,
                 inclusive: 3
@@ -220,14 +250,14 @@ mod tests {
         let mut h = Functions::default();
         h.add_dump("events: Ir\nfn=(1) a\n1 10\ncfn=(2) b\ncalls=1 5\n1 40\nfn=(2)\n5 40\n");
         assert_eq!(
-            h.0["a"],
+            h.costs["a"],
             Cost {
                 own: 10,
                 inclusive: 50
             }
         );
         assert_eq!(
-            h.0["b"],
+            h.costs["b"],
             Cost {
                 own: 40,
                 inclusive: 40

@@ -746,8 +746,8 @@ mod tests {
         let mut f = SplitFunctions::default();
         take_split_functions(dir.path(), "server", PG, Some(100), Some(&mut f)).unwrap();
         assert_eq!(f.foreground.total(), 100);
-        assert_eq!(f.foreground.0["PostgresMain"].own, 90);
-        assert_eq!(f.background.0["AutoVacWorkerMain"].own, 7);
+        assert_eq!(f.foreground.costs["PostgresMain"].own, 90);
+        assert_eq!(f.background.costs["AutoVacWorkerMain"].own, 7);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 

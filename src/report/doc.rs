@@ -51,6 +51,15 @@ pub enum ChartRef {
         clients: u32,
         target: String,
     },
+    /// The differential flame graph of a compared target's instructions per operation against
+    /// its base on one step, drawn from the counted call trees, in the target's widths or the
+    /// base's (HTML only: no PNG).
+    CallTreeDiff {
+        step: String,
+        clients: u32,
+        target: String,
+        base_widths: bool,
+    },
 }
 
 /// A table; header and body cells may contain `\n` (lines of one cell in text, a space in

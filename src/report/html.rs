@@ -205,6 +205,21 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
                 out.push_str(&flame_figure(model, (step, *clients, target), &label, &id));
                 continue;
             }
+            ChartRef::CallTreeDiff {
+                step,
+                clients,
+                target,
+                base_widths,
+            } => {
+                let label = format!(
+                    "Differential flame graph: instructions per operation of {target} on {step} at {clients} client(s) against its base, in {}'s widths",
+                    if *base_widths { "the base" } else { target }
+                );
+                let svg =
+                    super::why::flame_svg(model, (step, *clients, target), *base_widths, false);
+                out.push_str(&flame_of(svg, &label, &charts::file_stem(chart)));
+                continue;
+            }
         };
         match charts::svg(model, chart) {
             Ok(Some(svg)) => {
@@ -247,6 +262,11 @@ fn flame_figure(
             let a = s.targets.iter().find(|t| t.target == base.base)?;
             Some(super::profile::diff_svg(a, b, step, false))
         });
+    flame_of(svg, label, id)
+}
+
+/// An inferno SVG as a figure (or a paragraph saying why it is missing; nothing without one).
+fn flame_of(svg: Option<Result<String, String>>, label: &str, id: &str) -> String {
     match svg {
         Some(Ok(svg)) => format!(
             "<figure class=\"flame\">{}</figure>\n",

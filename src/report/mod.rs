@@ -12,12 +12,14 @@
 mod answer;
 mod build;
 mod by_version;
+mod call_tree;
 mod charts;
 mod compare;
 mod crossover;
 pub mod csv;
 mod doc;
 mod first_screen;
+mod flame;
 pub mod fmt;
 mod html;
 mod instructions;
@@ -33,6 +35,8 @@ mod text;
 mod verdict;
 mod why;
 mod why_model;
+
+pub use why::flame_files as instruction_flame_files;
 
 #[cfg(test)]
 mod fixture;

@@ -1,15 +1,16 @@
 //! CPU profiles in reports: each profiled step's folded stacks scaled to CPU per operation,
 //! the top functions per target, the functions that changed most against the base, and the
-//! flame graphs (plain and differential) drawn by inferno as SVG.
+//! flame graphs (plain and differential, drawn by `flame`).
 //!
 //! Owns the per-operation normalisation (a profile's samples are scaled so that they add up
 //! to the step's measured engine CPU per operation, so neither perf's start-up nor its rate
-//! changes the scale) and the flame graph options. Must not: read files or run perf (the
+//! changes the scale). Must not: read files or run perf (the
 //! runner stored the folded stacks), or invent a CPU figure that was not measured.
 
 use std::collections::{BTreeSet, HashMap};
 
 use super::doc::{Block, Cell, ChartRef, Grid, Tone};
+use super::flame;
 use super::model::{
     FunctionChange, FunctionCost, ProfileDiff, ProfileReport, ReportModel, StepProfiles,
     TargetProfile, TargetSummary,
@@ -19,9 +20,6 @@ use crate::results::{Measurement, Metric, Profiling, RunData};
 
 /// Functions listed per target and per comparison.
 pub const TOP: usize = 5;
-/// Flame graph counts are CPU per operation in these units (integers for inferno).
-const PS_PER_US: f64 = 1e6;
-const COUNT_NAME: &str = "ns per 1000 ops";
 /// A target whose share of symbol-less samples reaches this gets a note.
 const UNRESOLVED_NOTE: f64 = 0.05;
 
@@ -235,43 +233,15 @@ fn diff(a: &TargetProfile, b: &TargetProfile) -> ProfileDiff {
     }
 }
 
-/// Stacks as folded text with integer counts in [`COUNT_NAME`] units.
+/// Stacks as folded text with integer counts in [`flame::CPU`] units.
 pub fn folded_per_op(stacks: &[(String, f64)]) -> String {
-    let mut out = String::new();
-    let mut total: u64 = 0;
-    for (s, us) in stacks {
-        let n = (us * PS_PER_US).round() as u64;
-        // inferno adds the counts up in a usize: a stack that would overflow the sum (only a
-        // damaged store's CPU per operation comes near) is left out, not drawn as a panic.
-        match total.checked_add(n).filter(|t| usize::try_from(*t).is_ok()) {
-            Some(t) if n > 0 => {
-                total = t;
-                out.push_str(&format!("{s} {n}\n"));
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Flame graph options; `interactive` keeps inferno's script (zoom, search) for a standalone
-/// file, the HTML report embeds graphs without it.
-fn options(title: String, interactive: bool) -> inferno::flamegraph::Options<'static> {
-    let mut o = inferno::flamegraph::Options::default();
-    o.title = title;
-    o.count_name = COUNT_NAME.into();
-    o.no_javascript = !interactive;
-    o.deterministic = true;
-    o.hash = true;
-    o.min_width = 0.5;
-    o
+    flame::folded(stacks, flame::CPU)
 }
 
 /// A flame graph of one target's CPU per operation, as an SVG document.
 pub fn flame_svg(p: &TargetProfile, step: &str) -> Result<String, String> {
-    let folded = folded_per_op(&p.stacks);
-    let mut opt = options(format!("{}: {step}, CPU per operation", p.target), true);
-    render(&mut opt, folded.lines())
+    let title = format!("{}: {step}, CPU per operation", p.target);
+    flame::plain(&p.stacks, flame::CPU, title)
 }
 
 /// The differential flame graph of `b` against its base `a`: frame widths are `b`'s CPU per
@@ -282,36 +252,22 @@ pub fn diff_svg(
     step: &str,
     interactive: bool,
 ) -> Result<String, String> {
-    let text = diff_folded(a, b)?;
     let title = format!(
         "{} against {}: {step}, CPU per operation (red: more than {}, blue: less)",
         b.target, a.target, a.target
     );
-    let mut opt = options(title, interactive);
-    render(&mut opt, text.lines())
+    let sides = (a.stacks.as_slice(), b.stacks.as_slice());
+    flame::diff(
+        sides,
+        flame::CPU,
+        flame::Shape::Target,
+        (title, interactive),
+    )
 }
 
 /// `stack base_count target_count` lines (inferno's differential folded format).
 pub fn diff_folded(a: &TargetProfile, b: &TargetProfile) -> Result<String, String> {
-    let (fa, fb) = (folded_per_op(&a.stacks), folded_per_op(&b.stacks));
-    let mut out = Vec::new();
-    let opt = inferno::differential::Options {
-        normalize: false,
-        strip_hex: false,
-    };
-    inferno::differential::from_readers(opt, fa.as_bytes(), fb.as_bytes(), &mut out)
-        .map_err(|e| format!("differential folding failed: {e}"))?;
-    String::from_utf8(out).map_err(|e| e.to_string())
-}
-
-fn render<'a>(
-    opt: &mut inferno::flamegraph::Options<'_>,
-    lines: impl IntoIterator<Item = &'a str>,
-) -> Result<String, String> {
-    let mut out = Vec::new();
-    inferno::flamegraph::from_lines(opt, lines, &mut out)
-        .map_err(|e| format!("drawing the flame graph failed: {e}"))?;
-    String::from_utf8(out).map_err(|e| e.to_string())
+    flame::diff_folded(&a.stacks, &b.stacks, flame::CPU)
 }
 
 /// Longest function name shown in a table cell (the flame graphs show every name whole).
@@ -575,7 +531,7 @@ pub fn files(
 }
 
 /// Only letters, digits, `.`, `_`, `-` and `@`.
-fn file_name(raw: &str) -> String {
+pub(super) fn file_name(raw: &str) -> String {
     raw.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-@".contains(c) {

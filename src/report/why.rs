@@ -13,13 +13,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::doc::{Block, Cell, Grid, thousands};
+use super::doc::{Block, Cell, ChartRef, Grid, thousands};
 use super::fmt::plural;
 use super::model::{Relative, ReportModel};
 pub use super::why_model::{
-    FunctionDiff, FunctionDiffs, GroupFunction, GroupFunctionDiff, StepConfiguration,
+    CallTrees, FunctionDiff, FunctionDiffs, GroupFunction, GroupFunctionDiff, StepConfiguration,
     StepFunctionDiff,
 };
+use super::{call_tree, flame};
 use crate::results::{FunctionCost, Measurement, Metric, StepExplanation, StepFunctions};
 
 /// Functions shown per step in text and Markdown.
@@ -161,7 +162,27 @@ fn step_diff(r: &Relative, b: &StepFunctions, t: &StepFunctions) -> StepFunction
             &t.background,
             total(&t.background) - total(&b.background),
         ),
+        trees: trees(b, t),
     }
+}
+
+/// Both sides' call trees, when both have calls stored, cut at the function they share
+/// ([`call_tree::anchor`]).
+fn trees(b: &StepFunctions, t: &StepFunctions) -> Option<CallTrees> {
+    let (base, target) = (call_tree::stacks(b), call_tree::stacks(t));
+    if base.is_empty() || target.is_empty() {
+        return None;
+    }
+    let anchor = call_tree::anchor(&base, &target);
+    let (base, target) = match &anchor {
+        Some(a) => (call_tree::cut(&base, a), call_tree::cut(&target, a)),
+        None => (base, target),
+    };
+    Some(CallTrees {
+        base,
+        target,
+        anchor,
+    })
 }
 
 /// Every function of either table but `(other)`, by the size of its change.
@@ -412,6 +433,101 @@ fn functions_part(
     if !bullets.is_empty() {
         doc.push(Block::Bullets(bullets));
     }
+    flame_figures(&shown, doc);
+}
+
+/// The differential flame graph of `target`'s instructions per operation against its base on
+/// `step` at `clients`, in the target's widths or the base's; `None` when the model has no call
+/// trees of it.
+pub fn flame_svg(
+    m: &ReportModel,
+    (step, clients, target): (&str, u32, &str),
+    base_widths: bool,
+    interactive: bool,
+) -> Option<Result<String, String>> {
+    let s = (m.functions.as_ref()?.steps.iter())
+        .find(|s| s.step == step && s.clients == clients && s.target == target)?;
+    let trees = s.trees.as_ref()?;
+    let (shape, widths) = match base_widths {
+        false => (flame::Shape::Target, &s.target),
+        true => (flame::Shape::Base, &s.base),
+    };
+    let from = (trees.anchor.as_ref()).map_or(String::new(), |a| format!(" from {a}"));
+    let title = format!(
+        "{} vs {}, {step}: instructions/op{from}, {widths}'s widths (red: more, blue: fewer)",
+        s.target, s.base
+    );
+    let sides = (trees.base.as_slice(), trees.target.as_slice());
+    Some(flame::diff(
+        sides,
+        flame::INSTRUCTIONS,
+        shape,
+        (title, interactive),
+    ))
+}
+
+/// The instruction flame graphs of `step` (of `target` only, when given) as files, named by step,
+/// clients and targets: each compared target's differential graph in its widths
+/// (`….instructions.svg`) and its base's (`….instructions.base-widths.svg`), and their
+/// differential folded stacks (`….instructions.diff.folded`).
+pub fn flame_files(
+    m: &ReportModel,
+    step: &str,
+    target: Option<&str>,
+) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let mut out = Vec::new();
+    let steps = (m.functions.iter().flat_map(|f| f.steps.iter()))
+        .filter(|s| s.step == step && target.is_none_or(|want| want == s.target));
+    for s in steps {
+        let Some(trees) = &s.trees else {
+            continue;
+        };
+        let stem = super::profile::file_name(&format!(
+            "{}-c{}-{}-vs-{}.instructions",
+            s.step, s.clients, s.target, s.base
+        ));
+        let at = (s.step.as_str(), s.clients, s.target.as_str());
+        for (base_widths, suffix) in [(false, "svg"), (true, "base-widths.svg")] {
+            let svg = flame_svg(m, at, base_widths, true).expect("the step has trees")?;
+            out.push((format!("{stem}.{suffix}"), svg.into_bytes()));
+        }
+        let folded = flame::diff_folded(&trees.base, &trees.target, flame::INSTRUCTIONS)?;
+        out.push((format!("{stem}.diff.folded"), folded.into_bytes()));
+    }
+    Ok(out)
+}
+
+/// The differential flame graphs of the shown steps whose sides both have call trees, in
+/// the target's widths and in the base's (HTML only).
+fn flame_figures(shown: &[&StepFunctionDiff], doc: &mut Vec<Block>) {
+    let charts: Vec<ChartRef> = (shown.iter())
+        .filter(|s| s.trees.is_some())
+        .flat_map(|s| {
+            [false, true].map(|base_widths| ChartRef::CallTreeDiff {
+                step: s.step.clone(),
+                clients: s.clients,
+                target: s.target.clone(),
+                base_widths,
+            })
+        })
+        .collect();
+    let Some(first) = shown.first() else {
+        return;
+    };
+    if charts.is_empty() {
+        return;
+    }
+    doc.push(Block::Figures {
+        title: Some(format!(
+            "Differential flame graphs of the instructions per operation, {} vs {}: each \
+             step in {}'s widths, then in {}'s; red: more instructions than the base, blue: \
+             fewer. Drawn from callgrind's calls between functions, a function's callees shared \
+             among its callers in proportion to their calls.",
+            first.target, first.base, first.target, first.base
+        )),
+        charts,
+        note: None,
+    });
 }
 
 #[cfg(test)]
@@ -498,6 +614,7 @@ mod tests {
             }],
             other_change: other,
             background: Vec::new(),
+            trees: None,
         };
         let g = groups(&[step("a", 1000.0, 100.0, 20.0), step("b", 2000.0, 0.0, 0.0)]);
         assert_eq!(g.len(), 1);

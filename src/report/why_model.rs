@@ -45,6 +45,20 @@ pub struct StepFunctionDiff {
     pub other_change: f64,
     /// The server's background work during the passes, alike (empty for an in-process engine).
     pub background: Vec<FunctionDiff>,
+    /// Both sides' instruction call trees, what the differential flame graphs draw; `None`
+    /// when a side has no calls stored. Not in the JSON (its functions are).
+    #[serde(skip)]
+    pub trees: Option<CallTrees>,
+}
+
+/// The foreground call trees of a step's base and target as folded stacks (`call_tree`),
+/// instructions per operation, each cut at the function both pass through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallTrees {
+    pub base: Vec<(String, f64)>,
+    pub target: Vec<(String, f64)>,
+    /// The function both were cut at (`call_tree::anchor`), if any.
+    pub anchor: Option<String>,
 }
 
 /// One function's change on a step (instructions per operation).

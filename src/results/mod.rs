@@ -340,11 +340,25 @@ pub struct SettingEffect {
 /// as its total is; empty for an in-process engine). Each list holds every function whose self
 /// cost is at least [`StepFunctions::SHARE`] of the step's instructions or whose inclusive cost
 /// is at least [`StepFunctions::INCLUSIVE_SHARE`], largest self cost first, and one row
-/// `(other)` with the rest of the self costs summed.
+/// `(other)` with the rest of the self costs summed. `calls` are the foreground's calls between
+/// functions whose inclusive cost per operation is at least [`StepFunctions::SHARE`] of the
+/// step's instructions (a report draws its call tree from them); a run counted before dbdelta
+/// kept them has none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepFunctions {
     pub foreground: Vec<FunctionCost>,
     pub background: Vec<FunctionCost>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallCost>,
+}
+
+/// The calls from one function to another during a step: their inclusive instructions per
+/// operation (the callee's and everything it called), means over the pass pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallCost {
+    pub caller: String,
+    pub callee: String,
+    pub inclusive: f64,
 }
 
 impl StepFunctions {

@@ -4,14 +4,15 @@
 //! connections cancel), the background's the long pass's own over its operations (it follows
 //! the clock). Keeps every function at or above [`StepFunctions::SHARE`] of the step's
 //! instructions by its self cost or [`StepFunctions::INCLUSIVE_SHARE`] by its inclusive cost,
-//! and sums the rest of the self costs into `(other)`.
+//! and sums the rest of the self costs into `(other)`; keeps the foreground's calls between
+//! functions at or above [`StepFunctions::SHARE`] by their inclusive cost.
 //! Must not: run passes, read dumps or store anything (`count.rs` does).
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::counter::SplitFunctions;
 use crate::counter::functions::Functions;
-use crate::results::{FunctionCost, StepFunctions};
+use crate::results::{CallCost, FunctionCost, StepFunctions};
 
 /// One pair of passes' per-function costs and its operations.
 pub(super) struct PairFunctions {
@@ -37,20 +38,52 @@ pub(super) fn step_functions(pairs: &[PairFunctions], embedded: bool) -> StepFun
             .map(|p| per_op(&p.long.background, None, p.long_units))
             .collect(),
     };
+    let foreground = table(&foreground);
+    let total: f64 = foreground.iter().map(|r| r.own).sum();
     StepFunctions {
-        foreground: table(&foreground),
+        calls: calls(pairs, StepFunctions::SHARE * total.abs()),
+        foreground,
         background: table(&background),
     }
+}
+
+/// The foreground's calls per operation (long minus short), means over the pairs, those of at
+/// least `least` instructions/op, largest first.
+fn calls(pairs: &[PairFunctions], least: f64) -> Vec<CallCost> {
+    let n = pairs.len().max(1) as f64;
+    let mut sum: HashMap<&(String, String), f64> = HashMap::new();
+    for p in pairs {
+        let units = p.units.max(1.0);
+        for (key, c) in &p.long.foreground.calls {
+            *sum.entry(key).or_default() += *c as f64 / units / n;
+        }
+        for (key, c) in &p.short.foreground.calls {
+            *sum.entry(key).or_default() -= *c as f64 / units / n;
+        }
+    }
+    let mut out: Vec<CallCost> = (sum.into_iter())
+        .filter(|(_, v)| *v >= least && *v > 0.0)
+        .map(|((caller, callee), inclusive)| CallCost {
+            caller: caller.clone(),
+            callee: callee.clone(),
+            inclusive,
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.inclusive.total_cmp(&a.inclusive))
+            .then_with(|| (&a.caller, &a.callee).cmp(&(&b.caller, &b.callee)))
+    });
+    out
 }
 
 /// `long` minus `short` (when given), per operation of `units`.
 fn per_op(long: &Functions, short: Option<&Functions>, units: f64) -> PerOp {
     let units = units.max(1.0);
-    let mut out: PerOp = HashMap::with_capacity(long.0.len());
-    for (name, c) in &long.0 {
+    let mut out: PerOp = HashMap::with_capacity(long.costs.len());
+    for (name, c) in &long.costs {
         out.insert(name.clone(), (c.own as f64, c.inclusive as f64));
     }
-    for (name, c) in short.map(|s| s.0.iter()).into_iter().flatten() {
+    for (name, c) in short.map(|s| s.costs.iter()).into_iter().flatten() {
         let e = out.entry(name.clone()).or_default();
         e.0 -= c.own as f64;
         e.1 -= c.inclusive as f64;
@@ -112,18 +145,18 @@ mod tests {
     use super::*;
     use crate::counter::functions::Cost;
 
+    /// `costs`, each function but `main` and `connect` called from `main` (its inclusive cost).
     fn functions(costs: &[(&str, u64, u64)]) -> Functions {
-        Functions(
-            (costs.iter())
-                .map(|(n, own, inclusive)| {
-                    let c = Cost {
-                        own: *own,
-                        inclusive: *inclusive,
-                    };
-                    (n.to_string(), c)
-                })
+        let cost = |own, inclusive| Cost { own, inclusive };
+        Functions {
+            costs: (costs.iter())
+                .map(|(n, own, inclusive)| (n.to_string(), cost(*own, *inclusive)))
                 .collect(),
-        )
+            calls: (costs.iter())
+                .filter(|(n, _, _)| !["main", "connect", "purge"].contains(n))
+                .map(|(n, _, inclusive)| (("main".to_string(), n.to_string()), *inclusive))
+                .collect(),
+        }
     }
 
     fn pair(short: &[(&str, u64, u64)], long: &[(&str, u64, u64)], bg: u64) -> PairFunctions {
@@ -164,6 +197,13 @@ mod tests {
         assert_eq!(f.foreground[1].inclusive, Some(1_000.75));
         assert_eq!(f.foreground[2].own, 0.75);
         assert_eq!(f.foreground[2].inclusive, None);
+        // main's calls of get kept (995/op), of tiny (0.75/op, under the share) left out.
+        let call = |caller: &str, callee: &str, inclusive| CallCost {
+            caller: caller.into(),
+            callee: callee.into(),
+            inclusive,
+        };
+        assert_eq!(f.calls, [call("main", "get", 995.0)]);
         // The background: the long pass's own per operation, its spread half the range.
         assert_eq!(f.background[0].name, "purge");
         assert_eq!(f.background[0].own, 15.0);

@@ -246,24 +246,40 @@ fn run_page(store: &Store, id: &str) -> Result<Reply> {
     Ok(Reply::html(200, page))
 }
 
-/// The flame graph SVGs the run's stored profiles give, per step (steps without one left out).
+/// The flame graph SVGs the run's stored profiles and counted call trees give, per step
+/// (steps without one left out).
 fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    let Some(p) = model.profiles.as_ref().filter(|p| p.unavailable.is_none()) else {
-        return Ok(out);
-    };
-    for s in &p.steps {
-        if out.iter().any(|(step, _)| *step == s.step) {
-            continue;
+    let mut add = |step: &str, names: Vec<(String, Vec<u8>)>| {
+        let svgs = (names.into_iter().map(|(n, _)| n)).filter(|n| n.ends_with(".svg"));
+        match out.iter_mut().find(|(s, _)| s == step) {
+            Some((_, files)) => files.extend(svgs),
+            None => out.push((step.to_string(), svgs.collect())),
         }
-        let names = report::profile::files(model, &s.step, None).map_err(InputError::new)?;
-        let svgs: Vec<String> = (names.into_iter().map(|(n, _)| n))
-            .filter(|n| n.ends_with(".svg"))
-            .collect();
-        if !svgs.is_empty() {
-            out.push((s.step.clone(), svgs));
+    };
+    if let Some(p) = model.profiles.as_ref().filter(|p| p.unavailable.is_none()) {
+        let mut steps: Vec<&str> = p.steps.iter().map(|s| s.step.as_str()).collect();
+        steps.dedup();
+        for step in steps {
+            add(
+                step,
+                report::profile::files(model, step, None).map_err(InputError::new)?,
+            );
         }
     }
+    let mut counted: Vec<&str> = Vec::new();
+    for s in model.functions.iter().flat_map(|f| f.steps.iter()) {
+        if !counted.contains(&s.step.as_str()) {
+            counted.push(&s.step);
+        }
+    }
+    for step in counted {
+        add(
+            step,
+            report::instruction_flame_files(model, step, None).map_err(InputError::new)?,
+        );
+    }
+    out.retain(|(_, files)| !files.is_empty());
     Ok(out)
 }
 
@@ -274,10 +290,13 @@ fn flames_page(store: &Store, id: &str) -> Result<Reply> {
     Ok(Reply::html(200, pages::flames(&model, &files)))
 }
 
-/// One flame graph SVG, drawn from the folded stacks the store holds.
+/// One flame graph SVG, drawn from the folded stacks or the call trees the store holds.
 fn flame_svg(store: &Store, id: &str, step: &str, file: &str) -> Result<Reply> {
     let model = model(store, id)?;
-    let files = report::profile::files(&model, step, None).map_err(InputError::new)?;
+    let mut files = report::instruction_flame_files(&model, step, None).map_err(InputError::new)?;
+    if model.profiles.is_some() {
+        files.extend(report::profile::files(&model, step, None).unwrap_or_default());
+    }
     match files
         .into_iter()
         .find(|(n, _)| n == file && n.ends_with(".svg"))

@@ -139,8 +139,8 @@ pub fn report_bar(m: &ReportModel, flames: bool) -> String {
     b
 }
 
-/// `/run/ID/flames`: per profiled step, a link to each flame graph SVG the store's folded
-/// stacks give.
+/// `/run/ID/flames`: per profiled or counted step, a link to each flame graph SVG the store's
+/// folded stacks or call trees give.
 pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
     let id = &m.run.id;
     let mut b = format!(
@@ -152,7 +152,9 @@ pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
     );
     if steps.is_empty() {
         let why = match &m.profiles {
-            None => "the run was not profiled (run it with --profile)".to_string(),
+            None => "the run was not profiled (run it with --profile) and no compared step has \
+                     its calls counted (run it with --instructions, callgrind counting)"
+                .to_string(),
             Some(p) => p.unavailable.clone().unwrap_or_else(|| {
                 let notes: Vec<String> = (p.steps.iter())
                     .flat_map(|s| {

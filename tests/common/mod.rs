@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+pub mod chromium;
 pub mod faults;
 pub mod netns;
 pub mod serve;

@@ -46,6 +46,15 @@ pub fn file_stem(chart: &ChartRef) -> String {
             clients,
             target,
         } => format!("profile-diff-c{clients}-{step}-{target}"),
+        ChartRef::CallTreeDiff {
+            step,
+            clients,
+            target,
+            base_widths,
+        } => format!(
+            "instructions-diff-c{clients}-{step}-{target}{}",
+            if *base_widths { "-base-widths" } else { "" }
+        ),
     };
     raw.chars()
         .map(|c| {
@@ -85,7 +94,7 @@ impl Drawing {
                 clients,
             } => version::Versions::of(model, sweep, group, *clients).map(Drawing::Versions),
             // Flame graphs are inferno's SVG (`report::profile`), not plotters drawings.
-            ChartRef::ProfileDiff { .. } => None,
+            ChartRef::ProfileDiff { .. } | ChartRef::CallTreeDiff { .. } => None,
         }
     }
 
