@@ -213,7 +213,13 @@ pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCo
     let files = match report::profile::files(&model, &args.step, args.target.as_deref()) {
         Ok(files) => files.into_iter().chain(counted).collect(),
         Err(_) if !counted.is_empty() => counted,
-        Err(e) => return Err(crate::error::InputError::new(e).into()),
+        Err(e) => {
+            let why = format!(
+                "{e}; nor has {} call trees counted by callgrind (run it with --instructions)",
+                args.step
+            );
+            return Err(crate::error::InputError::new(why).into());
+        }
     };
     let dir = &args.output;
     std::fs::create_dir_all(dir)
