@@ -284,6 +284,16 @@ mod tests {
         assert_eq!(got["a;b;worker"], 25.0);
         assert_eq!(got["worker"], 200.0);
         assert_eq!(got.len(), 4, "{got:?}");
-        assert!(stacks(&StepFunctions::default()).is_empty());
+    }
+
+    #[test]
+    fn a_step_stored_before_calls_were_kept_has_no_tree() {
+        // The `step_functions` JSON of a run counted before: no `calls`.
+        let json = r#"{"foreground":[{"name":"main","self":5.0,"spread":0.0,"inclusive":5.0}],"background":[]}"#;
+        let old: StepFunctions = serde_json::from_str(json).unwrap();
+        assert!(old.calls.is_empty());
+        assert!(stacks(&old).is_empty());
+        // And none is written when there are none.
+        assert!(!serde_json::to_string(&old).unwrap().contains("calls"));
     }
 }
