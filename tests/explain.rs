@@ -143,10 +143,13 @@ fn flame_graphs_render(d: &std::path::Path) {
     assert!(out.status.success(), "report failed: {}", text(&out.stderr));
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<figure class=\"flame\"><svg").count(), 2);
-    let title = "small vs base, point-query: instructions/op";
+    let title = "small vs base, point-query: instructions/op in";
     for widths in ["small", "base"] {
-        let said = format!("{widths}&apos;s widths (red: more, blue: fewer)");
-        assert!(html.contains(title) && html.contains(&said), "{html}");
+        let said = format!("{title} {widths}&apos;s widths");
+        assert!(
+            html.contains(&said) && html.contains("red: more than base"),
+            "{html}"
+        );
     }
     // With 10 pages of cache SQLite fetches pages again and again: in small's widths (the
     // first figure), its page-fetch frames are where most instructions were added.

@@ -30,6 +30,19 @@ pub const INSTRUCTIONS: Unit = Unit {
 /// Folded stacks with their values per operation (`a;b;c`, value).
 pub type Stacks = [(String, f64)];
 
+/// A flame graph's title and the line under it.
+#[derive(Debug, Clone)]
+pub struct Title {
+    pub text: String,
+    pub sub: Option<String>,
+}
+
+impl From<String> for Title {
+    fn from(text: String) -> Title {
+        Title { text, sub: None }
+    }
+}
+
 /// Whose widths a differential flame graph has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -57,7 +70,7 @@ pub fn folded(stacks: &Stacks, unit: Unit) -> String {
 }
 
 /// A flame graph of `stacks` as an SVG document (interactive: inferno's zoom and search).
-pub fn plain(stacks: &Stacks, unit: Unit, title: String) -> Result<String, String> {
+pub fn plain(stacks: &Stacks, unit: Unit, title: Title) -> Result<String, String> {
     let folded = folded(stacks, unit);
     render(&mut options(title, unit, true), folded.lines())
 }
@@ -68,7 +81,7 @@ pub fn diff(
     (base, target): (&Stacks, &Stacks),
     unit: Unit,
     shape: Shape,
-    (title, interactive): (String, bool),
+    (title, interactive): (Title, bool),
 ) -> Result<String, String> {
     let mut opt = options(title, unit, interactive);
     // inferno draws the second profile's widths coloured by second − first; the base's shape
@@ -96,9 +109,10 @@ pub fn diff_folded(first: &Stacks, second: &Stacks, unit: Unit) -> Result<String
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 
-fn options(title: String, unit: Unit, interactive: bool) -> inferno::flamegraph::Options<'static> {
+fn options(title: Title, unit: Unit, interactive: bool) -> inferno::flamegraph::Options<'static> {
     let mut o = inferno::flamegraph::Options::default();
-    o.title = title;
+    o.title = title.text;
+    o.subtitle = title.sub;
     o.count_name = unit.name.into();
     o.no_javascript = !interactive;
     o.deterministic = true;
@@ -129,8 +143,15 @@ mod tests {
     fn each_shape_draws_its_sides_widths_coloured_by_target_minus_base() {
         let base = stacks(&[("main;old", 2.0), ("main;kept", 1.0)]);
         let target = stacks(&[("main;new", 3.0), ("main;kept", 1.0)]);
-        let draw =
-            |shape| diff((&base, &target), INSTRUCTIONS, shape, ("t".into(), false)).unwrap();
+        let draw = |shape| {
+            diff(
+                (&base, &target),
+                INSTRUCTIONS,
+                shape,
+                (String::from("t").into(), false),
+            )
+            .unwrap()
+        };
         let (t, b) = (draw(Shape::Target), draw(Shape::Base));
         // The target's shape has the added function, the base's the removed one.
         assert!(t.contains(">new (") && !t.contains(">old ("), "{t}");

@@ -310,6 +310,7 @@ fn inline_flame(svg: &str, id: &str) -> String {
             "<text id=\"title\"",
             "<text text-anchor=\"middle\" font-size=\"17\"",
         )
+        .replace("<text id=\"subtitle\"", "<text text-anchor=\"middle\"")
         .replace(" id=\"frames\"", "")
         .replacen(" xmlns:xlink=\"http://www.w3.org/1999/xlink\"", "", 1)
         .replacen(" xmlns:fg=\"http://github.com/jonhoo/inferno\"", "", 1)

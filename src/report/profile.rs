@@ -241,7 +241,7 @@ pub fn folded_per_op(stacks: &[(String, f64)]) -> String {
 /// A flame graph of one target's CPU per operation, as an SVG document.
 pub fn flame_svg(p: &TargetProfile, step: &str) -> Result<String, String> {
     let title = format!("{}: {step}, CPU per operation", p.target);
-    flame::plain(&p.stacks, flame::CPU, title)
+    flame::plain(&p.stacks, flame::CPU, title.into())
 }
 
 /// The differential flame graph of `b` against its base `a`: frame widths are `b`'s CPU per
@@ -261,7 +261,7 @@ pub fn diff_svg(
         sides,
         flame::CPU,
         flame::Shape::Target,
-        (title, interactive),
+        (title.into(), interactive),
     )
 }
 

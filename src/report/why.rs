@@ -452,11 +452,14 @@ pub fn flame_svg(
         false => (flame::Shape::Target, &s.target),
         true => (flame::Shape::Base, &s.base),
     };
-    let from = (trees.anchor.as_ref()).map_or(String::new(), |a| format!(" from {a}"));
-    let title = format!(
-        "{} vs {}, {step}: instructions/op{from}, {widths}'s widths (red: more, blue: fewer)",
-        s.target, s.base
-    );
+    let from = (trees.anchor.as_ref()).map_or(String::new(), |a| format!(", from {a} up"));
+    let title = flame::Title {
+        text: format!(
+            "{} vs {}, {step}: instructions/op in {widths}'s widths",
+            s.target, s.base
+        ),
+        sub: Some(format!("red: more than {}, blue: fewer{from}", s.base)),
+    };
     let sides = (trees.base.as_slice(), trees.target.as_slice());
     Some(flame::diff(
         sides,
@@ -519,14 +522,16 @@ fn flame_figures(shown: &[&StepFunctionDiff], doc: &mut Vec<Block>) {
     }
     doc.push(Block::Figures {
         title: Some(format!(
-            "Differential flame graphs of the instructions per operation, {} vs {}: each \
-             step in {}'s widths, then in {}'s; red: more instructions than the base, blue: \
-             fewer. Drawn from callgrind's calls between functions, a function's callees shared \
-             among its callers in proportion to their calls.",
-            first.target, first.base, first.target, first.base
+            "Differential flame graphs of the instructions, {} vs {}",
+            first.target, first.base
         )),
         charts,
-        note: None,
+        note: Some(format!(
+            "Each step in {}'s widths, then in {}'s; red: more instructions per operation than \
+             the base, blue: fewer. Drawn from callgrind's calls between functions, a function's \
+             callees shared among its callers in proportion to their calls.",
+            first.target, first.base
+        )),
     });
 }
 
