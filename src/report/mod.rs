@@ -36,7 +36,7 @@ mod verdict;
 mod why;
 mod why_model;
 
-pub use why::flame_files as instruction_flame_files;
+pub use why::{flame_files as instruction_flame_files, flame_svg_names as instruction_flame_names};
 
 #[cfg(test)]
 mod fixture;

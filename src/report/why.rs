@@ -479,18 +479,9 @@ pub fn flame_files(
     target: Option<&str>,
 ) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut out = Vec::new();
-    let steps = (m.functions.iter().flat_map(|f| f.steps.iter()))
-        .filter(|s| s.step == step && target.is_none_or(|want| want == s.target));
-    for s in steps {
-        let Some(trees) = &s.trees else {
-            continue;
-        };
-        let stem = super::profile::file_name(&format!(
-            "{}-c{}-{}-vs-{}.instructions",
-            s.step, s.clients, s.target, s.base
-        ));
+    for (s, trees, stem) in flame_steps(m, step, target) {
         let at = (s.step.as_str(), s.clients, s.target.as_str());
-        for (base_widths, suffix) in [(false, "svg"), (true, "base-widths.svg")] {
+        for (base_widths, suffix) in SVG_SUFFIXES {
             let svg = flame_svg(m, at, base_widths, true).expect("the step has trees")?;
             out.push((format!("{stem}.{suffix}"), svg.into_bytes()));
         }
@@ -498,6 +489,33 @@ pub fn flame_files(
         out.push((format!("{stem}.diff.folded"), folded.into_bytes()));
     }
     Ok(out)
+}
+
+/// The names of [`flame_files`]' SVGs, without drawing them (what `serve` links).
+pub fn flame_svg_names(m: &ReportModel, step: &str) -> Vec<String> {
+    (flame_steps(m, step, None))
+        .flat_map(|(_, _, stem)| SVG_SUFFIXES.map(|(_, suffix)| format!("{stem}.{suffix}")))
+        .collect()
+}
+
+/// The two SVGs of a step: in the target's widths, then in the base's.
+const SVG_SUFFIXES: [(bool, &str); 2] = [(false, "svg"), (true, "base-widths.svg")];
+
+/// The compared steps named `step` (of `target` only) with call trees, and their files' stem.
+fn flame_steps<'a>(
+    m: &'a ReportModel,
+    step: &'a str,
+    target: Option<&'a str>,
+) -> impl Iterator<Item = (&'a StepFunctionDiff, &'a CallTrees, String)> {
+    (m.functions.iter().flat_map(|f| f.steps.iter()))
+        .filter(move |s| s.step == step && target.is_none_or(|want| want == s.target))
+        .filter_map(|s| {
+            let stem = super::profile::file_name(&format!(
+                "{}-c{}-{}-vs-{}.instructions",
+                s.step, s.clients, s.target, s.base
+            ));
+            Some((s, s.trees.as_ref()?, stem))
+        })
 }
 
 /// The differential flame graphs of the shown steps whose sides both have call trees, in

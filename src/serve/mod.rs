@@ -250,8 +250,8 @@ fn run_page(store: &Store, id: &str) -> Result<Reply> {
 /// (steps without one left out).
 fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    let mut add = |step: &str, names: Vec<(String, Vec<u8>)>| {
-        let svgs = (names.into_iter().map(|(n, _)| n)).filter(|n| n.ends_with(".svg"));
+    let mut add = |step: &str, names: Vec<String>| {
+        let svgs = names.into_iter().filter(|n| n.ends_with(".svg"));
         match out.iter_mut().find(|(s, _)| s == step) {
             Some((_, files)) => files.extend(svgs),
             None => out.push((step.to_string(), svgs.collect())),
@@ -261,10 +261,8 @@ fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>
         let mut steps: Vec<&str> = p.steps.iter().map(|s| s.step.as_str()).collect();
         steps.dedup();
         for step in steps {
-            add(
-                step,
-                report::profile::files(model, step, None).map_err(InputError::new)?,
-            );
+            let files = report::profile::files(model, step, None).map_err(InputError::new)?;
+            add(step, files.into_iter().map(|(n, _)| n).collect());
         }
     }
     let mut counted: Vec<&str> = Vec::new();
@@ -274,10 +272,7 @@ fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>
         }
     }
     for step in counted {
-        add(
-            step,
-            report::instruction_flame_files(model, step, None).map_err(InputError::new)?,
-        );
+        add(step, report::instruction_flame_names(model, step));
     }
     out.retain(|(_, files)| !files.is_empty());
     Ok(out)
