@@ -30,6 +30,7 @@ pub mod serve;
 pub mod signals;
 pub mod stats;
 pub mod store;
+pub mod suggest;
 pub mod suites;
 pub mod sys;
 pub mod workload;

@@ -347,7 +347,7 @@ fn a_version_that_does_not_exist_is_bad_input() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("postgres@99: no such PostgreSQL build"),
+        err.contains("error: target pg: postgres@99: no such PostgreSQL build"),
         "{err}"
     );
     assert!(

@@ -53,8 +53,9 @@ pub(super) fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCod
     use crate::provision::build::{self, BuildEngine, Flags, Training};
     let engine = BuildEngine::parse(&args.engine).ok_or_else(|| {
         InputError::new(format!(
-            "build {}: unknown engine; dbdelta builds postgres, sqlite or mariadb",
-            args.engine
+            "build {}: unknown engine{}; dbdelta builds postgres, sqlite or mariadb",
+            args.engine,
+            crate::suggest::did_you_mean(&args.engine, ["postgres", "sqlite", "mariadb"])
         ))
     })?;
     let req = build::BuildRequest::new(

@@ -145,7 +145,8 @@ fn list_steps(args: &ListArgs) -> Result<String> {
     let name = args.engine.as_deref().unwrap_or("sqlite");
     let Some(engine) = EngineKind::parse(name) else {
         return crate::error::input(format!(
-            "--engine {name}: unknown engine; use one of {}",
+            "--engine {name}: unknown engine{}; use one of {}",
+            crate::suggest::did_you_mean(name, EngineKind::names()),
             EngineKind::names().join(", ")
         ));
     };

@@ -177,7 +177,27 @@ pub fn usage_error(e: &clap::Error) -> String {
         .collect();
     let msg = first.join(" ");
     let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
-    format!("{msg} (dbdelta help [COMMAND] lists the flags)")
+    format!(
+        "{msg}{} (dbdelta help [COMMAND] lists the flags)",
+        suggested(e)
+    )
+}
+
+/// clap's own "did you mean" for a mistyped flag or command (its tip, which the one-line message
+/// would otherwise cut), in the words of every other suggestion (`crate::suggest`).
+fn suggested(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let names = [ContextKind::SuggestedArg, ContextKind::SuggestedSubcommand]
+        .into_iter()
+        .filter_map(|k| match e.get(k)? {
+            ContextValue::String(s) => Some(vec![s.clone()]),
+            ContextValue::Strings(v) => Some(v.clone()),
+            _ => None,
+        })
+        .flatten()
+        .map(|n| n.split_whitespace().next().unwrap_or(&n).to_string())
+        .collect::<Vec<_>>();
+    crate::suggest::offer(&names)
 }
 
 /// `--format png` (charts are files, not a report format): the flag that writes them.

@@ -43,8 +43,9 @@ pub struct ShapeArgs {
     /// has at most 10000 cells (targets × client counts × repeats).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(range::REPEATS.min..=range::REPEATS.max))]
     pub repeats: Option<u32>,
-    /// Rows per table of the sysbench suite, from 200 (overrides the lab and --quick).
-    #[arg(long, value_name = "N")]
+    /// Rows per table of the sysbench suite, from 200 (overrides the lab and --quick;
+    /// sysbench's --table-size).
+    #[arg(long, value_name = "N", visible_alias = "table-size")]
     pub rows: Option<u64>,
     /// Tables of the sysbench suite, from 1 to 1000 (overrides the lab and --quick).
     #[arg(long, value_name = "N")]

@@ -199,3 +199,24 @@ fn usage_errors_are_one_line() {
     let e = super::Cli::try_parse_from(["dbdelta", "run", "--repeats", "0"]).unwrap_err();
     assert!(super::usage_error(&e).contains("0 is not in 1..=1000"));
 }
+
+/// A mistyped flag is offered the near one (clap's tip, which the one line would cut), and
+/// sysbench's names reach dbdelta's: `--threads` is `--clients`, `--table-size` is `--rows`.
+#[test]
+fn mistyped_flags_get_the_near_name_and_sysbench_names_work() {
+    let e = super::parse_from(["dbdelta", "run", "--rowz", "10"]).unwrap_err();
+    let line = super::usage_error(&e);
+    assert!(
+        line.contains("'--rowz' found; did you mean `--rows`?"),
+        "{line}"
+    );
+    let cli = super::parse_from(["dbdelta", "run", "--table-size", "1000", "--threads", "2"]);
+    let super::Command::Run(args) = cli.unwrap().command else {
+        panic!()
+    };
+    let shape = &args.shape;
+    assert_eq!(
+        (shape.rows, shape.clients.as_deref()),
+        (Some(1000), Some("2"))
+    );
+}

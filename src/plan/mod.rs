@@ -543,12 +543,28 @@ pub fn plan_listed(
         profile: lab
             .profile
             .or_else(|| opts.profile.then(ProfileSettings::default)),
-        instructions: (lab.instructions)
-            .or_else(|| opts.instructions.then(crate::counter::Counting::default)),
+        instructions: instructions(&lab, opts)?,
         only_cell,
         reuse_load,
         lab: LabInfo::of(&lab),
     })
+}
+
+/// The counting: the lab's, or `--instructions` with the lab's `instruction_passes` and
+/// `count_jobs` (the flag and `instructions = true` are one switch); those keys with neither
+/// would be ignored, so they are bad input.
+fn instructions(
+    lab: &Lab,
+    opts: &RunOptions,
+) -> Result<Option<crate::counter::Counting>, InputError> {
+    match (lab.instructions, &lab.counting_keys, opts.instructions) {
+        (Some(c), _, _) => Ok(Some(c)),
+        (None, Some((c, _)), true) => Ok(Some(*c)),
+        (None, None, on) => Ok(on.then(crate::counter::Counting::default)),
+        (None, Some((_, at)), false) => Err(InputError::new(format!(
+            "{at}: counts nothing without instructions = true in [lab] or --instructions; add one of them, or remove the key"
+        ))),
+    }
 }
 
 impl RunPlan {
@@ -1168,11 +1184,48 @@ mod tests {
         .unwrap_err()
         .0;
         assert!(e.starts_with("--skip nope: matches no step"), "{e}");
+        let e = plan(
+            whole(),
+            &RunOptions {
+                only: vec!["hot-point".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .0;
+        assert!(
+            e.starts_with("--only hot-point: matches no step; did you mean `hot-points`?"),
+            "{e}"
+        );
         let lab = DEMO_LAB.replace("\"insert\",\n]", "\"insert\", \"nope\",\n]");
         let lab = crate::plan::lab::parse(&lab, "lab.toml", Path::new(".")).unwrap();
         let e = plan(lab, &RunOptions::default()).unwrap_err().0;
         assert!(
             e.starts_with("lab.toml: [lab] only nope: matches no step"),
+            "{e}"
+        );
+    }
+
+    /// `--instructions` and `instructions = true` are one switch: the lab's counting keys apply
+    /// with either, and are refused (at their line) with neither.
+    #[test]
+    fn counting_keys_apply_with_the_flag_and_are_refused_without_counting() {
+        let text = DEMO_LAB.replace(
+            "clients = [1]",
+            "clients = [1]\ninstruction_passes = 2\ncount_jobs = 1",
+        );
+        let lab = || crate::plan::lab::parse(&text, "lab.toml", Path::new(".")).unwrap();
+        let counted = RunOptions {
+            instructions: true,
+            ..Default::default()
+        };
+        let c = plan(lab(), &counted).unwrap().instructions.unwrap();
+        assert_eq!((c.passes, c.jobs), (2, 1));
+        let e = plan(lab(), &RunOptions::default()).unwrap_err().0;
+        assert!(
+            e.starts_with(
+                "lab.toml:10: [lab] instruction_passes: counts nothing without instructions = true"
+            ),
             "{e}"
         );
     }

@@ -42,7 +42,7 @@ pub fn describe_fetches(plan: &RunPlan) -> Result<String> {
     let mut s = String::new();
     for t in &plan.targets {
         if let (Some(v), Some(product)) = (&t.version, t.product) {
-            let what = crate::provision::plan_fetch(product, v)?;
+            let what = crate::provision::plan_fetch(product, v).map_err(for_target(&t.name))?;
             s.push_str(&format!(
                 "target {}: {}@{v}: {what}\n",
                 t.name,
@@ -53,13 +53,22 @@ pub fn describe_fetches(plan: &RunPlan) -> Result<String> {
     Ok(s)
 }
 
+/// A fetch's error named by the target it is for: bad input stays bad input (its one line is
+/// what `main` prints, so the name goes into it), anything else gets the name as context.
+fn for_target(name: &str) -> impl Fn(anyhow::Error) -> anyhow::Error + '_ {
+    move |e| match e.downcast::<crate::error::InputError>() {
+        Ok(input) => crate::error::InputError(format!("target {name}: {input}")).into(),
+        Err(e) => e.context(format!("target {name}")),
+    }
+}
+
 /// Binaries by version: in the cache before anything is written (a version that does not
 /// exist is bad input, and a failed download leaves no half-made run behind).
 fn fetch_builds(plan: &mut RunPlan, progress: &Progress) -> Result<()> {
     for t in plan.targets.iter_mut() {
         if let (Some(v), Some(product)) = (&t.version, t.product) {
             let fetched = crate::provision::fetch(product, v, &|line| progress.line(line))
-                .with_context(|| format!("target {}: {}@{v}", t.name, product.id()))?;
+                .map_err(for_target(&t.name))?;
             progress.detail(&format!("target {}: {}", t.name, fetched.bin.display()));
             if let Some(remote) = t.remote.as_mut() {
                 // The host gets a copy of the cached tree when the target starts.

@@ -12,6 +12,7 @@
 //! Must not: look at the machine, start anything, or time anything; the plan and the runner do.
 
 pub mod insert;
+pub mod known_keys;
 pub mod linkbench;
 mod probe;
 pub mod section;

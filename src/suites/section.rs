@@ -11,6 +11,8 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::{DeValue, ValueDeserializer};
 
+use super::known_keys;
+
 use crate::error::InputError;
 
 /// A lab file's text, to say where a value was written: `origin:line: [section] key`.
@@ -37,7 +39,7 @@ impl<'a> LabText<'a> {
     }
 
     /// The `[section]` header in force at `line`, e.g. `[suite.sysbench]` or `[[target]]`.
-    fn section_at(&self, line: usize) -> Option<&str> {
+    pub fn section_at(&self, line: usize) -> Option<&str> {
         self.text
             .lines()
             .take(line)
@@ -110,6 +112,12 @@ impl<'a> Section<'a> {
             return Ok(None);
         };
         let span = value.span();
+        if let Some(table) = known_keys::table(&value) {
+            let found = known_keys::unknown_in(table, known_keys::of::<T>());
+            if let Some(e) = known_keys::error(self.lab, found) {
+                return Err(e);
+            }
+        }
         let parsed = T::deserialize(ValueDeserializer::from(value)).map_err(|e| {
             let msg = e.message().replace('\n', " ");
             self.lab

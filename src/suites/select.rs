@@ -67,8 +67,13 @@ impl Selection {
                         } else {
                             ""
                         };
+                        let near = crate::suggest::did_you_mean(
+                            p,
+                            (catalog.iter().filter(|s| selectable(s.kind, pre)))
+                                .map(|s| s.label.as_str()),
+                        );
                         return Err(InputError::new(format!(
-                            "--{flag} {p}: matches no step{hint}; `dbdelta list steps` shows the catalog"
+                            "--{flag} {p}: matches no step{hint}{near}; `dbdelta list steps` shows the catalog"
                         )));
                     }
                     Ok(pat)

@@ -8,6 +8,7 @@ use toml::Spanned;
 
 use super::raw::{RawLabSection, RawRepeats};
 use super::{AutoRepeats, Order};
+use crate::counter::Counting;
 use crate::cpus::{CpuSet, PlacementSpec, Shorthand};
 use crate::error::InputError;
 use crate::profiler::{CallGraph, ProfileSettings};
@@ -133,18 +134,19 @@ pub(super) fn profile(
     Ok(on.then_some(settings))
 }
 
-/// `instructions = true` and `instruction_passes` (1..=20 pairs of counting passes per step,
-/// default 3; only with the first).
+/// `instructions = true`, `instruction_passes` (1..=20 pairs of counting passes per step,
+/// default 3) and `count_jobs` (1..=64): the counting when the lab asks for it; otherwise the
+/// last two, with where they stand, for `--instructions` to use (the plan refuses them when
+/// nothing counts).
 pub(super) fn instructions(
     src: &Source<'_>,
     lab: &RawLabSection,
-) -> Result<Option<crate::counter::Counting>, InputError> {
+) -> Result<(Option<Counting>, Option<(Counting, String)>), InputError> {
     let on = lab.instructions.as_ref().is_some_and(|p| *p.get_ref());
-    let mut counting = crate::counter::Counting::default();
+    let mut counting = Counting::default();
+    let mut at = None;
     if let Some(p) = &lab.instruction_passes {
-        if !on {
-            return Err(src.error_at(p.span(), "instruction_passes needs instructions = true"));
-        }
+        at.get_or_insert_with(|| src.locate(p.span()));
         let v = *p.get_ref();
         counting.passes = u32::try_from(v).ok().filter(|n| (1..=20).contains(n)).ok_or_else(|| {
             src.error_at(
@@ -154,9 +156,7 @@ pub(super) fn instructions(
         })?;
     }
     if let Some(j) = &lab.count_jobs {
-        if !on {
-            return Err(src.error_at(j.span(), "count_jobs needs instructions = true"));
-        }
+        at.get_or_insert_with(|| src.locate(j.span()));
         let v = *j.get_ref();
         counting.jobs = u32::try_from(v).ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
             src.error_at(
@@ -165,7 +165,10 @@ pub(super) fn instructions(
             )
         })?;
     }
-    Ok(on.then_some(counting))
+    Ok(match on {
+        true => (Some(counting), None),
+        false => (None, at.map(|at| (counting, at))),
+    })
 }
 
 /// `order = "interleaved" | "sequential"`.

@@ -137,6 +137,9 @@ pub struct Lab {
     /// `instructions = true` (with `instruction_passes`): a counting pass per target that
     /// counts every step's instructions per op under callgrind; `None`: none.
     pub instructions: Option<crate::counter::Counting>,
+    /// `instruction_passes`/`count_jobs` in a lab without `instructions = true`: they apply
+    /// when `--instructions` counts; with where they stand, for the error when nothing does.
+    pub counting_keys: Option<(crate::counter::Counting, String)>,
     /// `reuse_load = true`: each cell starts from a saved copy of its load when one matches
     /// (`runner::snapshot`), and saves one when none does.
     pub reuse_load: bool,
@@ -145,6 +148,7 @@ pub struct Lab {
 /// Parse and validate a lab. `base_dir` resolves relative `config` paths (the lab file's folder).
 pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputError> {
     let src = Source::new(text, origin);
+    unknown_keys(&src)?;
     let raw: RawLab = toml::from_str(text).map_err(|e| {
         let msg = e.message().replace('\n', " ");
         if msg.trim() == "missing field `lab`" {
@@ -162,7 +166,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let clients = clients(&src, lab.clients.as_ref())?;
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
     let profile = profile(&src, &lab)?;
-    let instructions = instructions(&src, &lab)?;
+    let (instructions, counting_keys) = instructions(&src, &lab)?;
     let placement = placement(&src, lab.placement, lab.server_cpus, lab.client_cpus)?;
     let targets = targets(&src, raw.targets, base_dir)?;
     let suites = suite_sections(&src)?;
@@ -182,8 +186,34 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         suites,
         profile,
         instructions,
+        counting_keys,
         reuse_load: lab.reuse_load.unwrap_or(false),
     })
+}
+
+/// Every key of `[lab]`, each `[[target]]` and its `build`, and the top level that the lab's
+/// types do not know, all in one error; a file TOML cannot read is left to serde's message.
+fn unknown_keys(src: &Source<'_>) -> Result<(), InputError> {
+    use crate::suites::known_keys::{self as known, table, unknown_in};
+    let Ok(doc) = toml::de::DeTable::parse(src.text()) else {
+        return Ok(());
+    };
+    let doc = doc.into_inner();
+    let mut found = unknown_in(&doc, known::of::<RawLab>());
+    if let Some(lab) = doc.get("lab").and_then(table) {
+        found.extend(unknown_in(lab, known::of::<raw::RawLabSection>()));
+    }
+    let targets = match doc.get("target").map(|t| t.get_ref()) {
+        Some(toml::de::DeValue::Array(items)) => items.iter().filter_map(table).collect(),
+        _ => Vec::new(),
+    };
+    for t in targets {
+        found.extend(unknown_in(t, known::of::<raw::RawTarget>()));
+        if let Some(build) = t.get("build").and_then(table) {
+            found.extend(unknown_in(build, known::of::<raw::RawBuild>()));
+        }
+    }
+    known::error(src, found).map_or(Ok(()), Err)
 }
 
 impl Lab {

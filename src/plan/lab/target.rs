@@ -78,8 +78,12 @@ pub(super) fn target(
         src.error_at(
             t.engine.span(),
             format!(
-                "unknown engine \"{}\"; this version supports: {}, mariadb (an alias of mysql: the same family)",
+                "unknown engine \"{}\"{}; this version supports: {}, mariadb (an alias of mysql: the same family)",
                 t.engine.get_ref(),
+                crate::suggest::did_you_mean(
+                    t.engine.get_ref(),
+                    EngineKind::names().into_iter().chain(["mariadb"])
+                ),
                 EngineKind::names().join(", ")
             ),
         )

@@ -52,8 +52,21 @@ fn count_jobs_needs_instructions_and_a_count_from_1_to_64() {
         Path::new("."),
     );
     assert_eq!(lab.unwrap().instructions.unwrap().jobs, 2);
-    let e = err(&with("count_jobs = 2\n"));
-    assert!(e.contains("count_jobs needs instructions = true"), "{e}");
+    // Without `instructions = true` the keys wait for `--instructions` (the plan applies them
+    // or refuses them when nothing counts: plan's tests).
+    let lab = parse(
+        &with("count_jobs = 2\ninstruction_passes = 4\n"),
+        "lab.toml",
+        Path::new("."),
+    );
+    let lab = lab.unwrap();
+    assert!(lab.instructions.is_none());
+    let (c, at) = lab.counting_keys.unwrap();
+    assert_eq!((c.jobs, c.passes), (2, 4));
+    assert!(
+        at.starts_with("lab.toml:5: [lab] instruction_passes"),
+        "{at}"
+    );
     let e = err(&with("instructions = true\ncount_jobs = 0\n"));
     assert!(e.contains("count_jobs must be a number"), "{e}");
 }
@@ -109,6 +122,36 @@ fn duplicate_target_names_are_rejected() {
     let e = err(&text);
     assert!(
         e.contains(":15: [[target]] name: target name \"a\" is used twice (first at line 6)"),
+        "{e}"
+    );
+}
+
+/// Every unknown key of `[lab]`, the targets, their builds and the top level in one line, each
+/// at its line with the names near it; one key keeps serde's words and the whole list.
+#[test]
+fn unknown_keys_are_reported_together_with_near_names() {
+    let e = err(&OK
+        .replace("name = \"t\"\n", "name = \"t\"\nrepeat = 2\n")
+        .replace(
+            "engine = \"sqlite\"",
+            "engin = \"sqlite\"\nbuild = { sorce = \"x\" }",
+        ));
+    assert_eq!(
+        e,
+        "lab.toml: 3 unknown fields: line 4 [lab] `repeat` (did you mean `repeats` or `min_repeats`?), \
+         line 8 [[target]] `engin` (did you mean `engine`?), line 9 [[target]] `sorce` (did you mean \
+         `source`?); docs/lab.md lists every key"
+    );
+    let e = err(&OK.replace("engine = \"sqlite\"", "engin = \"sqlite\""));
+    assert!(
+        e.starts_with("lab.toml:7: [[target]] unknown field `engin` (did you mean `engine`?), expected one of `name`, `engine`,"),
+        "{e}"
+    );
+    let e = err(&OK.replace("rows = 1000", "rowz = 1000\ntablez = 1"));
+    assert!(e.contains("`rowz` (did you mean `rows`?), line 12 [suite.sysbench] `tablez` (did you mean `tables`?)"), "{e}");
+    let e = err(&OK.replace("engine = \"sqlite\"", "engine = \"sqlit\""));
+    assert!(
+        e.contains("unknown engine \"sqlit\"; did you mean `sqlite`?"),
         "{e}"
     );
 }
