@@ -246,7 +246,8 @@ fn html_pages_allow_no_script() {
 }
 
 /// `serve` on a store written by a newer dbdelta (a later schema version) says to use a newer
-/// dbdelta, in one line, exit 2 (it said to migrate it with `list runs`).
+/// dbdelta, in one line, exit 2 (it said to migrate it with `list runs`), as `list runs` and
+/// `report` do (they exited 1).
 #[test]
 fn serve_on_a_newer_store_says_to_use_a_newer_dbdelta() {
     let dir = seeded();
@@ -265,4 +266,11 @@ fn serve_on_a_newer_store_says_to_use_a_newer_dbdelta() {
     assert!(err.contains("newer than this dbdelta's"), "{err}");
     assert!(err.contains("use a newer dbdelta"), "{err}");
     assert!(!err.contains("list runs"), "{err}");
+    // Every other reader says it with the same code.
+    for argv in [&["list", "runs"][..], &["report"]] {
+        let out = run(dir.path(), argv);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{argv:?}: {err}");
+        assert!(err.contains("use a newer dbdelta"), "{argv:?}: {err}");
+    }
 }

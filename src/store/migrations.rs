@@ -6,7 +6,7 @@
 //! column types mapped, SQLite's implicit `rowid` made an identity column) and [`tables`] (the
 //! schema's tables in creation order). Must not: write or read results.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use super::sql::{Db, Lock, Tx};
 
@@ -338,7 +338,12 @@ pub fn migrate(db: &mut dyn Db, location: &str) -> Result<()> {
     let mut tx = Tx::begin(db, Lock::Exclusive)?;
     let current = tx.schema_version()?;
     if current > schema_version() {
-        bail!("store {location} {}", newer(current));
+        // Bad input, as every reader says it (exit 2): the fix is another dbdelta.
+        return crate::error::input(format!("store {location} {}", newer(current)));
+    }
+    if current == schema_version() {
+        // Nothing to write: a reader of a store on a full file system still reads it.
+        return Ok(());
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         let sql = tx.dialect(sql);

@@ -66,7 +66,8 @@ pub struct Store {
     path: PathBuf,
 }
 
-/// A store file that is not there, or is a directory, is bad input.
+/// A store file that is not there, is a directory, or holds no tables yet is bad input (a
+/// reader must not make a store where there is none).
 fn no_file(location: &Path, flag: &str) -> Result<()> {
     if !location.exists() {
         return crate::error::input(format!(
@@ -79,6 +80,14 @@ fn no_file(location: &Path, flag: &str) -> Result<()> {
             "{flag} {}: is a directory; name the results file instead, e.g. {flag} {}",
             location.display(),
             location.join("dbdelta.db").display()
+        ));
+    }
+    if sqlite::holds_nothing(location) {
+        // A reader never writes: migrating would put a whole schema into the file.
+        return crate::error::input(format!(
+            "no results store in {} yet (the file holds no tables); run `dbdelta run --store {}` to make one there",
+            location.display(),
+            location.display()
         ));
     }
     Ok(())
@@ -142,7 +151,9 @@ impl Store {
             if existing {
                 no_file(location, flag)?;
             }
-            if existing && !sqlite::writable_store(location) {
+            // A store this process cannot write, or on a file system too full for WAL's files,
+            // is still read (a command that writes fails at its first write, naming the store).
+            if existing && (!sqlite::writable_store(location) || !sqlite::room_to_open(location)) {
                 return Store::read_only(location, flag);
             }
             let db = sqlite::Sqlite::open(location, flag)?;
@@ -579,6 +590,77 @@ mod tests {
         let empty = dir.path().join("empty.db");
         drop(rusqlite::Connection::open(&empty).unwrap());
         Store::open(&empty).unwrap();
+    }
+
+    /// A store copied as SQL (`sqlite3 old.db .dump | sqlite3 new.db`: every table, no
+    /// `user_version`) is recognised by its tables, left as it is, and the fix names its version.
+    #[test]
+    fn a_store_copied_without_its_version_is_named_with_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        drop(Store::open(&path).unwrap());
+        let copy = dir.path().join("copy.db");
+        let from = rusqlite::Connection::open(&path).unwrap();
+        let to = rusqlite::Connection::open(&copy).unwrap();
+        let mut q = from
+            .prepare("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")
+            .unwrap();
+        for sql in q.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+            to.execute_batch(&sql.unwrap()).unwrap();
+        }
+        drop(to);
+        let before = std::fs::read(&copy).unwrap();
+        let v = migrations::schema_version();
+        for e in [
+            Store::open(&copy).err().unwrap(),
+            Store::open_reader(&copy).err().unwrap(),
+        ] {
+            assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+            let fix = format!("at schema version {v} that has lost its version");
+            assert!(format!("{e}").contains(&fix), "{e}");
+            let cmd = format!("'PRAGMA user_version = {v}'");
+            assert!(format!("{e}").contains(&cmd), "{e}");
+        }
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            before,
+            "the copy is unchanged"
+        );
+    }
+
+    /// A reader (`list`, `report`, `serve`) on an existing empty file says there is no store
+    /// yet and writes nothing; a store of a newer dbdelta is bad input (exit 2) for every opener.
+    #[test]
+    fn readers_write_no_schema_and_a_newer_store_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        for e in [
+            Store::open_existing(&empty).err().unwrap(),
+            Store::open_reader(&empty).err().unwrap(),
+        ] {
+            assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
+            assert!(format!("{e}").starts_with("no results store in"), "{e}");
+        }
+        assert_eq!(
+            std::fs::metadata(&empty).unwrap().len(),
+            0,
+            "nothing written"
+        );
+        let path = dir.path().join("s.db");
+        drop(Store::open(&path).unwrap());
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", migrations::schema_version() + 1)
+            .unwrap();
+        drop(conn);
+        for e in [
+            Store::open(&path).err().unwrap(),
+            Store::open_existing(&path).err().unwrap(),
+            Store::open_reader(&path).err().unwrap(),
+        ] {
+            assert!(e.chain().any(|c| c.is::<InputError>()), "{e:#}");
+            assert!(format!("{e:#}").contains("use a newer dbdelta"), "{e:#}");
+        }
     }
 
     /// What `list`/`report` open when this user cannot write the store (root can write any

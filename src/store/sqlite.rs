@@ -71,10 +71,7 @@ impl Sqlite {
     pub fn open_read_only(path: &Path, flag: &str, lasting: bool) -> Result<Sqlite> {
         use rusqlite::OpenFlags;
         let shown = format!("{flag} {}", path.display());
-        let wal_file = path.with_file_name(format!(
-            "{}-wal",
-            path.file_name().unwrap_or_default().to_string_lossy()
-        ));
+        let wal_file = wal_of(path);
         // An SQLite URI: `%`, `?` and `#` in the path escaped.
         let mut uri = String::from("file:");
         for c in std::path::absolute(path)?.to_string_lossy().chars() {
@@ -97,6 +94,37 @@ impl Sqlite {
         schema_is_text(&conn, &shown)?;
         Ok(Sqlite { conn, shown })
     }
+}
+
+/// Whether the file at `path` is empty, or an SQLite database with no tables and no schema
+/// version (made by `touch`, or by a program that never wrote): no store yet. Read from the
+/// file's header and first page without SQLite, which would make WAL files beside it; a file
+/// with a `-wal` beside it (a writer may be making a store) or not SQLite's is not "nothing".
+pub fn holds_nothing(path: &Path) -> bool {
+    use std::io::Read;
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return true;
+    }
+    if wal_of(path).exists() {
+        return false;
+    }
+    let mut head = [0u8; 105];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    // The header's magic, its user_version (offset 60), and page 1 a table leaf (0x0D at
+    // offset 100) with no cells (offset 103): sqlite_master is empty.
+    read.is_ok()
+        && head.starts_with(b"SQLite format 3\0")
+        && head[60..64] == [0; 4]
+        && head[100] == 0x0D
+        && head[103..105] == [0; 2]
+}
+
+/// The `-wal` file beside the store file `path`.
+fn wal_of(path: &Path) -> std::path::PathBuf {
+    path.with_file_name(format!(
+        "{}-wal",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ))
 }
 
 /// Create the new store file `path` readable by its owner only (0600): it keeps lab texts and
@@ -151,12 +179,53 @@ fn not_foreign(conn: &Connection, shown: &str) -> Result<()> {
         )
         .map_err(|e| not_a_store(shown, e))?;
     if version == 0 && objects > 0 {
-        return Err(InputError::new(format!(
-            "{shown}: is an SQLite database of another program (it has tables, none of them a dbdelta results store's); name a new file or a dbdelta store"
-        ))
-        .into());
+        let file = shown.split_once(' ').map_or(shown, |(_, f)| f);
+        let msg = match version_by_tables(conn) {
+            Some(v) => format!(
+                "{shown}: holds a dbdelta results store at schema version {v} that has lost its \
+                 version (a copy made with `sqlite3 … .dump` keeps every table but not `PRAGMA \
+                 user_version`); restore it with `sqlite3 '{file}' 'PRAGMA user_version = {v}'`"
+            ),
+            None if table_names(conn).is_ok_and(|t| t.iter().any(|n| n == "runs")) => format!(
+                "{shown}: has a `runs` table but its tables match no dbdelta schema version, and \
+                 it has no version of its own; name a new file, or the dbdelta store it was copied from"
+            ),
+            None => format!(
+                "{shown}: is an SQLite database of another program (it has tables, none of them a \
+                 dbdelta results store's); name a new file or a dbdelta store"
+            ),
+        };
+        return Err(InputError::new(msg).into());
     }
     Ok(())
+}
+
+/// The schema version whose tables and indexes `conn` has, to the letter (SQLite keeps each
+/// object's DDL as written, and a `.dump` copy writes it again as it was): the migrations run
+/// one by one on an empty database in memory until the two schemas match.
+fn version_by_tables(conn: &Connection) -> Option<i64> {
+    let have = schema_text(conn).ok()?;
+    let mem = Connection::open_in_memory().ok()?;
+    for (i, sql) in super::migrations::MIGRATIONS.iter().enumerate() {
+        mem.execute_batch(sql).ok()?;
+        if schema_text(&mem).ok()? == have {
+            return Some(i as i64 + 1);
+        }
+    }
+    None
+}
+
+/// Every table's and index's name and DDL, in name order (SQLite's own objects left out).
+fn schema_text(conn: &Connection) -> rusqlite::Result<Vec<(String, Option<String>)>> {
+    let mut q = conn.prepare(
+        "SELECT name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name",
+    )?;
+    let rows = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
+fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    Ok(schema_text(conn)?.into_iter().map(|(n, _)| n).collect())
 }
 
 /// A damaged store whose schema text is not UTF-8 is an error here: rusqlite panics on a
@@ -193,6 +262,24 @@ fn wal(conn: &Connection) -> rusqlite::Result<()> {
             other => return other,
         }
     }
+}
+
+/// Whether a writer could open the store at `path`: its `-wal` file is there (a writer has it
+/// open, or left it), or its file system has room for the `-wal` and `-shm` files SQLite makes
+/// (1 MiB). On a full one, opening for writing fails on the first read.
+pub fn room_to_open(path: &Path) -> bool {
+    if wal_of(path).exists() {
+        return true;
+    }
+    let Ok(c) = std::ffi::CString::new(dir_of(path).as_os_str().as_encoded_bytes()) else {
+        return true;
+    };
+    // SAFETY: `c` is a NUL-terminated path and `st` a buffer statvfs fills.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return true;
+    }
+    (st.f_bavail as u128) * (st.f_frsize as u128) >= 1 << 20
 }
 
 /// A file SQLite cannot read as a database is bad input naming the path and the fix; other
