@@ -180,6 +180,29 @@ fn init_refuses_a_missing_directory_and_leaves_nothing_on_a_full_disk() {
     );
 }
 
+/// A reader of a store whose file system is full still reads it (it failed on the WAL's
+/// shared-memory file) and leaves no file beside it.
+#[test]
+fn a_store_on_a_full_file_system_is_still_listed() {
+    if !can_unshare() {
+        eprintln!("needs root and unshare: not checked");
+        return;
+    }
+    let d = scratch();
+    drop(dbdelta::store::Store::open(&d.path().join("s.db")).unwrap());
+    std::fs::create_dir(d.path().join("full")).unwrap();
+    let script = format!(
+        "mount -t tmpfs -o size=1m dbdelta-full full || exit 99; cp s.db full/s.db; \
+         head -c 2m /dev/zero > full/filler 2>/dev/null; \
+         '{bin}' list runs --store full/s.db; echo \"exit $?\"; ls -A full",
+        bin = env!("CARGO_BIN_EXE_dbdelta")
+    );
+    let (_, stdout, stderr) = in_private_mounts(d.path(), &script);
+    assert!(stdout.contains("exit 0"), "{stdout}{stderr}");
+    let left: Vec<&str> = stdout.lines().filter(|l| !l.starts_with("exit")).collect();
+    assert_eq!(left, ["filler", "s.db"], "{stdout}{stderr}");
+}
+
 #[test]
 fn a_bad_percent_escape_in_a_store_url_is_bad_input() {
     let d = scratch();
