@@ -121,6 +121,9 @@ pub fn wrap(dir: &Path, tag: &str, by: Attribution) -> Vec<String> {
         "--tool=callgrind".into(),
         "--instr-atstart=no".into(),
         "--vgdb=yes".into(),
+        // vgdb's FIFOs beside the counts, not in the temporary directory: a process killed
+        // before valgrind removes them leaves them where its run directory's removal finds them.
+        vgdb_prefix(dir),
         // Followed through exec: a Debian build's launcher (`/bin/sh`) execs the build's own
         // loader, which runs the server in the same process. The servers themselves exec
         // nothing; forked children are counted either way.
@@ -135,13 +138,19 @@ pub fn wrap(dir: &Path, tag: &str, by: Attribution) -> Vec<String> {
     w
 }
 
+/// `--vgdb-prefix` for processes wrapped with counts in `dir`: valgrind and vgdb must agree.
+fn vgdb_prefix(dir: &Path) -> String {
+    format!("--vgdb-prefix={}/vgdb", dir.display())
+}
+
 /// Send the callgrind monitor command `what` (`instrumentation on`, `instrumentation off`,
-/// `dump`) to the counted process `pid`, as its owner (vgdb only reaches its own user's
+/// `dump`) to the counted process `pid`, wrapped with its counts in `dir`, as its owner (vgdb only reaches its own user's
 /// processes). Waits until the process has done it.
-pub fn command(pid: u32, what: &str) -> Result<()> {
+pub fn command(pid: u32, dir: &Path, what: &str) -> Result<()> {
     let (uid, gid) = owner(pid)?;
     let mut cmd = Command::new("vgdb");
-    cmd.arg(format!("--pid={pid}"))
+    cmd.arg(vgdb_prefix(dir))
+        .arg(format!("--pid={pid}"))
         .args(what.split_whitespace())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -668,6 +677,8 @@ mod tests {
         assert_eq!(w[0], "valgrind");
         assert!(w.contains(&"--instr-atstart=no".to_string()));
         assert!(w.contains(&"--callgrind-out-file=/tmp/x/server.%p".to_string()));
+        // vgdb's FIFOs go beside the counts (removed with the run directory), not to /tmp.
+        assert!(w.contains(&"--vgdb-prefix=/tmp/x/vgdb".to_string()));
         assert!(!w.contains(&"--separate-threads=yes".to_string()));
         let by = Attribution::Threads {
             foreground: &["dispatch_command"],

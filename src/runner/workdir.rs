@@ -282,12 +282,26 @@ pub fn processes_in(dir: &Path) -> Vec<u32> {
     out
 }
 
+/// How long a server counted under valgrind may take to stop: its shutdown runs at
+/// valgrind's pace and ends with callgrind writing its counts (a MySQL server took over 10 s).
+const VALGRIND_STOP: Duration = Duration::from_secs(120);
+
+/// Whether process `pid` runs under valgrind (its executable is one of valgrind's tools).
+fn under_valgrind(pid: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .is_ok_and(|exe| exe.to_string_lossy().contains("/valgrind/"))
+}
+
 /// Stop the servers still running in a stale run directory: SIGINT (PostgreSQL's fast
 /// shutdown; MySQL stops on it too) and SIGCONT (a stopped server must see it), then SIGKILL
-/// whatever is left after `timeout`. Only processes whose working directory is in `dir` are
-/// signalled.
+/// whatever is left after `timeout` ([`VALGRIND_STOP`] when one runs under valgrind). Only
+/// processes whose working directory is in `dir` are signalled.
 pub fn stop_servers(dir: &Path, timeout: Duration) -> Result<()> {
     let pids = processes_in(dir);
+    let timeout = match pids.iter().any(|&p| under_valgrind(p)) {
+        true => timeout.max(VALGRIND_STOP),
+        false => timeout,
+    };
     for &pid in &pids {
         // SAFETY: signalling a process that runs in a dbdelta run directory (checked above).
         unsafe {

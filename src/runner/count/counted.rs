@@ -38,7 +38,7 @@ impl Counted {
             "instrumentation off"
         };
         if let Some(pid) = &self.server {
-            counter::command(*pid, what)?;
+            counter::command(*pid, &self.out, what)?;
         }
         Ok(())
     }
@@ -58,7 +58,7 @@ impl Counted {
         client_fns: Option<&mut counter::SplitFunctions>,
     ) -> Result<(counter::Split, u64)> {
         if let Some(pid) = &self.server {
-            counter::command(*pid, "dump")?;
+            counter::command(*pid, &self.out, "dump")?;
         }
         let (server, _) =
             counter::take_split_functions(&self.out, "server", self.by, self.server, server_fns)?;
