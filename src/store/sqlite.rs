@@ -274,8 +274,9 @@ pub fn room_to_open(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(dir_of(path).as_os_str().as_encoded_bytes()) else {
         return true;
     };
-    // SAFETY: `c` is a NUL-terminated path and `st` a buffer statvfs fills.
+    // SAFETY: statvfs is plain data, for which all zeroes is a valid value.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a buffer of the type statvfs fills.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return true;
     }

@@ -134,6 +134,9 @@ pub(super) fn profile(
     Ok(on.then_some(settings))
 }
 
+/// The counting keys of a lab that does not count by itself, with where they stand.
+pub(super) type CountingKeys = (Counting, String);
+
 /// `instructions = true`, `instruction_passes` (1..=20 pairs of counting passes per step,
 /// default 3) and `count_jobs` (1..=64): the counting when the lab asks for it; otherwise the
 /// last two, with where they stand, for `--instructions` to use (the plan refuses them when
@@ -141,7 +144,7 @@ pub(super) fn profile(
 pub(super) fn instructions(
     src: &Source<'_>,
     lab: &RawLabSection,
-) -> Result<(Option<Counting>, Option<(Counting, String)>), InputError> {
+) -> Result<(Option<Counting>, Option<CountingKeys>), InputError> {
     let on = lab.instructions.as_ref().is_some_and(|p| *p.get_ref());
     let mut counting = Counting::default();
     let mut at = None;
