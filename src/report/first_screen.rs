@@ -124,12 +124,16 @@ fn changed_line(m: &ReportModel, c: &ChangedStep, several_clients: bool) -> Stri
     )
 }
 
+/// How far apart (as a factor, 5%) the ratio of the means and the geometric mean of the paired
+/// ratios must be for the first screen to show both.
+const MEANS_APART: f64 = 0.05;
+
 /// The ratio of the means of a step decided by a paired test, where it reads otherwise than
-/// the geometric mean of the paired ratios beside it.
+/// the geometric mean of the paired ratios beside it (by more than [`MEANS_APART`]).
 fn means_beside(m: &ReportModel, c: &ChangedStep) -> Option<f64> {
     let r = m.relative_of(&c.target, &c.step, c.clients)?;
     let means = m.ratio_of_means(r, &c.deciding.cost)?;
-    (two(means) != two(c.deciding.ratio)).then_some(means)
+    ((means / c.deciding.ratio).ln().abs() > MEANS_APART.ln_1p()).then_some(means)
 }
 
 /// `point-query, pg17 vs pg16: QPS regression 0.91 (interval 0.87–0.95; > 1 is faster), but
@@ -188,7 +192,7 @@ fn deciding_rule(m: &ReportModel) -> Option<String> {
     let mut out = Vec::new();
     if costs.len() > 1 || costs.iter().any(|(k, _)| *k == "CPU/op") {
         let each: Vec<String> = (costs.iter())
-            .map(|(k, n)| format!("{k} {}", plural(*n, "step")))
+            .map(|(k, n)| format!("{} by {k}", plural(*n, "step")))
             .collect();
         out.push(format!(
             "Each step's verdict follows its instructions/op where it was counted (host noise \

@@ -29,6 +29,7 @@ const PERFORMANCE: &[&str] = &[
     "temp_buffers",
     "huge_pages",
     "_buffers",
+    "buffer_usage_limit",
     // redo and WAL
     "redo_log_capacity",
     "log_file_size",
@@ -91,9 +92,10 @@ const PERFORMANCE: &[&str] = &[
 ];
 
 /// Fragments of settings that look like a performance family by name but only administer the
-/// server (WAL summaries kept for incremental backups, who may `ALTER SYSTEM`, tracing): they
-/// rank after every other setting but the places.
+/// server (WAL summaries kept for incremental backups, who may `ALTER SYSTEM`, tracing) or
+/// report a state (`huge_pages_status`): they rank after every other setting but the places.
 const ADMINISTRATIVE: &[&str] = &[
+    "huge_pages_status",
     "wal_summary",
     "summarize_wal",
     "allow_alter_system",
@@ -264,6 +266,8 @@ mod tests {
             "max_parallel_workers",
             "server_version_num",
             "trace_connection_negotiation",
+            "huge_pages_status",
+            "vacuum_buffer_usage_limit",
         ]
         .map(d)
         .to_vec();
@@ -273,6 +277,7 @@ mod tests {
             keys,
             [
                 "commit_timestamp_buffers",
+                "vacuum_buffer_usage_limit",
                 "io_combine_limit",
                 "enable_group_by_reordering",
                 "max_parallel_workers",
@@ -280,6 +285,7 @@ mod tests {
                 "server_version_num",
                 "transaction_timeout",
                 "allow_alter_system",
+                "huge_pages_status",
                 "summarize_wal",
                 "trace_connection_negotiation",
                 "wal_summary_keep_time",

@@ -499,3 +499,39 @@ fn the_answer_names_a_step_whose_qps_and_instructions_disagree() {
         "a colour the Answer contradicts: {cells:?}"
     );
 }
+
+/// The Answer says once which metric decided, and why, when CPU/op decided a step, and shows
+/// the ratio of the means beside a paired ratio that reads otherwise (1.26 against means that
+/// moved 11%), saying what the paired ratio is.
+#[test]
+fn the_answer_says_which_metric_decides_and_what_a_paired_ratio_is() {
+    let one_line = |m: &ReportModel| {
+        let text = render(m, Format::Text, false);
+        let answer = &text[..text.find("tl;dr").unwrap()];
+        answer.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let mut m = build(&run_three_repeats(), None).unwrap();
+    let plain = one_line(&m);
+    assert!(!plain.contains("Each step's verdict follows"), "{plain}");
+    assert!(!plain.contains("ratio of the means"), "{plain}");
+    for c in m.summary.changed.iter_mut() {
+        match c.step.as_str() {
+            "point-query" => c.deciding.cost = "CPU/op".into(),
+            _ => c.deciding.ratio = 1.26,
+        }
+    }
+    let said = one_line(&m);
+    assert!(
+        said.contains("here 1 step by CPU/op, 1 step by QPS")
+            && said.contains("else its server CPU/op (steadier than QPS"),
+        "{said}"
+    );
+    assert!(
+        said.contains("update-one, pg17 vs pg16: QPS 1.26 (interval 1.07–1.15; > 1 is faster; ratio of the means 1.11)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("is the geometric mean of the repeats' paired ratios"),
+        "{said}"
+    );
+}
