@@ -92,3 +92,49 @@ fn a_cpu_sample_too_short_for_its_step_is_below_resolution_in_the_store_and_the_
     );
     assert!(report.contains("below resolution (4 steps)"), "{report}");
 }
+
+/// The CPUs this process may run on (its affinity mask), as dbdelta measures them for a run.
+fn usable_cpus() -> usize {
+    // SAFETY: sched_getaffinity(2) fills the zeroed set we own; pid 0 is this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
+        libc::CPU_COUNT(&set) as usize
+    }
+}
+
+/// More clients than the CPUs dbdelta may use is a warning, from the CPUs it measured at the
+/// start of the run: on this host, one client more than its CPUs is warned of, as many as its
+/// CPUs is not (a 2-CPU host: `--clients 2,3`).
+#[test]
+fn more_clients_than_the_usable_cpus_is_a_warning() {
+    let _lock = measuring();
+    let dir = tempfile::tempdir().unwrap();
+    let lab = lab(dir.path());
+    let cpus = usable_cpus();
+    let clients = format!("{cpus},{}", cpus + 1);
+    let args = ["run", lab.to_str().unwrap(), "-q", "--only", "point-query"];
+    ok(&run(
+        dir.path(),
+        &[&args[..], &["--repeats", "1", "--clients", &clients]].concat(),
+    ));
+    let report: Value =
+        serde_json::from_str(&ok(&run(dir.path(), &["report", "--format", "json"]))).unwrap();
+    let warnings: Vec<&str> = (report["warnings"].as_array().unwrap().iter())
+        .filter_map(Value::as_str)
+        .filter(|w| w.starts_with("clients beyond the CPUs"))
+        .collect();
+    let usable = report["run"]["host"]["usable_cpus"].as_str().unwrap();
+    let said = format!(
+        "clients beyond the CPUs: {} clients on the {cpus} CPU{} dbdelta may use ({usable})",
+        cpus + 1,
+        if cpus == 1 { "" } else { "s" }
+    );
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with(&said), "{said}\n{warnings:?}");
+    let text = ok(&run(dir.path(), &["report"]));
+    assert!(text.contains(&said), "{text}");
+}

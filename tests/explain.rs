@@ -181,6 +181,7 @@ fn flame_graphs_render(d: &std::path::Path) {
         .filter(|h| h.contains(".instructions."))
         .collect();
     assert_eq!(links.len(), 2, "both widths: {list}");
+    flames_page_names_and_orders(&list, &links);
     for link in &links {
         let svg = common::serve::get(port, link);
         assert!(svg.starts_with("HTTP/1.1 200"), "{link}: {svg:.300}");
@@ -195,6 +196,44 @@ fn flame_graphs_render(d: &std::path::Path) {
         assert!(shown.stdout.contains(title), "{}", shown.stdout);
     }
     common::serve::stop_serve(server);
+    profile_lists_the_larger_change_first(d);
+}
+
+/// `serve`'s flames page lists each graph by its title (the pair, the step's instructions/op
+/// ratio, whose widths) with what it shows, the graph of the larger change first: `cache_size =
+/// 10` adds page fetches, which only small's widths draw.
+fn flames_page_names_and_orders(list: &str, links: &[&str]) {
+    let items: Vec<&str> = (list.split("<li>").skip(1))
+        .map(|i| &i[..i.find("</li>").unwrap()])
+        .filter(|i| i.contains(".instructions."))
+        .collect();
+    let ratio = "small vs base, point-query (instructions/op 1.";
+    assert!(
+        items.iter().all(|i| i.contains(ratio)),
+        "titles with the ratio: {list}"
+    );
+    assert!(
+        items[0].contains("in small&#39;s widths") && items[0].contains("the larger change"),
+        "small's widths first: {list}"
+    );
+    assert!(links[0].ends_with(".instructions.svg"), "{links:?}");
+    assert!(items[1].contains("in base&#39;s widths"), "{list}");
+}
+
+/// `dbdelta profile` writes the same graph first, and says on standard error what each shows.
+fn profile_lists_the_larger_change_first(d: &std::path::Path) {
+    let out = run(d, &["profile", "ab", "point-query", "-o", "flames"]);
+    assert!(out.status.success(), "profile: {}", text(&out.stderr));
+    let paths: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    let svgs: Vec<&String> = paths.iter().filter(|p| p.ends_with(".svg")).collect();
+    assert_eq!(svgs.len(), 2, "{paths:?}");
+    assert!(svgs[0].ends_with(".instructions.svg"), "{paths:?}");
+    let said = text(&out.stderr);
+    let first = said.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("in small's widths: the larger change: what small added"),
+        "{said}"
+    );
 }
 
 /// An explanation stopped by SIGTERM leaves its twins' run stored incomplete; `run --resume`

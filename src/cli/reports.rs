@@ -198,7 +198,9 @@ pub(super) fn report_cmd(store_path: &Path, args: ReportArgs) -> Result<ExitCode
 }
 
 /// `dbdelta profile RUN STEP`: the step's flame graphs and folded profiles as files (a
-/// profiled run's CPU graphs, a counted run's instruction graphs), each written whole (a temporary file renamed into place) and named on standard output.
+/// profiled run's CPU graphs, a counted run's instruction graphs, the one that shows the larger
+/// change first), each written whole (a temporary file renamed into place) and named on standard
+/// output, with what each instruction graph shows on standard error.
 pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCode> {
     let store = Store::open_existing(store_path)?;
     let run_id = store.resolve_run(Some(&args.run))?;
@@ -224,10 +226,16 @@ pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCo
     let dir = &args.output;
     std::fs::create_dir_all(dir)
         .with_context(|| format!("-o {}: cannot create the directory", dir.display()))?;
+    let listing = report::instruction_flame_listing(&model, &args.step, args.target.as_deref());
     for (name, bytes) in files {
         let path = dir.join(&name);
         write_named("-o", &path, &bytes, &name)?;
         println!("{}", path.display());
+        // What an instruction graph shows, on standard error: standard output stays a list of
+        // paths, the larger change's graph first.
+        if let Some(l) = listing.iter().find(|l| l.file == name) {
+            eprintln!("  {}: {}", l.title, l.shows);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,9 @@
 //! test, format a table or do I/O; the lab text it reads is data, never a path.
 
 use super::fmt::{percent, plural, rough_percent};
-use super::model::{ChangedStep, Provenance, Relative, ReportModel, Summary, is_decided};
+use super::model::{
+    ChangedStep, Disagreement, Provenance, Relative, ReportModel, Summary, is_decided,
+};
 use crate::results::{Metric, RunData};
 
 /// The summary of a built model; `data` gives the lab text (where each build came from).
@@ -43,7 +45,24 @@ pub(super) fn summary(model: &ReportModel, data: &RunData) -> Summary {
         unchanged: unchanged as u32,
         undecided: undecided.len() as u32,
         to_decide: to_decide(model, &undecided),
+        disagree: disagree(model),
     }
+}
+
+/// The counted steps whose QPS verdict tells another story than their instructions/op.
+fn disagree(model: &ReportModel) -> Vec<Disagreement> {
+    (model.relative.iter())
+        .filter_map(|r| {
+            Some(Disagreement {
+                target: r.target.clone(),
+                base: r.base.clone(),
+                step: r.step.clone(),
+                clients: r.clients,
+                other: r.qps_disagrees()?,
+                followed: r.deciding()?,
+            })
+        })
+        .collect()
 }
 
 /// A target's build: its whole version string, the compiler (from `dbdelta build`, else the

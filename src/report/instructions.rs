@@ -125,7 +125,10 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
         ratio_cell(t),
         Cell::plain(range_text(t)),
         verdict_cell(t),
-        rel_cell(t.cpu_ratio, r.cost_verdict(Metric::ServerCpu)),
+        rel_cell(
+            t.cpu_ratio,
+            r.shown_verdict(r.cost_verdict(Metric::ServerCpu)),
+        ),
         Cell::plain(background(m, r)),
         Cell::plain(disagreement(t)),
     ]

@@ -36,7 +36,10 @@ mod verdict;
 mod why;
 mod why_model;
 
-pub use why::{flame_files as instruction_flame_files, flame_svg_names as instruction_flame_names};
+pub use why::{
+    FlameListing, flame_files as instruction_flame_files,
+    flame_listing as instruction_flame_listing,
+};
 
 #[cfg(test)]
 mod fixture;

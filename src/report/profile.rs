@@ -240,8 +240,17 @@ pub fn folded_per_op(stacks: &[(String, f64)]) -> String {
 
 /// A flame graph of one target's CPU per operation, as an SVG document.
 pub fn flame_svg(p: &TargetProfile, step: &str) -> Result<String, String> {
-    let title = format!("{}: {step}, CPU per operation", p.target);
-    flame::plain(&p.stacks, flame::CPU, title.into())
+    flame::plain(&p.stacks, flame::CPU, plain_title(&p.target, step).into())
+}
+
+fn plain_title(target: &str, step: &str) -> String {
+    format!("{target}: {step}, CPU per operation")
+}
+
+fn diff_title(target: &str, base: &str, step: &str) -> String {
+    format!(
+        "{target} against {base}: {step}, CPU per operation (red: more than {base}, blue: less)"
+    )
 }
 
 /// The differential flame graph of `b` against its base `a`: frame widths are `b`'s CPU per
@@ -252,10 +261,7 @@ pub fn diff_svg(
     step: &str,
     interactive: bool,
 ) -> Result<String, String> {
-    let title = format!(
-        "{} against {}: {step}, CPU per operation (red: more than {}, blue: less)",
-        b.target, a.target, a.target
-    );
+    let title = diff_title(&b.target, &a.target, step);
     let sides = (a.stacks.as_slice(), b.stacks.as_slice());
     flame::diff(
         sides,
@@ -528,6 +534,34 @@ pub fn files(
         }
     }
     Ok(out)
+}
+
+/// The SVGs [`files`] writes for `step` (every target), with their titles and what each shows,
+/// without drawing them; empty when the run has no profile of it.
+pub fn svg_listing(m: &ReportModel, step: &str) -> Vec<super::why::FlameListing> {
+    let steps = (m.profiles.iter().flat_map(|p| &p.steps)).filter(|s| s.step == step);
+    let mut out = Vec::new();
+    for s in steps {
+        let stem = |t: &str| file_name(&format!("{}-c{}-{t}", s.step, s.clients));
+        for t in s.targets.iter().filter(|t| !t.stacks.is_empty()) {
+            out.push(super::why::FlameListing {
+                file: format!("{}.svg", stem(&t.target)),
+                title: plain_title(&t.target, &s.step),
+                shows: format!("where {} spends its CPU per operation", t.target),
+            });
+        }
+        for d in &s.diffs {
+            let has = |n: &str| s.targets.iter().any(|t| t.target == n);
+            if has(&d.base) && has(&d.target) {
+                out.push(super::why::FlameListing {
+                    file: format!("{}.diff.svg", stem(&format!("{}-vs-{}", d.target, d.base))),
+                    title: diff_title(&d.target, &d.base, &s.step),
+                    shows: format!("in {}'s widths, coloured by the change", d.target),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Only letters, digits, `.`, `_`, `-` and `@`.

@@ -2,8 +2,9 @@
 //!
 //! Owns the order of `TargetSummary::settings_diff`: first the settings the lab set (a key in
 //! either side's config or settings lines), then those that shape performance (buffer pool and
-//! caches, redo/WAL, binlog, durability, IO, performance schema), then the rest by name, and
-//! last where the server keeps its files (paths, ports). Two
+//! caches, redo/WAL, binlog, durability, IO, planner costs, parallelism, performance schema),
+//! then the rest by name, then administrative ones named like a performance family (WAL
+//! summaries, `allow_alter_system`), and last where the server keeps its files (paths, ports). Two
 //! servers of different versions differ in hundreds of defaults (MySQL 8.0 vs 5.6: 332), and an
 //! alphabetical list put `admin_ssl_*` first and cut the InnoDB and binlog ones. It must not
 //! read the store or format anything.
@@ -13,7 +14,8 @@ use std::collections::BTreeSet;
 use super::model::Difference;
 
 /// Setting name fragments that shape performance, most telling first (after normalising `-` to
-/// `_` and lower case). A key's rank is the position of the first fragment it contains.
+/// `_` and lower case): memory, WAL/redo and durability, IO, planner costs, parallelism,
+/// instrumentation. A key's rank is the position of the first fragment it contains.
 const PERFORMANCE: &[&str] = &[
     // memory for data: buffer pools and caches
     "buffer_pool_size",
@@ -23,6 +25,11 @@ const PERFORMANCE: &[&str] = &[
     "block_cache",
     "query_cache_size",
     "table_open_cache",
+    "work_mem",
+    "temp_buffers",
+    "huge_pages",
+    "_buffers",
+    "buffer_usage_limit",
     // redo and WAL
     "redo_log_capacity",
     "log_file_size",
@@ -35,6 +42,8 @@ const PERFORMANCE: &[&str] = &[
     "wal_compression",
     "wal_",
     "checkpoint",
+    "commit_delay",
+    "commit_siblings",
     "journal_mode",
     // binlog
     "log_bin",
@@ -52,17 +61,46 @@ const PERFORMANCE: &[&str] = &[
     "io_capacity",
     "read_io_threads",
     "write_io_threads",
+    "io_concurrency",
+    "io_combine_limit",
+    "io_method",
+    "io_workers",
+    "_flush_after",
+    "bgwriter",
     "purge_threads",
     "page_cleaners",
     "autovacuum",
     "change_buffer",
     "adaptive_hash_index",
+    // planner costs
     "random_page_cost",
-    "work_mem",
+    "seq_page_cost",
+    "_cost",
+    "enable_",
+    "default_statistics_target",
+    "collapse_limit",
+    "geqo",
+    "jit",
+    // parallelism
+    "parallel",
+    "max_worker_processes",
+    "thread_concurrency",
+    "thread_pool",
     // instrumentation
     "performance_schema",
     "track_io_timing",
-    "jit",
+];
+
+/// Fragments of settings that look like a performance family by name but only administer the
+/// server (WAL summaries kept for incremental backups, who may `ALTER SYSTEM`, tracing) or
+/// report a state (`huge_pages_status`): they rank after every other setting but the places.
+const ADMINISTRATIVE: &[&str] = &[
+    "huge_pages_status",
+    "wal_summary",
+    "summarize_wal",
+    "allow_alter_system",
+    "trace_",
+    "debug_",
 ];
 
 /// Settings a reader of a performance report needs whole: SQLite's pragmas that shape its
@@ -130,18 +168,21 @@ fn normal(key: &str) -> String {
 }
 
 /// The rank of `key`: 0 for a key the lab set, 1 + the fragment's position for a performance
-/// setting, then everything else.
+/// setting, then everything else, then the administrative ones, then the places.
 fn rank(key: &str, set: &BTreeSet<String>) -> usize {
     let k = normal(key);
     let rest = 1 + PERFORMANCE.len();
     if PLACES.contains(&k.as_str()) {
-        return rest + 1;
+        return rest + 2;
     }
     if set.contains(&k) {
         return 0;
     }
     if EXACT.contains(&k.as_str()) {
         return 1;
+    }
+    if ADMINISTRATIVE.iter().any(|f| k.contains(f)) {
+        return rest + 1;
     }
     match PERFORMANCE.iter().position(|f| k.contains(f)) {
         Some(i) => 1 + i,
@@ -203,6 +244,52 @@ mod tests {
                 "admin_ssl_ca",
                 "metadata_locks_cache_size",
                 "basedir",
+            ]
+        );
+    }
+
+    /// PostgreSQL 17 vs 16 at their defaults differ mostly in settings 17 added: the memory,
+    /// IO and planner ones come first, the WAL summaries (backups) and who may `ALTER SYSTEM`
+    /// after the rest, though their names start like WAL's.
+    #[test]
+    fn postgres_17_vs_16_starts_with_memory_io_and_planner() {
+        let mut diffs: Vec<Difference> = [
+            "allow_alter_system",
+            "wal_summary_keep_time",
+            "summarize_wal",
+            "data_directory",
+            "transaction_timeout",
+            "enable_group_by_reordering",
+            "io_combine_limit",
+            "commit_timestamp_buffers",
+            "db_user_namespace",
+            "max_parallel_workers",
+            "server_version_num",
+            "trace_connection_negotiation",
+            "huge_pages_status",
+            "vacuum_buffer_usage_limit",
+        ]
+        .map(d)
+        .to_vec();
+        order(&mut diffs, &BTreeSet::new());
+        let keys: Vec<&str> = diffs.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "commit_timestamp_buffers",
+                "vacuum_buffer_usage_limit",
+                "io_combine_limit",
+                "enable_group_by_reordering",
+                "max_parallel_workers",
+                "db_user_namespace",
+                "server_version_num",
+                "transaction_timeout",
+                "allow_alter_system",
+                "huge_pages_status",
+                "summarize_wal",
+                "trace_connection_negotiation",
+                "wal_summary_keep_time",
+                "data_directory",
             ]
         );
     }

@@ -471,8 +471,9 @@ pub fn flame_svg(
 
 /// The instruction flame graphs of `step` (of `target` only, when given) as files, named by step,
 /// clients and targets: each compared target's differential graph in its widths
-/// (`….instructions.svg`) and its base's (`….instructions.base-widths.svg`), and their
-/// differential folded stacks (`….instructions.diff.folded`).
+/// (`….instructions.svg`) and its base's (`….instructions.base-widths.svg`), the one that shows
+/// the larger change first ([`base_widths_first`]), and their differential folded stacks
+/// (`….instructions.diff.folded`).
 pub fn flame_files(
     m: &ReportModel,
     step: &str,
@@ -481,7 +482,7 @@ pub fn flame_files(
     let mut out = Vec::new();
     for (s, trees, stem) in flame_steps(m, step, target) {
         let at = (s.step.as_str(), s.clients, s.target.as_str());
-        for (base_widths, suffix) in SVG_SUFFIXES {
+        for (base_widths, suffix) in svg_order(trees) {
             let svg = flame_svg(m, at, base_widths, true).expect("the step has trees")?;
             out.push((format!("{stem}.{suffix}"), svg.into_bytes()));
         }
@@ -491,15 +492,110 @@ pub fn flame_files(
     Ok(out)
 }
 
-/// The names of [`flame_files`]' SVGs, without drawing them (what `serve` links).
-pub fn flame_svg_names(m: &ReportModel, step: &str) -> Vec<String> {
-    (flame_steps(m, step, None))
-        .flat_map(|(_, _, stem)| SVG_SUFFIXES.map(|(_, suffix)| format!("{stem}.{suffix}")))
-        .collect()
+/// One instruction flame graph of a step as `profile` and `serve` list it: its file, its title
+/// and a line saying what it shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlameListing {
+    pub file: String,
+    pub title: String,
+    pub shows: String,
+}
+
+/// [`flame_files`]' SVGs of `step` (of `target` only), without drawing them: per compared target
+/// the graph that shows the larger change first, each with its title (the compared pair, the
+/// step's instructions/op ratio) and what it shows.
+pub fn flame_listing(m: &ReportModel, step: &str, target: Option<&str>) -> Vec<FlameListing> {
+    let mut out = Vec::new();
+    for (s, trees, stem) in flame_steps(m, step, target) {
+        let ratio = (m.relative_of(&s.target, &s.step, s.clients))
+            .and_then(|r| r.tests.spread(Metric::ServerInstr).map(|t| t.ratio))
+            .or_else(|| (s.base_total > 0.0).then(|| s.target_total / s.base_total));
+        let clients = match m.clients.len() > 1 {
+            true => format!(" at {}", plural(s.clients as usize, "client")),
+            false => String::new(),
+        };
+        let ratio = ratio.map_or(String::new(), |r| format!(" (instructions/op {r:.2}×)"));
+        for (i, (base_widths, suffix)) in svg_order(trees).into_iter().enumerate() {
+            let (widths, shows) = match base_widths {
+                true => (
+                    &s.base,
+                    format!(
+                        "what {} no longer runs or runs less, in blue; code it added has no frame",
+                        s.target
+                    ),
+                ),
+                false => (
+                    &s.target,
+                    format!(
+                        "what {} added or runs more, in red; code it no longer runs has no frame",
+                        s.target
+                    ),
+                ),
+            };
+            let larger = match i {
+                0 => "the larger change: ",
+                _ => "",
+            };
+            out.push(FlameListing {
+                file: format!("{stem}.{suffix}"),
+                title: format!(
+                    "{} vs {}, {}{clients}{ratio}: in {widths}'s widths",
+                    s.target, s.base, s.step
+                ),
+                shows: format!("{larger}{shows}"),
+            });
+        }
+    }
+    out
+}
+
+/// A step's two SVGs, the one that shows the larger change first: in the target's widths
+/// (`false`) and in the base's (`true`), with their file suffixes.
+fn svg_order(trees: &CallTrees) -> [(bool, &'static str); 2] {
+    let [target, base] = SVG_SUFFIXES;
+    match base_widths_first(trees) {
+        true => [base, target],
+        false => [target, base],
+    }
 }
 
 /// The two SVGs of a step: in the target's widths, then in the base's.
 const SVG_SUFFIXES: [(bool, &str); 2] = [(false, "svg"), (true, "base-widths.svg")];
+
+/// The change a differential graph draws in one side's widths: the sum of |target − base| over
+/// the stacks that side has (a stack only the other side has draws no frame there), in
+/// instructions per operation.
+fn changed_width(trees: &CallTrees, base_widths: bool) -> f64 {
+    fn sum(stacks: &[(String, f64)]) -> BTreeMap<&str, f64> {
+        let mut by: BTreeMap<&str, f64> = BTreeMap::new();
+        for (s, v) in stacks {
+            *by.entry(s.as_str()).or_default() += v;
+        }
+        by
+    }
+    let (base, target) = (sum(&trees.base), sum(&trees.target));
+    let (drawn, other) = match base_widths {
+        true => (&base, &target),
+        false => (&target, &base),
+    };
+    (drawn.iter())
+        .filter(|(_, v)| **v > 0.0)
+        .map(|(s, v)| (v - other.get(s).copied().unwrap_or(0.0)).abs())
+        .sum()
+}
+
+/// Whether the base's widths show more of the change than the target's: a step whose change
+/// is mostly code the target removed is pale in the target's widths (the removed frames are
+/// gone, what is left shrank) and strongly blue in the base's. Equal changes (within 1%) go by
+/// the step's direction: fewer instructions, the base's widths.
+pub fn base_widths_first(trees: &CallTrees) -> bool {
+    let (in_base, in_target) = (changed_width(trees, true), changed_width(trees, false));
+    if (in_base - in_target).abs() > 0.01 * in_base.max(in_target) {
+        return in_base > in_target;
+    }
+    let total = |stacks: &[(String, f64)]| stacks.iter().map(|(_, v)| v).sum::<f64>();
+    total(&trees.target) < total(&trees.base)
+}
 
 /// The compared steps named `step` (of `target` only) with call trees, and their files' stem.
 fn flame_steps<'a>(
@@ -519,12 +615,12 @@ fn flame_steps<'a>(
 }
 
 /// The differential flame graphs of the shown steps whose sides both have call trees, in
-/// the target's widths and in the base's (HTML only).
+/// the target's widths and in the base's, the larger change first (HTML only).
 fn flame_figures(shown: &[&StepFunctionDiff], doc: &mut Vec<Block>) {
     let charts: Vec<ChartRef> = (shown.iter())
-        .filter(|s| s.trees.is_some())
-        .flat_map(|s| {
-            [false, true].map(|base_widths| ChartRef::CallTreeDiff {
+        .filter_map(|s| Some((s, s.trees.as_ref()?)))
+        .flat_map(|(s, trees)| {
+            svg_order(trees).map(|(base_widths, _)| ChartRef::CallTreeDiff {
                 step: s.step.clone(),
                 clients: s.clients,
                 target: s.target.clone(),
@@ -545,8 +641,9 @@ fn flame_figures(shown: &[&StepFunctionDiff], doc: &mut Vec<Block>) {
         )),
         charts,
         note: Some(format!(
-            "Each step in {}'s widths, then in {}'s; red: more instructions per operation than \
-             the base, blue: fewer. Drawn from callgrind's calls between functions, a function's \
+            "Each step in {}'s widths and in {}'s, the one that shows the larger change first \
+             (code the target added has frames only in its widths, code it removed only in the \
+             base's); red: more instructions per operation than the base, blue: fewer. Drawn from callgrind's calls between functions, a function's \
              callees shared among its callers in proportion to their calls.",
             first.target, first.base
         )),
@@ -564,6 +661,41 @@ mod tests {
             spread: 0.0,
             inclusive,
         }
+    }
+
+    fn trees(base: &[(&str, f64)], target: &[(&str, f64)]) -> CallTrees {
+        let own = |v: &[(&str, f64)]| v.iter().map(|(s, n)| (s.to_string(), *n)).collect();
+        CallTrees {
+            base: own(base),
+            target: own(target),
+            anchor: None,
+        }
+    }
+
+    /// A removal (PostgreSQL 17's cheaper `hot-points`: a search the target no longer does)
+    /// shows in the base's widths, an addition (`cache_size = 10`'s page fetches) in the
+    /// target's; a change within shared stacks goes by the step's direction.
+    #[test]
+    fn the_graph_that_shows_the_larger_change_comes_first() {
+        let removal = trees(
+            &[
+                ("exec;_bt_first;_bt_binsrch;_bt_compare", 600.0),
+                ("exec;heap", 400.0),
+            ],
+            &[("exec;_bt_first;_bt_binsrch", 100.0), ("exec;heap", 400.0)],
+        );
+        assert!(base_widths_first(&removal));
+        assert_eq!(svg_order(&removal)[0], (true, "base-widths.svg"));
+        let addition = trees(
+            &[("exec;read", 1000.0)],
+            &[("exec;read", 1000.0), ("exec;read;fetch_page", 300.0)],
+        );
+        assert!(!base_widths_first(&addition));
+        assert_eq!(svg_order(&addition)[0], (false, "svg"));
+        let cheaper = trees(&[("exec;read", 1000.0)], &[("exec;read", 900.0)]);
+        assert!(base_widths_first(&cheaper));
+        let dearer = trees(&[("exec;read", 900.0)], &[("exec;read", 1000.0)]);
+        assert!(!base_widths_first(&dearer));
     }
 
     #[test]

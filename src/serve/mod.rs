@@ -247,22 +247,21 @@ fn run_page(store: &Store, id: &str) -> Result<Reply> {
 }
 
 /// The flame graph SVGs the run's stored profiles and counted call trees give, per step
-/// (steps without one left out).
-fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>> {
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    let mut add = |step: &str, names: Vec<String>| {
-        let svgs = names.into_iter().filter(|n| n.ends_with(".svg"));
-        match out.iter_mut().find(|(s, _)| s == step) {
+/// (steps without one left out), each with its title and what it shows: of a counted step, the
+/// graph that shows the larger change first.
+fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<report::FlameListing>)>> {
+    let mut out: Vec<(String, Vec<report::FlameListing>)> = Vec::new();
+    let mut add =
+        |step: &str, svgs: Vec<report::FlameListing>| match out.iter_mut().find(|(s, _)| s == step)
+        {
             Some((_, files)) => files.extend(svgs),
-            None => out.push((step.to_string(), svgs.collect())),
-        }
-    };
+            None => out.push((step.to_string(), svgs)),
+        };
     if let Some(p) = model.profiles.as_ref().filter(|p| p.unavailable.is_none()) {
         let mut steps: Vec<&str> = p.steps.iter().map(|s| s.step.as_str()).collect();
         steps.dedup();
         for step in steps {
-            let files = report::profile::files(model, step, None).map_err(InputError::new)?;
-            add(step, files.into_iter().map(|(n, _)| n).collect());
+            add(step, report::profile::svg_listing(model, step));
         }
     }
     let mut counted: Vec<&str> = Vec::new();
@@ -272,7 +271,7 @@ fn flame_files(model: &report::ReportModel) -> Result<Vec<(String, Vec<String>)>
         }
     }
     for step in counted {
-        add(step, report::instruction_flame_names(model, step));
+        add(step, report::instruction_flame_listing(model, step, None));
     }
     out.retain(|(_, files)| !files.is_empty());
     Ok(out)

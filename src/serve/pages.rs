@@ -140,8 +140,10 @@ pub fn report_bar(m: &ReportModel, flames: bool) -> String {
 }
 
 /// `/run/ID/flames`: per profiled or counted step, a link to each flame graph SVG the store's
-/// folded stacks or call trees give.
-pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
+/// folded stacks or call trees give, by its title (a counted step's: the compared pair, its
+/// instructions/op ratio, whose widths), with a line saying what it shows, in the order given
+/// (the larger change first).
+pub fn flames(m: &ReportModel, steps: &[(String, Vec<crate::report::FlameListing>)]) -> String {
     let id = &m.run.id;
     let mut b = format!(
         "<div class=\"bar\"><a href=\"/\">All runs</a><a href=\"/run/{}\">Report of run {}</a></div>\n\
@@ -176,11 +178,12 @@ pub fn flames(m: &ReportModel, steps: &[(String, Vec<String>)]) -> String {
         for f in files {
             let _ = writeln!(
                 b,
-                "<li><a href=\"/run/{}/flame/{}/{}\">{}</a></li>",
+                "<li><a href=\"/run/{}/flame/{}/{}\">{}</a><br>{}</li>",
                 enc(id),
                 enc(step),
-                enc(f),
-                escape(f)
+                enc(&f.file),
+                escape(&f.title),
+                escape(&f.shows)
             );
         }
         b.push_str("</ul>\n");

@@ -296,6 +296,7 @@ fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
             out.push(w);
         }
     }
+    out.extend(clients_beyond_cpus(data));
     let known: BTreeSet<&str> = data.targets.iter().map(|t| t.name.as_str()).collect();
     let unknown: BTreeSet<&str> = data
         .measurements
@@ -309,6 +310,33 @@ fn run_warnings(model: &ReportModel, data: &RunData) -> Vec<String> {
         ));
     }
     out
+}
+
+/// More clients than the CPUs dbdelta was allowed to run on (its affinity mask at the start of
+/// the run, `HostInfo::usable_cpus`): the client threads and the server queue for CPU, so such
+/// steps measure the sharing of CPUs as much as the engine. `None` when the run recorded no
+/// CPU list (an older store) or every client count fits.
+fn clients_beyond_cpus(data: &RunData) -> Option<String> {
+    let usable = crate::cpus::CpuSet::parse(&data.run.host.usable_cpus).ok()?;
+    let over: BTreeSet<u32> = (data.measurements.iter())
+        .map(|m| m.clients)
+        .filter(|&c| c as usize > usable.len())
+        .collect();
+    let counts: Vec<String> = over.iter().map(u32::to_string).collect();
+    let most = *over.last()?;
+    Some(format!(
+        "clients beyond the CPUs: {} on the {} dbdelta may use ({}): clients and server wait          for a CPU, so {} measure CPU sharing as much as the engine (fewer --clients, or a          host with more CPUs)",
+        match counts.as_slice() {
+            [_] => plural(most as usize, "client"),
+            _ => format!("{} clients", and_list(&counts)),
+        },
+        plural(usable.len(), "CPU"),
+        data.run.host.usable_cpus,
+        match counts.as_slice() {
+            [_] => "its steps",
+            _ => "their steps",
+        }
+    ))
 }
 
 /// One warning for the recorded series whose worst second fell below [`STALL_FRACTION`] of

@@ -142,7 +142,7 @@ fn cost_cell(r: Option<&Relative>, d: &MetricDef, table: CostTable) -> Cell {
     };
     match r.ratio(d.metric) {
         Some(v) if !confirmed => Cell::plain(format!("({})", two(v))),
-        v => rel_cell(v, r.cost_verdict(d.metric)),
+        v => rel_cell(v, r.shown_verdict(r.cost_verdict(d.metric))),
     }
 }
 
@@ -198,6 +198,7 @@ pub(super) fn cost_tables(
 }
 
 fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+    let mut noted = false;
     for group in &m.step_groups {
         let steps: Vec<&String> = group
             .steps
@@ -216,6 +217,22 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             group.title,
             m.base_label()
         )));
+        let paired = (steps.iter()).any(|s| {
+            (m.compared.iter()).any(|t| {
+                m.relative_of(t, s, clients)
+                    .is_some_and(|r| r.qps_test.is_some())
+            })
+        });
+        if paired && !noted {
+            noted = true;
+            doc.push(Block::Para(
+                "A step's ratio is the geometric mean of its repeats' paired ratios (target / \
+                 base, repeat by repeat), which its verdict judges, not the ratio of the mean QPS \
+                 in the Absolute QPS table: the two differ when repeats swing (the verdict table \
+                 shows both)."
+                    .into(),
+            ));
+        }
         let mut grid = step_grid(m.compared.iter().cloned());
         for step in steps {
             let flag = |f: fn(&Relative) -> bool| {
@@ -227,7 +244,7 @@ fn relative_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
                 let r = m.relative_of(t, step, clients);
                 row.push(rel_cell(
                     r.and_then(|r| r.qps),
-                    r.and_then(Relative::qps_verdict),
+                    r.and_then(|r| r.shown_verdict(r.qps_verdict())),
                 ));
             }
             grid.rows.push(row);

@@ -7,8 +7,8 @@
 use super::cell::verdict_cell;
 use super::concurrency::{any_flag, steps_at, targets_grid};
 use super::step_label;
-use crate::report::doc::{Block, COARSE, Cell, Grid, MAX, NA, NOISY, SHORT, rel_cell};
-use crate::report::fmt::{interval, percent};
+use crate::report::doc::{Block, COARSE, Cell, Grid, MAX, NA, NOISY, SHORT, Tone, rel_cell};
+use crate::report::fmt::{interval, percent, two};
 use crate::report::model::{MetricTest, Relative, ReportModel, WithinStep};
 use crate::results::Metric;
 
@@ -49,16 +49,20 @@ fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
         _ => (r.tests.get(Metric::ServerCpu), true, Cell::plain("")),
     };
     let mut row = vec![step, Cell::plain(metric)];
+    let means = m.ratio_of_means(r, metric);
+    let means = Cell::plain(means.map_or(NA.to_string(), two));
     match test {
         Some(t) => {
-            // Coloured only when it is a verdict: a large but noisy ratio is plain.
-            let ratio = rel_cell(Some(t.geo_mean), Some(&t.verdict));
+            // Coloured only when it is a verdict, and one the Answer does not contradict: a
+            // large but noisy ratio is plain.
+            let ratio = rel_cell(Some(t.geo_mean), r.shown_verdict(Some(&t.verdict)));
             row.extend([
                 Cell::plain(t.paired_repeats.to_string()),
                 ratio,
+                means,
                 Cell::plain(interval(t.ci)),
                 Cell::plain(q_value(t.q)),
-                verdict_cell(t, m.method.min_effect),
+                answer_followed(r, verdict_cell(t, m.method.min_effect), &t.verdict),
             ]);
         }
         None => {
@@ -67,10 +71,22 @@ fn verdict_row(m: &ReportModel, r: &Relative, metric: &str) -> Vec<Cell> {
                     .iter()
                     .any(|f| f == "server_cpu_us_per_op");
             let ratio = if coarse { COARSE } else { NA };
-            row.extend(["", ratio, "", "", "no verdict"].map(Cell::plain));
+            row.extend([Cell::plain(""), Cell::plain(ratio), means]);
+            row.extend(["", "", "no verdict"].map(Cell::plain));
         }
     }
     row
+}
+
+/// A verdict the step's (the Answer's) contradicts, uncoloured and naming the metric the
+/// Answer followed and what it says.
+fn answer_followed(r: &Relative, mut cell: Cell, verdict: &str) -> Cell {
+    if let Some(d) = r.deciding().filter(|_| r.contradicts(verdict)) {
+        cell.tone = Tone::Plain;
+        cell.text
+            .push_str(&format!("; the Answer follows {}: {}", d.cost, d.verdict));
+    }
+    cell
 }
 
 /// One table per compared target: per step a QPS row and a server CPU/op row with the geometric
@@ -90,19 +106,24 @@ pub(super) fn verdict_tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>
             first.base
         )));
         doc.push(Block::Para(format!(
-            "Geometric mean of the paired ratios; interval adjusted for the {} steps of each family \
+            "ratio: the geometric mean of the repeats' paired ratios (target / base, repeat by \
+             repeat), which the test judges; means: the ratio of the means the other tables \
+             show (the two differ when repeats swing). Interval adjusted for the {} steps of each family \
              ({}); q = Benjamini–Hochberg adjusted p; a change needs q ≤ {} and the whole interval \
-             beyond ±{}.",
+             beyond ±{}. A step's verdict, the one the Answer follows, is its instructions/op's \
+             where it was counted, else its QPS's where that is a decision, else its CPU/op's.",
             rows.len(),
             levels(&rows),
             m.method.fdr_q,
             percent(m.method.min_effect)
         )));
         let mut grid = Grid {
-            header: ["step", "metric", "n", "ratio", "interval", "q", "verdict"]
-                .map(String::from)
-                .to_vec(),
-            right: vec![false, false, true, true, true, true, false],
+            header: [
+                "step", "metric", "n", "ratio", "means", "interval", "q", "verdict",
+            ]
+            .map(String::from)
+            .to_vec(),
+            right: vec![false, false, true, true, true, true, true, false],
             rows: Vec::new(),
         };
         for r in rows {

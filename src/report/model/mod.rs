@@ -34,7 +34,7 @@ pub use suite_tables::{
     LinkbenchRequest, LinkbenchSummary, SuiteTables,
 };
 pub use summary::{
-    ChangedStep, Decided, GroupSummary, Provenance, StepValue, Summary, TargetDecided,
+    ChangedStep, Decided, Disagreement, GroupSummary, Provenance, StepValue, Summary, TargetDecided,
 };
 pub use sweeps::{Crossover, CrossoverPoint, FirstChange, GroupQps, VersionSeries, VersionSweep};
 pub use verdicts::{CostTests, Method, MetricTest, OpSpreadTest, SpreadTest, is_decided};
@@ -164,6 +164,22 @@ impl ReportModel {
         self.aggregates
             .iter()
             .find(|a| a.target == target && a.step == step && a.clients == clients)
+    }
+
+    /// The ratio of the means (target / base) of a paired test's cost, `QPS` or `CPU/op`: what
+    /// the absolute tables' means give, beside the geometric mean of the paired ratios the test
+    /// judges (the two differ when repeats swing).
+    pub fn ratio_of_means(&self, r: &Relative, cost: &str) -> Option<f64> {
+        let of = |t: &str| {
+            let a = self.aggregate(t, &r.step, r.clients)?;
+            match cost {
+                "QPS" => a.qps,
+                "CPU/op" => a.get(crate::results::Metric::ServerCpu),
+                _ => None,
+            }
+        };
+        let (t, b) = (of(&r.target)?, of(&r.base)?);
+        (b > 0.0).then(|| t / b)
     }
 
     pub fn relative_of(&self, target: &str, step: &str, clients: u32) -> Option<&Relative> {

@@ -311,14 +311,32 @@ impl Relative {
                 interval: t.range,
                 interval_kind: "range".into(),
             },
-            Decider::Paired(cost, t) => Deciding {
-                cost: cost.into(),
-                verdict: t.verdict.clone(),
-                ratio: t.geo_mean,
-                interval: t.ci,
-                interval_kind: "interval".into(),
-            },
+            Decider::Paired(cost, t) => paired(cost, t),
         })
+    }
+
+    /// The QPS test of a counted step as [`Deciding`] when it tells another story than the
+    /// instructions the step's verdict follows: one of the two is a change (`regression`,
+    /// `improvement`) and the other is not the same change. `None` for a step not counted or
+    /// without a QPS test.
+    pub fn qps_disagrees(&self) -> Option<Deciding> {
+        let counted = self.tests.spread(Metric::ServerInstr)?;
+        let qps = self.qps_test.as_ref()?;
+        let change = |v: &str| matches!(v, "regression" | "improvement");
+        let differ = counted.verdict != qps.verdict;
+        (differ && (change(&counted.verdict) || change(&qps.verdict))).then(|| paired("QPS", qps))
+    }
+
+    /// A metric's `verdict` as a table colours it: `None` where it is a change the step's
+    /// verdict (the one the Answer follows) is not, so no table colours what the Answer says
+    /// otherwise.
+    pub fn shown_verdict<'a>(&self, verdict: Option<&'a str>) -> Option<&'a str> {
+        verdict.filter(|v| !self.contradicts(v))
+    }
+
+    /// Whether `verdict` (a metric's) is a change the step's verdict is not.
+    pub fn contradicts(&self, verdict: &str) -> bool {
+        matches!(verdict, "regression" | "improvement") && self.step_verdict() != Some(verdict)
     }
 
     /// The verdict on a cost metric: from its spread when it is judged so, else from the
@@ -339,6 +357,17 @@ impl Relative {
 enum Decider<'a> {
     Spread(&'a SpreadTest),
     Paired(&'static str, &'a MetricTest),
+}
+
+/// A paired test of `cost` as [`Deciding`].
+fn paired(cost: &str, t: &MetricTest) -> Deciding {
+    Deciding {
+        cost: cost.into(),
+        verdict: t.verdict.clone(),
+        ratio: t.geo_mean,
+        interval: t.ci,
+        interval_kind: "interval".into(),
+    }
 }
 
 /// A step's verdict and what decided it ([`Relative::deciding`]).

@@ -24,6 +24,24 @@ pub struct Summary {
     pub undecided: u32,
     /// What would decide the undecided steps, measured for this run (empty: nothing undecided).
     pub to_decide: Vec<String>,
+    /// Counted steps whose QPS verdict tells another story than their instructions/op, which
+    /// their verdict follows (absent when none does).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disagree: Vec<Disagreement>,
+}
+
+/// A counted step whose QPS test and instruction count disagree: one is a change, the other
+/// not the same change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Disagreement {
+    pub target: String,
+    pub base: String,
+    pub step: String,
+    pub clients: u32,
+    /// What the step's verdict (and the Answer) follows: instructions/op.
+    pub followed: Deciding,
+    /// The QPS test that says otherwise.
+    pub other: Deciding,
 }
 
 /// Where a target's server came from.

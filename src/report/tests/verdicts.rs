@@ -414,3 +414,124 @@ fn a_large_ratio_within_noise_is_never_a_change_that_could_not_be_seen() {
     assert!(!line.contains("could not be seen"), "{line}");
     assert!(line.contains("the repeats disagree"), "{line}");
 }
+
+/// Three repeats with a counting pass on the first: point-query's QPS is a regression (0.91)
+/// while its instructions/op (1.00 ±5%) are within noise; update-one's instructions are an
+/// improvement like its QPS.
+fn run_qps_against_instructions() -> crate::results::RunData {
+    let mut data = run_three_repeats();
+    for m in data.measurements.iter_mut().filter(|m| m.repeat == 1) {
+        let (ratio, spread) = match m.step.as_str() {
+            "point-query" => (1.0, 0.05),
+            "update-one" => (0.80, 0.001),
+            _ => continue,
+        };
+        let value = match m.target.as_str() {
+            "pg17" => 100_000.0 * ratio,
+            _ => 100_000.0,
+        };
+        m.values.set(Metric::ServerInstr, Some(value));
+        m.values
+            .set(Metric::ServerInstrSpread, Some(value * spread));
+    }
+    data
+}
+
+/// A counted step whose QPS says a regression while its instructions are within noise is named
+/// in the Answer with both; the verdict table says the Answer followed the instructions and
+/// colours neither that QPS verdict nor the Relative QPS cell.
+#[test]
+fn the_answer_names_a_step_whose_qps_and_instructions_disagree() {
+    use super::super::doc::{Block, Tone};
+    let m = build(&run_qps_against_instructions(), None).unwrap();
+    let pq = m.relative_of("pg17", "point-query", 1).unwrap();
+    assert_eq!(pq.qps_verdict(), Some("regression"));
+    assert_eq!(pq.step_verdict(), Some("within noise"));
+    let d = &m.summary.disagree;
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(
+        (d[0].step.as_str(), d[0].other.cost.as_str()),
+        ("point-query", "QPS")
+    );
+    let json: Value = serde_json::from_str(&render(&m, Format::Json, false)).unwrap();
+    assert_eq!(schema_errors(&json), Vec::<String>::new());
+    assert_eq!(
+        json["summary"]["disagree"][0]["followed"]["verdict"],
+        "within noise"
+    );
+    let text = render(&m, Format::Text, false);
+    let answer = text[..text.find("tl;dr").unwrap()]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(answer.contains("QPS says otherwise (1;"), "{answer}");
+    assert!(
+        answer.contains("point-query, pg17 vs pg16: QPS regression 0.91")
+            && answer.contains("but instructions/op within noise 1.00"),
+        "{answer}"
+    );
+    let doc = super::layout::document(&m);
+    let cells: Vec<&super::super::doc::Cell> = (doc.iter())
+        .filter_map(|b| match b {
+            Block::Table(g) => Some(g),
+            _ => None,
+        })
+        .flat_map(|g| {
+            g.rows
+                .iter()
+                .filter(|r| r[0].text.starts_with("point-query"))
+        })
+        .flatten()
+        .collect();
+    let verdict = cells
+        .iter()
+        .find(|c| c.text.starts_with("regression"))
+        .expect("the QPS row's verdict");
+    assert!(
+        verdict
+            .text
+            .contains("the Answer follows instructions/op: within noise"),
+        "{}",
+        verdict.text
+    );
+    assert!(
+        cells.iter().all(|c| c.tone == Tone::Plain),
+        "a colour the Answer contradicts: {cells:?}"
+    );
+}
+
+/// The Answer says once which metric decided, and why, when CPU/op decided a step, and shows
+/// the ratio of the means beside a paired ratio whose interval it lies outside (1.26, 1.20–1.30,
+/// against means that moved 11%), saying what the paired ratio is.
+#[test]
+fn the_answer_says_which_metric_decides_and_what_a_paired_ratio_is() {
+    let one_line = |m: &ReportModel| {
+        let text = render(m, Format::Text, false);
+        let answer = &text[..text.find("tl;dr").unwrap()];
+        answer.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let mut m = build(&run_three_repeats(), None).unwrap();
+    let plain = one_line(&m);
+    assert!(!plain.contains("Each step's verdict follows"), "{plain}");
+    assert!(!plain.contains("ratio of the means"), "{plain}");
+    for c in m.summary.changed.iter_mut() {
+        match c.step.as_str() {
+            "point-query" => c.deciding.cost = "CPU/op".into(),
+            _ => (c.deciding.ratio, c.deciding.interval) = (1.26, [1.2, 1.3]),
+        }
+    }
+    let said = one_line(&m);
+    assert!(
+        said.contains("here 1 step by CPU/op, 1 step by QPS")
+            && said.contains("else its server CPU/op (steadier than QPS"),
+        "{said}"
+    );
+    assert!(
+        said.contains("update-one, pg17 vs pg16: QPS 1.26 (interval 1.20–1.30; > 1 is faster; ratio of the means 1.11)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("is the geometric mean of the repeats' paired ratios"),
+        "{said}"
+    );
+}

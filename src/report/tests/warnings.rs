@@ -387,3 +387,22 @@ fn a_resumed_run_says_which_invocation_ran_which_cell_in_every_format() {
     );
     assert!(!once.contains("invocation"), "{once}");
 }
+
+/// More clients than the CPUs dbdelta may use is a warning, read from the run's own CPU list:
+/// 4 clients fit 4 CPUs, not 2 (the fixture's other client count, 1, fits both).
+#[test]
+fn clients_beyond_the_usable_cpus_are_a_warning() {
+    let mut data = run_two_clients();
+    let beyond = |m: &ReportModel| {
+        (m.warnings.iter())
+            .find(|w| w.starts_with("clients beyond the CPUs"))
+            .cloned()
+    };
+    assert_eq!(beyond(&build(&data, None).unwrap()), None);
+    data.run.host.usable_cpus = "0-1".into();
+    let w = beyond(&build(&data, None).unwrap()).expect("a warning for 4 clients on 2 CPUs");
+    assert!(
+        w.starts_with("clients beyond the CPUs: 4 clients on the 2 CPUs dbdelta may use (0-1)"),
+        "{w}"
+    );
+}
