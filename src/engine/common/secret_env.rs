@@ -25,9 +25,10 @@ pub const LAB_KEY: &str = "secret_env";
 /// Whether the value of the environment variable `name` is a secret: its name holds one of
 /// [`SECRET_PARTS`] (in any case) or is one of `declared` (a lab's `secret_env`).
 pub fn is_secret(name: &str, declared: &[String]) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_PARTS.iter().any(|p| upper.contains(p))
-        || declared.iter().any(|d| d.eq_ignore_ascii_case(name))
+    let holds = |part: &str| {
+        (name.as_bytes().windows(part.len())).any(|w| w.eq_ignore_ascii_case(part.as_bytes()))
+    };
+    SECRET_PARTS.iter().any(|p| holds(p)) || declared.iter().any(|d| d.eq_ignore_ascii_case(name))
 }
 
 /// Whether `name`, met in a text or a JSON object, names a secret value there: `in_env` says
