@@ -281,10 +281,17 @@ fn keyword_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> 
 }
 
 /// The value that starts after blanks at `from` (just after an `=` or `:`): a quoted value
-/// ends at its closing quote, a bare one at a blank, a quote, `,` or `}`; a backslash
+/// (also a TOML multi-line one) ends at its closing quote(s), a bare one at a blank, a quote, `,` or `}`; a backslash
 /// escapes the character after it. `None` when it is empty.
 pub(super) fn assigned_value(text: &str, from: usize) -> Option<std::ops::Range<usize>> {
     let value = text[from..].trim_start_matches([' ', '\t']);
+    // A TOML multi-line string: up to its closing triple quote.
+    if let Some(triple) = ["\"\"\"", "'''"].into_iter().find(|q| value.starts_with(q)) {
+        let inner = &value[3..];
+        let start = text.len() - inner.len();
+        let span = start..start + inner.find(triple).unwrap_or(inner.len());
+        return (!span.is_empty()).then_some(span);
+    }
     // A quote may itself be escaped, as in a TOML string (`"password = \"x y\""`): then so
     // is its end.
     let escaped = value.starts_with(['\\']);

@@ -223,6 +223,12 @@ mod tests {
             ),
             ("***", "***", "/b")
         );
+        // TOML's multi-line strings.
+        let r = redact_secrets("env = { PGPASSWORD = \"\"\"a\nb\"\"\", X_TOKEN = '''c''' }");
+        assert_eq!(
+            r,
+            "env = { PGPASSWORD = \"\"\"***\"\"\", X_TOKEN = '''***''' }"
+        );
         // Shell-like text, as in an error message.
         assert_eq!(redact_secrets("PGPASSWORD=abc psql"), "PGPASSWORD=*** psql");
     }
