@@ -1,7 +1,7 @@
 //! `dbdelta plan LAB --emit k8s` through the real binary: the manifests pass `kubeconform
-//! -strict` against the Kubernetes JSON schemas that `.ci/run` prepares, a manifest with an
-//! unknown field does not (so the schemas really are strict and found), and bad input writes
-//! nothing.
+//! -strict` against the Kubernetes JSON schemas that `.ci/run` prepares (also those of a lab
+//! with secrets, which adds a Secret), a manifest with an unknown field does not (so the
+//! schemas really are strict and found), and bad input writes nothing.
 //!
 //! kubeconform comes from `DBDELTA_KUBECONFORM` or `PATH`, the schemas from
 //! `DBDELTA_K8S_SCHEMAS` or `<target dir>/k8s-schemas/strict`. Without them the validation is
@@ -76,15 +76,8 @@ fn emitted_manifests_pass_kubeconform_strict() {
     assert_eq!(text(&stdout.stdout), yaml, "-o writes what stdout shows");
     assert_eq!(yaml.matches("\nkind: Job\n").count(), 3 * 2 * 2);
 
-    let (exe, schemas) = match validator() {
-        Ok(found) => found,
-        Err(why) if std::env::var_os("CI").is_some() => {
-            panic!("{why} under CI: .ci/run installs kubeconform and the schemas")
-        }
-        Err(why) => {
-            eprintln!("skipping the kubeconform validation: {why}");
-            return;
-        }
+    let Some((exe, schemas)) = validator_or_skip() else {
+        return;
     };
     let (ok, report) = kubeconform(&exe, &schemas, &file);
     assert!(ok, "{report}");
@@ -102,6 +95,61 @@ fn emitted_manifests_pass_kubeconform_strict() {
     std::fs::write(&bad, wrong).unwrap();
     let (ok, report) = kubeconform(&exe, &schemas, &bad);
     assert!(!ok && report.contains("restartPolcy"), "{report}");
+}
+
+/// kubeconform and the schemas, or `None` (with a note) outside CI when they are missing.
+fn validator_or_skip() -> Option<(PathBuf, PathBuf)> {
+    match validator() {
+        Ok(found) => Some(found),
+        Err(why) if std::env::var_os("CI").is_some() => {
+            panic!("{why} under CI: .ci/run installs kubeconform and the schemas")
+        }
+        Err(why) => {
+            eprintln!("skipping the kubeconform validation: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn manifests_of_a_lab_with_secrets_pass_kubeconform_strict() {
+    let dir = scratch();
+    let lab = dir.path().join("lab.toml");
+    std::fs::write(
+        &lab,
+        "[lab]\nname = \"with secrets\"\n\n[[target]]\nname = \"pg\"\nengine = \"postgres\"\n\
+         env = { PGPASSWORD = \"s3cret\" }\n",
+    )
+    .unwrap();
+    let file = dir.path().join("lab.yaml");
+    let args = [
+        "plan",
+        lab.to_str().unwrap(),
+        "--emit",
+        "k8s",
+        "--image",
+        "i:1",
+        "--quick",
+    ];
+    let out = run(
+        dir.path(),
+        &[&args[..], &["-o", file.to_str().unwrap()]].concat(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let yaml = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        yaml.contains("\nkind: Secret\n") && yaml.contains("secretName: "),
+        "{yaml}"
+    );
+    let Some((exe, schemas)) = validator_or_skip() else {
+        return;
+    };
+    let (ok, report) = kubeconform(&exe, &schemas, &file);
+    assert!(ok, "{report}");
+    assert!(
+        report.contains("3 resources found in 1 file - Valid: 3, Invalid: 0, Errors: 0"),
+        "{report}"
+    );
 }
 
 #[test]

@@ -309,7 +309,8 @@ pub(super) fn plan_cmd(store_path: &Path, args: PlanArgs) -> Result<ExitCode> {
 
 /// The plan in words, its time estimate (calibrated by what `store` measured on this host)
 /// and its disk estimate against the work directory's free space (what `run --dry-run` and
-/// `plan` print); a version that does not exist is refused, as by `run`.
+/// `plan` print), with no password or secret in it; a version that does not exist is refused,
+/// as by `run`.
 fn plan_text(plan: &plan::RunPlan, store: &Path) -> Result<String> {
     let free = crate::plan::preflight::free_bytes(&plan.workdir).ok();
     let free = free.as_ref().map(|(p, b)| (p.as_path(), *b));
@@ -319,11 +320,13 @@ fn plan_text(plan: &plan::RunPlan, store: &Path) -> Result<String> {
     let at = text.find("\norder: ").map_or(text.len(), |i| i + 1);
     text.insert_str(at, &plan::describe_fetches(plan)?);
     let estimate = crate::plan::estimate::estimate(plan, &calibration(store));
-    Ok(format!(
+    let text = format!(
         "{text}{}\n{}\n",
         estimate.describe(plan),
         crate::plan::preflight::describe(&need, free)
-    ))
+    );
+    // A setting may hold a password (`primary_conninfo = '… password=…'`).
+    Ok(crate::engine::connect::redact_secrets(&text).into_owned())
 }
 
 /// What the store at `location` measured on this host, for the time estimate: nothing when

@@ -1,6 +1,7 @@
 //! Kubernetes manifests of a plan (`dbdelta plan LAB --emit k8s`): one ConfigMap holding the
-//! lab file and one Job per cell (target × clients × repeat), each running exactly that cell
-//! with `dbdelta run --cell` on a labelled benchmark node.
+//! lab file (and a Secret holding it whole when it has a password or a secret env value, the
+//! ConfigMap then holding it redacted) and one Job per cell (target × clients × repeat), each
+//! running exactly that cell with `dbdelta run --cell` on a labelled benchmark node.
 //!
 //! Owns what a Job looks like: its names and labels (sanitised to DNS-1123 names and label
 //! values), the node selector and toleration of benchmark nodes, the pod anti-affinity that
@@ -11,11 +12,13 @@
 //! Must not: talk to a cluster, schedule or order Jobs (Kubernetes does; dbdelta adds no
 //! scheduler), or start, measure or store anything.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::engine::connect::{REDACTED, redact_secrets};
 use crate::error::InputError;
 use crate::plan::lab::Lab;
 use crate::plan::{Cell, RunPlan};
@@ -66,26 +69,14 @@ impl Default for Options {
     }
 }
 
-/// The manifests of `plan`: a ConfigMap with the lab, then one Job per cell in the plan's
-/// order, as one multi-document YAML text. Bad options or a lab a pod cannot run as written
-/// are an [`InputError`] naming the flag or key.
+/// The manifests of `plan`: the lab's ConfigMap (and, when the lab holds a secret, its
+/// Secret), then one Job per cell in the plan's order, as one multi-document YAML text. Bad
+/// options or a lab a pod cannot run as written are an [`InputError`] naming the flag or key.
 pub fn emit(plan: &RunPlan, opts: &Options) -> Result<String, InputError> {
     check_options(opts)?;
     check_plan(plan)?;
-    let config_map = config_map_name(&plan.lab.name, &plan.lab.text);
-    let mut docs = vec![(
-        format!(
-            "# The lab file, mounted at {LAB_DIR}/{LAB_FILE} in every Job's pod (immutable: its name \
-             carries a hash of the text)."
-        ),
-        json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": config_map, "labels": lab_labels(plan)},
-            "immutable": true,
-            "data": {LAB_FILE: plan.lab.text},
-        }),
-    )];
+    let lab = lab_objects(plan);
+    let mut docs = lab.docs;
     for cell in plan.cells() {
         let (cpus, why) = pod_cpus(plan, &cell);
         let target = &plan.targets[cell.target].name;
@@ -93,14 +84,14 @@ pub fn emit(plan: &RunPlan, opts: &Options) -> Result<String, InputError> {
             "# {target}, {} client(s), repeat {}: {why}",
             cell.clients, cell.repeat
         );
-        docs.push((comment, job(plan, &cell, cpus, &config_map, opts)));
+        docs.push((comment, job(plan, &cell, cpus, &lab.volume, opts)));
     }
     let mut out = format!(
         "# dbdelta plan of \"{}\" ({}): {} Job(s), one per target × clients × repeat.\n\
          # Apply with `kubectl apply -f`; results go to the store in Secret {}'s key {STORE_KEY}.\n",
         one_line(&plan.lab.name),
         one_line(&plan.lab.origin),
-        docs.len() - 1,
+        plan.cells().len(),
         opts.store_secret
     );
     for (comment, doc) in docs {
@@ -111,6 +102,73 @@ pub fn emit(plan: &RunPlan, opts: &Options) -> Result<String, InputError> {
     Ok(out)
 }
 
+/// The objects that hold the lab file, each with its comment, and the pod volume the Jobs
+/// mount it from.
+struct LabObjects {
+    docs: Vec<(String, Value)>,
+    volume: Value,
+}
+
+/// The lab's ConfigMap, its name carrying a hash of the text. A lab with a password or a
+/// secret environment value (what [`redact_secrets`] replaces) is whole only in a Secret of
+/// the same name, which the Jobs mount; its ConfigMap holds it redacted (readable by whoever
+/// may read ConfigMaps) and is named by the redacted text's hash, so that no name carries a
+/// digest of a secret. A Secret of the whole lab rather than of the secret values alone: the
+/// pod reads one lab file, which Kubernetes cannot assemble from both.
+fn lab_objects(plan: &RunPlan) -> LabObjects {
+    let text = &plan.lab.text;
+    let shown = redact_secrets(text);
+    let name = config_map_name(&plan.lab.name, &shown);
+    let config_map = |comment: String, data: &str| {
+        let doc = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": lab_labels(plan)},
+            "immutable": true,
+            "data": {LAB_FILE: data},
+        });
+        (comment, doc)
+    };
+    if let Cow::Borrowed(_) = shown {
+        return LabObjects {
+            docs: vec![config_map(
+                format!(
+                    "# The lab file, mounted at {LAB_DIR}/{LAB_FILE} in every Job's pod \
+                     (immutable: its name carries a hash of the text)."
+                ),
+                text,
+            )],
+            volume: json!({"name": "lab", "configMap": {"name": name}}),
+        };
+    }
+    let secret = json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "labels": lab_labels(plan)},
+        "type": "Opaque",
+        "stringData": {LAB_FILE: text},
+    });
+    LabObjects {
+        docs: vec![
+            config_map(
+                format!(
+                    "# The lab file with its passwords and secret env values as {REDACTED}, to \
+                     read; the Jobs mount the whole file from Secret {name}."
+                ),
+                &shown,
+            ),
+            (
+                format!(
+                    "# The whole lab file, with its secrets, mounted at {LAB_DIR}/{LAB_FILE} in \
+                     every Job's pod."
+                ),
+                secret,
+            ),
+        ],
+        volume: json!({"name": "lab", "secret": {"secretName": name}}),
+    }
+}
+
 /// A name or origin inside a `#` comment: one line.
 fn one_line(text: &str) -> String {
     text.replace(['\n', '\r'], " ")
@@ -119,7 +177,7 @@ fn one_line(text: &str) -> String {
 /// One cell's Job: the pod runs `dbdelta run --cell` once (no retry: a failed benchmark is
 /// recorded, not repeated on another node) on a benchmark node no other dbdelta pod, of any
 /// namespace, occupies.
-fn job(plan: &RunPlan, cell: &Cell, cpus: u32, config_map: &str, opts: &Options) -> Value {
+fn job(plan: &RunPlan, cell: &Cell, cpus: u32, lab_volume: &Value, opts: &Options) -> Value {
     let target = &plan.targets[cell.target].name;
     let mut labels = lab_labels(plan);
     labels["dbdelta.io/target"] = json!(label_value(target));
@@ -168,7 +226,7 @@ fn job(plan: &RunPlan, cell: &Cell, cpus: u32, config_map: &str, opts: &Options)
         }]}},
         "containers": [container],
         "volumes": [
-            {"name": "lab", "configMap": {"name": config_map}},
+            lab_volume,
             {"name": "work", "emptyDir": {}},
         ],
     });

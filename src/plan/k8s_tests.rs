@@ -104,6 +104,43 @@ fn manifests_read_back_as_one_config_map_and_a_job_per_cell() {
 }
 
 #[test]
+fn a_lab_with_secrets_is_whole_only_in_a_secret_the_jobs_mount() {
+    let text = format!(
+        "{SQLITE_LAB}env = {{ PGPASSWORD = \"pg-s3cret\" }}\n\
+         settings = [\"primary_conninfo = 'host=a password=conn-s3cret'\"]\n"
+    );
+    let plan = lab_plan(&text, &RunOptions::default()).unwrap();
+    let yaml = emit(&plan, &options()).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_str_multiple(&yaml).unwrap();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds[..3], ["ConfigMap", "Secret", "Job"], "{yaml}");
+    let (config_map, secret) = (&docs[0], &docs[1]);
+    assert_eq!(secret["stringData"][LAB_FILE].as_str(), Some(text.as_str()));
+    assert_eq!(secret["type"], "Opaque");
+    let shown = config_map["data"][LAB_FILE].as_str().unwrap();
+    assert!(shown.contains("PGPASSWORD = \"***\"") && shown.contains("password=***'"));
+    for s in ["pg-s3cret", "conn-s3cret"] {
+        // Only the Secret holds it: the rest of the text, without the Secret, does not.
+        let rest: Vec<Value> = docs
+            .iter()
+            .filter(|d| d["kind"] != "Secret")
+            .cloned()
+            .collect();
+        assert!(!serde_json::to_string(&rest).unwrap().contains(s), "{s}");
+        assert_eq!(yaml.matches(s).count(), 1, "{s}: {yaml}");
+    }
+    let name = &secret["metadata"]["name"];
+    assert_eq!(&config_map["metadata"]["name"], name);
+    for job in &docs[2..] {
+        let volumes = &job["spec"]["template"]["spec"]["volumes"];
+        assert_eq!(
+            volumes[0],
+            json!({"name": "lab", "secret": {"secretName": name}})
+        );
+    }
+}
+
+#[test]
 fn label_values_and_names_are_valid_and_distinct() {
     assert_eq!(
         label_value("PostgreSQL 15 vs MariaDB vs SQLite"),

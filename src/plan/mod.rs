@@ -210,6 +210,8 @@ pub struct LabInfo {
     pub min_effect: f64,
     /// `origin:line: [section] key` of the first `server_cpus`/`client_cpus` list.
     pub cpu_lists_at: Option<String>,
+    /// The lab's `secret_env`: more environment names whose values are never shown or stored.
+    pub secret_env: Vec<String>,
 }
 
 impl LabInfo {
@@ -220,6 +222,7 @@ impl LabInfo {
             origin: lab.origin.clone(),
             min_effect: lab.min_effect,
             cpu_lists_at: lab.cpu_lists_at().map(str::to_string),
+            secret_env: lab.secret_env.clone(),
         }
     }
 }

@@ -5,7 +5,8 @@
 //! A lab file that changed in a way that alters the plan (targets, their settings, binaries or
 //! placement, clients, repeats, order, the suites' settings or steps, profiling) is bad input
 //! naming the first difference; one that changed only in comments or report settings is not.
-//! The stored text keeps no password: a lab that held one resumes from its file.
+//! The stored text keeps no password or secret env value: a lab that held one resumes from its
+//! file.
 //! Must not: open the store, start anything or touch the work directory.
 
 use std::path::{Path, PathBuf};
@@ -86,8 +87,8 @@ pub fn rebuild_plan(
     let Some(file) = file else {
         if redacted {
             return Err(InputError::new(format!(
-                "--resume {run_id}: the run's lab held a password, which the store does not keep; \
-                 give the lab file again: dbdelta run LAB --resume {run_id}"
+                "--resume {run_id}: the run's lab held a password or a secret env value, which \
+                 the store does not keep; give the lab file again: dbdelta run LAB --resume {run_id}"
             )));
         }
         return Ok(stored_plan);
@@ -292,6 +293,43 @@ mod tests {
         let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
         assert!(
             e.contains("password") && e.ends_with("dbdelta run LAB --resume r"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_lab_with_a_secret_env_value_resumes_from_its_file_or_asks_for_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = stored(dir.path());
+        let file = dir.path().join("lab.toml");
+        let lab = LAB.replacen(
+            "name = \"l\"\n",
+            "name = \"l\"\nsecret_env = [\"CRED\"]\n",
+            1,
+        ) + "\n[[target]]\nname = \"c\"\nengine = \"postgres\"\n\
+               env = { PGPASSWORD = \"pw1\", CRED = \"pw2\", TZ = \"UTC\" }\n";
+        let kept = redact_secrets(&lab).into_owned();
+        assert!(!kept.contains("pw1") && !kept.contains("pw2") && holds_redacted(&kept));
+        std::fs::write(&file, &lab).unwrap();
+        let p = rebuild_plan("r", &kept, &opts, None, false).unwrap();
+        let env = &p.targets[2].env;
+        assert_eq!(
+            (env["PGPASSWORD"].as_str(), env["CRED"].as_str()),
+            ("pw1", "pw2")
+        );
+
+        std::fs::write(&file, lab.replace("UTC", "CET")).unwrap();
+        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        // (Not "pw": the temporary directory's random name may hold it.)
+        assert!(
+            e.contains("target c: env") && !e.contains("pw1") && !e.contains("pw2"),
+            "{e}"
+        );
+
+        std::fs::remove_file(&file).unwrap();
+        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        assert!(
+            e.contains("secret env value") && e.ends_with("dbdelta run LAB --resume r"),
             "{e}"
         );
     }

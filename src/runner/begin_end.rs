@@ -180,7 +180,7 @@ pub(super) fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
             engine: t.engine.name().to_string(),
             config_name: t.config_name.clone(),
             config_text: t.settings.join("\n"),
-            env: t.env.clone(),
+            env: crate::engine::common::secret_env::redact_env(&t.env, &plan.lab.secret_env),
             placement: t.placement.name.clone(),
             server_cpus: t.placement.server.as_ref().map(|c| c.to_string()),
             client_cpus: t.placement.client.as_ref().map(|c| c.to_string()),

@@ -88,10 +88,12 @@ pub struct Restored {
     pub bytes: u64,
 }
 
-/// The key of `target` × `suite` at `clients` clients, or why its load cannot be saved.
+/// The key of `target` × `suite` at `clients` clients, or why its load cannot be saved. The
+/// key (kept in the snapshot's manifest) has the target's secret env values (those of
+/// `secret_env` too) as `***`: a secret shapes no load.
 pub fn wanted(
     root: &Path,
-    target: &TargetSpec,
+    (target, secret_env): (&TargetSpec, &[String]),
     suite: &dyn Suite,
     clients: u32,
 ) -> Result<Wanted, String> {
@@ -120,7 +122,7 @@ pub fn wanted(
         build_sha256,
         settings: target.settings.clone(),
         args: target.args.clone(),
-        env: target.env.clone(),
+        env: crate::engine::common::secret_env::redact_env(&target.env, secret_env),
         tables: target.tables.clone(),
         load,
     };

@@ -1,7 +1,9 @@
-//! What the store never keeps: a password. Every text value a statement writes passes through
-//! [`redact_secrets`] (a URL's password, libpq's `password=`), a JSON text string by string, so
-//! whatever reaches a store — a lab's text, a server's recorded settings and configuration,
-//! an error, the options of a run, a run pushed from an older store — is kept without one.
+//! What the store never keeps: a password or another secret. Every text value a statement
+//! writes passes through [`redact_secrets`] (a URL's password, libpq's `password=`, a secret
+//! environment value: `env = { PGPASSWORD = "…" }`), a JSON text string by string and member
+//! by member, so whatever reaches a store — a lab's text, a target's environment, a server's
+//! recorded settings and configuration, an error, the options of a run, a run pushed from an
+//! older store — is kept without one.
 //!
 //! Owns [`Redacting`], the [`Db`] every [`super::Store`] writes through. Must not: change
 //! what a query reads or matches (only written values are redacted), or know a table.
@@ -11,7 +13,8 @@ use std::borrow::Cow;
 use anyhow::Result;
 
 use super::sql::{Db, Lock, Row, Value};
-use crate::engine::connect::redact_secrets;
+use crate::engine::common::secret_env;
+use crate::engine::connect::{REDACTED, redact_secrets};
 
 /// A store's database, every text value it writes redacted.
 pub struct Redacting(pub Box<dyn Db>);
@@ -83,15 +86,16 @@ fn kept(text: &str) -> Cow<'_, str> {
     }
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(mut json) if json.is_object() || json.is_array() => {
-            redact_strings(&mut json);
+            redact_strings(&mut json, false);
             Cow::Owned(json.to_string())
         }
         _ => plain,
     }
 }
 
-/// Every string of `json` (keys too) redacted.
-fn redact_strings(json: &mut serde_json::Value) {
+/// Every string of `json` (keys too) redacted, and the value of each member that names a
+/// secret environment variable (`in_env`: `json` is an environment, the value of `"env"`).
+fn redact_strings(json: &mut serde_json::Value, in_env: bool) {
     use serde_json::Value as J;
     match json {
         J::String(s) => {
@@ -99,12 +103,17 @@ fn redact_strings(json: &mut serde_json::Value) {
                 *s = r;
             }
         }
-        J::Array(items) => items.iter_mut().for_each(redact_strings),
+        J::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, false)),
         J::Object(map) => {
             *map = std::mem::take(map)
                 .into_iter()
                 .map(|(k, mut v)| {
-                    redact_strings(&mut v);
+                    match &mut v {
+                        J::String(s) if secret_env::is_secret_where(&k, in_env, &[]) => {
+                            *s = REDACTED.to_string();
+                        }
+                        _ => redact_strings(&mut v, k == "env"),
+                    }
                     (redact_secrets(&k).into_owned(), v)
                 })
                 .collect();
@@ -135,5 +144,8 @@ mod tests {
             super::kept("[x] postgres://u:pw@h"),
             "[x] postgres://u:***@h"
         );
+        // A target's environment: its secret values, whatever escapes they hold.
+        let env = serde_json::json!({"PGPASSWORD": "a\"b", "PATH": "/bin"}).to_string();
+        assert_eq!(super::kept(&env), r#"{"PATH":"/bin","PGPASSWORD":"***"}"#);
     }
 }

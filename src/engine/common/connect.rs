@@ -238,6 +238,7 @@ fn secret_spans(text: &str) -> Vec<std::ops::Range<usize>> {
             text.match_indices("password")
                 .filter_map(|(i, _)| keyword_password(text, i)),
         )
+        .chain(super::secret_env::spans(text))
         .collect();
     spans.sort_by_key(|s| s.start);
     spans.dedup_by(|b, a| b.start < a.end);
@@ -267,9 +268,7 @@ fn url_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
 }
 
 /// The value of a libpq `password = VALUE` keyword starting at `start` (a word of its own:
-/// `password_encryption` is not one; a MySQL option file's `password = "…"` is); a quoted
-/// value ends at its closing quote, a bare one at a blank, a quote, `,` or `}`; a backslash
-/// escapes the character after it.
+/// `password_encryption` is not one; a MySQL option file's `password = "…"` is).
 fn keyword_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
     let bytes = text.as_bytes();
@@ -278,7 +277,21 @@ fn keyword_password(text: &str, start: usize) -> Option<std::ops::Range<usize>> 
     }
     let rest = &text[start + "password".len()..];
     let after_eq = rest.trim_start_matches([' ', '\t']).strip_prefix('=')?;
-    let value = after_eq.trim_start_matches([' ', '\t']);
+    assigned_value(text, text.len() - after_eq.len())
+}
+
+/// The value that starts after blanks at `from` (just after an `=` or `:`): a quoted value
+/// (also a TOML multi-line one) ends at its closing quote(s), a bare one at a blank, a quote, `,` or `}`; a backslash
+/// escapes the character after it. `None` when it is empty.
+pub(super) fn assigned_value(text: &str, from: usize) -> Option<std::ops::Range<usize>> {
+    let value = text[from..].trim_start_matches([' ', '\t']);
+    // A TOML multi-line string: up to its closing triple quote.
+    if let Some(triple) = ["\"\"\"", "'''"].into_iter().find(|q| value.starts_with(q)) {
+        let inner = &value[3..];
+        let start = text.len() - inner.len();
+        let span = start..start + inner.find(triple).unwrap_or(inner.len());
+        return (!span.is_empty()).then_some(span);
+    }
     // A quote may itself be escaped, as in a TOML string (`"password = \"x y\""`): then so
     // is its end.
     let escaped = value.starts_with(['\\']);

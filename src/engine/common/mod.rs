@@ -10,4 +10,5 @@ pub mod connect;
 pub mod process;
 pub mod provenance;
 pub mod secret;
+pub mod secret_env;
 pub mod wire;

@@ -208,6 +208,32 @@ pub(super) fn clients(
     Ok(list.iter().map(|n| *n as u32).collect())
 }
 
+/// `secret_env = ["MY_CRED"]`: environment variable names (letters, digits, `_`; not starting
+/// with a digit) whose values are secrets, as those named like `PGPASSWORD` are.
+pub(super) fn secret_env(
+    src: &Source<'_>,
+    names: Option<&Spanned<Vec<String>>>,
+) -> Result<Vec<String>, InputError> {
+    let Some(names) = names else {
+        return Ok(Vec::new());
+    };
+    let bad = (names.get_ref().iter()).find(|n| {
+        n.is_empty()
+            || n.starts_with(|c: char| c.is_ascii_digit())
+            || !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    if let Some(bad) = bad {
+        return Err(src.error_at(
+            names.span(),
+            format!(
+                "secret_env: {bad:?} is not an environment variable name (letters, digits and _, \
+                 not starting with a digit); e.g. secret_env = [\"MY_CRED\"]"
+            ),
+        ));
+    }
+    Ok(names.get_ref().clone())
+}
+
 /// `min_effect`, a fraction (default [`crate::stats::MIN_EFFECT`]).
 /// `repeats` (a whole number ≥ 1, or `"auto"` with `min_repeats` and `max_repeats`).
 pub(super) fn repeats(

@@ -32,7 +32,10 @@ use crate::provision::Product;
 use crate::provision::build::BuildRequest;
 use crate::provision::sweep::VersionSet;
 use crate::suites::{LabText as Source, SuiteConfig};
-use keys::{clients, instructions, min_effect, order, placement, profile, repeats, suite_sections};
+use keys::{
+    clients, instructions, min_effect, order, placement, profile, repeats, secret_env,
+    suite_sections,
+};
 use raw::RawLab;
 use target::targets;
 
@@ -143,6 +146,9 @@ pub struct Lab {
     /// `reuse_load = true`: each cell starts from a saved copy of its load when one matches
     /// (`runner::snapshot`), and saves one when none does.
     pub reuse_load: bool,
+    /// `secret_env = [...]`: environment names whose values are secrets besides those named
+    /// like one (`engine::common::secret_env`); never shown or stored.
+    pub secret_env: Vec<String>,
 }
 
 /// Parse and validate a lab. `base_dir` resolves relative `config` paths (the lab file's folder).
@@ -165,6 +171,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let order = order(&src, lab.order.as_ref())?;
     let clients = clients(&src, lab.clients.as_ref())?;
     let min_effect = min_effect(&src, lab.min_effect.as_ref())?;
+    let secret_env = secret_env(&src, lab.secret_env.as_ref())?;
     let profile = profile(&src, &lab)?;
     let (instructions, counting_keys) = instructions(&src, &lab)?;
     let placement = placement(&src, lab.placement, lab.server_cpus, lab.client_cpus)?;
@@ -188,6 +195,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
         instructions,
         counting_keys,
         reuse_load: lab.reuse_load.unwrap_or(false),
+        secret_env,
     })
 }
 

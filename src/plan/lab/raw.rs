@@ -57,6 +57,10 @@ pub(super) struct RawLabSection {
     pub(super) count_jobs: Option<Spanned<i64>>,
     #[serde(default)]
     pub(super) reuse_load: Option<bool>,
+    /// Environment names whose values are secrets besides those `engine::common::secret_env`
+    /// knows by name.
+    #[serde(default)]
+    pub(super) secret_env: Option<Spanned<Vec<String>>>,
 }
 
 /// A target's `build = { source = "postgresql-15", variant = "lto" }`.

@@ -29,7 +29,8 @@ impl CellRun<'_> {
         path: &Path,
     ) -> Result<Option<Loaded>> {
         let label = self.label();
-        let w = match snapshot::wanted(root, spec, self.suite.suite.as_ref(), self.cell.clients) {
+        let target = (spec, self.plan.lab.secret_env.as_slice());
+        let w = match snapshot::wanted(root, target, self.suite.suite.as_ref(), self.cell.clients) {
             Ok(w) => w,
             Err(why) => {
                 self.progress
