@@ -72,6 +72,7 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     refused(d, &["explain", "ab", "--target", "base"], "base");
     let bad_step = ["explain", "ab", "--target", "small", "--step", "scan"];
     refused(d, &bad_step, "--step scan");
+    profile_refuses_in_the_runs_own_names(d);
     let out = run(
         d,
         &[
@@ -127,7 +128,96 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     let md = text(&out.stdout);
     assert!(md.contains("Why: configuration, small vs base"), "{md}");
     assert!(md.contains("cache_size 10 (base -2000) explains"), "{md}");
+    twins_stay_apart(d);
     flame_graphs_render(d);
+}
+
+/// `profile` on the counted run names what it lacks in the run's own names: a step it did not
+/// run (the near ones first), a target it does not have, the base (its graphs are the compared
+/// target's); never "run it with --instructions", which it did.
+fn profile_refuses_in_the_runs_own_names(d: &std::path::Path) {
+    let typo = ["profile", "ab", "point-queyr"];
+    refused(d, &typo, "did you mean point-query?");
+    refused(d, &typo, "step point-queyr: run ");
+    let nosuch = ["profile", "ab", "point-query", "--target", "nosuch"];
+    refused(d, &nosuch, "has no such target; its targets: base, small");
+    let base = ["profile", "ab", "point-query", "--target", "base"];
+    refused(d, &base, "--target base is the base: name one of small");
+}
+
+/// After an explanation the run it explained is still the latest (`report`, `explain
+/// latest`); its twins' run is stored as what it is (kind `explain`, the run it explains), out
+/// of `list runs` (in `list runs --all`) and `history`; explaining it says which run to
+/// explain; every twin names the build of the target it copies.
+fn twins_stay_apart(d: &std::path::Path) {
+    let db = rusqlite::Connection::open(d.join("dbdelta.db")).unwrap();
+    let ids: Vec<(String, Option<String>)> = rows(&db, "SELECT id, name FROM runs");
+    assert_eq!(ids.len(), 2, "the run and its twins' run: {ids:?}");
+    let ab = ids
+        .iter()
+        .find(|(_, n)| n.as_deref() == Some("ab"))
+        .unwrap()
+        .0
+        .clone();
+    let twins = ids.iter().find(|(id, _)| *id != ab).unwrap().0.clone();
+    let out = run(d, &["report", "--format", "json"]);
+    let latest: Value = serde_json::from_slice(&out.stdout).expect(&text(&out.stderr));
+    assert_eq!(
+        latest["run"]["id"],
+        ab.as_str(),
+        "report: the latest is the run explained"
+    );
+    let again = ["explain", "latest", "--target", "small", "--step", "scan"];
+    refused(
+        d,
+        &again,
+        &format!("--step scan: run {ab} has no such step"),
+    );
+    let listed = text(&run(d, &["list", "runs"]).stdout);
+    assert!(listed.contains(&ab) && !listed.contains(&twins), "{listed}");
+    let all = text(&run(d, &["list", "runs", "--all"]).stdout);
+    let line = all.lines().find(|l| l.contains(&twins)).expect(&all);
+    assert!(
+        line.contains(&format!("kind explain (twins of run {ab})")),
+        "{all}"
+    );
+    let history = run(
+        d,
+        &["history", "--metric", "instructions", "--format", "json"],
+    );
+    let history = text(&history.stdout);
+    assert!(
+        history.contains(&ab) && !history.contains(&twins),
+        "{history}"
+    );
+    let twin_run = ["explain", &twins, "--target", "small-again"];
+    refused(d, &twin_run, &format!("explain's twins' run of run {ab}"));
+    let kind: Vec<(Option<String>, Option<String>)> = rows(
+        &db,
+        &format!("SELECT kind, explains FROM runs WHERE id = '{twins}'"),
+    );
+    assert_eq!(kind, [(Some("explain".into()), Some(ab.clone()))]);
+    let build = |run: &str, name: &str| -> Vec<(String, Option<String>, Option<String>)> {
+        rows(
+            &db,
+            &format!(
+                "SELECT name, server_version, provenance_json FROM targets
+                 WHERE run_id = '{run}' AND name {name} ORDER BY position"
+            ),
+        )
+    };
+    let small = build(&ab, "= 'small'").remove(0);
+    assert!(small.1.is_some(), "{small:?}");
+    let twins_targets = build(&twins, "LIKE 'small-%'");
+    assert_eq!(twins_targets.len(), 3, "{twins_targets:?}");
+    for t in &twins_targets {
+        assert_eq!(
+            (&t.1, &t.2),
+            (&small.1, &small.2),
+            "{} is small's build",
+            t.0
+        );
+    }
 }
 
 /// The step's differential flame graphs of the instructions: two figures in the HTML report
@@ -239,10 +329,12 @@ fn a_stopped_explanations_twins_run_is_not_resumed() {
         "{}",
         text(&out.stderr)
     );
-    for resume in [
-        &["run", "lab.toml", "--resume"][..],
-        &["run", "--resume", &twins],
-    ] {
+    // The latest incomplete run is never a twins' run: every run of the lab is complete.
+    let out = run(d, &["run", "lab.toml", "--resume"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("every run in"), "{err}");
+    for resume in [&["run", "--resume", &twins][..]] {
         let out = run(d, resume);
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{resume:?}: {err}");

@@ -316,6 +316,13 @@ CREATE TABLE explanations (
     // `.comment`, its `--version` line), read when its server first started; NULL for targets
     // stored before, running servers and other hosts' servers.
     "ALTER TABLE targets ADD COLUMN provenance_json TEXT;",
+    // v25: what a run is: NULL for a run of a lab (`dbdelta run`, `bisect`), `explain` for the
+    // run that holds `dbdelta explain`'s twins, with `explains` the id of the run it explains.
+    // A run of another kind is never `latest`, nor in a lab's run list or its history.
+    r#"
+ALTER TABLE runs ADD COLUMN kind TEXT;
+ALTER TABLE runs ADD COLUMN explains TEXT;
+"#,
 ];
 
 /// The schema version this build writes.
