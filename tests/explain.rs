@@ -287,7 +287,8 @@ fn flame_graphs_render(d: &std::path::Path) {
     common::serve::stop_serve(server);
 }
 
-/// An explanation stopped by SIGTERM leaves its twins' run stored incomplete; `run --resume`
+/// An explanation stopped by SIGTERM while it counts leaves its twins' run stored incomplete
+/// and no counting log or run directory behind; `run --resume`
 /// (the latest incomplete run, or that run named) refuses it in one line, exit 2, instead of
 /// running the lab's targets into it. Cost: about 15 s (the run, then explain until its first
 /// twin starts).
@@ -319,6 +320,16 @@ fn a_stopped_explanations_twins_run_is_not_resumed() {
         assert!(std::time::Instant::now() < deadline, "no twins' run stored");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    // Stopped while it counts: its counting cell's log exists.
+    let work = d.join("dbdelta-work");
+    while count_logs(&work).is_empty() {
+        assert!(explain.try_wait().unwrap().is_none(), "explain ended first");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no counting cell started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let pid = explain.id() as libc::pid_t;
     // SAFETY: kill(2) with the PID of our own child, not yet waited for; no memory is shared.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
@@ -329,6 +340,11 @@ fn a_stopped_explanations_twins_run_is_not_resumed() {
         "{}",
         text(&out.stderr)
     );
+    // An interrupted counting cell runs again whole: its log goes with it, and with it the
+    // run directory (unmarked as the run ends), which `clean` would never see.
+    assert_eq!(count_logs(&work), Vec::<std::path::PathBuf>::new());
+    let left: Vec<_> = std::fs::read_dir(&work).map_or(Vec::new(), |r| r.flatten().collect());
+    assert!(left.is_empty(), "{left:?}");
     // The latest incomplete run is never a twins' run: every run of the lab is complete.
     let out = run(d, &["run", "lab.toml", "--resume"]);
     let err = text(&out.stderr);
@@ -342,4 +358,14 @@ fn a_stopped_explanations_twins_run_is_not_resumed() {
         assert!(err.contains(&format!("--resume {twins}")), "{err}");
         assert!(err.contains("`dbdelta explain`'s twins' run"), "{err}");
     }
+}
+
+/// The counting cells' logs under `work` (in its run directories).
+fn count_logs(work: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let runs = std::fs::read_dir(work).map_or(Vec::new(), |r| r.flatten().collect());
+    (runs.iter())
+        .filter_map(|run| std::fs::read_dir(run.path()).ok())
+        .flat_map(|r| r.flatten().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".count.log"))
+        .collect()
 }
