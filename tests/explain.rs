@@ -72,6 +72,7 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     refused(d, &["explain", "ab", "--target", "base"], "base");
     let bad_step = ["explain", "ab", "--target", "small", "--step", "scan"];
     refused(d, &bad_step, "--step scan");
+    profile_refuses_in_the_runs_own_names(d);
     let out = run(
         d,
         &[
@@ -127,14 +128,106 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     let md = text(&out.stdout);
     assert!(md.contains("Why: configuration, small vs base"), "{md}");
     assert!(md.contains("cache_size 10 (base -2000) explains"), "{md}");
-    flame_graphs_render(d);
+    let twins = twins_stay_apart(d);
+    flame_graphs_render(d, &twins);
+}
+
+/// `profile` on the counted run names what it lacks in the run's own names: a step it did not
+/// run (the near ones first), a target it does not have, the base (its graphs are the compared
+/// target's); never "run it with --instructions", which it did.
+fn profile_refuses_in_the_runs_own_names(d: &std::path::Path) {
+    let typo = ["profile", "ab", "point-queyr"];
+    refused(d, &typo, "did you mean point-query?");
+    refused(d, &typo, "step point-queyr: run ");
+    let nosuch = ["profile", "ab", "point-query", "--target", "nosuch"];
+    refused(d, &nosuch, "has no such target; its targets: base, small");
+    let base = ["profile", "ab", "point-query", "--target", "base"];
+    refused(d, &base, "--target base is the base: name one of small");
+}
+
+/// After an explanation the run it explained is still the latest (`report`, `explain
+/// latest`); its twins' run is stored as what it is (kind `explain`, the run it explains), out
+/// of `list runs` (in `list runs --all`) and `history`; explaining it says which run to
+/// explain; every twin names the build of the target it copies.
+fn twins_stay_apart(d: &std::path::Path) -> String {
+    let db = rusqlite::Connection::open(d.join("dbdelta.db")).unwrap();
+    let ids: Vec<(String, Option<String>)> = rows(&db, "SELECT id, name FROM runs");
+    assert_eq!(ids.len(), 2, "the run and its twins' run: {ids:?}");
+    let ab = ids
+        .iter()
+        .find(|(_, n)| n.as_deref() == Some("ab"))
+        .unwrap()
+        .0
+        .clone();
+    let twins = ids.iter().find(|(id, _)| *id != ab).unwrap().0.clone();
+    let out = run(d, &["report", "--format", "json"]);
+    let latest: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stderr)));
+    assert_eq!(
+        latest["run"]["id"],
+        ab.as_str(),
+        "report: the latest is the run explained"
+    );
+    let again = ["explain", "latest", "--target", "small", "--step", "scan"];
+    refused(
+        d,
+        &again,
+        &format!("--step scan: run {ab} has no such step"),
+    );
+    let listed = text(&run(d, &["list", "runs"]).stdout);
+    assert!(listed.contains(&ab) && !listed.contains(&twins), "{listed}");
+    let all = text(&run(d, &["list", "runs", "--all"]).stdout);
+    let line = all.lines().find(|l| l.contains(&twins)).expect(&all);
+    assert!(
+        line.contains(&format!("kind explain (twins of run {ab})")),
+        "{all}"
+    );
+    let history = run(
+        d,
+        &["history", "--metric", "instructions", "--format", "json"],
+    );
+    let history = text(&history.stdout);
+    assert!(
+        history.contains(&ab) && !history.contains(&twins),
+        "{history}"
+    );
+    let twin_run = ["explain", &twins, "--target", "small-again"];
+    refused(d, &twin_run, &format!("explain's twins' run of run {ab}"));
+    let kind: Vec<(Option<String>, Option<String>)> = rows(
+        &db,
+        &format!("SELECT kind, explains FROM runs WHERE id = '{twins}'"),
+    );
+    assert_eq!(kind, [(Some("explain".into()), Some(ab.clone()))]);
+    let build = |run: &str, name: &str| -> Vec<(String, Option<String>, Option<String>)> {
+        rows(
+            &db,
+            &format!(
+                "SELECT name, server_version, provenance_json FROM targets
+                 WHERE run_id = '{run}' AND name {name} ORDER BY position"
+            ),
+        )
+    };
+    let small = build(&ab, "= 'small'").remove(0);
+    assert!(small.1.is_some(), "{small:?}");
+    let twins_targets = build(&twins, "LIKE 'small-%'");
+    assert_eq!(twins_targets.len(), 3, "{twins_targets:?}");
+    for t in &twins_targets {
+        assert_eq!(
+            (&t.1, &t.2),
+            (&small.1, &small.2),
+            "{} is small's build",
+            t.0
+        );
+    }
+    twins
 }
 
 /// The step's differential flame graphs of the instructions: two figures in the HTML report
 /// (the target's widths, then the base's), the extra page reads of `cache_size = 10` red in
 /// both; `dbdelta serve` lists and serves them as SVGs, which Chromium renders without a
-/// console message (skipped without Chromium, except under CI).
-fn flame_graphs_render(d: &std::path::Path) {
+/// console message (skipped without Chromium, except under CI). Its run list leaves out the
+/// `twins` run.
+fn flame_graphs_render(d: &std::path::Path, twins: &str) {
     let page = d.join("report.html");
     let out = run(
         d,
@@ -175,6 +268,8 @@ fn flame_graphs_render(d: &std::path::Path) {
 
     let (server, base) = common::serve::start_serve(d, &[]);
     let port: u16 = base.rsplit(':').next().unwrap().parse().unwrap();
+    let runs = common::serve::get(port, "/");
+    assert!(runs.contains("ab") && !runs.contains(twins), "{runs}");
     let list = common::serve::get(port, "/run/ab/flames");
     let links: Vec<&str> = (list.split("href=\"").skip(1))
         .map(|s| &s[..s.find('"').unwrap()])
@@ -236,7 +331,8 @@ fn profile_lists_the_larger_change_first(d: &std::path::Path) {
     );
 }
 
-/// An explanation stopped by SIGTERM leaves its twins' run stored incomplete; `run --resume`
+/// An explanation stopped by SIGTERM while it counts leaves its twins' run stored incomplete
+/// and no counting log or run directory behind; `run --resume`
 /// (the latest incomplete run, or that run named) refuses it in one line, exit 2, instead of
 /// running the lab's targets into it. Cost: about 15 s (the run, then explain until its first
 /// twin starts).
@@ -268,6 +364,16 @@ fn a_stopped_explanations_twins_run_is_not_resumed() {
         assert!(std::time::Instant::now() < deadline, "no twins' run stored");
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    // Stopped while it counts: its counting cell's log exists.
+    let work = d.join("dbdelta-work");
+    while count_logs(&work).is_empty() {
+        assert!(explain.try_wait().unwrap().is_none(), "explain ended first");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no counting cell started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let pid = explain.id() as libc::pid_t;
     // SAFETY: kill(2) with the PID of our own child, not yet waited for; no memory is shared.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
@@ -278,15 +384,31 @@ fn a_stopped_explanations_twins_run_is_not_resumed() {
         "{}",
         text(&out.stderr)
     );
-    for resume in [
-        &["run", "lab.toml", "--resume"][..],
-        &["run", "--resume", &twins],
-    ] {
-        let out = run(d, resume);
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{resume:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{resume:?}: {err}");
-        assert!(err.contains(&format!("--resume {twins}")), "{err}");
-        assert!(err.contains("`dbdelta explain`'s twins' run"), "{err}");
-    }
+    // An interrupted counting cell runs again whole: its log goes with it, and with it the
+    // run directory (unmarked as the run ends), which `clean` would never see.
+    assert_eq!(count_logs(&work), Vec::<std::path::PathBuf>::new());
+    let left: Vec<_> = std::fs::read_dir(&work).map_or(Vec::new(), |r| r.flatten().collect());
+    assert!(left.is_empty(), "{left:?}");
+    // The latest incomplete run is never a twins' run: every run of the lab is complete.
+    let out = run(d, &["run", "lab.toml", "--resume"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("every run in"), "{err}");
+    // Named: refused as explain's twins' run.
+    let out = run(d, &["run", "--resume", &twins]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("--resume {twins}")), "{err}");
+    assert!(err.contains("`dbdelta explain`'s twins' run"), "{err}");
+}
+
+/// The counting cells' logs under `work` (in its run directories).
+fn count_logs(work: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let runs = std::fs::read_dir(work).map_or(Vec::new(), |r| r.flatten().collect());
+    (runs.iter())
+        .filter_map(|run| std::fs::read_dir(run.path()).ok())
+        .flat_map(|r| r.flatten().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".count.log"))
+        .collect()
 }

@@ -298,3 +298,34 @@ fn postgres_faults() {
         ],
     );
 }
+
+/// Counting on a full work directory (a 2 MB tmpfs: SQLite's load fits, its `ANALYZE` does
+/// not): the counting cell's failure names no log that is not there (SQLite's engine runs in
+/// dbdelta and writes none), and nothing is left in the work directory. Needs valgrind.
+#[test]
+fn a_count_on_a_full_disk_names_only_a_log_that_exists() {
+    if !valgrind_installed() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let lab = "[lab]\nname = \"full\"\nrepeats = 1\ninstructions = true\n\n\
+               [[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+    std::fs::write(d.join("lab.toml"), lab).unwrap();
+    let work = d.join("dbdelta-work");
+    let _mount = Tmpfs::mount(&work, "2m");
+    let args = ["run", "lab.toml", "--quick", "--only", "point-query"];
+    let out = run(d, &[&args[..], &["--rows", "5000"]].concat());
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    let line = (said.lines())
+        .find(|l| l.contains("counting instructions:"))
+        .expect(&said);
+    assert!(line.contains("full"), "the full disk is the cause: {line}");
+    if let Some((_, log)) = line.split_once("(log: ") {
+        let log = log.trim_end_matches(')');
+        assert!(d.join(log).exists(), "{line} names a log that is not there");
+    }
+    let left: Vec<_> = std::fs::read_dir(&work).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -30,6 +30,10 @@ pub struct ListArgs {
     /// With `versions`: only this product (postgres, mysql or mariadb).
     #[arg(value_name = "PRODUCT")]
     pub product: Option<String>,
+    /// With `runs` or `targets`: the runs of explain's twins too (each marked `kind explain`
+    /// with the run it explains); they are left out by default.
+    #[arg(long)]
+    pub all: bool,
     /// Write the listing to FILE (whole or not at all) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -153,7 +157,18 @@ fn list_steps(args: &ListArgs) -> Result<String> {
     Ok(suites.iter().map(|s| s.list_sql(engine)).collect())
 }
 
+/// The runs `list runs`/`list targets` show: the labs' runs, or every run with `--all`.
+fn runs_listed(store: &Store, all: bool) -> Result<Vec<crate::store::RunSummary>> {
+    match all {
+        true => store.list_all_runs(),
+        false => store.list_runs(),
+    }
+}
+
 pub(super) fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
+    if args.all && !matches!(args.what, ListWhat::Runs | ListWhat::Targets) {
+        return crate::error::input("--all only applies to `dbdelta list runs` and `list targets`");
+    }
     if args.sql && args.what != ListWhat::Steps {
         return crate::error::input("--sql only applies to `dbdelta list steps`");
     }
@@ -178,10 +193,14 @@ pub(super) fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
             if let Some(warning) = store.exposure() {
                 eprintln!("{warning}");
             }
-            for r in store.list_runs()? {
+            for r in runs_listed(&store, args.all)? {
                 let mut label = r.name.map(|n| format!("  name {n}")).unwrap_or_default();
                 if !r.tags.is_empty() {
                     label.push_str(&format!("  tags {}", r.tags.join(",")));
+                }
+                if let Some(kind) = &r.kind {
+                    let of = r.explains.as_deref().unwrap_or("?");
+                    label.push_str(&format!("  kind {kind} (twins of run {of})"));
                 }
                 out.push_str(&format!(
                     "{}  {}  {:<10}  {} step(s), {} measurement(s)  {}  [{}]{label}\n",
@@ -197,7 +216,7 @@ pub(super) fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
         }
         ListWhat::Targets => {
             let store = Store::open_existing(store_path)?;
-            for r in store.list_runs()? {
+            for r in runs_listed(&store, args.all)? {
                 let data = store.load_run(&r.id)?;
                 for t in data.targets {
                     out.push_str(&format!(

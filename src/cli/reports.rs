@@ -208,13 +208,27 @@ pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCo
         base: args.base.clone(),
         ..report::Options::default()
     };
-    let model = report::build_with_options(&store.load_run(&run_id)?, &opts)
+    let data = store.load_run(&run_id)?;
+    let model = report::build_with_options(&data, &opts)
         .map_err(|e| crate::error::InputError::new(e.to_string()))?;
+    known_step_and_target(&data, &args)?;
     let counted = report::instruction_flame_files(&model, &args.step, args.target.as_deref())
         .map_err(crate::error::InputError::new)?;
     let files = match report::profile::files(&model, &args.step, args.target.as_deref()) {
         Ok(files) => files.into_iter().chain(counted).collect(),
         Err(_) if !counted.is_empty() => counted,
+        Err(e) if let Some(base) = counted_base(&model, &args) => {
+            let compared: Vec<&str> = (model.relative.iter())
+                .filter(|r| r.base == base && r.step == args.step)
+                .map(|r| r.target.as_str())
+                .collect();
+            let why = format!(
+                "{e}; its instruction flame graphs are drawn per target compared with its base, \
+                 and --target {base} is the base: name one of {} (or leave --target out)",
+                dedup(compared).join(", ")
+            );
+            return Err(crate::error::InputError::new(why).into());
+        }
         Err(e) => {
             let why = format!(
                 "{e}; nor has {} call trees counted by callgrind (run it with --instructions)",
@@ -238,6 +252,82 @@ pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCo
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `profile`'s step and `--target` checked against the run: a step it did not run, or a
+/// target it does not have, is named with the run's own (the near ones first).
+fn known_step_and_target(data: &crate::results::RunData, args: &ProfileArgs) -> Result<()> {
+    let run = &data.run.id;
+    let steps = dedup((data.measurements.iter().filter(|m| !m.warm)).map(|m| m.step.as_str()));
+    if !steps.contains(&args.step.as_str()) {
+        let near = near_names(&args.step, &steps);
+        let hint = match near.is_empty() {
+            true => String::new(),
+            false => format!("did you mean {}? ", near.join(" or ")),
+        };
+        return crate::error::input(format!(
+            "step {}: run {run} has no such step; {hint}its steps: {}",
+            args.step,
+            steps.join(", ")
+        ));
+    }
+    let targets: Vec<&str> = data.targets.iter().map(|t| t.name.as_str()).collect();
+    match &args.target {
+        Some(want) if !targets.contains(&want.as_str()) => crate::error::input(format!(
+            "--target {want}: run {run} has no such target; its targets: {}",
+            targets.join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `--target` when it names the base of the step's instruction comparisons (and no target is
+/// compared with it there): its graphs are its compared targets'.
+fn counted_base(model: &report::ReportModel, args: &ProfileArgs) -> Option<String> {
+    let want = args.target.as_deref()?;
+    let on_step = || model.relative.iter().filter(|r| r.step == args.step);
+    let is_base = on_step().any(|r| r.base == want) && !on_step().any(|r| r.target == want);
+    let counted = (model.functions.iter()).any(|f| f.steps.iter().any(|s| s.step == args.step));
+    (is_base && counted).then(|| want.to_string())
+}
+
+/// The names in first-seen order, each once.
+fn dedup<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The names near `word`: one holds the other, or they differ by a few edits (a quarter of
+/// the word's length, at least 2).
+fn near_names<'a>(word: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let most = (word.chars().count() / 4).max(2);
+    (names.iter().copied())
+        .filter(|n| n.contains(word) || word.contains(n) || edits(word, n) <= most)
+        .collect()
+}
+
+/// Levenshtein distance: the single-character insertions, deletions and substitutions that
+/// turn `a` into `b`.
+fn edits(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// `dbdelta history`: the flags checked, the series read and their change points found, then

@@ -11,7 +11,9 @@
 //! `min_effect` on a step and stands out of its noise (the two counts' half ranges), [`search`]
 //! halves the set, a twin per half, down to the settings that explain it. The answer is
 //! stored with the run (table `explanations`), which the report's "Why" section shows, and
-//! printed per step.
+//! printed per step. The twins' run is stored as kind `explain`, linked to the run it explains
+//! (`RunLabel::explains`: never `latest`, nor in a lab's run list), and each twin with T's
+//! build as the explained run recorded it (`Store::copy_target_build`).
 //!
 //! Owns the command (its flags and handler: the CLI only dispatches), the twins' specs and the
 //! arithmetic of the split. Must not: time anything, change how a counting cell runs
@@ -105,6 +107,12 @@ pub fn command(
         .unwrap_or_else(|| PathBuf::from("dbdelta.db"));
     let mut store = Store::open_existing(&path)?;
     let run_id = store.resolve_run(Some(&args.run))?;
+    if let Some(explained) = store.run_explained(&run_id)? {
+        return crate::error::input(format!(
+            "run {run_id} is explain's twins' run of run {explained} (their counts, not a lab's \
+             run): explain run {explained} instead (`dbdelta explain {explained} --target …`)"
+        ));
+    }
     let data = store.load_run(&run_id)?;
     let mut asked = asked(&data, &args)?;
     let (plan, options) = twin_plan(&store, &data, &asked, &args)?;
@@ -199,6 +207,7 @@ const SHOWN_LEFT_OUT: usize = 8;
 /// The run's target, base and steps as asked; bad input naming the flag and the fix.
 fn asked(data: &RunData, args: &ExplainArgs) -> Result<Asked> {
     let run_id = data.run.id.clone();
+    not_counted(data)?;
     let names: Vec<&str> = data.targets.iter().map(|t| t.name.as_str()).collect();
     if !names.contains(&args.target.as_str()) {
         return crate::error::input(format!(
@@ -232,6 +241,20 @@ fn asked(data: &RunData, args: &ExplainArgs) -> Result<Asked> {
         left_out,
         threshold: (1.0 + min_effect).ln(),
     })
+}
+
+/// Bad input when no step of the run was counted: what the run lacks and how to count it.
+fn not_counted(data: &RunData) -> Result<()> {
+    let counted = (data.measurements.iter()).any(|m| m.values.get(Metric::ServerInstr).is_some());
+    if counted {
+        return Ok(());
+    }
+    crate::error::input(format!(
+        "run {} was not counted: it ran without --instructions, and explain splits a change in \
+         instructions/op; run the lab again with `dbdelta run LAB --instructions` (or \
+         instructions = true in its [lab]) and explain that run",
+        data.run.id
+    ))
 }
 
 /// The counted steps `--step`/`--group` name (default: those whose instructions/op verdict is
@@ -431,6 +454,9 @@ impl Twins<'_> {
             self.interrupt,
         )?;
         self.counted += 1;
+        // A twin runs T's build: its record names that build as T's does.
+        let (run_id, asked) = (self.run.run_id().to_string(), self.asked);
+        (self.store).copy_target_build(&run_id, &name, (&asked.run_id, &asked.target))?;
         let signalled = self.interrupt.load(std::sync::atomic::Ordering::Relaxed);
         if outcome.interrupted || signalled {
             return Err(anyhow!("interrupted while counting twin {name}"));
@@ -600,7 +626,10 @@ fn count_twins(
 ) -> Result<Counts> {
     let mut empty = plan.clone();
     empty.targets.clear();
-    let label = RunLabel::default();
+    let label = RunLabel {
+        explains: Some(asked.run_id.clone()),
+        ..RunLabel::default()
+    };
     let run = Grown::begin(
         &empty,
         store,
@@ -804,6 +833,46 @@ mod tests {
                        [Warning] 'flush' is deprecated";
         assert_eq!(named_in(message, &carried, &[0, 1, 2, 3]), [0, 3]);
         assert_eq!(named_in(message, &carried, &[1, 2]), Vec::<usize>::new());
+    }
+
+    /// A run that ran without --instructions: explain says so first, and how to count it
+    /// (not that no step changed in instructions/op).
+    #[test]
+    fn a_run_not_counted_is_named_with_how_to_count_it() {
+        let mut data = RunData::default();
+        data.run.id = "r1".into();
+        for (name, qps) in [("base", 100.0), ("small", 90.0)] {
+            data.targets.push(crate::results::TargetInfo {
+                name: name.into(),
+                engine: "sqlite".into(),
+                ..Default::default()
+            });
+            let m = crate::results::Measurement {
+                target: name.into(),
+                suite: "sysbench".into(),
+                step: "point-query".into(),
+                clients: 1,
+                qps: Some(qps),
+                ..Default::default()
+            };
+
+            data.measurements.push(m);
+        }
+        let args = ExplainArgs {
+            run: "r1".into(),
+            target: "small".into(),
+            step: None,
+            group: None,
+            store: None,
+            workdir: None,
+            keep: false,
+            quiet: true,
+            verbose: false,
+        };
+        let e = asked(&data, &args).err().expect("refused");
+        let said = format!("{e:#}");
+        assert!(said.starts_with("run r1 was not counted"), "{said}");
+        assert!(said.contains("--instructions"), "{said}");
     }
 
     #[test]

@@ -395,6 +395,8 @@ mod tests {
             steps: 0,
             name: Some(format!("nightly-{i:02}")),
             tags: Vec::new(),
+            kind: None,
+            explains: None,
         }
     }
 

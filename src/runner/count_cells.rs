@@ -156,24 +156,27 @@ fn record_count(
     use std::ops::ControlFlow::{Break, Continue};
     let (plan, progress, interrupt, work) = (ctx.plan, ctx.progress, ctx.interrupt, ctx.work);
     let target = &plan.targets[job.target];
-    match end {
-        Ok(cell::CellEnd::Done) => {
-            if !plan.keep {
-                let _ = std::fs::remove_file(&job.log);
-            }
+    // Ended because dbdelta was signalled: interrupted, not failed.
+    let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
+    // Only a failed cell's log is kept (and named): an interrupted one runs again whole.
+    let failed = end.is_err() && !interrupted;
+    if !plan.keep && !failed {
+        let _ = std::fs::remove_file(&job.log);
+    }
+    match (end, failed) {
+        (Ok(cell::CellEnd::Done), _) => {
             store.finish_cell(work.run_id, &job.key, work.invocation, phases)?;
         }
-        Ok(_) => {
+        (Ok(_), _) | (Err(_), false) => {
             outcome.interrupted = true;
             return Ok(Break(()));
         }
-        // Ended because dbdelta was signalled: interrupted, not failed.
-        Err(_) if interrupt.load(std::sync::atomic::Ordering::Relaxed) => {
-            outcome.interrupted = true;
-            return Ok(Break(()));
-        }
-        Err(e) => {
-            let msg = format!("counting instructions: {e:#} (log: {})", job.log.display());
+        (Err(e), true) => {
+            let log = match job.log.exists() {
+                true => format!(" (log: {})", job.log.display()),
+                false => String::new(),
+            };
+            let msg = format!("counting instructions: {e:#}{log}");
             progress.line(&format!("target {}: {msg}", target.name));
             outcome
                 .failures

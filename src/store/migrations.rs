@@ -316,6 +316,21 @@ CREATE TABLE explanations (
     // `.comment`, its `--version` line), read when its server first started; NULL for targets
     // stored before, running servers and other hosts' servers.
     "ALTER TABLE targets ADD COLUMN provenance_json TEXT;",
+    // v25: what a run is: NULL for a run of a lab (`dbdelta run`, `bisect`), `explain` for the
+    // run that holds `dbdelta explain`'s twins, with `explains` the id of the run it explains.
+    // A run of another kind is never `latest`, nor in a lab's run list or its history.
+    // The twins' runs of explanations stored before are found by the explanation that names
+    // them (`"twin_run":"ID"` in its JSON); a stopped explanation's run is named by none.
+    r#"
+ALTER TABLE runs ADD COLUMN kind TEXT;
+ALTER TABLE runs ADD COLUMN explains TEXT;
+UPDATE runs SET kind = 'explain', explains = (
+    SELECT e.run_id FROM explanations e
+    WHERE e.explanation_json LIKE '%"twin_run":"' || runs.id || '"%' LIMIT 1)
+WHERE EXISTS (
+    SELECT 1 FROM explanations e
+    WHERE e.explanation_json LIKE '%"twin_run":"' || runs.id || '"%');
+"#,
 ];
 
 /// The schema version this build writes.
@@ -472,6 +487,47 @@ mod tests {
             "CREATE TABLE IF NOT EXISTS u (\n    rowid BIGINT GENERATED ALWAYS AS IDENTITY,\n    \
              r TEXT REFERENCES runs(id)\n);\nCREATE INDEX i ON u (r);"
         );
+    }
+
+    /// A store at v24 with an explanation: the twins' run it names becomes kind `explain`,
+    /// linked to the explained run; the explained run stays a lab's run.
+    #[test]
+    fn the_twins_runs_of_earlier_explanations_are_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let old = rusqlite::Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..24] {
+            old.execute_batch(sql).unwrap();
+        }
+        // r2, the twins' run of r1, is the newest.
+        let run = |id: &str, day: u32| {
+            format!(
+                "INSERT INTO runs (id, lab, lab_text, started, host_cpu_model, host_cores,
+                 host_memory_bytes, host_kernel, dbdelta_version)
+                 VALUES ('{id}', 'lab', '', '2026-11-{day}T00:00:00Z', 'cpu', 2, 1, 'k', '0.1.0');"
+            )
+        };
+        let json = r#"{"base":"base","ratio":1.1,"twin_run":"r2","twins":3}"#;
+        old.execute_batch(&format!(
+            "{}{}{}INSERT INTO explanations VALUES ('r1', 'small', 'sysbench', 'point-query', 1, 0, '{json}');
+             PRAGMA user_version = 24;",
+            run("r1", 21),
+            run("r2", 23),
+            run("r3", 22),
+        ))
+        .unwrap();
+        drop(old);
+        let store = crate::store::Store::open(&path).unwrap();
+        assert_eq!(store.run_explained("r2").unwrap().as_deref(), Some("r1"));
+        assert_eq!(store.run_explained("r1").unwrap(), None);
+        assert_eq!(store.latest_run().unwrap().as_deref(), Some("r3"));
+        let listed: Vec<String> = store
+            .list_runs()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(listed, ["r1", "r3"]);
     }
 
     #[test]

@@ -56,6 +56,11 @@ pub struct RunSummary {
     pub name: Option<String>,
     /// `run --tag`, in the order given.
     pub tags: Vec<String>,
+    /// `None` for a lab's run; `explain` for the run of explain's twins
+    /// ([`names::EXPLAIN`]).
+    pub kind: Option<String>,
+    /// The run a run of explain's twins explains.
+    pub explains: Option<String>,
 }
 
 pub struct Store {
@@ -256,13 +261,14 @@ impl Store {
     /// The id of the run `offset` places before the newest.
     fn nth_newest(&self, offset: i64) -> Result<Option<String>> {
         let rows = self.db().query(
-            "SELECT id FROM runs ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET ?1",
+            "SELECT id FROM runs WHERE kind IS NULL
+             ORDER BY started DESC, rowid DESC LIMIT 1 OFFSET ?1",
             &[offset.into()],
         )?;
         rows.first().map(|r| r.get(0)).transpose()
     }
 
-    /// The newest run's id.
+    /// The newest lab run's id (a run of explain's twins is never the latest).
     pub fn latest_run(&self) -> Result<Option<String>> {
         self.nth_newest(0)
     }
@@ -306,7 +312,15 @@ impl Store {
         Ok(!rows.is_empty())
     }
 
+    /// The runs of labs, oldest first: what `list runs`, `history` and `serve` show.
     pub fn list_runs(&self) -> Result<Vec<RunSummary>> {
+        let mut runs = self.list_all_runs()?;
+        runs.retain(|r| r.kind.is_none());
+        Ok(runs)
+    }
+
+    /// Every run, oldest first, the runs of explain's twins too (`list runs --all`).
+    pub fn list_all_runs(&self) -> Result<Vec<RunSummary>> {
         let mut db = self.db();
         let mut targets: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in db.query(
@@ -324,7 +338,8 @@ impl Store {
                     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.warm = 0),
                     r.name,
                     (SELECT count(DISTINCT m.step) FROM measurements m
-                     WHERE m.run_id = r.id AND m.warm = 0)
+                     WHERE m.run_id = r.id AND m.warm = 0),
+                    r.kind, r.explains
              FROM runs r ORDER BY r.started, r.rowid",
             &[],
         )?;
@@ -340,6 +355,8 @@ impl Store {
                     measurements: r.get(4)?,
                     name: r.get(5)?,
                     steps: r.get(6)?,
+                    kind: r.get(7)?,
+                    explains: r.get(8)?,
                     id,
                 })
             })
@@ -441,6 +458,7 @@ mod tests {
         let label = |name: &str, tags: &[&str]| RunLabel {
             name: Some(name.into()),
             tags: tags.iter().map(|t| t.to_string()).collect(),
+            ..RunLabel::default()
         };
         for (id, started, name) in [
             ("r1", "2026-11-22T00:00:00Z", "one"),
@@ -513,6 +531,83 @@ mod tests {
         let e = a.push_run("r1", &b).unwrap_err();
         assert!(e.downcast_ref::<InputError>().is_some(), "{e:#}");
         assert_eq!(b.list_runs().unwrap().len(), 1);
+    }
+
+    /// The run of explain's twins is stored as what it is (kind `explain`, the run it
+    /// explains), is never `latest`, `previous` or the latest incomplete run, nor in the labs'
+    /// run list (only in the whole one), and its twins name the build of the target they copy.
+    #[test]
+    fn explains_twins_run_stays_apart_and_names_the_targets_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&dir.path().join("s.db")).unwrap();
+        let small = TargetInfo {
+            name: "small".into(),
+            engine: "postgres".into(),
+            build: Some(crate::results::BuildInfo {
+                engine: "postgres".into(),
+                source: "postgresql-17".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        for (id, started) in [
+            ("r0", "2026-11-21T00:00:00Z"),
+            ("r1", "2026-11-22T00:00:00Z"),
+        ] {
+            let info = RunInfo {
+                id: id.into(),
+                started: started.into(),
+                ..run()
+            };
+            s.begin_run(&info, std::slice::from_ref(&small)).unwrap();
+            s.finish_run(id, "2026-11-22T01:00:00Z", true).unwrap();
+        }
+        let settings = BTreeMap::from([("shared_buffers".to_string(), "16MB".to_string())]);
+        s.set_target_server("r1", "small", "PostgreSQL 17.10", &settings)
+            .unwrap();
+        let p = crate::results::BinaryProvenance {
+            version_line: Some("postgres (PostgreSQL) 17.10".into()),
+            ..Default::default()
+        };
+        s.set_target_provenance("r1", "small", &p).unwrap();
+        let twins = RunInfo {
+            id: "r2".into(),
+            started: "2026-11-23T00:00:00Z".into(),
+            ..run()
+        };
+        s.begin_run(&twins, &[]).unwrap();
+        let label = RunLabel {
+            explains: Some("r1".into()),
+            ..RunLabel::default()
+        };
+        s.set_run_label("r2", &label).unwrap();
+        let twin = TargetInfo {
+            name: "small-twin1".into(),
+            build: None,
+            ..small.clone()
+        };
+        s.add_target("r2", 0, &twin).unwrap();
+        s.copy_target_build("r2", "small-twin1", ("r1", "small"))
+            .unwrap();
+
+        assert_eq!(s.resolve_run(Some("latest")).unwrap(), "r1");
+        assert_eq!(s.resolve_run(Some("previous")).unwrap(), "r0");
+        assert_eq!(s.latest_incomplete_run().unwrap(), None);
+        assert_eq!(s.resolve_run(Some("r2")).unwrap(), "r2", "asked for by id");
+        assert_eq!(s.run_explained("r2").unwrap().as_deref(), Some("r1"));
+        assert_eq!(s.run_explained("r1").unwrap(), None);
+        let ids = |runs: Vec<RunSummary>| runs.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(s.list_runs().unwrap()), ["r0", "r1"]);
+        let all = s.list_all_runs().unwrap();
+        assert_eq!(all[2].kind.as_deref(), Some("explain"));
+        assert_eq!(all[2].explains.as_deref(), Some("r1"));
+        assert_eq!(all[1].kind, None);
+        let copied = &s.load_run("r2").unwrap().targets[0];
+        let original = &s.load_run("r1").unwrap().targets[0];
+        assert_eq!(copied.server_version.as_deref(), Some("PostgreSQL 17.10"));
+        assert_eq!(copied.build, original.build);
+        assert_eq!(copied.provenance.as_ref(), Some(&p));
+        assert!(copied.settings.is_empty(), "a twin's settings are its own");
     }
 
     /// A started server's provenance is stored with its target, read back whole and pushed

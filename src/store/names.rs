@@ -14,7 +14,13 @@ use super::Store;
 pub struct RunLabel {
     pub name: Option<String>,
     pub tags: Vec<String>,
+    /// The run whose change this run's targets explain: a run of kind [`EXPLAIN`], which
+    /// `latest`, `previous`, a lab's run list and its history leave out.
+    pub explains: Option<String>,
 }
+
+/// The kind of the run that holds `dbdelta explain`'s twins (`runs.kind`; NULL: a lab's run).
+pub const EXPLAIN: &str = "explain";
 
 /// A name or tag: starts with a letter (run ids start with a digit, so neither can be taken
 /// for the other), then letters, digits, '.', '_' and '-', at most 64 characters; not
@@ -48,6 +54,12 @@ impl Store {
                 &[run_id.into(), name.into()],
             )?;
         }
+        if let Some(explained) = &label.explains {
+            tx.execute(
+                "UPDATE runs SET kind = ?2, explains = ?3 WHERE id = ?1",
+                &[run_id.into(), EXPLAIN.into(), explained.into()],
+            )?;
+        }
         for tag in &label.tags {
             tx.execute(
                 "INSERT INTO run_tags (run_id, tag) VALUES (?1, ?2)",
@@ -63,6 +75,15 @@ impl Store {
             .db()
             .query("SELECT id FROM runs WHERE name = ?1", &[name.into()])?;
         rows.first().map(|r| r.get(0)).transpose()
+    }
+
+    /// The run that run `run_id` holds `dbdelta explain`'s twins of; `None` for a lab's run.
+    pub fn run_explained(&self, run_id: &str) -> Result<Option<String>> {
+        let rows = self.db().query(
+            "SELECT explains FROM runs WHERE id = ?1 AND kind = ?2",
+            &[run_id.into(), EXPLAIN.into()],
+        )?;
+        Ok(rows.first().map(|r| r.get(0)).transpose()?.flatten())
     }
 
     /// The newest run tagged `tag`; bad input naming the tag when none is.

@@ -90,10 +90,12 @@ impl Store {
         Ok(rows.first().map(|r| r.get(0)).transpose()?.flatten())
     }
 
-    /// The newest run that is not complete.
+    /// The newest lab run that is not complete (explain's twins are counted again by
+    /// `dbdelta explain`, never resumed).
     pub fn latest_incomplete_run(&self) -> Result<Option<String>> {
         let rows = self.db().query(
-            "SELECT id FROM runs WHERE complete = 0 ORDER BY started DESC, id DESC LIMIT 1",
+            "SELECT id FROM runs WHERE complete = 0 AND kind IS NULL
+             ORDER BY started DESC, id DESC LIMIT 1",
             &[],
         )?;
         rows.first().map(|r| r.get(0)).transpose()

@@ -87,6 +87,27 @@ impl Store {
         self.update_target(run_id, target, "provenance_json = ?3", vec![json.into()])
     }
 
+    /// Record that target `target` of run `run_id` runs the same build as target `from.1` of
+    /// run `from.0` (explain's twins and the target they copy): that target's server version,
+    /// build (`build_json`) and provenance, copied as they are stored.
+    pub fn copy_target_build(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        (from_run, from_target): (&str, &str),
+    ) -> Result<()> {
+        let of = |column: &str| {
+            format!("{column} = (SELECT {column} FROM targets WHERE run_id = ?3 AND name = ?4)")
+        };
+        let set = ["server_version", "build_json", "provenance_json"].map(of);
+        self.update_target(
+            run_id,
+            target,
+            &set.join(", "),
+            vec![from_run.into(), from_target.into()],
+        )
+    }
+
     /// Record the configuration a started server was given (the engine's own file), in place
     /// of the target's settings lines recorded when the run began.
     pub fn set_target_config(&mut self, run_id: &str, target: &str, config: &str) -> Result<()> {
