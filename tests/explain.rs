@@ -137,7 +137,7 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
 /// target's); never "run it with --instructions", which it did.
 fn profile_refuses_in_the_runs_own_names(d: &std::path::Path) {
     let typo = ["profile", "ab", "point-queyr"];
-    refused(d, &typo, "did you mean point-query?");
+    refused(d, &typo, "did you mean `point-query`?");
     refused(d, &typo, "step point-queyr: run ");
     let nosuch = ["profile", "ab", "point-query", "--target", "nosuch"];
     refused(d, &nosuch, "has no such target; its targets: base, small");

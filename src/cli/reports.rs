@@ -260,14 +260,10 @@ fn known_step_and_target(data: &crate::results::RunData, args: &ProfileArgs) -> 
     let run = &data.run.id;
     let steps = dedup((data.measurements.iter().filter(|m| !m.warm)).map(|m| m.step.as_str()));
     if !steps.contains(&args.step.as_str()) {
-        let near = near_names(&args.step, &steps);
-        let hint = match near.is_empty() {
-            true => String::new(),
-            false => format!("did you mean {}? ", near.join(" or ")),
-        };
         return crate::error::input(format!(
-            "step {}: run {run} has no such step; {hint}its steps: {}",
+            "step {}: run {run} has no such step{}; its steps: {}",
             args.step,
+            crate::suggest::did_you_mean(&args.step, steps.iter().copied()),
             steps.join(", ")
         ));
     }
@@ -300,34 +296,6 @@ fn dedup<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
         }
     }
     out
-}
-
-/// The names near `word`: one holds the other, or they differ by a few edits (a quarter of
-/// the word's length, at least 2).
-fn near_names<'a>(word: &str, names: &[&'a str]) -> Vec<&'a str> {
-    let most = (word.chars().count() / 4).max(2);
-    (names.iter().copied())
-        .filter(|n| n.contains(word) || word.contains(n) || edits(word, n) <= most)
-        .collect()
-}
-
-/// Levenshtein distance: the single-character insertions, deletions and substitutions that
-/// turn `a` into `b`.
-fn edits(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// `dbdelta history`: the flags checked, the series read and their change points found, then

@@ -345,7 +345,7 @@ fn twin_plan(
 /// A twin of `t`: its spec with `settings` at the base's values (lines appended, so they win).
 fn twin(t: &TargetPlan, number: usize, settings: &[&Carried]) -> TargetPlan {
     let mut twin = t.clone();
-    twin.name = format!("{}-twin{number}", t.name);
+    twin.name = crate::results::twin_name(&t.name, Some(number));
     (twin.settings).extend(
         settings
             .iter()
@@ -378,7 +378,7 @@ impl Twins<'_> {
     /// instructions/op and their half range.
     fn again(&mut self) -> Result<Vec<PerOp>> {
         let mut t = self.target.clone();
-        t.name = format!("{}-again", t.name);
+        t.name = crate::results::twin_name(&t.name, None);
         (self.progress).line(&format!(
             "explain: counting {} again beside its twins ({})",
             self.asked.target, t.name

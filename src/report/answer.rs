@@ -108,11 +108,13 @@ fn source(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> String 
         return "the SQLite library compiled into dbdelta".into();
     }
     // A compare names targets NAME@A: the lab's target is NAME.
+    // An explanation's twin runs the build of the target it copies.
     let name = t.name.split('@').next().unwrap_or(&t.name);
-    let entry = (lab.and_then(|l| l.get("target")).and_then(|v| v.as_array())).and_then(|ts| {
-        ts.iter()
-            .find(|e| e.get("name").and_then(|n| n.as_str()) == Some(name))
-    });
+    let targets = lab.and_then(|l| l.get("target")).and_then(|v| v.as_array());
+    let find = |name: &str| {
+        (targets?.iter()).find(|e| e.get("name").and_then(|n| n.as_str()) == Some(name))
+    };
+    let entry = find(name).or_else(|| crate::results::twin_of(name).and_then(find));
     let key = |k: &str| entry.and_then(|e| e.get(k)).and_then(|v| v.as_str());
     let debian = t.server_version.as_deref().and_then(debian_package);
     match (key("version"), key("bin"), key("host"), debian) {
@@ -314,6 +316,34 @@ fn more_repeats(m: &ReportModel, tested: &[&Relative]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An explanation's twins (`T-again`, `T-twinN`) run T's build: their source is T's, not
+    /// "this host's install" (a twins' run's lab names only T).
+    #[test]
+    fn a_twin_is_said_to_come_from_its_targets_build() {
+        let lab: toml::Table =
+            "[[target]]\nname = \"pg17\"\nengine = \"postgres\"\nversion = \"17\"\n"
+                .parse()
+                .unwrap();
+        for name in ["pg17", "pg17-again", "pg17-twin3"] {
+            let t = super::super::model::TargetSummary {
+                name: name.into(),
+                engine: "postgres".into(),
+                ..Default::default()
+            };
+            assert_eq!(
+                source(&t, Some(&lab)),
+                "fetched by dbdelta (version = \"17\")",
+                "{name}"
+            );
+        }
+        let other = super::super::model::TargetSummary {
+            name: "pg17-twinx".into(),
+            engine: "postgres".into(),
+            ..Default::default()
+        };
+        assert_eq!(source(&other, Some(&lab)), "this host's install");
+    }
 
     #[test]
     fn the_compiler_is_read_from_postgres_version_string() {

@@ -323,6 +323,25 @@ impl StepExplanation {
     }
 }
 
+/// The name of a twin of target `target` in `dbdelta explain`'s twins' run: `T-again` (T
+/// counted again, nothing changed; `number` none) or `T-twinN`. A twin runs T's build, so what
+/// is said of T's build is said of it ([`twin_of`]).
+pub fn twin_name(target: &str, number: Option<usize>) -> String {
+    match number {
+        None => format!("{target}-again"),
+        Some(n) => format!("{target}-twin{n}"),
+    }
+}
+
+/// The target a twin's name ([`twin_name`]) copies, when the name is one.
+pub fn twin_of(name: &str) -> Option<&str> {
+    if let Some(t) = name.strip_suffix("-again") {
+        return Some(t);
+    }
+    let (t, n) = name.rsplit_once("-twin")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(t)
+}
+
 /// One setting and how much of a step's change it explains (target / twin with only it set
 /// to the base's value).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
