@@ -203,6 +203,36 @@ fn a_store_on_a_full_file_system_is_still_listed() {
     assert_eq!(left, ["filler", "s.db"], "{stdout}{stderr}");
 }
 
+/// `explain` adds a run to the store: on a store it cannot write it is refused before it
+/// starts anything (it made a marked run folder, then failed), as `run` is.
+#[test]
+fn explain_refuses_a_read_only_store_up_front() {
+    if !can_unshare() {
+        eprintln!("needs root and unshare: not checked");
+        return;
+    }
+    let d = scratch();
+    std::fs::create_dir(d.path().join("ro")).unwrap();
+    drop(dbdelta::store::Store::open(&d.path().join("ro/s.db")).unwrap());
+    let script = format!(
+        "mount --bind ro ro && mount -o remount,bind,ro ro || exit 99; \
+         '{bin}' explain latest --target b --store ro/s.db --workdir work; echo \"exit $?\"; \
+         ls -A work 2>/dev/null | wc -l",
+        bin = env!("CARGO_BIN_EXE_dbdelta")
+    );
+    let (_, stdout, stderr) = in_private_mounts(d.path(), &script);
+    assert!(stdout.contains("exit 2"), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("the results store is read-only"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("0"),
+        "nothing made in work: {stdout}"
+    );
+}
+
 #[test]
 fn a_bad_percent_escape_in_a_store_url_is_bad_input() {
     let d = scratch();

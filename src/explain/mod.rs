@@ -105,7 +105,7 @@ pub fn command(
     };
     let path = (args.store.clone().or_else(|| store.map(Path::to_path_buf)))
         .unwrap_or_else(|| PathBuf::from("dbdelta.db"));
-    let mut store = Store::open_existing(&path)?;
+    let mut store = Store::open_existing_to_write(&path)?;
     let run_id = store.resolve_run(Some(&args.run))?;
     if let Some(explained) = store.run_explained(&run_id)? {
         return crate::error::input(format!(

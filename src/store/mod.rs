@@ -135,6 +135,16 @@ impl Store {
         Store::open_as(path, "--store", true)
     }
 
+    /// Open an existing store to add to it (`explain`'s twins' run): missing, empty or
+    /// read-only to this user is bad input before anything starts, as for `run`.
+    pub fn open_existing_to_write(path: &Path) -> Result<Store> {
+        if postgres::is_url(&path.to_string_lossy()) {
+            return Store::open_existing(path);
+        }
+        no_file(path, "--store")?;
+        Store::open_as(path, "--store", false)
+    }
+
     /// Open the store at `location`, named as `flag` in messages; with `existing`, a store
     /// that is not there yet is bad input.
     fn open_as(location: &Path, flag: &str, existing: bool) -> Result<Store> {
