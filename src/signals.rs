@@ -5,7 +5,9 @@
 //! [`POLL`] of the flag being set). The signal handler is signal-hook's (it only wakes a
 //! self-pipe); a thread of ours reads the signals from it and does the rest: the first
 //! signal sets the flag, every later one calls the `again` the caller installed (except the
-//! same signal within [`DUPLICATE`]: one signal delivered twice).
+//! same signal within [`DUPLICATE`]: one signal delivered twice). A closed pipe on standard
+//! output or error counts as SIGPIPE arriving first ([`pipe_closed`], raised by `console`):
+//! the command stops as after SIGTERM and exits 128 + 13 = 141.
 //! Must not: exit the process or stop anything itself (the caller's `again` decides), or know
 //! what a run is.
 
@@ -45,6 +47,18 @@ pub fn first() -> Option<i32> {
     Some(FIRST.load(Ordering::Relaxed)).filter(|&s| s != 0)
 }
 
+/// Standard output or error was a pipe whose reader went away: stop as the first
+/// terminating signal does, SIGPIPE as its reason (unless a signal came first).
+pub fn pipe_closed() {
+    let _ = FIRST.compare_exchange(0, libc::SIGPIPE, Ordering::SeqCst, Ordering::SeqCst);
+    FLAG.store(true, Ordering::SeqCst);
+}
+
+/// Whether a closed pipe stopped the command ([`pipe_closed`] came before any signal).
+pub fn pipe_was_closed() -> bool {
+    first() == Some(libc::SIGPIPE)
+}
+
 /// The signal's usual name (`SIGTERM`), for messages.
 pub fn name(signal: i32) -> &'static str {
     match signal {
@@ -52,6 +66,7 @@ pub fn name(signal: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
         libc::SIGQUIT => "SIGQUIT",
+        libc::SIGPIPE => "a closed pipe",
         _ => "a signal",
     }
 }
@@ -110,7 +125,8 @@ fn install_now(message: &'static str, again: Box<dyn Fn(i32) + Send>) -> std::io
                         continue;
                     }
                 }
-                FIRST.store(signal, Ordering::SeqCst);
+                // A closed pipe before it stays the reason.
+                let _ = FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
                 FLAG.store(true, Ordering::SeqCst);
                 // A closed terminal (SIGHUP) makes this fail: the message is then nobody's.
                 let _ = writeln!(std::io::stderr(), "dbdelta: {}: {message}", name(signal));

@@ -14,6 +14,7 @@ use clap::{Args, ValueEnum};
 use super::reports::{ReportOut, write_report};
 use super::write::write_text;
 use super::{StoreArg, Verbosity};
+use crate::console::errln;
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, InputError};
 use crate::plan::{self, RunOptions};
 use crate::progress::Progress;
@@ -621,7 +622,7 @@ pub(super) fn interrupted_code(signal: i32) -> u8 {
 /// After the report: say what was interrupted or failed, and the exit code that goes with it.
 fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
     if outcome.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: run {} is stored as incomplete in {}",
             outcome.run_id,
             store.path().display()
@@ -630,13 +631,13 @@ fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
         return ExitCode::from(code);
     }
     if !outcome.failures.is_empty() {
-        eprintln!(
+        errln!(
             "{} failure(s) in run {}:",
             outcome.failures.len(),
             outcome.run_id
         );
         for f in &outcome.failures {
-            eprintln!("  {f}");
+            errln!("  {f}");
         }
         return ExitCode::from(EXIT_FAILED);
     }
