@@ -7,7 +7,9 @@
 //! - `report` into a closed pipe, in every format, exits 141 with nothing on standard error, and
 //!   `report | head -1` ends quietly (0 when the report fit in the pipe before `head` left, 141
 //!   when not: `error::EXIT_PIPE`);
-//! - a counting run (`--instructions`, callgrind) whose pipe closes stops as promptly.
+//! - a counting run (`--instructions`, callgrind) whose pipe closes stops as promptly;
+//! - a run whose reader leaves during a two-minute step that writes nothing stops within 30 s
+//!   (the closed pipe is noticed without a write).
 
 mod common;
 use common::faults::{processes_under, settle};
@@ -295,4 +297,28 @@ fn a_counting_run_whose_pipe_closes_stops_promptly_with_141() {
         close_after(child, reader, |l, _| l.contains(" started, counted by "));
     check_stopped(d, "counting", status, &lines, took);
     assert!(took < Duration::from_secs(15), "took {took:?} to stop");
+}
+
+/// A run whose reader leaves during a step of two minutes that writes nothing: the closed pipe
+/// is noticed without a write (the run watches its pipes), and the run stops within the bound
+/// instead of running the step out.
+#[test]
+fn a_closed_pipe_stops_a_silent_step_without_waiting_for_its_next_line() {
+    let _lock = measuring();
+    let dir = scratch();
+    let d = dir.path();
+    let lab = sqlite_lab(d);
+    let args = [
+        "run",
+        lab.to_str().unwrap(),
+        "--quick",
+        "--only",
+        "point-query",
+        "--time",
+        "120",
+    ];
+    let (child, reader) = spawn_into_pipe(d, &args);
+    let (status, lines, took) = close_after(child, reader, |l, _| l.contains(": loaded "));
+    check_stopped(d, "silent step", status, &lines, took);
+    assert!(took < Duration::from_secs(30), "took {took:?} to stop");
 }

@@ -589,7 +589,9 @@ pub(super) enum Interrupted {
 
 /// Set on the first terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: the step and any
 /// wait end at once, the server is stopped, a run stays resumable); a second one kills every
-/// server and tool dbdelta started and ends the process at once, exit 128 + its number.
+/// server and tool dbdelta started and ends the process at once, exit 128 + its number. A
+/// closed pipe on standard output or error is a first SIGPIPE (exit 141), noticed within
+/// [`crate::signals::POLL`] even while nothing is written.
 pub(super) fn interrupt_flag(what: Interrupted) -> Result<Arc<AtomicBool>> {
     let (first, then) = match what {
         Interrupted::Run => (
@@ -601,6 +603,8 @@ pub(super) fn interrupt_flag(what: Interrupted) -> Result<Arc<AtomicBool>> {
             "a bisection is not resumable: start it again",
         ),
     };
+    // A run's output is read to its end: a reader gone stops it even while nothing is written.
+    crate::signals::watch_pipes().context("watching standard output and error")?;
     crate::signals::install_saying(first, move |signal| {
         crate::engine::common::process::kill_started();
         let _ = writeln!(
