@@ -6,8 +6,10 @@
 //! stops it, exiting 141; the text is dropped, never retried, never a panic. Any other failure
 //! to write a line (stderr on a full disk) drops the line too: a message is not worth ending a
 //! run for. Results written whole ([`write_out`]) fail with [`PipeClosed`] instead, so the
-//! command ends quietly with 141. Every `println!`/`eprintln!` of the crate goes through here
-//! ([`outln!`], [`errln!`]): Rust ignores SIGPIPE, and those macros panic on EPIPE.
+//! command ends quietly with 141. Every line `dbdelta`'s commands write goes through here
+//! (`outln!`, `errln!` instead of `println!`/`eprintln!`): Rust ignores SIGPIPE, and those
+//! macros panic on EPIPE. (The protocol pipes of `count-client` and the remote agent are not
+//! for people: their errors are theirs.)
 //! Must not: decide what is written, or exit the process.
 
 use std::fmt;
