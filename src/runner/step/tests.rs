@@ -88,13 +88,17 @@ fn a_coordinator_that_panics_does_not_leave_the_client_threads_waiting() {
             for _ in 0..clients {
                 s.spawn(|| {
                     let phases = shared.phases.get().unwrap();
-                    (phases.nth(READY).wait(), phases.nth(GO).wait());
+                    for phase in [READY, GO] {
+                        phases.nth(phase).wait();
+                    }
                     // A client runs until the step stops (or 20 s: the test then fails).
                     let until = Instant::now() + Duration::from_secs(20);
                     while !shared.stop.load(Ordering::Relaxed) && Instant::now() < until {
                         std::thread::sleep(Duration::from_millis(5));
                     }
-                    (phases.nth(DONE).wait(), phases.nth(SNAPSHOTTED).wait());
+                    for phase in [DONE, SNAPSHOTTED] {
+                        phases.nth(phase).wait();
+                    }
                 });
             }
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
