@@ -8,6 +8,7 @@
 
 pub mod changepoint;
 pub mod cli;
+pub mod console;
 pub mod counter;
 pub mod cpus;
 pub mod engine;

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::console::errln;
+
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -64,14 +66,14 @@ impl Progress {
     /// A line about the run itself (load done, cleanup, failures). Shown unless quiet.
     pub fn line(&self, text: &str) {
         if self.mode != Mode::Quiet {
-            eprintln!("{text}");
+            errln!("{text}");
         }
     }
 
     /// Detail shown only with `-v`.
     pub fn detail(&self, text: &str) {
         if self.verbose && self.mode != Mode::Quiet {
-            eprintln!("{text}");
+            errln!("{text}");
         }
     }
 
@@ -170,7 +172,7 @@ impl StepProgress {
         );
         match (&self.bar, self.mode) {
             (Some(bar), _) => bar.println(line),
-            (None, Mode::Lines) => eprintln!("{line}"),
+            (None, Mode::Lines) => errln!("{line}"),
             _ => {}
         }
     }
@@ -180,9 +182,9 @@ impl StepProgress {
         match (&self.bar, self.mode) {
             (Some(bar), _) => {
                 bar.finish_and_clear();
-                eprintln!("{summary}");
+                errln!("{summary}");
             }
-            (None, Mode::Lines) => eprintln!("{summary}"),
+            (None, Mode::Lines) => errln!("{summary}"),
             _ => {}
         }
     }

@@ -5,7 +5,10 @@
 //! [`POLL`] of the flag being set). The signal handler is signal-hook's (it only wakes a
 //! self-pipe); a thread of ours reads the signals from it and does the rest: the first
 //! signal sets the flag, every later one calls the `again` the caller installed (except the
-//! same signal within [`DUPLICATE`]: one signal delivered twice).
+//! same signal within [`DUPLICATE`]: one signal delivered twice). A closed pipe on standard
+//! output or error counts as SIGPIPE arriving first ([`pipe_closed`], raised by `console` on
+//! EPIPE and, for a run, by [`watch_pipes`] without a write): the command stops as after
+//! SIGTERM and exits 128 + 13 = 141.
 //! Must not: exit the process or stop anything itself (the caller's `again` decides), or know
 //! what a run is.
 
@@ -45,6 +48,67 @@ pub fn first() -> Option<i32> {
     Some(FIRST.load(Ordering::Relaxed)).filter(|&s| s != 0)
 }
 
+/// Standard output or error was a pipe whose reader went away: stop as the first
+/// terminating signal does, SIGPIPE as its reason (unless a signal came first).
+pub fn pipe_closed() {
+    let _ = FIRST.compare_exchange(0, libc::SIGPIPE, Ordering::SeqCst, Ordering::SeqCst);
+    FLAG.store(true, Ordering::SeqCst);
+}
+
+/// Whether a closed pipe stopped the command ([`pipe_closed`] came before any signal).
+pub fn pipe_was_closed() -> bool {
+    first() == Some(libc::SIGPIPE)
+}
+
+/// Watch standard output and standard error, when they are pipes, for a reader that went away
+/// (every [`POLL`], on a thread of its own): a closed pipe stops a run while it writes nothing
+/// (a step of minutes), not only at its next line. For commands whose output is read to its
+/// end (a run); not for `serve`, whose reader may take its address and leave.
+pub fn watch_pipes() -> std::io::Result<()> {
+    let fds: Vec<i32> = [libc::STDOUT_FILENO, libc::STDERR_FILENO]
+        .into_iter()
+        .filter(|&fd| is_pipe(fd))
+        .collect();
+    if fds.is_empty() {
+        return Ok(());
+    }
+    std::thread::Builder::new()
+        .name("dbdelta-pipes".into())
+        .spawn(move || {
+            while !interrupted() {
+                if reader_gone(&fds) {
+                    pipe_closed();
+                }
+                std::thread::sleep(POLL);
+            }
+        })?;
+    Ok(())
+}
+
+/// Whether `fd` is a pipe (a FIFO).
+fn is_pipe(fd: i32) -> bool {
+    // SAFETY: fstat writes the stat buffer we hand it; an invalid fd only makes it fail.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
+    ok && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+}
+
+/// Whether a pipe among `fds` has no reader left: Linux reports POLLERR on a pipe's writing end
+/// then, without a write.
+fn reader_gone(fds: &[i32]) -> bool {
+    let mut polled: Vec<libc::pollfd> = (fds.iter())
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: 0,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `polled` is a valid array of `polled.len()` pollfd; a zero timeout never blocks.
+    let n = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, 0) };
+    n > 0 && polled.iter().any(|p| p.revents & libc::POLLERR != 0)
+}
+
 /// The signal's usual name (`SIGTERM`), for messages.
 pub fn name(signal: i32) -> &'static str {
     match signal {
@@ -52,6 +116,7 @@ pub fn name(signal: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
         libc::SIGQUIT => "SIGQUIT",
+        libc::SIGPIPE => "a closed pipe",
         _ => "a signal",
     }
 }
@@ -110,7 +175,8 @@ fn install_now(message: &'static str, again: Box<dyn Fn(i32) + Send>) -> std::io
                         continue;
                     }
                 }
-                FIRST.store(signal, Ordering::SeqCst);
+                // A closed pipe before it stays the reason.
+                let _ = FIRST.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
                 FLAG.store(true, Ordering::SeqCst);
                 // A closed terminal (SIGHUP) makes this fail: the message is then nobody's.
                 let _ = writeln!(std::io::stderr(), "dbdelta: {}: {message}", name(signal));

@@ -12,6 +12,7 @@ use super::run::{
     DEFAULT_WORKDIR, Interrupted, ShapeArgs, interrupt_flag, interrupted_code, load_lab, run_label,
 };
 use super::{StoreArg, Verbosity};
+use crate::console::{errln, outln};
 use crate::error::EXIT_INTERRUPTED;
 use crate::plan::{self, RunOptions};
 use crate::progress::Progress;
@@ -101,7 +102,7 @@ pub(super) fn bisect_cmd(
     };
     let answer = bisect::bisect(&plan, &mut store, &b)?;
     let Some(text) = answer.text else {
-        eprintln!(
+        errln!(
             "interrupted: run {} is stored as incomplete in {}",
             answer.run_id,
             store.path().display()
@@ -109,7 +110,7 @@ pub(super) fn bisect_cmd(
         let code = crate::signals::first().map_or(EXIT_INTERRUPTED, interrupted_code);
         return Ok(ExitCode::from(code));
     };
-    println!(
+    outln!(
         "run {}: decided by {}: {why}\n{text}",
         answer.run_id,
         by.words()
@@ -224,9 +225,10 @@ fn show_bisection(store_path: &Path, run: &str) -> Result<ExitCode> {
         ));
     };
     let answer = (b.answer).unwrap_or_else(|| "did not end (interrupted or failed)".into());
-    println!(
+    outln!(
         "run {run_id}: bisection by {} on {}\n{answer}",
-        b.metric, b.steps
+        b.metric,
+        b.steps
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Verbosity;
+use crate::console::outln;
 use crate::error::InputError;
 use crate::progress::Progress;
 use crate::provision::Product;
@@ -84,7 +85,7 @@ pub(super) fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCod
     })?;
     let built = build::build(&req, &|line| progress.line(line))?;
     let path = built.library.as_ref().unwrap_or(&built.bin);
-    println!("{}", path.display());
+    outln!("{}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -103,7 +104,7 @@ pub(super) fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
         0 => "from the cache, nothing downloaded".to_string(),
         n => format!("downloaded {:.1} MB", n as f64 / 1e6),
     };
-    println!(
+    outln!(
         "{} {}: {} ({how})",
         product.title(),
         crate::provision::label(product, &f.version),

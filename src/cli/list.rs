@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::StoreArg;
 use super::write::write_text;
+use crate::console::errln;
 use crate::engine::EngineKind;
 use crate::error::EXIT_FAILED;
 use crate::provision::Product;
@@ -191,7 +192,7 @@ pub(super) fn list(store_path: &Path, args: ListArgs) -> Result<ExitCode> {
         ListWhat::Runs => {
             let store = Store::open_existing(store_path)?;
             if let Some(warning) = store.exposure() {
-                eprintln!("{warning}");
+                errln!("{warning}");
             }
             for r in runs_listed(&store, args.all)? {
                 let mut label = r.name.map(|n| format!("  name {n}")).unwrap_or_default();

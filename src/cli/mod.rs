@@ -150,7 +150,7 @@ pub fn parse() -> std::result::Result<Cli, ExitCode> {
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
-        eprintln!("error: {}", usage_error(&e));
+        crate::console::errln!("error: {}", usage_error(&e));
         ExitCode::from(crate::error::EXIT_INPUT)
     })
 }

@@ -2,7 +2,6 @@
 //! and `profile`, their flags and where their output goes (`-o`, `--png`). Must not: build or
 //! render a report itself (`report` does), or write to the store.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -11,6 +10,7 @@ use clap::Args;
 
 use super::write::{write_named, write_text};
 use super::{StoreArg, color_wanted};
+use crate::console::{errln, outln};
 use crate::report::{self, Format};
 use crate::store::Store;
 
@@ -244,11 +244,11 @@ pub(super) fn profile_cmd(store_path: &Path, args: ProfileArgs) -> Result<ExitCo
     for (name, bytes) in files {
         let path = dir.join(&name);
         write_named("-o", &path, &bytes, &name)?;
-        println!("{}", path.display());
+        outln!("{}", path.display());
         // What an instruction graph shows, on standard error: standard output stays a list of
         // paths, the larger change's graph first.
         if let Some(l) = listing.iter().find(|l| l.file == name) {
-            eprintln!("  {}: {}", l.title, l.shows);
+            errln!("  {}: {}", l.title, l.shows);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -402,9 +402,7 @@ pub(super) fn write_report(model: &report::ReportModel, out: &ReportOut) -> Resu
         }
         None => {
             let text = report::render(model, format, color_wanted());
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
+            crate::console::write_out(text.as_bytes())?;
         }
     }
     if let Some(dir) = out.png.as_deref() {
@@ -418,7 +416,7 @@ pub(super) fn write_report(model: &report::ReportModel, out: &ReportOut) -> Resu
 fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
     let files = report::png_charts(model)?;
     if files.is_empty() {
-        eprintln!(
+        errln!(
             "--png {}: the report has no charts (they need 2 targets, or per-second series); nothing written",
             dir.display()
         );
@@ -433,9 +431,9 @@ fn write_pngs(model: &report::ReportModel, dir: &Path) -> Result<()> {
     for (name, bytes) in &files {
         write_named("--png", &dir.join(name), bytes, name)?;
     }
-    eprintln!("wrote {} PNG chart(s) to {}:", files.len(), dir.display());
+    errln!("wrote {} PNG chart(s) to {}:", files.len(), dir.display());
     for (name, bytes) in &files {
-        eprintln!("  {name} ({:.0} KB)", bytes.len() as f64 / 1e3);
+        errln!("  {name} ({:.0} KB)", bytes.len() as f64 / 1e3);
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ use clap::{Args, ValueEnum};
 use super::reports::{ReportOut, write_report};
 use super::write::write_text;
 use super::{StoreArg, Verbosity};
+use crate::console::errln;
 use crate::error::{EXIT_FAILED, EXIT_INTERRUPTED, InputError};
 use crate::plan::{self, RunOptions};
 use crate::progress::Progress;
@@ -593,7 +594,9 @@ pub(super) enum Interrupted {
 
 /// Set on the first terminating signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT: the step and any
 /// wait end at once, the server is stopped, a run stays resumable); a second one kills every
-/// server and tool dbdelta started and ends the process at once, exit 128 + its number.
+/// server and tool dbdelta started and ends the process at once, exit 128 + its number. A
+/// closed pipe on standard output or error is a first SIGPIPE (exit 141), noticed within
+/// [`crate::signals::POLL`] even while nothing is written.
 pub(super) fn interrupt_flag(what: Interrupted) -> Result<Arc<AtomicBool>> {
     let (first, then) = match what {
         Interrupted::Run => (
@@ -605,6 +608,8 @@ pub(super) fn interrupt_flag(what: Interrupted) -> Result<Arc<AtomicBool>> {
             "a bisection is not resumable: start it again",
         ),
     };
+    // A run's output is read to its end: a reader gone stops it even while nothing is written.
+    crate::signals::watch_pipes().context("watching standard output and error")?;
     crate::signals::install_saying(first, move |signal| {
         crate::engine::common::process::kill_started();
         let _ = writeln!(
@@ -626,7 +631,7 @@ pub(super) fn interrupted_code(signal: i32) -> u8 {
 /// After the report: say what was interrupted or failed, and the exit code that goes with it.
 fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
     if outcome.interrupted {
-        eprintln!(
+        errln!(
             "interrupted: run {} is stored as incomplete in {}",
             outcome.run_id,
             store.path().display()
@@ -635,13 +640,13 @@ fn exit_status(outcome: &crate::runner::Outcome, store: &Store) -> ExitCode {
         return ExitCode::from(code);
     }
     if !outcome.failures.is_empty() {
-        eprintln!(
+        errln!(
             "{} failure(s) in run {}:",
             outcome.failures.len(),
             outcome.run_id
         );
         for f in &outcome.failures {
-            eprintln!("  {f}");
+            errln!("  {f}");
         }
         return ExitCode::from(EXIT_FAILED);
     }

@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::run::DEFAULT_WORKDIR;
 use super::write::output_error;
+use crate::console::{errln, outln};
 use crate::error::EXIT_FAILED;
 
 #[derive(Debug, Args)]
@@ -53,7 +54,7 @@ pub(super) fn init_cmd(args: &InitArgs) -> Result<ExitCode> {
         .into(),
         e => output_error("init", e, "the lab"),
     })?;
-    println!(
+    outln!(
         "wrote {0}; next: dbdelta plan {0} --quick, then dbdelta run {0} --quick",
         path.display()
     );
@@ -73,10 +74,10 @@ pub(super) fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
     }
     let (stale, live) = workdir::scan(&args.workdir)?;
     for l in &live {
-        eprintln!("kept {}", l.describe());
+        errln!("kept {}", l.describe());
     }
     if stale.is_empty() {
-        println!(
+        outln!(
             "{}: nothing left by interrupted runs",
             args.workdir.display()
         );
@@ -85,13 +86,13 @@ pub(super) fn clean_cmd(args: &CleanArgs) -> Result<ExitCode> {
     let mut code = ExitCode::SUCCESS;
     for s in &stale {
         if args.dry_run {
-            println!("would remove {}", s.describe());
+            outln!("would remove {}", s.describe());
             continue;
         }
         match workdir::remove(s, args.stop) {
-            Ok(()) => println!("removed {}", s.describe()),
+            Ok(()) => outln!("removed {}", s.describe()),
             Err(e) => {
-                eprintln!("kept {e:#}");
+                errln!("kept {e:#}");
                 code = ExitCode::from(EXIT_FAILED);
             }
         }
@@ -119,7 +120,7 @@ fn clean_snapshots(dir: PathBuf, args: &CleanArgs) -> Result<()> {
         if n > 5 {
             names.push_str(&format!(" and {} more", n - 5));
         }
-        eprintln!(
+        errln!(
             "kept {n} entr{} of {} that dbdelta did not make or still uses: {names}",
             if n == 1 { "y" } else { "ies" },
             dir.display()
@@ -127,14 +128,14 @@ fn clean_snapshots(dir: PathBuf, args: &CleanArgs) -> Result<()> {
     }
     for entry in &found.remove {
         if args.dry_run {
-            println!("would remove {entry} in {}", dir.display());
+            outln!("would remove {entry} in {}", dir.display());
             continue;
         }
         snapshot::remove(&dir, entry).with_context(|| format!("--snapshots {}", dir.display()))?;
-        println!("removed {entry} in {}", dir.display());
+        outln!("removed {entry} in {}", dir.display());
     }
     if found.remove.is_empty() {
-        println!("{}: no snapshots", dir.display());
+        outln!("{}: no snapshots", dir.display());
     }
     Ok(())
 }

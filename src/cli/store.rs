@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use super::StoreArg;
+use crate::console::outln;
 use crate::store::Store;
 
 #[derive(Debug, Args)]
@@ -63,7 +64,7 @@ pub(super) fn push_cmd(store_path: &Path, args: &PushArgs) -> Result<ExitCode> {
     let run_id = from.resolve_run(Some(&args.run))?;
     let to = Store::open_flag(&args.to, "--to")?;
     let rows = from.push_run(&run_id, &to)?;
-    println!(
+    outln!(
         "pushed run {run_id} ({rows} rows) from {} to {}",
         from.path().display(),
         to.path().display()

@@ -1,21 +1,16 @@
 //! Writing a command's text or bytes to the file a flag named (`-o`, `--png`), with the flag in
 //! every error. Must not: decide what is written (the commands do) or write anywhere else.
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
 
-/// `text` into `output` (whole or not at all), or on standard output without one; `what` names
-/// it in the error.
+/// `text` into `output` (whole or not at all), or on standard output without one (a closed pipe
+/// there: [`crate::error::PipeClosed`]); `what` names it in the error.
 pub(super) fn write_text(output: Option<&Path>, text: &str, what: &str) -> Result<()> {
     match output {
         Some(path) => write_named("-o", path, text.as_bytes(), what),
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            Ok(out.flush()?)
-        }
+        None => crate::console::write_out(text.as_bytes()),
     }
 }
 

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, anyhow};
 
+use crate::console::{errln, outln};
 use crate::error::InputError;
 use crate::plan::{RunPlan, TargetPlan};
 use crate::progress::{Mode, Progress};
@@ -132,7 +133,7 @@ pub fn command(
         Ok(answered) => answered,
         // Signalled: the twins' run is stored incomplete; exit as a shell reports the signal.
         Err(e) if let Some(signal) = crate::signals::first() => {
-            eprintln!("interrupted: {e:#}; nothing was stored with run {run_id}: start it again");
+            errln!("interrupted: {e:#}; nothing was stored with run {run_id}: start it again");
             return Ok(ExitCode::from(u8::try_from(128 + signal).unwrap_or(130)));
         }
         Err(e) => return Err(e),
@@ -153,7 +154,7 @@ fn print_answers(
     took: std::time::Duration,
 ) {
     let (twins, twin_run) = answers.first().map_or((0, ""), |a| (a.twins, &a.twin_run));
-    println!(
+    outln!(
         "{} vs {} in run {}: {twins} twin(s) counted in {:.0} s{}",
         asked.target,
         asked.base,
@@ -165,11 +166,11 @@ fn print_answers(
         }
     );
     for (c, a) in asked.steps.iter().zip(answers) {
-        println!("{}: {}", c.step, line(a, &top_functions(model, asked, c)));
+        outln!("{}: {}", c.step, line(a, &top_functions(model, asked, c)));
     }
     for (c, PerOp { value: v, .. }) in asked.steps.iter().zip(again) {
         if (v / c.target).ln().abs() >= asked.threshold {
-            println!(
+            outln!(
                 "note: {}: {} counted {v:.0}/op beside its twins, {:.0}/op in the run ({:.3}×); \
                  its configuration part is judged against the count beside them",
                 c.step,
@@ -193,7 +194,7 @@ fn print_answers(
             0 => String::new(),
             n => format!(" and {n} more"),
         };
-        println!(
+        outln!(
             "left out ({}), {why}: {}{more}",
             keys.len(),
             shown.join(", ")

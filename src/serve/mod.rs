@@ -25,6 +25,7 @@ use anyhow::{Context, Result};
 use listener::{Limits, Request, Response, Server};
 use percent_encoding::percent_decode_str;
 
+use crate::console::{errln, outln};
 use crate::error::InputError;
 use crate::history;
 use crate::report;
@@ -81,7 +82,7 @@ pub fn serve(store_path: &Path, opts: &Options) -> Result<()> {
     let bound = server.addr();
     let flag = crate::signals::install_saying("stopping the server", |_| std::process::exit(0))
         .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
-    println!(
+    outln!(
         "dbdelta serve: {} on http://{bound}/ (Ctrl-C stops it)",
         store.path().display()
     );
@@ -95,7 +96,7 @@ pub fn serve(store_path: &Path, opts: &Options) -> Result<()> {
         let response = answer(&store, bound, &exchange.request);
         exchange.respond(response);
     }
-    eprintln!("dbdelta serve: stopped");
+    errln!("dbdelta serve: stopped");
     Ok(())
 }
 

@@ -48,7 +48,7 @@ use client::spawn_threads;
 use coordinator::{Clock, coordinate};
 use finish::{abort_start, finish, panic_text};
 use perf::PerfPass;
-use phases::{Phases, Shared, Window};
+use phases::{DONE, GO, Leading, Phases, READY, SNAPSHOTTED, Shared, Window};
 
 /// How far away the deadline of a step without one is (it ends on its quotas).
 const OPEN_ENDED: Duration = Duration::from_secs(30 * 24 * 3_600);
@@ -255,7 +255,8 @@ fn run_with(
         if let Some(e) = spawn_error {
             return Err(abort_start(&shared, phases, handles, e));
         }
-        phases.ready.wait();
+        let mut lead = Leading::new(&shared);
+        lead.pass(READY);
         let t0 = Instant::now();
         let measure_start = t0 + step.warmup;
         let mut clock = Clock {
@@ -282,9 +283,9 @@ fn run_with(
         // Every thread connected and noted its ids; none runs until `go`.
         let perf = perf_event.map(|event| PerfPass::start(event, &shared));
         clock.go = Instant::now();
-        phases.go.wait();
+        lead.pass(GO);
         let mut coordinated = coordinate(spec, &clock, probe, progress, interrupt, &shared);
-        phases.done.wait();
+        lead.pass(DONE);
         let perf = perf.map(|p| p.and_then(PerfPass::off));
         let from = Instant::now();
         let b = probe.snapshot();
@@ -293,7 +294,7 @@ fn run_with(
         let from = (shared.opening.taken.get()).map_or(coordinated.measured_from, |o| o.monotonic);
         let window = (from, profiler::monotonic_now());
         let profile = recording.map(|r| r.and_then(|r| r.stop(window)));
-        phases.snapshotted.wait();
+        lead.pass(SNAPSHOTTED);
         let peaks = sampler.map(Sampler::finish).unwrap_or_default();
         // Join every thread before looking at any: the scope would panic over a panicked
         // thread left unjoined.

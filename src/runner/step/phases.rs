@@ -150,6 +150,53 @@ impl Drop for Passage<'_> {
     }
 }
 
+/// The coordinator's way through the [`Phases`], as a client thread's [`Passage`]: when the
+/// coordinator's part of the step unwinds (a panic: it once printed progress into a closed
+/// pipe), its drop sets `stop` and passes the phases left, so the client threads end and the
+/// step's scope can join them instead of every thread waiting forever at a barrier.
+pub(super) struct Leading<'a> {
+    shared: &'a Shared,
+    next: usize,
+}
+
+impl<'a> Leading<'a> {
+    /// At the first phase; the [`Phases`] must be set.
+    pub(super) fn new(shared: &'a Shared) -> Leading<'a> {
+        Leading {
+            shared,
+            next: READY,
+        }
+    }
+
+    /// Pass every phase up to and including `phase`.
+    pub(super) fn pass(&mut self, phase: usize) {
+        let phases = self.shared.phases.wait();
+        while self.next <= phase {
+            phases.nth(self.next).wait();
+            self.next += 1;
+        }
+    }
+}
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        if self.next > SNAPSHOTTED {
+            return;
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Ok(mut window) = self.shared.window.lock()
+            && window.is_none()
+        {
+            let now = Instant::now();
+            *window = Some(Window {
+                measure_start: now,
+                deadline: now,
+            });
+        }
+        self.pass(SNAPSHOTTED);
+    }
+}
+
 /// What the coordinator and the threads of one step share.
 pub(super) struct Shared {
     pub(super) phases: std::sync::OnceLock<Phases>,

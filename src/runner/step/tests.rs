@@ -55,3 +55,63 @@ fn roles_are_checked_before_a_step_runs() {
         assert!(e.contains(want), "{e}: want {want}");
     }
 }
+
+/// The coordinator's part of a step panics after `go` (it once printed progress into a closed
+/// pipe): its [`Leading`](super::phases::Leading) stops the client threads and passes the
+/// phases left, so the step's scope ends instead of every thread waiting at a barrier.
+#[test]
+fn a_coordinator_that_panics_does_not_leave_the_client_threads_waiting() {
+    use super::phases::{DONE, GO, Leading, OpeningSnapshot, Phases, READY, SNAPSHOTTED, Shared};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Instant;
+    let probe = crate::sampler::Probe::new(
+        crate::sampler::Observed::SelfProcess,
+        std::path::Path::new("."),
+    );
+    let clients = 2;
+    let shared = Shared {
+        phases: std::sync::OnceLock::new(),
+        window: std::sync::Mutex::new(None),
+        live: Vec::new(),
+        cells: Vec::new(),
+        quota_left: AtomicUsize::new(0),
+        quota_missed: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        coordinator: std::sync::OnceLock::new(),
+        opening: OpeningSnapshot::new(&probe, false),
+        note_ids: false,
+    };
+    let _ = shared.phases.set(Phases::new(clients + 1));
+    let (ended, ends) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let panicked = std::thread::scope(|s| {
+            for _ in 0..clients {
+                s.spawn(|| {
+                    let phases = shared.phases.get().unwrap();
+                    for phase in [READY, GO] {
+                        phases.nth(phase).wait();
+                    }
+                    // A client runs until the step stops (or 20 s: the test then fails).
+                    let until = Instant::now() + Duration::from_secs(20);
+                    while !shared.stop.load(Ordering::Relaxed) && Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    for phase in [DONE, SNAPSHOTTED] {
+                        phases.nth(phase).wait();
+                    }
+                });
+            }
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut lead = Leading::new(&shared);
+                lead.pass(GO);
+                panic!("failed printing to stderr: Broken pipe");
+            }))
+            .is_err()
+        });
+        let _ = ended.send((panicked, shared.stop.load(Ordering::Relaxed)));
+    });
+    let (panicked, stopped) = ends
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the step's scope ended within 10 s of its coordinator's panic");
+    assert!(panicked && stopped);
+}
