@@ -696,7 +696,7 @@ mod tests {
         assert_eq!(per.get(Metric::HostCpu), Some(12.0));
         assert_eq!(per.get(Metric::Cs), Some(0.003));
         assert!(covered.unresolved(ops).is_empty());
-        // Issue 41: the opening snapshot came after the operations had ended (0.35 s into a 0.3 s
+        // Here the opening snapshot came after the operations had ended (0.35 s into a 0.3 s
         // window); its deltas hold none of their work. Not a number, nor are the other deltas;
         // the device's (no disk in these snapshots) stay merely unknown.
         let late = step_costs(window(Some(0.35), 0.005));

@@ -1,10 +1,10 @@
-//! Build variants (issue 13): SQLite compiled from its amalgamation with `o2`, `os` and `pgo`
+//! Build variants: SQLite compiled from its amalgamation with `o2`, `os` and `pgo`
 //! (trained on the sysbench catalog at `--quick` scale), compared in one `--quick` lab with the
 //! bundled library; each target loaded its own library (the file that provides its SQLite
 //! functions, recorded by the engine, is that build's), the PGO build read its profile, the
 //! cache never compiles a key twice, and a build with a bad flag fails only its target, with the
-//! compiler's message and the build log's path (must-shows 1 and 4). And `dbdelta bisect`
-//! over eight targets whose build changes at one known position (issue 33, must-show 1).
+//! compiler's message and the build log's path. And `dbdelta bisect`
+//! over eight targets whose build changes at one known position.
 
 mod common;
 use common::*;
@@ -267,7 +267,7 @@ fn bad_build_input_is_one_line_naming_the_key() {
     assert!(text(&out.stderr).contains("--variant: unknown variant \"o9\""));
 }
 
-/// Issue 33, must-show 1: eight SQLite targets whose build changes at position 3 (-O1, -O1,
+/// Eight SQLite targets whose build changes at position 3 (-O1, -O1,
 /// -O1, -O0, -O0, -O0, -O0, -O0: two keys, each compiled once, in about 40 s together on a
 /// loaded 2-core host; -O0 runs about twice the instructions of -O1, where o2 and os differ by
 /// 5% and take three times as long to compile). Deciding by instructions/op, `bisect` names

@@ -380,7 +380,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             vec!["--clients", "0"],
             "--clients 0:",
         ),
-        // Issue 30: a panic (exit 101), an abort (exit 134) and unstated ranges before.
+        // These were a panic (exit 101), an abort (exit 134) and unstated ranges before.
         (
             "huge step",
             "write_secs = 1e20\n".into(),

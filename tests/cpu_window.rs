@@ -1,4 +1,4 @@
-//! A CPU/op that could not be measured is not a number (issue 41): a step whose CPU sample
+//! A CPU/op that could not be measured is not a number: a step whose CPU sample
 //! cannot cover its operations stores no value for it, flags it, and its report shows it as
 //! below resolution, with no ratio, no verdict and no place in the tl;dr.
 //!

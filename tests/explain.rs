@@ -1,4 +1,4 @@
-//! `dbdelta explain` end to end (issue 45, must-show 4): two SQLite targets that differ in two
+//! `dbdelta explain` end to end: two SQLite targets that differ in two
 //! PRAGMAs, `cache_size = 10` (SQLite re-reads and re-parses pages: more instructions per
 //! point read) and `busy_timeout` (no lock is ever waited for here: no instruction moves), are
 //! counted in a `--quick --instructions` run of `point-query`; `explain` must split the change

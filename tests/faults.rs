@@ -1,4 +1,4 @@
-//! The fault matrix (issue 16, must-show 2): for SQLite and Debian's PostgreSQL, each fault is
+//! The fault matrix: for SQLite and Debian's PostgreSQL, each fault is
 //! injected while the run is inside its second target, then: no process is left under the
 //! scratch directory, the store opens, the first target's finished steps are all there, and
 //! `dbdelta run --resume` completes the run with every planned cell. Each case prints one row

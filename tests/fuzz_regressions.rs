@@ -116,7 +116,7 @@ fn a_column_name_that_is_not_utf8_is_an_error() {
     assert!(format!("{e:#}").contains("damaged"), "{e:#}");
 }
 
-/// `lab_parse` (extended to plan what it parses, issue 30): a step length of `1e20` seconds
+/// `lab_parse` (extended to plan what it parses): a step length of `1e20` seconds
 /// panicked in `plan::plan_on` converting it to a `Duration`; `1e12` was planned. Every
 /// duration key of every suite, each now bad input naming its line.
 #[test]

@@ -1,4 +1,4 @@
-//! The habits issue 31 gave a home: `dbdelta init`, `-o FILE` on the commands that print,
+//! Everyday habits dbdelta serves: `dbdelta init`, `-o FILE` on the commands that print,
 //! run names and tags, and the scale on the command line (`--rows`, `--tables`, `--time`).
 //! Real binary, embedded SQLite, `--quick` runs of one or two steps.
 //!
@@ -83,7 +83,7 @@ fn dash_o_writes_whole_files_and_progress_stays_on_stderr() {
     assert_eq!(text(&out.stdout), "", "the report went to the file");
     let progress = text(&out.stderr);
     assert!(progress.contains("point-query"), "progress on stderr");
-    // Issue 44: the run says its estimate, then each cell's number, elapsed and time left.
+    // The run says its estimate, then each cell's number, elapsed and time left.
     assert!(
         progress.contains("estimated time: about") && progress.contains("from the defaults"),
         "{progress}"
@@ -112,7 +112,7 @@ fn dash_o_writes_whole_files_and_progress_stays_on_stderr() {
         assert_eq!(text(&out.stdout), "", "{cmd:?}");
         let written = std::fs::read_to_string(dir.path().join(file)).unwrap();
         assert!(!written.is_empty(), "{cmd:?}");
-        // Issue 44: the run stored where its cells' time went, and `plan` calibrates from it.
+        // The run stored where its cells' time went, and `plan` calibrates from it.
         if file == "plan.txt" {
             assert!(
                 written.contains("estimated time: about")

@@ -1,4 +1,4 @@
-//! Never harm the host (issue 41, items 1 and 6), through the real binary as root:
+//! Never harm the host, through the real binary as root:
 //! - `-o FILE` writes a regular file whole (its mode kept), follows a symbolic link to its
 //!   target, writes a device in place (`/dev/null` stays a device: checked in a private mount
 //!   namespace with a tmpfs on `/dev`, so the host's `/dev` is never touched), names ENOSPC for

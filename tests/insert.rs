@@ -63,7 +63,7 @@ fn every_step_keeps_its_row_count(engine: EngineKind, dir: &Path) {
 /// How many fresh servers a run with a quota unmet gets before the test fails. MyRocks' paced
 /// inserter missed a quota in two of three fresh-clone CI runs (qr100, then qr20/qp20), each
 /// time twice in a row, and passed alone in 49 s: a timing miss on a loaded host, whose cause
-/// is still to be found (see the issue 42 note).
+/// is still to be found.
 const ATTEMPTS: u32 = 3;
 
 /// [`quotas_met_and_row_counts`] on `spec`; a run with a quota unmet (timing: the host was

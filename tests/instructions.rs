@@ -1,4 +1,4 @@
-//! Instructions per operation end to end (issues 28 and 42): a `--quick` run with
+//! Instructions per operation end to end: a `--quick` run with
 //! `--instructions` counts a point read, a range read and a write (`update-index`) of two
 //! identical SQLite targets, a SQLite target with a 10-page cache, and two identical PostgreSQL
 //! targets (Debian's) in their counting passes under callgrind. The identical targets must agree
@@ -6,7 +6,7 @@
 //! autovacuum; counted once more before failing: see the test), SQLite's pair is `unchanged` and
 //! PostgreSQL's never a change; the small cache, which makes SQLite re-read and re-parse pages
 //! (deterministic: SQLite runs in the counted process, nothing else runs there), must be a
-//! regression from this one repeat, on the write too; its function diff (issue 45) names the
+//! regression from this one repeat, on the write too; its function diff names the
 //! pager's or B-tree's functions among the top rising ones, and the identical targets' function
 //! tables agree within their steps' spread.
 //!
@@ -90,7 +90,7 @@ fn function_diff<'a>(report: &'a Value, base: &str, target: &str, step: &str) ->
         .unwrap_or_else(|| panic!("no function diff {target}/{base} {step}"))
 }
 
-/// Issue 45: the counting pass's function tables explain the small cache's regression by the
+/// The counting pass's function tables explain the small cache's regression by the
 /// pager's and B-tree's functions (in the JSON and the text's "Why"), and identical targets'
 /// tables agree within the step's own spread.
 fn functions_explain(report: &Value, by_pg: &Value, report_text: &str, steps: &str) {
@@ -238,7 +238,7 @@ fn counted_twice_agree_and_a_known_difference_gets_its_verdict() {
     functions_explain(&report, &by_pg, &report_text, steps);
 }
 
-/// The perf path's plumbing (issue 42, item 5). These hosts' `perf stat` has no hardware
+/// The perf path's plumbing. These hosts' `perf stat` has no hardware
 /// counters (`instructions:u` is `<not supported>`), so the test-only `DBDELTA_COUNT_EVENT`
 /// stands a software event (`task-clock`, nanoseconds on the CPU) in for it: a SQLite and a
 /// PostgreSQL 15 target are counted by `perf stat` over each pass's threads (SQLite's client

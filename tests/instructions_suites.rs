@@ -1,4 +1,4 @@
-//! Instructions per operation of the Insert Benchmark and LinkBench end to end (issue 42): a
+//! Instructions per operation of the Insert Benchmark and LinkBench end to end: a
 //! `--quick` run with `instructions = true` counts every role of a query step on its own (the
 //! querier, the paced inserter, the deleter that follows it) and LinkBench's request mix with
 //! each of its types alone, on SQLite and on SQLite with a 10-page cache, and the Insert

@@ -229,9 +229,9 @@ fn a_bin_dir_without_a_server_fails_clearly() {
     );
 }
 
-/// A relative `bin` resolves from the lab file's folder as PostgreSQL's does (issue 30, item
-/// 9: the server and install-db ran in the data directory, where the relative path named
-/// nothing). The lab is named relatively too, from a run in its parent folder.
+/// A relative `bin` resolves from the lab file's folder as PostgreSQL's does (the server
+/// and install-db once ran in the data directory, where the relative path named nothing). The
+/// lab is named relatively too, from a run in its parent folder.
 #[test]
 fn a_relative_bin_resolves_from_the_lab_folder() {
     if !mariadb_installed("a_relative_bin_resolves_from_the_lab_folder") {
@@ -254,7 +254,7 @@ fn a_relative_bin_resolves_from_the_lab_folder() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-/// A work directory with a space in its path (issue 30, item 9: mariadb-install-db split its
+/// A work directory with a space in its path (mariadb-install-db once split its
 /// `--defaults-file` there and failed with the cause cut off).
 #[test]
 fn a_workdir_with_a_space_works() {

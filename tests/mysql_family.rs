@@ -104,7 +104,7 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
     );
     assert_eq!(steps.len(), 2, "{steps:?}");
     assert!(steps.iter().all(|(_, e, f)| *e > 0 && !f), "{steps:?}");
-    // What each build says of itself (issue 44): the compiler of its ELF `.comment` (these
+    // What each build says of itself: the compiler of its ELF `.comment` (these
     // builds keep it) and its `mysqld --version` line, stored and shown.
     let read: Vec<(String,)> = rows(&db, "SELECT provenance_json FROM targets ORDER BY position");
     for ((json,), version) in read.iter().zip(["10.2.", "8.0."]) {
@@ -425,8 +425,8 @@ fn myrocks_on_a_build_without_the_plugin_fails_clearly() {
     );
 }
 
-/// A remote target's client logs in to a fetched MySQL 8.0 over TCP with the server's password
-/// (issue 30, item 1): `root@client` is a `caching_sha2_password` account, so the first login
+/// A remote target's client logs in to a fetched MySQL 8.0 over TCP with the server's password:
+/// `root@client` is a `caching_sha2_password` account, so the first login
 /// after the start takes the full authentication, the password sealed with the server's RSA key;
 /// the next one the fast path. Here the "remote" client is 127.0.0.1, through the engine as
 /// the agent starts it.

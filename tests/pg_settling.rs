@@ -1,4 +1,4 @@
-//! The settling probe asks PostgreSQL only for the statistics views its version has (issue 41):
+//! The settling probe asks PostgreSQL only for the statistics views its version has:
 //! `pg_stat_checkpointer` is PostgreSQL 17's, and asking a 15 for it put `relation
 //! "pg_stat_checkpointer" does not exist` in the server's log twice per cell.
 //!

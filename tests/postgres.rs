@@ -356,7 +356,7 @@ fn a_version_that_does_not_exist_is_bad_input() {
     );
 }
 
-/// PostgreSQL from Debian's stable suite (issue 32): the 17.x trixie holds (a release npm's
+/// PostgreSQL from Debian's stable suite: the 17.x trixie holds (a release npm's
 /// builds lack), whatever its point release is today, fetched into the shared cache (kept
 /// between CI runs like mysql@9.7's), started through its own loader, measured (its CPU
 /// through the launcher, the same process) and reporting its version; cached, it needs no
@@ -397,7 +397,7 @@ fn debian_postgres_runs_a_step_and_reports_its_version() {
         "{server}"
     );
     // Its build flags as the server says them (the `pg_config` view), beside the binary's
-    // compilers and version line (issue 44: provenance).
+    // compilers and version line (its provenance).
     let provenance: String = db
         .query_row("SELECT provenance_json FROM targets", [], |r| r.get(0))
         .unwrap();

@@ -1,4 +1,4 @@
-//! `dbdelta run --resume` end to end (issue 16, must-show 1): a run killed with kill -9 in its
+//! `dbdelta run --resume` end to end: a run killed with kill -9 in its
 //! second target, resumed, reports the same set of cells as a run that was never interrupted,
 //! with the resumed cells marked; on SQLite and on Debian's PostgreSQL (whose server outlives
 //! the killed dbdelta and must be found and stopped). Also: a lab file that changed the plan is

@@ -4,7 +4,7 @@
 //! `clean --snapshots` removes them. SQLite, and PostgreSQL (Debian's `postgresql-15`; without
 //! it the test prints a note and passes locally, but fails under CI).
 //!
-//! Touching only what dbdelta made (issue 41): a shared `--snapshots` directory keeps its mode
+//! Touching only what dbdelta made: a shared `--snapshots` directory keeps its mode
 //! and everything `clean --snapshots` did not choose (its `--dry-run` names exactly what goes);
 //! a full work directory (a small tmpfs in a private mount namespace, so nothing on the host
 //! changes; needs root, as CI has) fails the cell naming ENOSPC and keeps the snapshot.

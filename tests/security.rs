@@ -1,4 +1,4 @@
-//! Servers dbdelta starts accept only dbdelta (issue 30, item 1): during a PostgreSQL run and a
+//! Servers dbdelta starts accept only dbdelta: during a PostgreSQL run and a
 //! MariaDB run (Debian's packages), a second, unprivileged OS user (`dbdelta-probe`, created
 //! here) tries to log in as every likely database user over TCP on the server's loopback port
 //! and over its unix socket, and to list the data directory and read the password file; each

@@ -1,5 +1,4 @@
-//! Terminating signals and one owner per run (issue 30, items 4, 5, 7 and 8), on Debian's
-//! PostgreSQL:
+//! Terminating signals and one owner per run, on Debian's PostgreSQL:
 //! - SIGTERM and SIGHUP during a run's load and during a step: dbdelta exits within
 //!   [`EXIT_BOUND`] with 128 + the signal, leaves no process and no data directory, and
 //!   `--resume` completes the run with every planned cell (each signal once in each phase: the
@@ -162,7 +161,7 @@ fn load_then_step(first: i32, second: i32, check_owner: bool) {
     );
     let id = run_id(d);
     if check_owner {
-        // Item 8: no target started a step; the report says so.
+        // No target started a step; the report says so.
         let out = run(d, &["--store", "dbdelta.db", "report", &id]);
         let report = text(&out.stdout);
         for (t, status) in [
@@ -231,7 +230,7 @@ fn load_then_step(first: i32, second: i32, check_owner: bool) {
     assert!(left.is_empty(), "left after resume: {left:?}");
 }
 
-/// Item 5: while `owner` resumes run `id`, another `--resume` is refused naming its PID, and
+/// While `owner` resumes run `id`, another `--resume` is refused naming its PID, and
 /// `dbdelta clean` leaves its directory alone, naming the PID; the owner runs on.
 fn second_invocations_refused(dir: &Path, id: &str, owner: &Child) {
     let pid = format!("PID {}", owner.id());

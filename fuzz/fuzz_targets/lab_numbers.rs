@@ -4,7 +4,7 @@
 //! planned as a dry run does (see `shared::dry_run`).
 //!
 //! Raw text (`lab_parse`) seldom turns `write_secs = 90` into a valid TOML float past 2e19,
-//! the one that panicked in `plan::plan_on` (issue 30); here the value is the input, so every
+//! the one that panicked in `plan::plan_on`; here the value is the input, so every
 //! key meets every kind of number at once. Any `Err` is a fine answer; a panic, abort, running
 //! out of memory or time is a bug.
 #![no_main]

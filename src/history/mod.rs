@@ -527,7 +527,7 @@ mod tests {
         assert!(none.series.is_empty());
     }
 
-    /// Issue 44: a series relative to its first run or to a named one (1 there), and a series
+    /// A series relative to its first run or to a named one (1 there), and a series
     /// without that run says so instead of showing numbers.
     #[test]
     fn relative_series_divide_by_the_chosen_run() {
@@ -573,7 +573,7 @@ mod tests {
         assert!(why.contains("run no-such-run has no value"), "{why}");
     }
 
-    /// Issue 44: an interval that reached below zero is cut at 0, marked and explained.
+    /// An interval that reached below zero is cut at 0, marked and explained.
     #[test]
     fn intervals_below_zero_are_cut_at_zero_and_explained() {
         let mut data = runs();

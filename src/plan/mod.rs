@@ -822,7 +822,7 @@ mod tests {
         }
     }
 
-    /// Issue 31: the plan named MariaDB targets `mysql`, the reports `mariadb`.
+    /// The plan once named MariaDB targets `mysql`, the reports `mariadb`.
     #[test]
     fn the_plan_names_the_product_as_reports_do() {
         let text = "[lab]\nname = \"n\"\n\
@@ -1291,7 +1291,7 @@ mod tests {
             clients: clients.map(str::to_string),
             ..RunOptions::default()
         };
-        // `--repeats 4294967295` allocated 4 GiB of cells and aborted (issue 30).
+        // `--repeats 4294967295` once allocated 4 GiB of cells and aborted.
         for r in [0, 1001, u32::MAX] {
             let e = plan(demo(), &with(Some(r), None)).unwrap_err().0;
             assert_eq!(

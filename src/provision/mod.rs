@@ -448,7 +448,7 @@ fn get_bytes(url: &str, accept: &str, limit: u64) -> Result<Vec<u8>> {
 mod tests {
     use super::{Product, label};
 
-    /// Issue 31: `17.10.0-beta.17` read as a PostgreSQL beta; it is PostgreSQL 17.10.
+    /// `17.10.0-beta.17` once read as a PostgreSQL beta; it is PostgreSQL 17.10.
     #[test]
     fn postgres_builds_are_labelled_with_postgres_version_and_the_package_beside_it() {
         assert_eq!(

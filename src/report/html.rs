@@ -570,7 +570,7 @@ mod tests {
         assert!(html.contains("&lt;b&gt;tag&lt;/b&gt;"));
     }
 
-    /// A browser broke `--instructions` after its first hyphen at a line end (issue 44).
+    /// A browser broke `--instructions` after its first hyphen at a line end.
     #[test]
     fn flags_in_sentences_are_kept_on_one_line() {
         let p = prose("longer steps (--time, or read_secs); --instructions: a <verdict>");

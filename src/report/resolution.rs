@@ -273,7 +273,7 @@ mod tests {
     fn a_side_whose_every_repeat_was_below_resolution_has_no_ratio() {
         // 10,000 ops at 50 µs/op: 50 ticks, a fine total.
         let fine = m(10_000, 50.0, 1.0, 1.0);
-        // Issue 41: the CPU window missed the operations; stored as no number, and flagged.
+        // The CPU window missed the operations; stored as no number, and flagged.
         let mut missed = m(10_000, 0.0, 1.0, 1.0);
         missed.values.set(Metric::ServerCpu, None);
         missed.below_resolution = vec!["server_cpu_us_per_op".into(), "host_cpu_us_per_op".into()];

@@ -361,7 +361,7 @@ mod tests {
 
     #[test]
     fn eight_targets_changing_at_three_take_four_probes() {
-        // The example: 0, then 4 (changed), 2 (not), 3 (changed).
+        // Eight targets changing at 3: 0, then 4 (changed), 2 (not), 3 (changed).
         let s = probes(8, 3);
         assert_eq!(s.probes, vec![0, 4, 2, 3]);
         assert_eq!(s.first_changed, Some(3));

@@ -1,4 +1,4 @@
-//! The settling guard (issue 29): an idle probe of a cell's server after the load's postwrite
+//! The settling guard: an idle probe of a cell's server after the load's postwrite
 //! and before its first measured step, and the rule that calls the server still settling.
 //!
 //! The probe runs no client work: it reads the sampler's `/proc` counters of the server's own

@@ -127,7 +127,7 @@ fn two_targets() -> crate::history::History {
     }
 }
 
-/// Issue 44: the lab's overview is one chart per group with a line per target (the geometric
+/// The lab's overview is one chart per group with a line per target (the geometric
 /// mean of its steps relative to their first run), not a chart per step.
 #[test]
 fn the_overview_draws_a_chart_per_group_with_a_line_per_target() {
@@ -139,7 +139,7 @@ fn the_overview_draws_a_chart_per_group_with_a_line_per_target() {
     insta::assert_snapshot!(page);
 }
 
-/// Issue 44: the targets of one step share one chart; their change points follow it.
+/// The targets of one step share one chart; their change points follow it.
 #[test]
 fn the_targets_of_a_step_are_overlaid_in_one_chart() {
     let ask = pages::HistoryAsk {

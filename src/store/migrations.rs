@@ -223,7 +223,7 @@ INSERT INTO cells (run_id, target, suite, clients, repeat, invocation, finished)
     WHERE r.complete = 1 AND NOT EXISTS (SELECT 1 FROM targets t
         WHERE t.run_id = m.run_id AND t.name = m.target AND t.failed = 1);
 "#,
-    // v12: instructions per op from the counting pass (issue 28), on the first repeat's rows,
+    // v12: instructions per op from the counting pass, on the first repeat's rows,
     // and how the run counted them.
     r#"
 ALTER TABLE measurements ADD COLUMN server_instructions_per_op REAL;
@@ -231,16 +231,16 @@ ALTER TABLE measurements ADD COLUMN server_instructions_spread REAL;
 ALTER TABLE measurements ADD COLUMN client_instructions_per_op REAL;
 ALTER TABLE runs ADD COLUMN instructions TEXT;
 "#,
-    // v13: how many times a `repeats = "auto"` run could look at its steps (issue 29): its
+    // v13: how many times a `repeats = "auto"` run could look at its steps: its
     // p-values are multiplied by it; NULL for fixed repeats.
     "ALTER TABLE runs ADD COLUMN looks INTEGER;",
-    // v14: the settling guard (issue 29): the idle probe before a cell's first step, as JSON
+    // v14: the settling guard: the idle probe before a cell's first step, as JSON
     // (`results::Settling`), on every step of the cell.
     "ALTER TABLE measurements ADD COLUMN settling_json TEXT;",
-    // v15: a load copied from a saved one (issue 31, `reuse_load`): the snapshot's name and
+    // v15: a load copied from a saved one (`reuse_load`): the snapshot's name and
     // when it was saved; NULL for a load that ran.
     "ALTER TABLE loads ADD COLUMN reused TEXT;",
-    // v16: run names (unique in a store) and tags (any number of runs each) (issue 31):
+    // v16: run names (unique in a store) and tags (any number of runs each):
     // `report NAME`, `report --tag TAG`.
     r#"
 ALTER TABLE runs ADD COLUMN name TEXT;
@@ -251,7 +251,7 @@ CREATE TABLE run_tags (
     PRIMARY KEY (run_id, tag)
 );
 "#,
-    // v17: `dbdelta bisect` (issue 33): the metric that decided, the steps judged and the
+    // v17: `dbdelta bisect`: the metric that decided, the steps judged and the
     // answer (NULL until the bisection ends) of a run that bisected.
     r#"
 CREATE TABLE bisections (
@@ -262,15 +262,15 @@ CREATE TABLE bisections (
     PRIMARY KEY (run_id)
 );
 "#,
-    // v18: version sweeps (issue 33): the sweep (`versions` target) a target is one release
+    // v18: version sweeps: the sweep (`versions` target) a target is one release
     // of; its targets' positions are the release order. NULL for a target of no sweep.
     "ALTER TABLE targets ADD COLUMN sweep TEXT;",
-    // v19: metrics a step's counters could not cover (issue 41: a CPU window that missed the
+    // v19: metrics a step's counters could not cover (a CPU window that missed the
     // operations or was too short for the clock tick), as a JSON array of metric ids; their
     // columns are NULL. NULL when every value was measured.
     "ALTER TABLE measurements ADD COLUMN below_resolution TEXT;",
     // v20: the counting pass's instructions of the server's background work per op and their
-    // spread (issue 42), apart from the pass's own statements (`server_instructions_per_op`),
+    // spread, apart from the pass's own statements (`server_instructions_per_op`),
     // and the foreground value of each pair of passes with their events (JSON), which the
     // report pairs across targets (their k-th pairs are seeded alike).
     r#"
@@ -278,10 +278,10 @@ ALTER TABLE measurements ADD COLUMN server_background_instructions_per_op REAL;
 ALTER TABLE measurements ADD COLUMN server_background_instructions_spread REAL;
 ALTER TABLE measurements ADD COLUMN server_instructions_pairs TEXT;
 "#,
-    // v21: where a finished cell's wall time went (issue 44: `results::CellPhases` as JSON),
+    // v21: where a finished cell's wall time went (`results::CellPhases` as JSON),
     // what `dbdelta plan` calibrates its estimate from; NULL for cells stored before.
     "ALTER TABLE cells ADD COLUMN phases_json TEXT;",
-    // v22: the counting pass's per-function instructions/op of a counted step (issue 45), as
+    // v22: the counting pass's per-function instructions/op of a counted step, as
     // JSON (`results::StepFunctions`), keyed as the measurements row that holds the step's
     // instructions/op (the first repeat's).
     r#"
@@ -296,9 +296,9 @@ CREATE TABLE step_functions (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat)
 );
 "#,
-    // v23: `dbdelta explain`'s split of a counted step's change into code and configuration
-    // (issue 45), as JSON (`results::StepExplanation`), keyed as the target's measurements row
-    // that holds the step's instructions/op; the twins' counts are a run of their own.
+    // v23: `dbdelta explain`'s split of a counted step's change into code and configuration,
+    // as JSON (`results::StepExplanation`), keyed as the target's measurements row that holds
+    // the step's instructions/op; the twins' counts are a run of their own.
     r#"
 CREATE TABLE explanations (
     run_id TEXT NOT NULL REFERENCES runs(id),
@@ -311,10 +311,9 @@ CREATE TABLE explanations (
     PRIMARY KEY (run_id, target, suite, step, clients, repeat)
 );
 "#,
-    // v24: what a target's build
-    // says of itself (issue 44: `results::BinaryProvenance` as JSON: the compilers of its ELF
-    // `.comment`, its `--version` line), read when its server first started; NULL for targets
-    // stored before, running servers and other hosts' servers.
+    // v24: what a target's build says of itself (`results::BinaryProvenance` as JSON: the
+    // compilers of its ELF `.comment`, its `--version` line), read when its server first
+    // started; NULL for targets stored before, running servers and other hosts' servers.
     "ALTER TABLE targets ADD COLUMN provenance_json TEXT;",
     // v25: what a run is: NULL for a run of a lab (`dbdelta run`, `bisect`), `explain` for the
     // run that holds `dbdelta explain`'s twins, with `explains` the id of the run it explains.

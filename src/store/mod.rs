@@ -459,7 +459,7 @@ mod tests {
         }
     }
 
-    /// Issue 31: a name finds one run, a tag the latest of its runs; `store push` carries
+    /// A name finds one run, a tag the latest of its runs; `store push` carries
     /// both and refuses a name the destination gives another run.
     #[test]
     fn names_and_tags_find_runs_and_travel_with_push() {
@@ -621,7 +621,7 @@ mod tests {
     }
 
     /// A started server's provenance is stored with its target, read back whole and pushed
-    /// with the run (issue 44).
+    /// with the run.
     #[test]
     fn a_targets_provenance_is_stored_read_back_and_pushed() {
         let dir = tempfile::tempdir().unwrap();
@@ -769,8 +769,8 @@ mod tests {
     }
 
     /// What `list`/`report` open when this user cannot write the store (root can write any
-    /// file, so the fallback is called directly; the read-only file itself is shown in the
-    /// issue 30 note with an unprivileged user).
+    /// file, so the fallback is called directly; the read-only file itself was shown,
+    /// outside the tests, with an unprivileged user).
     #[test]
     fn a_store_opened_read_only_reads_and_leaves_no_files() {
         let dir = tempfile::tempdir().unwrap();

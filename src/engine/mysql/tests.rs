@@ -82,7 +82,7 @@ fn settings_hide_per_cell_paths_and_port() {
 
 #[test]
 fn a_failed_install_db_without_error_lines_shows_its_first_lines() {
-    // mariadb-install-db on a --defaults-file with a space (issue 30, item 9).
+    // mariadb-install-db on a --defaults-file with a space in its path.
     let log = "Could not open required defaults file: /tmp/w\n\
                Fatal error in defaults handling. Program aborted\n\
                Installing MariaDB/MySQL system tables in '/tmp/w d/x' ...\n\n\

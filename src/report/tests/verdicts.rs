@@ -145,7 +145,7 @@ fn min_effect_comes_from_the_run_or_the_flag() {
     );
 }
 
-/// Issue 41: a CPU/op whose step's sample could not cover its operations is stored as no number
+/// A CPU/op whose step's sample could not cover its operations is stored as no number
 /// and flagged; the report shows it as below resolution (`~`), with no ratio, no verdict and no
 /// place in the tl;dr or the group summary, and says so in a warning and a note. The JSON
 /// carries the flag and stays valid.
@@ -346,8 +346,8 @@ fn a_steps_verdict_is_instructions_then_the_timed_test_that_decides() {
 }
 
 /// The three-repeat fixture with pg17's `update-one` repeat 2 completing no event (QPS and
-/// per-op costs none, as the runner stores it) and its repeat 3 at 3 qps: the issue's
-/// `update-one` at 0.68 in the relative table and 0.02 in the verdict table.
+/// per-op costs none, as the runner stores it) and its repeat 3 at 3 qps: the case that once
+/// showed `update-one` at 0.68 in the relative table and 0.02 in the verdict table.
 pub(super) fn run_without_an_event() -> crate::results::RunData {
     let mut data = run_three_repeats();
     for m in (data.measurements.iter_mut()).filter(|m| m.target == "pg17" && m.step == "update-one")

@@ -250,7 +250,7 @@ fn summary(prefix: &str, m: &Measurement, unit: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Issue 31: `-v` printed the measured total (132374) as if it were per statement.
+    /// `-v` once printed the measured total (132374) as if it were per statement.
     #[test]
     fn the_rows_line_gives_per_statement_means_and_labels_the_totals() {
         let m = Measurement {

@@ -227,7 +227,7 @@ rates = [100, 1000]
 
     #[test]
     fn huge_or_non_finite_query_secs_are_refused_at_their_line() {
-        // `Duration::from_secs_f64(1e20)` panicked in the plan (issue 30).
+        // `Duration::from_secs_f64(1e20)` once panicked in the plan.
         for v in ["1e20", "1e12", "nan", "inf", "604800.5"] {
             let e =
                 err(&INSERT.replace("rows = 10_000", &format!("rows = 10_000\nquery_secs = {v}")));

@@ -57,7 +57,7 @@ fn loader_ranges_cover_every_id_once() {
     assert!(total >= (nodes + links + counts).div_ceil(1024));
 }
 
-/// The realised out-degree distribution (must-show 2): over 1,000,000 ids each bucket's share is
+/// The realised out-degree distribution: over 1,000,000 ids each bucket's share is
 /// within 0.1 points of its configured share, and the mean out-degree is within 12% of
 /// LinkBench's 4.10.
 #[test]
