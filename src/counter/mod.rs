@@ -40,6 +40,9 @@ pub struct Counting {
     pub budget: u64,
     /// Counting cells run at once (`count_jobs`), each a target × suite of its own.
     pub jobs: u32,
+    /// Server starts each target's pairs are spread over (`instruction_starts`; at most
+    /// `passes`: a start counts at least one pair).
+    pub starts: u32,
 }
 
 impl Default for Counting {
@@ -48,6 +51,7 @@ impl Default for Counting {
             passes: 3,
             budget: 40_000_000,
             jobs: default_jobs(),
+            starts: 2,
         }
     }
 }

@@ -134,8 +134,9 @@ impl Calibration {
             c.cells += 1;
             if p.counting {
                 // The work callgrind slows, apart from the budgets' waits, which it does not.
-                let shape = CountShape::of(p);
-                let waits = f64::from(shape.postwrites) * shape.postwrite_budget_secs;
+                let shape = CountShape::of(p, engine);
+                let waits =
+                    f64::from(shape.starts * shape.postwrites) * shape.postwrite_budget_secs;
                 let work = counting_secs(&defaults(engine), &shape, 1.0) - waits;
                 if work > 0.0 {
                     c.counting
@@ -372,27 +373,37 @@ pub struct CountShape {
     /// Counted steps and pass pairs per step.
     pub steps: u32,
     pub passes: u32,
+    /// Server starts the pairs are spread over (each loads and sizes again; an engine that
+    /// drops its first pair drops one per start).
+    pub starts: u32,
+    pub drops_first: bool,
 }
 
 impl CountShape {
-    fn of(p: &CellPhases) -> CountShape {
+    fn of(p: &CellPhases, engine: EngineKind) -> CountShape {
         CountShape {
             load_secs: p.load_secs,
             postwrites: p.postwrites,
             postwrite_budget_secs: p.postwrite_budget_secs,
             steps: p.steps,
             passes: p.passes,
+            starts: p.starts.max(1),
+            drops_first: engine.drops_first_pair(),
         }
     }
 }
 
 /// The defaults' seconds of a counting cell of `shape`, times `factor` (a calibration's).
 /// Its postwrites wait out their budget whatever callgrind costs.
+/// Each server start starts, loads and waits out the postwrites again, sizes each step again
+/// (about a quarter of a pair) and, where the engine drops its first pair, drops one more.
 fn counting_secs(d: &Defaults, shape: &CountShape, factor: f64) -> f64 {
-    let work = d.count_server_secs
-        + shape.load_secs * d.count_load_factor
-        + f64::from(shape.steps) * f64::from(shape.passes) * d.count_pair_secs;
-    work * factor + f64::from(shape.postwrites) * shape.postwrite_budget_secs
+    let starts = f64::from(shape.starts.max(1));
+    let per_extra_start = if shape.drops_first { 1.0 } else { 0.25 };
+    let pairs = f64::from(shape.passes) + (starts - 1.0) * per_extra_start;
+    let work = starts * (d.count_server_secs + shape.load_secs * d.count_load_factor)
+        + f64::from(shape.steps) * pairs * d.count_pair_secs;
+    work * factor + starts * f64::from(shape.postwrites) * shape.postwrite_budget_secs
 }
 
 /// The counting cells of `plan` (one per target on this host × suite, as the runner's).
@@ -411,7 +422,7 @@ fn counting_cells(
             continue;
         }
         for (index, suite) in plan.suites.iter().enumerate() {
-            let shape = count_shape(target.engine, suite, clients, counting.passes);
+            let shape = count_shape(target.engine, suite, clients, counting);
             let factor = cal.counting_factor(target.engine, suite.id());
             if factor.is_some() {
                 calibrated.insert(format!("{} {} counting", target.engine.name(), suite.id()));
@@ -433,7 +444,12 @@ fn counting_cells(
 }
 
 /// What a counting cell of `suite` on `engine` does (also what the runner stores with it).
-pub fn count_shape(engine: EngineKind, suite: &SuitePlan, clients: u32, passes: u32) -> CountShape {
+pub fn count_shape(
+    engine: EngineKind,
+    suite: &SuitePlan,
+    clients: u32,
+    counting: crate::counter::Counting,
+) -> CountShape {
     let d = defaults(engine);
     let server = !engine.embedded();
     CountShape {
@@ -441,7 +457,9 @@ pub fn count_shape(engine: EngineKind, suite: &SuitePlan, clients: u32, passes: 
         postwrites: if server { postwrites(suite) } else { 0 },
         postwrite_budget_secs: suite.postwrite_budget.as_secs_f64(),
         steps: suite.steps.iter().filter(|s| !s.warm).count() as u32,
-        passes,
+        passes: counting.passes,
+        starts: counting.starts.clamp(1, counting.passes.max(1)),
+        drops_first: engine.drops_first_pair(),
     }
 }
 
@@ -557,7 +575,12 @@ warmup_secs = 1
         let counting: Vec<&CellEstimate> = e.cells.iter().filter(|c| c.counting).collect();
         assert_eq!(counting.len(), 2);
         assert!(counting.iter().all(|c| c.cell.repeat == 0));
-        let shape = count_shape(EngineKind::parse("postgres").unwrap(), &p.suites[0], 1, 3);
+        let shape = count_shape(
+            EngineKind::parse("postgres").unwrap(),
+            &p.suites[0],
+            1,
+            crate::counter::Counting::default(),
+        );
         assert_eq!(shape.steps, 2);
         let each = counting_secs(
             &defaults(EngineKind::parse("postgres").unwrap()),
@@ -591,13 +614,18 @@ warmup_secs = 1
             ..Default::default()
         };
         let p = planned(PG_LAB, true);
-        let shape = count_shape(EngineKind::parse("postgres").unwrap(), &p.suites[0], 1, 3);
+        let shape = count_shape(
+            EngineKind::parse("postgres").unwrap(),
+            &p.suites[0],
+            1,
+            crate::counter::Counting::default(),
+        );
         let model = counting_secs(
             &defaults(EngineKind::parse("postgres").unwrap()),
             &shape,
             1.0,
         );
-        let work = model - f64::from(shape.postwrites) * shape.postwrite_budget_secs;
+        let work = model - f64::from(shape.starts * shape.postwrites) * shape.postwrite_budget_secs;
         let counted = CellPhases {
             secs: model + work, // twice the defaults' work, the same budgets
             counting: true,
@@ -606,6 +634,7 @@ warmup_secs = 1
             postwrite_budget_secs: shape.postwrite_budget_secs,
             steps: shape.steps,
             passes: 3,
+            starts: shape.starts,
             ..Default::default()
         };
         let cal = Calibration::from_stored(&[

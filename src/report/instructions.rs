@@ -70,7 +70,14 @@ fn range_text(t: &SpreadTest) -> String {
         (0, None) => String::new(),
         (k, _) => format!(" ({k})"),
     };
-    format!("{:.3}–{:.3}{pairs}", t.range[0], t.range[1].min(99.0))
+    let starts = (t.between_starts)
+        .map(|b| format!(", between starts ±{}", percent(b)))
+        .unwrap_or_default();
+    format!(
+        "{:.3}–{:.3}{pairs}{starts}",
+        t.range[0],
+        t.range[1].min(99.0)
+    )
 }
 
 fn verdict_cell(t: &SpreadTest) -> Cell {
@@ -188,7 +195,10 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
              the clock, is `background/op`, base → target, and is not judged. The range is the \
              lowest and highest ratio of the pass pairs matched by seed (their number in \
              parentheses: the k-th pair of each side ran the same rows), or without them what \
-             the two sides' spreads allow. A change needs the ratio beyond ±{1} and 1 outside the \
+             the two sides' spreads allow; the pairs are spread over separate server starts, \
+             and where the starts' mean ratios disagree more than the pairs of one start \
+             (`between starts ±x%`), the range holds the mean ratio moved by that whole \
+             disagreement either way. A change needs the ratio beyond ±{1} and 1 outside the \
              range; `unchanged` means the whole range lies within ±{1}; `unmeasurable`, that the \
              passes disagree by more than half. Instructions do not show \
              time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
@@ -236,6 +246,7 @@ mod tests {
             target_spread: 0.0,
             paired: 0,
             interval: None,
+            between_starts: None,
             verdict: "improvement".into(),
             cpu_ratio: Some(cpu),
             cpu_disagrees: true,

@@ -227,24 +227,85 @@ fn instruction_pairs<'a>(
         .and_then(usable)
 }
 
+/// The seed-matched pairs of passes of two sides, as their ratios (target / base) with the
+/// server start that counted each.
+struct PairRange {
+    range: [f64; 2],
+    pairs: u32,
+    /// Half the range of the starts' mean ratios over their mean, where pairs were counted
+    /// on two or more starts and the starts disagree more than the pairs within a start.
+    between_starts: Option<f64>,
+}
+
 /// The lowest and highest ratio of the seed-matched pairs of passes (the k-th of the target
 /// over the k-th of the base, as far as both counted: a side whose first pairs disagreed
 /// counted more), and how many; `None` when the two ran different numbers of events (then
-/// their pairs touched different rows).
-fn pair_range(b: &InstructionPairs, t: &InstructionPairs) -> Option<([f64; 2], u32)> {
+/// their pairs touched different rows). Where the starts' mean ratios disagree more than the
+/// pairs within a start (`between starts`), the range is the mean ratio moved by the starts'
+/// whole range either way, as a side's spread moves it: two starts of one server differ by
+/// that much, and the pairs of one start cannot show it.
+fn pair_range(b: &InstructionPairs, t: &InstructionPairs) -> Option<PairRange> {
     if b.events != t.events {
         return None;
     }
-    let k = b.per_op.len().min(t.per_op.len());
-    let (b, t) = (&b.per_op[..k], &t.per_op[..k]);
-    let ratios = b.iter().zip(t).map(|(b, t)| match *b > 0.0 {
-        true => t / b,
-        false => 0.0,
+    let ratios: Vec<(u32, f64)> = (0..t.per_op.len())
+        .filter_map(|i| {
+            let base = b.by_seed(t.seed(i))?;
+            Some((
+                t.start(i),
+                if base > 0.0 { t.per_op[i] / base } else { 0.0 },
+            ))
+        })
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    let (lo, hi) = (ratios.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (_, x)| {
+        (l.min(*x), h.max(*x))
     });
-    let (lo, hi) = ratios.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
-        (l.min(x), h.max(x))
-    });
-    Some(([lo, hi], b.len() as u32))
+    let mut out = PairRange {
+        range: [lo, hi],
+        pairs: ratios.len() as u32,
+        between_starts: None,
+    };
+    if let Some(between) = starts_disagree(&ratios) {
+        let mean = ratios.iter().map(|r| r.1).sum::<f64>() / ratios.len() as f64;
+        out.range = [
+            lo.min(mean / (1.0 + 2.0 * between)),
+            hi.max(mean * (1.0 + 2.0 * between)),
+        ];
+        out.between_starts = Some(between);
+    }
+    Some(out)
+}
+
+/// The disagreement between starts below which they agree, whatever the pairs do: a tenth
+/// of a percent (two identical SQLite targets' starts differed by less than 0.005% on
+/// `update-index`, where their pairs agreed to the instruction).
+const STARTS_RESOLUTION: f64 = 0.001;
+
+/// Half the range of the starts' mean ratios over their mean, when two or more starts
+/// counted pairs and that is more than the widest half-range of the ratios within one start
+/// and than [`STARTS_RESOLUTION`].
+fn starts_disagree(ratios: &[(u32, f64)]) -> Option<f64> {
+    let mut starts: Vec<u32> = ratios.iter().map(|r| r.0).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    if starts.len() < 2 {
+        return None;
+    }
+    let per_start: Vec<Vec<f64>> = (starts.iter())
+        .map(|s| ratios.iter().filter(|r| r.0 == *s).map(|r| r.1).collect())
+        .collect();
+    let relative = |v: &[f64]| {
+        crate::results::pairs::summary(v).map_or(0.0, |(m, h)| if m > 0.0 { h / m } else { 0.0 })
+    };
+    let means: Vec<f64> = (per_start.iter())
+        .filter_map(|v| crate::results::pairs::summary(v).map(|s| s.0))
+        .collect();
+    let between = relative(&means);
+    let within = per_start.iter().map(|v| relative(v)).fold(0.0, f64::max);
+    (between > within && between >= STARTS_RESOLUTION).then_some(between)
 }
 
 /// Whether seed-matched pairs may be judged by their own range: pairing removed most of what
@@ -349,7 +410,7 @@ fn sides_range(
 fn judge(
     metric: Metric,
     ((b, sb), (t, st)): ((f64, f64), (f64, f64)),
-    (pairs, values): (Option<([f64; 2], u32)>, Option<SideValues<'_>>),
+    (pairs, values): (Option<PairRange>, Option<SideValues<'_>>),
     min_effect: f64,
     cpu_ratio: Option<f64>,
 ) -> Option<SpreadTest> {
@@ -358,9 +419,10 @@ fn judge(
     }
     let ratio = t / b;
     let sides = [sb / b, st / t];
-    let paired = pairs.filter(|(range, _)| pairing_explains(*range, sides, min_effect));
+    let between_starts = pairs.as_ref().and_then(|p| p.between_starts);
+    let paired = pairs.filter(|p| pairing_explains(p.range, sides, min_effect));
     let (range, pairs, interval) = match paired {
-        Some((range, k)) => (range, k, None),
+        Some(p) => (p.range, p.pairs, None),
         None => {
             let (range, interval) = sides_range(((b, sb), (t, st)), values);
             (range, 0, interval)
@@ -375,6 +437,7 @@ fn judge(
         target_spread: st / t,
         paired: pairs,
         interval,
+        between_starts,
         verdict: verdict.into(),
         cpu_ratio,
         cpu_disagrees: cpu_ratio.is_some_and(|c| (c / ratio).ln().abs() > DISAGREEMENT.ln()),

@@ -10,8 +10,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub mod metrics;
+pub mod pairs;
 
 pub use metrics::{Metric, Values};
+pub use pairs::InstructionPairs;
 
 /// The machine a run executed on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -260,19 +262,6 @@ impl ErrorCounts {
             .saturating_add(self.reconnect)
             .saturating_add(self.fatal)
     }
-}
-
-/// A counted step's foreground instructions/op per pair of passes, in pass order, and the
-/// events of each pair's short pass. Every target's k-th pair of a step is seeded alike: with
-/// the same events it ran the same rows as the base's k-th, and the report pairs them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct InstructionPairs {
-    pub events: u64,
-    pub per_op: Vec<f64>,
-    /// What counted them (`callgrind`, `perf stat -e instructions:u`); `None`: stored before
-    /// dbdelta recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counter: Option<String>,
 }
 
 /// `dbdelta explain`'s answer for one counted step of a target against its base, from
@@ -601,6 +590,9 @@ pub struct CellPhases {
     /// A counting cell's pass pairs per step (`instruction_passes`) and cells at once.
     pub passes: u32,
     pub jobs: u32,
+    /// A counting cell's server starts (`instruction_starts`, at most `passes`); 0: stored
+    /// before starts were spread, one.
+    pub starts: u32,
 }
 
 /// A stored cell's phases with its target's engine (`EngineKind::name`) and its suite.

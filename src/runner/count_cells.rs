@@ -6,11 +6,13 @@
 //!
 //! Must not: run beside a timed cell, or count anything itself (`count/` does).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use super::cell;
+use super::count::{ServerStart, start_order};
 use super::{Ctx, Outcome, cell_key, clock_name, count_pool, data_dir_for, log_path_for};
 use crate::plan::{Cell, RunPlan};
 use crate::progress::Progress;
@@ -60,15 +62,19 @@ pub(super) fn count_cells(
     let Some(counter) = counter_ready(store, progress, work.run_id, outcome)? else {
         return Ok(());
     };
+    cells.retain(|c| plan.targets[c.target].broken.is_none());
+    let targets: Vec<usize> = cells.iter().map(|c| c.target).collect();
+    let starts = ServerStart::all(counting.starts, counting.passes);
     let mut jobs = Vec::new();
-    for cell in cells
-        .into_iter()
-        .filter(|c| plan.targets[c.target].broken.is_none())
-    {
+    for (target, start) in start_order(&targets, &starts) {
+        let Some(&cell) = cells.iter().find(|c| c.target == target) else {
+            continue;
+        };
         for (index, suite) in plan.suites.iter().enumerate() {
             let key = cell_key(plan, cell, suite.id());
             if !work.finished.contains_key(&key) {
-                jobs.push(count_job(plan, work.run_dir, (cell, index, suite), key));
+                let at = (cell, index, suite);
+                jobs.push(count_job(plan, work.run_dir, at, key, start));
             }
         }
     }
@@ -90,34 +96,81 @@ pub(super) fn count_cells(
         counter: &counter,
     };
     let n = jobs.len();
+    let mut starts_left = StartsLeft::of(&jobs);
     count_pool::run(jobs, &shared, store, |store, job, end, secs| {
+        let Some(secs) = starts_left.ended(job, &end, secs) else {
+            if !plan.keep && matches!(end, Ok(cell::CellEnd::Done)) {
+                let _ = std::fs::remove_file(&job.log);
+            }
+            return Ok(true);
+        };
         let phases = count_phases(plan, job, counting, secs);
         record_count(store, ctx, job, (end, &phases), outcome).map(|f| f.is_continue())
     })?;
     progress.line(&format!(
-        "instructions: {n} counting cell(s), {} at once, in {:.1} s",
+        "instructions: {n} counting cell(s) ({} server start(s) per target), {} at once, in {:.1} s",
+        starts.len(),
         counting.jobs.min(n as u32).max(1),
         started.elapsed().as_secs_f64()
     ));
     Ok(())
 }
 
-/// One target × suite's counting cell: its key, data directory and log.
+/// The server starts of each counting cell still counting: a cell is recorded once, when its
+/// last start ended (finished, with the wall time of all its starts) or when one of them did
+/// not end done (failed or interrupted).
+struct StartsLeft(HashMap<CellKey, (usize, f64, bool)>);
+
+impl StartsLeft {
+    fn of(jobs: &[count_pool::Job<'_>]) -> StartsLeft {
+        let mut left: HashMap<CellKey, (usize, f64, bool)> = HashMap::new();
+        for job in jobs {
+            left.entry(job.key.clone()).or_default().0 += 1;
+        }
+        StartsLeft(left)
+    }
+
+    /// `job` ended: the cell's wall seconds when it is to be recorded now, `None` when it
+    /// waits for its other starts or was recorded already.
+    fn ended(
+        &mut self,
+        job: &count_pool::Job<'_>,
+        end: &Result<cell::CellEnd>,
+        secs: f64,
+    ) -> Option<f64> {
+        let (left, total, recorded) = self.0.entry(job.key.clone()).or_default();
+        *left = left.saturating_sub(1);
+        *total += secs;
+        if *recorded || (*left > 0 && matches!(end, Ok(cell::CellEnd::Done))) {
+            return None;
+        }
+        *recorded = true;
+        Some(*total)
+    }
+}
+
+/// One server start of a target × suite's counting cell: its key, data directory and log
+/// (the first start's as before starts were spread, `.count`; the others' `.countN`).
 fn count_job<'a>(
     plan: &RunPlan,
     run_dir: &Path,
     (cell, index, suite): (Cell, usize, &'a crate::workload::SuitePlan),
     key: CellKey,
+    start: ServerStart,
 ) -> count_pool::Job<'a> {
     let target = &plan.targets[cell.target];
     let dir = data_dir_for(run_dir, &target.name, cell.clients, 0, (index, suite.id()));
-    let dir = PathBuf::from(format!("{}.count", dir.display()));
+    let dir = match start.number {
+        1 => PathBuf::from(format!("{}.count", dir.display())),
+        n => PathBuf::from(format!("{}.count{n}", dir.display())),
+    };
     count_pool::Job {
         key,
         target: cell.target,
         suite,
         log: log_path_for(&dir),
         dir,
+        start,
     }
 }
 
@@ -129,8 +182,7 @@ fn count_phases(
     secs: f64,
 ) -> crate::results::CellPhases {
     let engine = plan.targets[job.target].engine;
-    let shape =
-        crate::plan::estimate::count_shape(engine, job.suite, job.key.clients, counting.passes);
+    let shape = crate::plan::estimate::count_shape(engine, job.suite, job.key.clients, counting);
     crate::results::CellPhases {
         secs,
         counting: true,
@@ -140,6 +192,7 @@ fn count_phases(
         steps: shape.steps,
         passes: shape.passes,
         jobs: counting.jobs,
+        starts: shape.starts,
         ..Default::default()
     }
 }

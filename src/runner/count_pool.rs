@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use anyhow::Result;
 
 use super::cell::CellEnd;
-use super::count::{Count, CountCell, CountSink, Sizes};
+use super::count::{Count, CountCell, CountSink, ServerStart, Sizes};
 use super::server::StartServer;
 use crate::counter::Counting;
 use crate::plan::RunPlan;
@@ -33,6 +33,8 @@ pub(super) struct Job<'a> {
     pub suite: &'a SuitePlan,
     pub dir: std::path::PathBuf,
     pub log: std::path::PathBuf,
+    /// Which of the target's server starts this job counts.
+    pub start: ServerStart,
 }
 
 /// What a worker hands the store's thread.
@@ -173,6 +175,7 @@ fn run_job(
         counting: shared.counting,
         counter: shared.counter,
         sizes,
+        server_start: job.start,
     };
     c.run()
 }

@@ -77,6 +77,21 @@ impl Store {
         values: &[(crate::results::Metric, Option<f64>)],
         pairs: Option<&crate::results::InstructionPairs>,
     ) -> Result<bool> {
+        // One server start's pairs join those the step's other starts stored, and the values
+        // are taken from them all.
+        let merged = match pairs.filter(|p| !p.starts.is_empty()) {
+            Some(p) => Some(p.merged_with(self.counted_pairs(key, run_id, step)?.as_ref())),
+            None => pairs.cloned(),
+        };
+        let from_pairs;
+        let values = match (&merged, pairs) {
+            (Some(m), Some(p)) if m != p => {
+                from_pairs = m.metric_values();
+                &from_pairs[..]
+            }
+            _ => values,
+        };
+        let pairs = merged.as_ref();
         let mut sets: Vec<String> = (values.iter().enumerate())
             .map(|(i, (m, _))| format!("{} = ?{}", m.id(), i + 6))
             .collect();
@@ -92,6 +107,27 @@ impl Store {
         let pairs = pairs.map(serde_json::to_string).transpose()?;
         params.push(pairs.into());
         Ok(self.db.get_mut().execute(&sql, &params)? > 0)
+    }
+
+    /// The pairs of passes stored on `step`'s counted row (the first repeat of target × suite ×
+    /// clients), if any.
+    fn counted_pairs(
+        &mut self,
+        key: &CellKey,
+        run_id: &str,
+        step: &str,
+    ) -> Result<Option<crate::results::InstructionPairs>> {
+        let sql = "SELECT server_instructions_pairs AS p FROM measurements WHERE run_id = ?1 \
+                   AND target = ?2 AND suite = ?3 AND step = ?4 AND clients = ?5 ORDER BY repeat LIMIT 1";
+        let rows = self
+            .db
+            .get_mut()
+            .query(sql, &step_params(run_id, key, step))?;
+        let text: Option<String> = match rows.first() {
+            Some(r) => r.col("p")?,
+            None => None,
+        };
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
 
     /// Store a counted step's per-function instructions/op beside the measurements row that
@@ -173,7 +209,7 @@ impl Store {
             if o.role != role || o.op != op {
                 continue;
             }
-            o.instructions = Some(counts.clone());
+            o.instructions = Some(counts.merged_with(o.instructions.as_ref()));
             let mut update = params.clone();
             update.extend([
                 Value::from(r.col::<i64>("repeat")?),

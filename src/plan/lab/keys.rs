@@ -138,7 +138,8 @@ pub(super) fn profile(
 pub(super) type CountingKeys = (Counting, String);
 
 /// `instructions = true`, `instruction_passes` (1..=20 pairs of counting passes per step,
-/// default 3) and `count_jobs` (1..=64): the counting when the lab asks for it; otherwise the
+/// default 3), `instruction_starts` (1..=5 server starts they are spread over, default 2) and
+/// `count_jobs` (1..=64): the counting when the lab asks for it; otherwise the
 /// last two, with where they stand, for `--instructions` to use (the plan refuses them when
 /// nothing counts).
 pub(super) fn instructions(
@@ -148,26 +149,35 @@ pub(super) fn instructions(
     let on = lab.instructions.as_ref().is_some_and(|p| *p.get_ref());
     let mut counting = Counting::default();
     let mut at = None;
-    if let Some(p) = &lab.instruction_passes {
-        at.get_or_insert_with(|| src.locate(p.span()));
-        let v = *p.get_ref();
-        counting.passes = u32::try_from(v).ok().filter(|n| (1..=20).contains(n)).ok_or_else(|| {
-            src.error_at(
-                p.span(),
-                format!("instruction_passes must be a number of pass pairs from 1 to 20 (3 gives a spread), not {v}"),
-            )
-        })?;
+    let keys = [
+        (
+            &lab.instruction_passes,
+            20,
+            "instruction_passes must be a number of pass pairs from 1 to 20 (3 gives a spread)",
+        ),
+        (
+            &lab.instruction_starts,
+            5,
+            "instruction_starts must be a number of server starts from 1 to 5 (2 puts what differs between starts in the range)",
+        ),
+        (
+            &lab.count_jobs,
+            64,
+            "count_jobs must be a number of counting cells at once from 1 to 64 (default: the CPUs dbdelta may use)",
+        ),
+    ];
+    let mut got = [None; 3];
+    for (i, (key, most, what)) in keys.into_iter().enumerate() {
+        let Some(k) = key else { continue };
+        at.get_or_insert_with(|| src.locate(k.span()));
+        let v = *k.get_ref();
+        let n = u32::try_from(v).ok().filter(|n| (1..=most).contains(n));
+        got[i] = Some(n.ok_or_else(|| src.error_at(k.span(), format!("{what}, not {v}")))?);
     }
-    if let Some(j) = &lab.count_jobs {
-        at.get_or_insert_with(|| src.locate(j.span()));
-        let v = *j.get_ref();
-        counting.jobs = u32::try_from(v).ok().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
-            src.error_at(
-                j.span(),
-                format!("count_jobs must be a number of counting cells at once from 1 to 64 (default: the CPUs dbdelta may use), not {v}"),
-            )
-        })?;
-    }
+    let [passes, starts, jobs] = got;
+    counting.passes = passes.unwrap_or(counting.passes);
+    counting.starts = starts.unwrap_or(counting.starts);
+    counting.jobs = jobs.unwrap_or(counting.jobs);
     Ok(match on {
         true => (Some(counting), None),
         false => (None, at.map(|at| (counting, at))),

@@ -54,6 +54,8 @@ pub(super) struct RawLabSection {
     pub(super) instructions: Option<Spanned<bool>>,
     #[serde(default)]
     pub(super) instruction_passes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub(super) instruction_starts: Option<Spanned<i64>>,
     pub(super) count_jobs: Option<Spanned<i64>>,
     #[serde(default)]
     pub(super) reuse_load: Option<bool>,

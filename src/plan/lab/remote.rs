@@ -152,6 +152,7 @@ pub fn for_agent(text: &str, target: &str, engine: EngineKind) -> Result<String,
             "profile_call_graph",
             "instructions",
             "instruction_passes",
+            "instruction_starts",
             "count_jobs",
             "reuse_load",
         ] {

@@ -190,6 +190,12 @@ pub struct SpreadTest {
     /// pass counts 7 where its first 3 disagree by more than ±1%). `None`: the range is the
     /// paired one, or the sides' ranges moved by their whole width.
     pub interval: Option<[u32; 2]>,
+    /// Where the pairs were counted on two or more server starts and the starts' mean ratios
+    /// disagree more than the pairs within a start: half the range of those means over their
+    /// mean (`between starts ±x%`). The range then holds the mean ratio moved by the starts'
+    /// whole range either way. `None`: one start, or the starts agree within their pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_starts: Option<f64>,
     /// `regression` / `improvement` (1 outside the range and the ratio beyond the minimum
     /// effect), `unchanged` (the whole range within ± the minimum effect), `unmeasurable` (the
     /// range reaches zero: the passes disagree by more than half) or `within noise` (none of

@@ -328,3 +328,55 @@ fn instructions_whose_passes_disagree_by_more_than_half_are_not_printed_as_data(
     assert!(!line.contains("3540"), "{line}");
     assert!(line.contains("passes disagree"), "{line}");
 }
+
+/// Pairs spread over two server starts: within each start the target's pairs stand 3% below
+/// the base's, pair by pair, but the second start's ratios stand 2.5% higher than the first's.
+/// Pairs alone would call it an improvement (0.97–0.995); the starts disagree more than the
+/// pairs of one start, so the range holds the mean ratio moved by the starts' range either way,
+/// the verdict is `within noise`, and the table says `between starts`. With the starts
+/// agreeing the same pairs are an improvement.
+#[test]
+fn starts_that_disagree_more_than_pairs_widen_the_range() {
+    let set = |data: &mut crate::results::RunData, second: f64| {
+        for m in
+            (data.measurements.iter_mut()).filter(|m| m.clients == 1 && m.step == "point-query")
+        {
+            let per_op = match m.target.as_str() {
+                "pg16" => vec![40_000.0, 40_000.0, 40_010.0, 40_000.0],
+                "pg17" => vec![38_800.0, 38_800.0 * second, 38_809.7, 38_800.0 * second],
+                _ => continue,
+            };
+            let (mean, half) = crate::results::pairs::summary(&per_op).unwrap();
+            m.values.set(Metric::ServerInstr, Some(mean));
+            m.values.set(Metric::ServerInstrSpread, Some(half));
+            m.instruction_pairs = Some(crate::results::InstructionPairs {
+                events: 200,
+                per_op,
+                seeds: vec![1, 2, 3, 4],
+                starts: vec![1, 2, 1, 2],
+                ..Default::default()
+            });
+        }
+    };
+    let mut data = run_with_instructions();
+    set(&mut data, 1.025);
+    let model = build(&data, None).unwrap();
+    let t = pg17_spread_test(&model, "point-query");
+    let between = t.between_starts.expect("the starts disagree");
+    assert!((between - 0.0123).abs() < 0.001, "{t:?}");
+    assert_eq!(t.verdict, "within noise", "{t:?}");
+    assert!(t.range[0] < 0.96 && t.range[1] > 1.0, "{t:?}");
+    let text = render(&model, Format::Text, false);
+    assert!(text.contains("between starts ±1.23%"), "{text}");
+    let json = render(&model, Format::Json, false);
+    assert!(json.contains("\"between_starts\""), "{json}");
+    let mut data = run_with_instructions();
+    set(&mut data, 1.0);
+    let model = build(&data, None).unwrap();
+    let t = pg17_spread_test(&model, "point-query");
+    assert_eq!(
+        (t.verdict.as_str(), t.between_starts),
+        ("improvement", None),
+        "{t:?}"
+    );
+}

@@ -321,6 +321,7 @@ fn a_steps_verdict_is_instructions_then_the_timed_test_that_decides() {
             target_spread: 0.6,
             paired: 3,
             interval: None,
+            between_starts: None,
             verdict: "unmeasurable".into(),
             cpu_ratio: None,
             cpu_disagrees: false,

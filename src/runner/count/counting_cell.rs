@@ -16,6 +16,7 @@ use super::counted::Counted;
 use super::passes::{count_step, uncounted};
 use super::plan::count_plan;
 use super::sink::{Count, CountSink, Sizes};
+use super::starts::ServerStart;
 use super::{CountPlan, Init, Part, Pass, StepCount};
 use crate::counter::{self, Counting};
 use crate::engine::{Server, TargetSpec};
@@ -44,11 +45,18 @@ pub(in crate::runner) struct CountCell<'a> {
     pub counting: Counting,
     pub counter: &'a counter::Counter,
     pub sizes: &'a Sizes,
+    /// Which of the target's server starts this cell is (each counts its share of the pairs).
+    pub server_start: ServerStart,
 }
 
 impl CountCell<'_> {
     fn label(&self) -> String {
-        format!("{} c={} counting", self.target.name, self.key.clients)
+        format!(
+            "{} c={} counting{}",
+            self.target.name,
+            self.key.clients,
+            self.server_start.label()
+        )
     }
 
     /// This cell's counter: the run's, but callgrind for an engine whose sessions do not name
@@ -239,7 +247,7 @@ impl CountCell<'_> {
             client,
             step,
             part,
-            self.key.clients,
+            (self.key.clients, self.server_start),
             self.counting,
             shared,
         )
@@ -249,6 +257,18 @@ impl CountCell<'_> {
         let background = StepCount::summary(&c.background).filter(|_| !counted.embedded && !perf);
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
         let mut count = to_count(step, part, &c, server, background, client_v);
+        let shown = [background.is_some(), client_v.is_some()];
+        if let Count::Step {
+            pairs, functions, ..
+        } = &mut count
+        {
+            // The start that counts the first pair keeps the functions (one start's suffice).
+            functions.take_if(|_| self.server_start.number != 1);
+            with_start(pairs, &c, self.server_start, shown);
+        }
+        if let Count::Op { counts, .. } = &mut count {
+            with_start(&mut counts.pairs, &c, self.server_start, shown);
+        }
         match &mut count {
             Count::Step { pairs, .. }
             | Count::Op {
@@ -288,6 +308,24 @@ impl CountCell<'_> {
     }
 }
 
+/// Each pair's seed, start, background and client values on `pairs` (those where the
+/// step shows them), so that the store can join them with the other starts' pairs.
+fn with_start(
+    pairs: &mut InstructionPairs,
+    c: &StepCount,
+    start: ServerStart,
+    [background, client]: [bool; 2],
+) {
+    pairs.seeds = c.seeds.clone();
+    pairs.starts = vec![start.number; c.seeds.len()];
+    pairs.background = if background {
+        c.background.clone()
+    } else {
+        Vec::new()
+    };
+    pairs.client = if client { c.client.clone() } else { Vec::new() };
+}
+
 /// What `part`'s count stores: the step's metric values, or an apart operation type's.
 fn to_count(
     step: &StepPlan,
@@ -300,7 +338,7 @@ fn to_count(
     let pairs = InstructionPairs {
         events: c.events,
         per_op: c.server.clone(),
-        counter: None,
+        ..Default::default()
     };
     match (part.is_step(step), server) {
         (false, Some((mean, half))) => {

@@ -37,6 +37,7 @@ mod counting_cell;
 mod passes;
 mod plan;
 mod sink;
+mod starts;
 #[cfg(test)]
 mod tests;
 
@@ -54,6 +55,7 @@ pub(super) use counting_cell::CountCell;
 pub use passes::WIDE_PAIRS;
 pub use plan::count_plan;
 pub use sink::{Count, CountSink, Sizes};
+pub use starts::{ServerStart, order as start_order};
 
 /// Events of the first sizing pass of a step (then 8 times as many each round).
 const SIZING_EVENTS: u64 = 4;
@@ -163,6 +165,8 @@ pub struct StepCount {
     pub server: Vec<f64>,
     pub background: Vec<f64>,
     pub client: Vec<f64>,
+    /// Each pair's seed (k, from 1), in the order counted.
+    pub seeds: Vec<u32>,
     /// Events of the short pass.
     pub events: u64,
     /// The engine's per-function instructions/op from the same pairs.
@@ -172,12 +176,6 @@ pub struct StepCount {
 impl StepCount {
     /// (mean, half the range) of `values`.
     fn summary(values: &[f64]) -> Option<(f64, f64)> {
-        if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
-            return None;
-        }
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let (lo, hi) =
-            (values.iter()).fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(*v), h.max(*v)));
-        Some((mean, (hi - lo) / 2.0))
+        crate::results::pairs::summary(values)
     }
 }

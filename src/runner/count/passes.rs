@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use super::client::CountClient;
 use super::counted::Counted;
 use super::sink::Sizes;
+use super::starts::ServerStart;
 use super::{Counts, MAX_EVENTS, MIN_EVENTS, MIX_MIN_EVENTS, Part, Pass, SIZING_EVENTS, StepCount};
 use crate::counter::{self, Counting};
 use crate::results::StepFunctions;
@@ -164,9 +165,9 @@ pub(super) fn widened(values: &[f64], passes: u32) -> u32 {
     }
 }
 
-/// Size the passes, then `passes` pairs of n and 3n events ([`WIDE_PAIRS`] where those
-/// disagree by more than [`SPREAD_GOAL`]); where the engine says so, one pair
-/// more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
+/// Size the passes, then this server start's share of `passes` pairs of n and 3n events
+/// ([`WIDE_PAIRS`] where its pairs disagree by more than [`SPREAD_GOAL`]; see
+/// [`ServerStart::seeds`]); where the engine says so, one pair more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
 /// `update-index`: 54,555 then 89,084 and 88,683 instructions/op (5.6), 91,550 then 105,969 and
 /// 107,526 (8.0); the Insert Benchmark's `qp100` on 5.6: 121,107 then 165,155 and 165,282. An
 /// uncounted pass of n events before the first pair did not change that.
@@ -175,7 +176,7 @@ pub(super) fn count_step(
     client: &mut CountClient,
     step: &StepPlan,
     part: &Part,
-    clients: u32,
+    (clients, start): (u32, ServerStart),
     counting: Counting,
     (sizes, key): (&Sizes, String),
 ) -> Result<StepCount> {
@@ -188,26 +189,29 @@ pub(super) fn count_step(
         server: Vec::new(),
         background: Vec::new(),
         client: Vec::new(),
+        seeds: Vec::new(),
         events: n,
         functions: StepFunctions::default(),
     };
     let mut functions = Vec::new();
-    let first = u32::from(!counted.drop_first);
-    let mut last = counting.passes;
-    let mut k = first;
-    while k <= last {
+    if counted.drop_first {
         // The dropped pair's dumps are not read function by function: nothing keeps them.
-        counted.functions.set(k != 0);
+        counted.functions.set(false);
+        pass(counted, client, step, part, n, 1001)?;
+        pass(counted, client, step, part, 3 * n, 1002)?;
+    }
+    let mut seeds = start.seeds(counting.passes);
+    let mut i = 0;
+    while let Some(&k) = seeds.get(i) {
+        counted.functions.set(true);
         let short = pass(counted, client, step, part, n, 1001 + 2 * k)?;
         let long = pass(counted, client, step, part, 3 * n, 1002 + 2 * k)?;
-        k += 1;
-        if k == 1 {
-            continue; // the dropped pair (k = 0)
-        }
+        i += 1;
         let units = long.units as f64 - short.units as f64;
         if units <= 0.0 {
             bail!("the long pass counted no more operations than the short one");
         }
+        out.seeds.push(k);
         out.server
             .push((long.server as f64 - short.server as f64) / units);
         // The long pass's own: background work follows the clock, not the events, so a
@@ -222,8 +226,8 @@ pub(super) fn count_step(
             short: short.functions,
             long: long.functions,
         });
-        if k > last && last == counting.passes {
-            last = widened(&out.server, counting.passes);
+        if i == seeds.len() && seeds == start.seeds(counting.passes) {
+            seeds = start.seeds(widened(&out.server, counting.passes));
         }
     }
     counted.functions.set(false);
