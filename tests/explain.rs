@@ -8,7 +8,9 @@
 //! explanation with the run (the report's "Why" section, the JSON's `functions.configuration`,
 //! valid against the schema), and refuse an unknown run, target or step in one line, exit 2.
 //! The step's differential flame graphs of the instructions render in the HTML report and, through
-//! `dbdelta serve`, in Chromium.
+//! `dbdelta serve`, in Chromium. A target whose `config =` file set `cache_size = 10`, edited to
+//! the base's value after the run, is explained from the lines the run stored (config, not code),
+//! the file named on standard error.
 //!
 //! Cost: about 70 s on a 2-core host (two counting cells under callgrind for the run, at once,
 //! then three twins, one after the other); 5,000 rows make the cache's effect ~3%, over the lab's
@@ -39,13 +41,39 @@ settings = ["cache_size = 10", "busy_timeout = 20000"]
 
 /// The lab in `d`, run: `point-query` counted on both targets, stored as run `ab`.
 fn counted_run(d: &std::path::Path) {
-    std::fs::write(d.join("lab.toml"), LAB).unwrap();
+    counted(d, LAB, "ab");
+}
+
+/// `lab` in `d`, run: `point-query` counted on both targets, stored as run `name`.
+fn counted(d: &std::path::Path, lab: &str, name: &str) {
+    std::fs::write(d.join("lab.toml"), lab).unwrap();
     let args = ["-q", "run", "lab.toml", "--quick", "--rows", "5000"];
     let out = run(
         d,
-        &[&args[..], &["--only", "point-query", "--name", "ab"]].concat(),
+        &[&args[..], &["--only", "point-query", "--name", name]].concat(),
     );
     assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+}
+
+/// `explain RUN --target small --step point-query` in `d`, which must succeed: its standard
+/// output and error, printed with the time since `started`.
+fn explained(d: &std::path::Path, run_name: &str, started: std::time::Instant) -> (String, String) {
+    let args = ["-q", "explain", run_name, "--target", "small"];
+    let out = run(d, &[&args[..], &["--step", "point-query"]].concat());
+    let (said, err) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "explain failed: {err}");
+    eprintln!(
+        "{said}{err}(run and explain: {:.0} s)",
+        started.elapsed().as_secs_f64()
+    );
+    (said, err)
+}
+
+/// The line `explain` printed for `point-query`.
+fn point_query(said: &str) -> &str {
+    (said.lines())
+        .find(|l| l.starts_with("point-query: "))
+        .expect(said)
 }
 
 /// One line on standard error, exit 2, nothing on standard output.
@@ -73,33 +101,9 @@ fn explain_names_the_pragma_that_moves_instructions_and_stores_the_split() {
     let bad_step = ["explain", "ab", "--target", "small", "--step", "scan"];
     refused(d, &bad_step, "--step scan");
     profile_refuses_in_the_runs_own_names(d);
-    let out = run(
-        d,
-        &[
-            "-q",
-            "explain",
-            "ab",
-            "--target",
-            "small",
-            "--step",
-            "point-query",
-        ],
-    );
-    let said = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "explain failed: {}",
-        text(&out.stderr)
-    );
-    eprintln!(
-        "{said}(run and explain: {:.0} s)",
-        started.elapsed().as_secs_f64()
-    );
+    let (said, _) = explained(d, "ab", started);
     assert!(said.contains("3 twin(s) counted"), "{said}");
-    let line = said
-        .lines()
-        .find(|l| l.starts_with("point-query: "))
-        .expect(&said);
+    let line = point_query(&said);
     assert!(line.contains("code 1.00×"), "{line}");
     assert!(
         line.contains("cache_size 10 (base -2000) explains"),
@@ -411,4 +415,35 @@ fn count_logs(work: &std::path::Path) -> Vec<std::path::PathBuf> {
         .flat_map(|r| r.flatten().map(|e| e.path()))
         .filter(|p| p.to_string_lossy().ends_with(".count.log"))
         .collect()
+}
+
+/// `explain` uses the settings the run used: `small`'s `config =` file is edited to the base's
+/// value after the run, and the change is still all configuration (`cache_size`, code 1.00×),
+/// counted from the lines the run stored, with one line on standard error naming the file that
+/// differs. Cost: the run's two counting cells, then two twins (T again and the whole one).
+#[test]
+fn explain_counts_the_config_file_the_run_used_not_the_edited_one() {
+    if !valgrind_installed() {
+        return;
+    }
+    let dir = scratch();
+    let d = dir.path();
+    let _lock = measuring();
+    let started = std::time::Instant::now();
+    // `small` takes `cache_size = 10` from its `config =` file, and nothing else.
+    let settings = r#"settings = ["cache_size = 10", "busy_timeout = 20000"]"#;
+    assert!(LAB.contains(settings));
+    let lab = LAB.replace(settings, r#"config = "small.conf""#);
+    std::fs::write(d.join("small.conf"), "cache_size = 10\n").unwrap();
+    counted(d, &lab, "cf");
+    std::fs::write(d.join("small.conf"), "cache_size = -2000\n").unwrap();
+    let (said, err) = explained(d, "cf", started);
+    let line = point_query(&said);
+    assert!(line.contains("code 1.00×"), "{line}");
+    assert!(
+        line.contains("cache_size 10 (base -2000) explains"),
+        "{line}"
+    );
+    let named: Vec<&str> = err.lines().filter(|l| l.contains("small.conf")).collect();
+    assert_eq!(named.len(), 1, "{err}");
 }

@@ -4,9 +4,11 @@
 //! from the base", in its order) and can be carried over ([`carry`]) are given their base
 //! values in twins of T: real targets built from T's spec (its build, its other settings), each
 //! counted by instructions only in a run of their own (`runner::Cells::CountedOnly`: the
-//! counting pass as every run counts). T itself is counted again first, beside its twins (the
-//! same dbdelta build, the same host at the same time), and every twin is judged against that
-//! count, not the run's. The twin with all of them removes the configuration part: T / base =
+//! counting pass as every run counts). T's spec is the run's: its stored lab planned again,
+//! with the settings lines the run stored for T, not its `config =` file as it reads now
+//! ([`stored`]). T itself is counted again first, beside its twins (the same dbdelta build,
+//! the same host at the same time), and every twin is judged against that count, not the
+//! run's. The twin with all of them removes the configuration part: T / base =
 //! code (T / base ÷ config) × config (T again / twin). When the config part reaches the run's
 //! `min_effect` on a step and stands out of its noise (the two counts' half ranges), [`search`]
 //! halves the set, a twin per half, down to the settings that explain it. The answer is
@@ -21,6 +23,7 @@
 
 mod carry;
 mod search;
+mod stored;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -38,6 +41,7 @@ use crate::results::{Metric, RunData, SettingEffect, StepExplanation};
 use crate::runner::{Cells, Grown};
 use crate::store::{CellKey, RunLabel, Store};
 use carry::Carried;
+use stored::use_stored;
 
 /// `dbdelta explain`'s flags.
 #[derive(Debug, clap::Args)]
@@ -314,8 +318,9 @@ fn chosen_steps(
     Ok(out)
 }
 
-/// The run's plan again (its stored lab and options), with only the explained steps, counting
-/// instructions, and the options that give it (stored with the twins' run).
+/// The run's plan again (its stored lab and options, T with the settings lines the run stored:
+/// [`stored`]), with only the explained steps, counting instructions, and the options that
+/// give it (stored with the twins' run).
 fn twin_plan(
     store: &Store,
     data: &RunData,
@@ -337,8 +342,14 @@ fn twin_plan(
     if let Some(dir) = &args.workdir {
         stored.options.workdir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
     }
-    let plan =
+    let mut plan =
         crate::plan::resume::rebuild_plan(run_id, &data.run.lab_text, &stored, None, args.keep)?;
+    let info = (data.targets.iter()).find(|t| t.name == asked.target);
+    let planned = (plan.targets.iter_mut()).find(|t| t.name == asked.target);
+    if let (Some(info), Some(t)) = (info, planned) {
+        let lab = stored.lab_path.as_deref();
+        use_stored(t, &info.config_text, run_id, lab)?;
+    }
     crate::plan::preflight::tools(&plan)?;
     Ok((plan, stored.to_json()))
 }
