@@ -6,6 +6,7 @@
 //! [`store`] (after every step) → [`report`] (pure renderers).
 //! See `ARCHITECTURE.md` for the code map and the invariants.
 
+pub mod calibrate;
 pub mod changepoint;
 pub mod cli;
 pub mod console;

@@ -9,6 +9,7 @@
 
 mod bisect;
 mod build;
+mod calibrate;
 mod list;
 mod reports;
 mod run;
@@ -36,6 +37,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::progress::{Mode, Progress};
 use bisect::bisect_cmd;
 use build::{build_cmd, fetch_cmd};
+use calibrate::calibrate_cmd;
 use list::list;
 use reports::{compare_cmd, history_cmd, profile_cmd, report_cmd};
 use run::{plan_cmd, run};
@@ -115,6 +117,11 @@ pub enum Command {
     /// the settings behind it with twins of the target counted by instructions, e.g.
     /// `dbdelta explain latest --target my97 --step hot-points`.
     Explain(crate::explain::ExplainArgs),
+    /// Measure each step's floor for a lab target's build (the base by default): the target
+    /// counted by instructions against a twin of itself, the A/A's range stored per build,
+    /// which every later verdict on that build must clear, e.g. `dbdelta calibrate lab.toml
+    /// --quick`.
+    Calibrate(calibrate::CalibrateArgs),
     /// Write a step's flame graphs and folded stacks into a directory: a profiled run's CPU
     /// graphs (per target, and each compared target against its base), a counted run's
     /// differential instruction graphs, e.g. `dbdelta profile latest hot-points`.
@@ -242,6 +249,10 @@ pub fn execute(cli: Cli) -> Result<ExitCode> {
         Command::Explain(args) => {
             crate::explain::command(args, top.store.as_deref(), (top.quiet, top.verbose))
         }
+        Command::Calibrate(args) => {
+            let progress = top.progress(&args.verbosity);
+            calibrate_cmd(&top.store(&args.store), &args, &progress)
+        }
         Command::Store(StoreArgs {
             command: StoreCommand::Push(args),
         }) => push_cmd(&top.store(&args.store), &args),
@@ -265,6 +276,7 @@ impl Shared {
     fn of(cli: &Cli) -> Result<Shared> {
         let (stores, talks) = match &cli.command {
             Command::Run(_) | Command::Bisect(_) | Command::Explain(_) => (true, true),
+            Command::Calibrate(_) => (true, true),
             Command::Plan(_) => (true, false),
             Command::Report(_) | Command::Compare(_) | Command::List(_) => (true, false),
             Command::History(_) => (true, false),
@@ -319,6 +331,7 @@ fn command_name(c: &Command) -> &'static str {
         Command::Profile(_) => "profile",
         Command::Bisect(_) => "bisect",
         Command::Explain(_) => "explain",
+        Command::Calibrate(_) => "calibrate",
         Command::Clean(_) => "clean",
         Command::Serve(_) => "serve",
         Command::Store(_) => "store",

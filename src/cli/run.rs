@@ -537,7 +537,7 @@ pub(super) fn run_label(name: Option<&String>, tag: &[String]) -> Result<crate::
     Ok(crate::store::RunLabel {
         name: name.cloned(),
         tags,
-        explains: None,
+        ..crate::store::RunLabel::default()
     })
 }
 

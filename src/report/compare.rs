@@ -320,6 +320,7 @@ fn combined(a: &RunData, b: &RunData, p: &Pairing) -> (RunData, Labels, Labels) 
         loads: Vec::new(),
         measurements: Vec::new(),
         series: Vec::new(),
+        floors: Vec::new(),
     };
     let mut pairs = BTreeMap::new();
     let mut runs = BTreeMap::new();

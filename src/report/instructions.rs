@@ -80,6 +80,12 @@ fn range_text(t: &SpreadTest) -> String {
     )
 }
 
+/// The step's floor, `±x%`, or `none` where its build was not calibrated.
+fn floor_text(t: &SpreadTest) -> String {
+    t.floor
+        .map_or("none".into(), |f| format!("±{}", percent(f)))
+}
+
 fn verdict_cell(t: &SpreadTest) -> Cell {
     let tone = match t.verdict.as_str() {
         "regression" => Tone::Worse,
@@ -117,6 +123,7 @@ fn op_row(o: &OpSpreadTest) -> Vec<Cell> {
         Cell::plain(value_text(o.value, t.target_spread)),
         ratio_cell(t),
         Cell::plain(range_text(t)),
+        Cell::plain(""),
         verdict_cell(t),
         Cell::plain(""),
         Cell::plain(""),
@@ -131,6 +138,7 @@ fn row(m: &ReportModel, r: &Relative, t: &SpreadTest) -> Vec<Cell> {
         Cell::plain(with_spread(m, &r.target, &r.step, r.clients)),
         ratio_cell(t),
         Cell::plain(range_text(t)),
+        Cell::plain(floor_text(t)),
         verdict_cell(t),
         rel_cell(
             t.cpu_ratio,
@@ -198,8 +206,10 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
              the two sides' spreads allow; the pairs are spread over separate server starts, \
              and where the starts' mean ratios disagree more than the pairs of one start \
              (`between starts ±x%`), the range holds the mean ratio moved by that whole \
-             disagreement either way. A change needs the ratio beyond ±{1} and 1 outside the \
-             range; `unchanged` means the whole range lies within ±{1}; `unmeasurable`, that the \
+             disagreement either way. The floor is how far the step moved between two \
+             identical servers of the build (`dbdelta calibrate`; `none`: not calibrated, no \
+             floor assumed). A change needs the ratio beyond ±{1}, 1 outside the range and the \
+             range beyond the floor; `unchanged` means the whole range lies within ±{1}; `unmeasurable`, that the \
              passes disagree by more than half. Instructions do not show \
              time spent waiting (IO, locks, fsync, the network) or on cache misses, nor the \
              kernel's work: where CPU/op says otherwise, believe it for time. Indented rows \
@@ -215,6 +225,7 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
             "instr/op",
             "ratio",
             "range",
+            "floor",
             "verdict",
             "CPU/op",
             "background/op",
@@ -222,7 +233,9 @@ pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
         ];
         let mut grid = Grid {
             header: header.map(String::from).to_vec(),
-            right: vec![false, true, true, true, true, false, true, true, false],
+            right: vec![
+                false, true, true, true, true, true, false, true, true, false,
+            ],
             rows: Vec::new(),
         };
         for (r, t) in rows {
@@ -247,6 +260,7 @@ mod tests {
             paired: 0,
             interval: None,
             between_starts: None,
+            floor: None,
             verdict: "improvement".into(),
             cpu_ratio: Some(cpu),
             cpu_disagrees: true,

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::model::{MetricTest, OpSpreadTest, Relative, ReportModel, SpreadTest};
+use crate::results::floors::StepFloor;
 use crate::results::metrics::METRICS;
 use crate::results::{InstructionPairs, Measurement, Metric};
 use crate::stats;
@@ -343,7 +344,7 @@ pub(super) fn range_verdict(ratio: f64, [low, high]: [f64; 2], min_effect: f64) 
 /// without pairs, the range the sides' spreads allow).
 fn spread_test(
     model: &ReportModel,
-    ms: &[Measurement],
+    (ms, floors): (&[Measurement], &[StepFloor]),
     r: &Relative,
     metric: Metric,
     spread: Metric,
@@ -364,13 +365,38 @@ fn spread_test(
     let values = counted.map(|(b, t)| (b.per_op.as_slice(), t.per_op.as_slice()));
     let sides = (side(&r.base)?, side(&r.target)?);
     let cpu_ratio = r.ratio(Metric::ServerCpu);
+    let floor = (metric == Metric::ServerInstr)
+        .then(|| floor_of(floors, r))
+        .flatten();
     judge(
         metric,
         sides,
         (pairs, values),
-        model.method.min_effect,
+        (model.method.min_effect, floor),
         cpu_ratio,
     )
+}
+
+/// The step's floor for this pair of targets: the larger of the two builds' floors where
+/// either was calibrated (`dbdelta calibrate`); `None`: neither was.
+fn floor_of(floors: &[StepFloor], r: &Relative) -> Option<f64> {
+    (floors.iter())
+        .filter(|f| f.step == r.step && f.clients == r.clients)
+        .filter(|f| f.target == r.base || f.target == r.target)
+        .map(|f| f.floor)
+        .reduce(f64::max)
+}
+
+/// A change's verdict held back where the range does not clear the step's floor either way:
+/// identical servers of the build moved that far, so the change must pass it as well as the
+/// minimum effect.
+fn under_floor(verdict: &'static str, [low, high]: [f64; 2], floor: Option<f64>) -> &'static str {
+    match (verdict, floor) {
+        ("regression" | "improvement", Some(f)) if low <= 1.0 + f && high >= 1.0 / (1.0 + f) => {
+            "within noise"
+        }
+        _ => verdict,
+    }
 }
 
 /// The foreground instructions/op of each pair of passes, base's and target's.
@@ -411,7 +437,7 @@ fn judge(
     metric: Metric,
     ((b, sb), (t, st)): ((f64, f64), (f64, f64)),
     (pairs, values): (Option<PairRange>, Option<SideValues<'_>>),
-    min_effect: f64,
+    (min_effect, floor): (f64, Option<f64>),
     cpu_ratio: Option<f64>,
 ) -> Option<SpreadTest> {
     if b <= 0.0 || t <= 0.0 {
@@ -428,7 +454,7 @@ fn judge(
             (range, 0, interval)
         }
     };
-    let verdict = range_verdict(ratio, range, min_effect);
+    let verdict = under_floor(range_verdict(ratio, range, min_effect), range, floor);
     Some(SpreadTest {
         metric: metric.id().into(),
         ratio,
@@ -438,6 +464,7 @@ fn judge(
         paired: pairs,
         interval,
         between_starts,
+        floor,
         verdict: verdict.into(),
         cpu_ratio,
         cpu_disagrees: cpu_ratio.is_some_and(|c| (c / ratio).ln().abs() > DISAGREEMENT.ln()),
@@ -464,7 +491,13 @@ fn op_tests(ms: &[Measurement], r: &Relative, min_effect: f64) -> Vec<OpSpreadTe
             let values = Some((bp.per_op.as_slice(), tp.per_op.as_slice()));
             let sides = ((bi.server, bi.spread), (ti.server, ti.spread));
             let counted = (pair_range(bp, tp), values);
-            let test = judge(Metric::ServerInstr, sides, counted, min_effect, None)?;
+            let test = judge(
+                Metric::ServerInstr,
+                sides,
+                counted,
+                (min_effect, None),
+                None,
+            )?;
             Some(OpSpreadTest {
                 role: b.role.clone(),
                 op: b.op.clone(),
@@ -478,11 +511,11 @@ fn op_tests(ms: &[Measurement], r: &Relative, min_effect: f64) -> Vec<OpSpreadTe
 
 /// Fills the verdicts of metrics judged against their own spread (one repeat suffices), and
 /// those of operation types counted on their own.
-fn apply_spread(model: &mut ReportModel, ms: &[Measurement]) {
+fn apply_spread(model: &mut ReportModel, (ms, floors): (&[Measurement], &[StepFloor])) {
     for i in 0..model.relative.len() {
         for d in METRICS.iter().filter(|d| d.verdict.is_some()) {
             let Some(spread) = d.spread else { continue };
-            let test = spread_test(model, ms, &model.relative[i], d.metric, spread);
+            let test = spread_test(model, (ms, floors), &model.relative[i], d.metric, spread);
             model.relative[i].tests.set_spread(d.metric, test);
         }
         model.relative[i].counted_ops = op_tests(ms, &model.relative[i], model.method.min_effect);
@@ -492,8 +525,8 @@ fn apply_spread(model: &mut ReportModel, ms: &[Measurement]) {
 /// Fills `qps_test`, the cost verdicts (`tests`: `server_cpu_test`) and the QPS summary fields (`paired_repeats`,
 /// `geo_mean`, `ci95`, `verdict`, `unstable`) of every relative row. A step whose server CPU
 /// is below resolution on both sides is left out of the CPU family.
-pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
-    apply_spread(model, ms);
+pub(super) fn apply(model: &mut ReportModel, (ms, floors): (&[Measurement], &[StepFloor])) {
+    apply_spread(model, (ms, floors));
     for r in model.relative.iter_mut() {
         r.unmeasurable = no_event(ms, Pair::of(r));
         if r.unmeasurable.is_some() {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub mod floors;
 pub mod metrics;
 pub mod pairs;
 
@@ -724,4 +725,8 @@ pub struct RunData {
     /// In execution order.
     pub measurements: Vec<Measurement>,
     pub series: Vec<SecondSample>,
+    /// The floors the store holds for the builds of the run's targets (`dbdelta calibrate`),
+    /// per target and step; empty where none was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floors: Vec<floors::StepFloor>,
 }

@@ -330,6 +330,20 @@ WHERE EXISTS (
     SELECT 1 FROM explanations e
     WHERE e.explanation_json LIKE '%"twin_run":"' || runs.id || '"%');
 "#,
+    // v26: each step's floor per build (`dbdelta calibrate`: how far the step's
+    // instructions/op moved between two identical servers of the build), the newest
+    // calibration's; a run of kind `calibrate` measured it.
+    r#"
+CREATE TABLE floors (
+    build TEXT NOT NULL,
+    suite TEXT NOT NULL,
+    step TEXT NOT NULL,
+    clients INTEGER NOT NULL,
+    floor REAL NOT NULL,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    PRIMARY KEY (build, suite, step, clients)
+);
+"#,
 ];
 
 /// The schema version this build writes.

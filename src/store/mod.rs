@@ -13,6 +13,7 @@
 
 mod bisect;
 mod explain;
+mod floors;
 mod migrations;
 mod names;
 mod postgres;
@@ -377,6 +378,7 @@ impl Store {
     pub fn load_run(&self, run_id: &str) -> Result<RunData> {
         let mut data = read::run(&mut **self.db(), run_id)?;
         self.attach_invocations(&mut data)?;
+        data.floors = self.floors_of(&data.targets)?;
         Ok(data)
     }
 

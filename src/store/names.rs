@@ -17,10 +17,15 @@ pub struct RunLabel {
     /// The run whose change this run's targets explain: a run of kind [`EXPLAIN`], which
     /// `latest`, `previous`, a lab's run list and its history leave out.
     pub explains: Option<String>,
+    /// A run that measures the floors of a build (`dbdelta calibrate`): kind [`CALIBRATE`],
+    /// left out as explain's are.
+    pub calibrates: bool,
 }
 
 /// The kind of the run that holds `dbdelta explain`'s twins (`runs.kind`; NULL: a lab's run).
 pub const EXPLAIN: &str = "explain";
+/// The kind of the run that holds `dbdelta calibrate`'s A/A counts.
+pub const CALIBRATE: &str = "calibrate";
 
 /// A name or tag: starts with a letter (run ids start with a digit, so neither can be taken
 /// for the other), then letters, digits, '.', '_' and '-', at most 64 characters; not
@@ -58,6 +63,12 @@ impl Store {
             tx.execute(
                 "UPDATE runs SET kind = ?2, explains = ?3 WHERE id = ?1",
                 &[run_id.into(), EXPLAIN.into(), explained.into()],
+            )?;
+        }
+        if label.calibrates {
+            tx.execute(
+                "UPDATE runs SET kind = ?2 WHERE id = ?1",
+                &[run_id.into(), CALIBRATE.into()],
             )?;
         }
         for tag in &label.tags {

@@ -22,6 +22,7 @@ pub fn run(db: &mut dyn Db, run_id: &str) -> Result<RunData> {
         loads: loads_of(db, run_id)?,
         measurements: measurements_of(db, run_id)?,
         series: series_of(db, run_id)?,
+        floors: Vec::new(),
     })
 }
 

@@ -76,6 +76,22 @@ impl Store {
         )
     }
 
+    /// Record a counting server's version where no timed cell recorded the target's (a target
+    /// counted only: `dbdelta calibrate`, explain's twins); its settings are not the target's
+    /// (the counting server's background is held still) and are not recorded.
+    pub fn set_target_version_if_unknown(
+        &mut self,
+        run_id: &str,
+        target: &str,
+        version: &str,
+    ) -> Result<()> {
+        let sql = "UPDATE targets SET server_version = ?3 WHERE run_id = ?1 AND name = ?2 \
+                   AND server_version IS NULL";
+        let params = vec![run_id.into(), target.into(), version.into()];
+        self.db.get_mut().execute(sql, &params)?;
+        Ok(())
+    }
+
     /// Record what a started server's build says of itself (`engine::provenance`).
     pub fn set_target_provenance(
         &mut self,

@@ -249,7 +249,7 @@ fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
             model.suites.insert(section.suite().to_string(), tables);
         }
     }
-    verdict::apply(model, &data.measurements);
+    verdict::apply(model, (&data.measurements, &data.floors));
     model.groups = group_summaries(model);
     model.decided = target_decided(model);
     model.pre_post = pre_post(model);

@@ -196,6 +196,11 @@ pub struct SpreadTest {
     /// whole range either way. `None`: one start, or the starts agree within their pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub between_starts: Option<f64>,
+    /// The step's floor (`dbdelta calibrate`: how far its instructions/op moved between two
+    /// identical servers of the build; the larger of base's and target's): a change's range
+    /// must clear it either way as well as the minimum effect. `None`: neither build was
+    /// calibrated, and no floor is assumed.
+    pub floor: Option<f64>,
     /// `regression` / `improvement` (1 outside the range and the ratio beyond the minimum
     /// effect), `unchanged` (the whole range within ± the minimum effect), `unmeasurable` (the
     /// range reaches zero: the passes disagree by more than half) or `within noise` (none of

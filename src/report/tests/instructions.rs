@@ -380,3 +380,55 @@ fn starts_that_disagree_more_than_pairs_widen_the_range() {
         "{t:?}"
     );
 }
+
+/// A calibrated floor holds a change back until its range clears it: update-index's 4%
+/// regression (range 1.03–1.045) stands against a floor of ±1% and is `within noise` against
+/// ±5%, which identical servers of the build moved; the table shows the floor, or `none`.
+#[test]
+fn a_change_must_clear_the_steps_floor() {
+    let floored = |floor: f64| {
+        let mut data = run_with_instructions();
+        set_pass_pairs(&mut data);
+        data.floors.push(crate::results::floors::StepFloor {
+            target: "pg16".into(),
+            suite: "sysbench".into(),
+            step: "update-index".into(),
+            clients: 1,
+            floor,
+            run_id: "20261207-aa".into(),
+        });
+        build(&data, None).unwrap()
+    };
+    let model = floored(0.01);
+    let t = pg17_spread_test(&model, "update-index");
+    assert_eq!(
+        (t.verdict.as_str(), t.floor),
+        ("regression", Some(0.01)),
+        "{t:?}"
+    );
+    let model = floored(0.05);
+    let t = pg17_spread_test(&model, "update-index");
+    assert_eq!(
+        (t.verdict.as_str(), t.floor),
+        ("within noise", Some(0.05)),
+        "{t:?}"
+    );
+    assert_eq!(pg17_spread_test(&model, "point-query").floor, None);
+    let text = render(&model, Format::Text, false);
+    let row = |step: &str| {
+        (text.lines())
+            .find(|l| l.trim_start().starts_with(&format!("{step} ")) && l.contains('±'))
+            .unwrap_or_else(|| panic!("no {step} row in {text}"))
+            .to_string()
+    };
+    assert!(
+        row("update-index").contains("±5%"),
+        "{}",
+        row("update-index")
+    );
+    assert!(
+        row("point-query").contains("none"),
+        "{}",
+        row("point-query")
+    );
+}

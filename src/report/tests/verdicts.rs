@@ -322,6 +322,7 @@ fn a_steps_verdict_is_instructions_then_the_timed_test_that_decides() {
             paired: 3,
             interval: None,
             between_starts: None,
+            floor: None,
             verdict: "unmeasurable".into(),
             cpu_ratio: None,
             cpu_disagrees: false,

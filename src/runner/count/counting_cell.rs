@@ -108,7 +108,12 @@ impl CountCell<'_> {
             server.version(),
             by.name()
         ));
-        let end = self.load_and_count(server.as_ref(), &spec, &out);
+        let version = Count::Server {
+            version: server.version(),
+        };
+        let end = (self.store)
+            .counted(&self.key, self.run_id, "", &version)
+            .and_then(|_| self.load_and_count(server.as_ref(), &spec, &out));
         let stopped = server.stop();
         let end = end?;
         stopped?;
@@ -258,24 +263,8 @@ impl CountCell<'_> {
         let client_v = StepCount::summary(&c.client).filter(|_| !counted.embedded);
         let mut count = to_count(step, part, &c, server, background, client_v);
         let shown = [background.is_some(), client_v.is_some()];
-        if let Count::Step {
-            pairs, functions, ..
-        } = &mut count
-        {
-            // The start that counts the first pair keeps the functions (one start's suffice).
-            functions.take_if(|_| self.server_start.number != 1);
-            with_start(pairs, &c, self.server_start, shown);
-        }
-        if let Count::Op { counts, .. } = &mut count {
-            with_start(&mut counts.pairs, &c, self.server_start, shown);
-        }
-        match &mut count {
-            Count::Step { pairs, .. }
-            | Count::Op {
-                counts: OpInstructions { pairs, .. },
-                ..
-            } => pairs.counter = Some(counted.counter.name()),
-        }
+        let by = counted.counter.name();
+        with_start(&mut count, &c, (self.server_start, shown), by);
         let stored = (self.store).counted(&self.key, self.run_id, &step.label, &count)?;
         let unit = match counted.counter.perf_event() {
             Some(event) if event != counter::HARDWARE_EVENT => event,
@@ -308,22 +297,40 @@ impl CountCell<'_> {
     }
 }
 
-/// Each pair's seed, start, background and client values on `pairs` (those where the
-/// step shows them), so that the store can join them with the other starts' pairs.
+/// Each pair's seed, start, background and client values on `count`'s pairs (those where
+/// the step shows them), so that the store can join them with the other starts' pairs, and
+/// what counted them (`by`). The start that counts the first pair keeps the step's functions
+/// (one start's suffice).
 fn with_start(
-    pairs: &mut InstructionPairs,
+    count: &mut Count,
     c: &StepCount,
-    start: ServerStart,
-    [background, client]: [bool; 2],
+    (start, shown): (ServerStart, [bool; 2]),
+    by: String,
 ) {
+    if let Count::Step { functions, .. } = count {
+        functions.take_if(|_| start.number != 1);
+    }
+    let (Count::Step { pairs, .. }
+    | Count::Op {
+        counts: OpInstructions { pairs, .. },
+        ..
+    }) = count
+    else {
+        return;
+    };
     pairs.seeds = c.seeds.clone();
     pairs.starts = vec![start.number; c.seeds.len()];
-    pairs.background = if background {
+    pairs.background = if shown[0] {
         c.background.clone()
     } else {
         Vec::new()
     };
-    pairs.client = if client { c.client.clone() } else { Vec::new() };
+    pairs.client = if shown[1] {
+        c.client.clone()
+    } else {
+        Vec::new()
+    };
+    pairs.counter = Some(by);
 }
 
 /// What `part`'s count stores: the step's metric values, or an apart operation type's.

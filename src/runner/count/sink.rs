@@ -23,6 +23,8 @@ pub enum Count {
         op: &'static str,
         counts: OpInstructions,
     },
+    /// The counting server's version, for a target no timed cell recorded (counted only).
+    Server { version: String },
 }
 
 /// Where a counted step's values go: the store (stored on the target's first repeat), or, when
@@ -47,6 +49,10 @@ impl CountSink for Store {
             }
             Count::Op { role, op, counts } => {
                 self.set_counted_op(key, run_id, step, (role, op), counts)
+            }
+            Count::Server { version } => {
+                self.set_target_version_if_unknown(run_id, &key.target, version)?;
+                Ok(true)
             }
         }
     }
