@@ -296,3 +296,105 @@ fn the_perf_path_counts_the_pass_threads_with_a_software_event_standing_in() {
         "{shown}"
     );
 }
+
+/// Two identical SQLite targets and two identical MariaDB targets (Debian's), a read whose
+/// passes spread (`read-only-distinct`) and a write, `--quick`, one repeat: every target's
+/// pairs are spread over two server starts (stored with each pair's start), no identical pair
+/// gets a regression or an improvement, and SQLite's is `unchanged`. Then `dbdelta calibrate`
+/// stores SQLite's floor of one step, and the report of the same run shows it for the SQLite
+/// pair (a number) and none for the step not calibrated (never an assumed one).
+#[test]
+fn identical_targets_over_two_starts_get_no_verdict_and_calibrated_floors_show() {
+    let test = "identical_targets_over_two_starts";
+    if !valgrind_installed() || !mariadb_installed(test) {
+        return;
+    }
+    let steps = "read-only-distinct,update-index";
+    let dir = scratch();
+    let lab = "[lab]\nname = \"aa\"\nrepeats = 1\ninstructions = true\n\n\
+               [[target]]\nname = \"sqlite-a\"\nengine = \"sqlite\"\n\n\
+               [[target]]\nname = \"sqlite-b\"\nengine = \"sqlite\"\n\n\
+               [[target]]\nname = \"maria-a\"\nengine = \"mariadb\"\n\n\
+               [[target]]\nname = \"maria-b\"\nengine = \"mariadb\"\n";
+    std::fs::write(dir.path().join("lab.toml"), lab).unwrap();
+    let _lock = measuring();
+    let args = [
+        "-q", "run", "lab.toml", "--quick", "--only", steps, "--format", "json",
+    ];
+    let out = run(dir.path(), &args);
+    assert!(out.status.success(), "run failed: {}", text(&out.stderr));
+    let db = rusqlite::Connection::open(dir.path().join("dbdelta.db")).unwrap();
+    let mut q = db
+        .prepare("SELECT target, step, server_instructions_pairs FROM measurements")
+        .unwrap();
+    let rows: Vec<(String, String, String)> = q
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for (target, step, pairs) in &rows {
+        let pairs: Value = serde_json::from_str(pairs).unwrap();
+        let starts: Vec<u64> = (pairs["starts"].as_array().unwrap().iter())
+            .map(|s| s.as_u64().unwrap())
+            .collect();
+        assert!(
+            starts.contains(&1) && starts.contains(&2),
+            "{target} {step}: {pairs}"
+        );
+    }
+    let by_maria = run(
+        dir.path(),
+        &["report", "--base", "maria-a", "--format", "json"],
+    );
+    let by_maria: Value = serde_json::from_slice(&by_maria.stdout).expect("a JSON report");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for step in steps.split(',') {
+        for (rep, a, b) in [
+            (&report, "sqlite-a", "sqlite-b"),
+            (&by_maria, "maria-a", "maria-b"),
+        ] {
+            let t = &relative(rep, a, b, step)["server_instructions_test"];
+            let verdict = t["verdict"].as_str().unwrap();
+            eprintln!("{step}: {b} vs {a}: {verdict}, range {}", t["range"]);
+            assert!(
+                !matches!(verdict, "regression" | "improvement"),
+                "{step}: {t}"
+            );
+            assert!(a != "sqlite-a" || verdict == "unchanged", "{step}: {t}");
+            assert!(t["floor"].is_null(), "no calibration yet: {t}");
+        }
+    }
+    let cal = [
+        "calibrate",
+        "lab.toml",
+        "--quick",
+        "--only",
+        "read-only-distinct",
+    ];
+    let out = run(dir.path(), &cal);
+    assert!(
+        out.status.success(),
+        "calibrate failed: {}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("floors of sqlite"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(dir.path(), &["report", "--format", "json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let floor = &relative(&report, "sqlite-a", "sqlite-b", "read-only-distinct")["server_instructions_test"]
+        ["floor"];
+    assert!(
+        floor.as_f64().is_some_and(|f| (0.0..0.01).contains(&f)),
+        "{floor}"
+    );
+    let none =
+        &relative(&report, "sqlite-a", "sqlite-b", "update-index")["server_instructions_test"];
+    assert!(
+        none["floor"].is_null(),
+        "update-index was not calibrated: {none}"
+    );
+}

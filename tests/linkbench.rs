@@ -21,18 +21,6 @@ use dbdelta::suites::linkbench::steps::{DEGREES, Kind, LinkBench, Mix, OPS, Sett
 use dbdelta::workload::Suite;
 use rusqlite::Connection;
 
-fn mariadb_installed(test: &str) -> bool {
-    let found = Path::new("/usr/sbin/mariadbd").is_file();
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{test}: CI must install mariadb-server"
-        );
-        eprintln!("note: {test}: MariaDB skipped: apt-get install mariadb-server");
-    }
-    found
-}
-
 /// `--quick` on every engine: every step stored, none failed, the check passed (it fails its
 /// step on a mismatch), and the run exits 0.
 #[test]

@@ -14,21 +14,6 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-const SERVER: &str = "/usr/sbin/mariadbd";
-const INSTALL_DB: &str = "/usr/bin/mariadb-install-db";
-
-/// True when Debian's MariaDB is installed; otherwise a note (or, under CI, a failure).
-fn mariadb_installed(test: &str) -> bool {
-    if Path::new(SERVER).is_file() && Path::new(INSTALL_DB).is_file() {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{test}: CI is set but MariaDB is not installed ({SERVER}, {INSTALL_DB})");
-    }
-    eprintln!("note: {test} skipped: MariaDB is not installed (apt-get install mariadb-server)");
-    false
-}
-
 fn lab(dir: &Path, targets: &str) -> PathBuf {
     let body = format!(
         "[lab]\nname = \"mysql test lab\"\n\n{targets}\n[suite.sysbench]\nrows = 2000\n\

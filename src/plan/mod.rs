@@ -668,8 +668,10 @@ impl RunPlan {
         if let Some(c) = &self.instructions {
             let _ = writeln!(
                 s,
-                "instructions: counted under callgrind after the timed cells, {} pass pair(s) per step, {} at once",
-                c.passes, c.jobs
+                "instructions: counted under callgrind after the timed cells, {} pass pair(s) per step over {} server start(s) per target, {} cell(s) at once",
+                c.passes,
+                c.starts.clamp(1, c.passes.max(1)),
+                c.jobs
             );
         }
         if let Some(p) = &self.profile {

@@ -90,6 +90,24 @@ pub fn postgres_installed() -> bool {
     found
 }
 
+/// Whether Debian's MariaDB is installed (`mariadbd` and `mariadb-install-db`); otherwise a
+/// note naming `test`, or under CI (`CI` set) a failure.
+pub fn mariadb_installed(test: &str) -> bool {
+    let found = ["/usr/sbin/mariadbd", "/usr/bin/mariadb-install-db"]
+        .iter()
+        .all(|p| Path::new(p).is_file());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{test}: CI must install mariadb-server (.ci/run does)"
+        );
+        eprintln!(
+            "note: {test}: MariaDB is not installed; skipping (apt-get install mariadb-server)"
+        );
+    }
+    found
+}
+
 /// Whether `perf record` works here (Debian's `linux-perf`, root or a permissive
 /// `perf_event_paranoid`); under CI (`CI` set) it must.
 pub fn perf_records() -> bool {
