@@ -65,6 +65,10 @@ const MAX_EVENTS: u64 = 200_000;
 const MIX_MIN_EVENTS: u64 = 1_000;
 /// How long the backends of a pass may take to exit (their counts are written at exit).
 const EXIT_WAIT: Duration = Duration::from_secs(120);
+/// Free space in the dump directory below which a dump that was not written is put down to a
+/// full file system: a write that failed left less than a block, though other cells' dumps
+/// taken meanwhile free some.
+const FULL_BELOW: u64 = 1 << 20;
 
 /// What the counting client is told first: the lab to plan the steps from, the target as the
 /// engine starts it, and where its server is.

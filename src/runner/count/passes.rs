@@ -1,9 +1,10 @@
 //! Passes and pairs: running a pass and taking its counts, sizing a part's short pass, the
-//! 1-2-5 grid, and a step's pairs of n and 3n events (widened where they disagree).
+//! 1-2-5 grid, and a step's pairs of n and 3n events (widened where they disagree). A counted
+//! pass that counted nothing (no dump, 0 instructions) fails: a count is never taken as 0.
 //!
 //! Must not: start processes (the cell does) or store (the sink does).
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 
 use super::client::CountClient;
 use super::counted::Counted;
@@ -18,13 +19,14 @@ use crate::workload::StepPlan;
 /// meanwhile.
 pub(super) fn uncounted(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<()> {
     counted.switch(false)?;
-    let done = run_and_take(counted, client, pass);
+    let done = run_and_take(counted, client, pass, false);
     counted.switch(true)?;
     done.map(|_| ())
 }
 
-/// One pass of `events` events of `part`: what it counted. A part that follows another role
-/// (a deleter) gets as many events of that role first, uncounted.
+/// One pass of `events` events of `part`: what it counted, never 0 instructions (that is a
+/// count that was not written). A part that follows another role (a deleter) gets as many
+/// events of that role first, uncounted.
 pub(super) fn pass(
     counted: &Counted,
     client: &mut CountClient,
@@ -49,20 +51,40 @@ pub(super) fn pass(
         uncounted(counted, client, &pass)?;
     }
     pass.part = Some(*part);
-    run_and_take(counted, client, &pass)
+    let c = run_and_take(counted, client, &pass, true)?;
+    let nothing = match (c.server, c.client) {
+        (0, _) if counted.embedded => Some("the engine's statements (in the client)"),
+        (0, _) => Some("the server's statements"),
+        (_, 0) if !counted.embedded => Some("the client"),
+        _ => None,
+    };
+    if let Some(what) = nothing {
+        let e = anyhow!(
+            "a pass of {} events counted 0 instructions for {what}",
+            c.events
+        );
+        return Err(counted.cause(e));
+    }
+    Ok(c)
 }
 
-/// Run a pass and take what it counted.
-fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<Counts> {
+/// Run a pass and take what it counted; after a `kept` pass (one whose counts are used)
+/// every side counted under callgrind must have written a dump.
+fn run_and_take(
+    counted: &Counted,
+    client: &mut CountClient,
+    pass: &Pass,
+    kept: bool,
+) -> Result<Counts> {
     let before = counted.children();
     let unfinished = counted.unfinished()?;
     let done = client.pass(pass)?;
     counted.settle(&before, &unfinished)?;
     let mut fns = counter::SplitFunctions::default();
     let (server, client_instr) = match (counted.functions.get(), counted.embedded) {
-        (false, _) => counted.take()?,
-        (true, true) => counted.take_functions(None, Some(&mut fns))?,
-        (true, false) => counted.take_functions(Some(&mut fns), None)?,
+        (false, _) => counted.take_dumps((None, None), kept)?,
+        (true, true) => counted.take_dumps((None, Some(&mut fns)), kept)?,
+        (true, false) => counted.take_dumps((Some(&mut fns), None), kept)?,
     };
     if let Some(e) = done.error {
         bail!("{e}");
