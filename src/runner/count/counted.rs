@@ -37,6 +37,8 @@ pub(super) struct Counted {
     pub(super) counter: counter::Counter,
     /// Whether a pass's per-function costs are read (only the pairs' passes need them).
     pub(super) functions: std::cell::Cell<bool>,
+    /// The build counted ([`super::sink::build_of`]): its targets share their pass sizes.
+    pub(super) build: String,
 }
 
 impl Counted {
@@ -184,6 +186,7 @@ mod tests {
             drop_first: false,
             counter: counter::Counter::Callgrind,
             functions: std::cell::Cell::new(false),
+            build: String::new(),
         }
     }
 

@@ -210,7 +210,7 @@ fn short_events(
     let own = on_grid(n.max(MIN_EVENTS))
         .max(least)
         .max(u64::from(clients));
-    Ok(sizes.agree(key, own))
+    Ok(sizes.agree(key, &counted.build, own))
 }
 
 /// `n` rounded down to 1, 2 or 5 times a power of ten: targets whose events cost within about

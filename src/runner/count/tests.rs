@@ -101,22 +101,39 @@ fn a_deleter_is_refilled_by_the_role_it_follows() {
 #[test]
 fn targets_run_the_first_ones_n_unless_far_from_their_own() {
     let sizes = Sizes::default();
+    let agree = |key: &str, build: &str, own| sizes.agree(key.into(), build, own);
+    assert_eq!(agree("update-index", "pg16", 500), 500, "the first sets it");
     assert_eq!(
-        sizes.agree("update-index".into(), 500),
-        500,
-        "the first sets it"
-    );
-    assert_eq!(
-        sizes.agree("update-index".into(), 200),
+        agree("update-index", "pg17", 200),
         500,
         "near: the same rows"
     );
     assert_eq!(
-        sizes.agree("update-index".into(), 100),
+        agree("update-index", "pg18", 100),
         100,
         "5 times apart: its own"
     );
-    assert_eq!(sizes.agree("insert".into(), 200), 200, "per part");
+    assert_eq!(agree("insert", "pg17", 200), 200, "per part");
+}
+
+#[test]
+fn targets_of_one_build_run_its_first_n_however_far_their_own() {
+    let sizes = Sizes::default();
+    let agree = |build: &str, own| sizes.agree("update-index c=16".into(), build, own);
+    assert_eq!(agree("sqlite", 500), 500);
+    assert_eq!(
+        agree("sqlite", 20),
+        500,
+        "25 times apart, one build: the first n"
+    );
+    assert_eq!(agree("sqlite", 5_000), 500);
+    // Another build sized far from the first runs its own n, and so do its other targets.
+    assert_eq!(agree("pg", 50), 50);
+    assert_eq!(
+        agree("pg", 200),
+        50,
+        "the build's first n, though near the part's first"
+    );
 }
 
 #[test]
