@@ -57,12 +57,13 @@ fn every_flag_is_on_the_commands_that_use_it() {
         "list",
         "bisect",
         "explain",
+        "calibrate",
         "profile",
         "serve",
         "store push",
     ];
     assert_eq!(with("store"), stores);
-    let talks = ["run", "fetch", "build", "bisect", "explain"];
+    let talks = ["run", "fetch", "build", "bisect", "explain", "calibrate"];
     assert_eq!(with("quiet"), talks);
     assert_eq!(with("verbose"), talks);
     let outputs = [

@@ -239,10 +239,7 @@ fn client_request(_request: u64) {}
 fn owner(pid: u32) -> Result<(u32, u32)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("process {pid} is gone"))?;
-    let state = (status.lines().find(|l| l.starts_with("State:")))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .unwrap_or("");
-    if state == "Z" || state == "X" {
+    if matches!(state(&status), "Z" | "X") {
         bail!("process {pid} exited (its log says why)");
     }
     let field = |name: &str| -> Option<u32> {
@@ -256,8 +253,10 @@ fn owner(pid: u32) -> Result<(u32, u32)> {
 }
 
 /// The instructions in the dump files of `dir` whose names start with `TAG.`, summed; the
-/// files are removed. Returns (instructions, files). An empty file is a live process's (callgrind
-/// creates its exit file at start): left alone.
+/// files are removed. Returns (instructions, files). An empty exit file (`TAG.PID`) is a live
+/// process's (callgrind creates it at start), or one that counts its threads apart (their
+/// files are `TAG.PID-TT`): left alone. Any other dump that is not whole is an error naming
+/// it ([`take_split_functions`]).
 pub fn take_totals(dir: &Path, tag: &str) -> Result<(u64, usize)> {
     let (split, files) = take_split(dir, tag, Attribution::All, None)?;
     Ok((split.foreground, files))
@@ -282,7 +281,11 @@ pub struct SplitFunctions {
 }
 
 /// [`take_split`], each dump's per-function costs also added to `functions` (when given)
-/// before its file is removed.
+/// before its file is removed. A dump that is not whole fails it, naming the file: an empty
+/// one other than an exit file (`TAG.PID.N`, `TAG.PID.N-TT`, `TAG.PID-TT`: callgrind created
+/// it and wrote nothing, as on a full file system, where valgrind says nothing of it), or one
+/// whose last line is not its totals (cut short; its header's `summary:` holds the whole
+/// count, but its functions are missing).
 pub fn take_split_functions(
     dir: &Path,
     tag: &str,
@@ -294,8 +297,12 @@ pub fn take_split_functions(
     let mut files: Vec<PathBuf> = Vec::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
         let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
         let empty = entry.metadata().is_ok_and(|m| m.len() == 0);
-        if !empty && entry.file_name().to_string_lossy().starts_with(&prefix) {
+        if !(empty && rest.parse::<u32>().is_ok()) {
             files.push(entry.path());
         }
     }
@@ -303,7 +310,15 @@ pub fn take_split_functions(
     for f in &files {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        let n = totals(&text).with_context(|| format!("{}: no totals line", f.display()))?;
+        if text.is_empty() {
+            bail!("callgrind's dump {} is empty", f.display());
+        }
+        let n = (totals(&text).filter(|_| whole(&text))).with_context(|| {
+            format!(
+                "callgrind's dump {} ends before its totals line",
+                f.display()
+            )
+        })?;
         let name = f.file_name().unwrap_or_default().to_string_lossy();
         let fg = foreground(&text, &name[prefix.len()..], by, main);
         match fg {
@@ -319,6 +334,14 @@ pub fn take_split_functions(
         std::fs::remove_file(f).with_context(|| format!("removing {}", f.display()))?;
     }
     Ok((split, files.len()))
+}
+
+/// Whether a dump (or its tail) is whole: its last line is its totals, `totals:` (callgrind's
+/// format also has a `summary:` in its header) or, in a format without them, `summary:`.
+fn whole(text: &str) -> bool {
+    let last = text.trim_end().lines().last().unwrap_or("");
+    last.starts_with("totals:")
+        || last.starts_with("summary:") && !text.starts_with("# callgrind format")
 }
 
 /// The dump files of `dir` named `TAG.…` that are not whole yet: empty (a live process's exit
@@ -340,13 +363,34 @@ pub fn unfinished(dir: &Path, tag: &str) -> Result<Vec<String>> {
             let _ = f.seek(SeekFrom::Start(len.saturating_sub(256)));
             let _ = f.take(256).read_to_string(&mut tail);
         }
-        let last = tail.trim_end().lines().last().unwrap_or("");
-        if !(last.starts_with("totals:") || last.starts_with("summary:")) {
+        if !whole(&tail) {
             out.push(name);
         }
     }
     out.sort();
     Ok(out)
+}
+
+/// The process that writes the dump file `name` of tag `tag` (`TAG.PID[.N][-TT]`).
+pub fn dump_pid(name: &str, tag: &str) -> Option<u32> {
+    let rest = name.strip_prefix(tag)?.strip_prefix('.')?;
+    rest.split(['.', '-']).next()?.parse().ok()
+}
+
+/// Whether process `pid` has ended (gone, or a zombie): callgrind has written its exit dump
+/// by then, or never will.
+pub fn exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        Ok(status) => matches!(state(&status), "Z" | "X"),
+        Err(_) => true,
+    }
+}
+
+/// The one-letter state of a `/proc/PID/status` text.
+fn state(status: &str) -> &str {
+    (status.lines().find(|l| l.starts_with("State:")))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("")
 }
 
 /// Whether the dump `text`, named `PID[.N][-TT]` after its tag, holds foreground work.
@@ -701,6 +745,37 @@ mod tests {
             unfinished(dir.path(), "server").unwrap(),
             ["server.1", "server.2"]
         );
+    }
+
+    /// A dump as callgrind 3.19 writes it: `summary:` in its header, `totals:` last.
+    const WHOLE: &str = "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 7\n\n\
+                         events: Ir\nsummary: 900\n\nfn=(1) main\n1 900\n\ntotals: 900\n";
+
+    #[test]
+    fn a_dump_cut_short_is_an_error_naming_it_not_its_header_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let cut = &WHOLE[..WHOLE.find("fn=(1) main").unwrap() + 8];
+        std::fs::write(dir.path().join("client.7.3"), cut).unwrap();
+        std::fs::write(dir.path().join("client.8.1"), WHOLE).unwrap();
+        let e = take_totals(dir.path(), "client").unwrap_err().to_string();
+        assert!(e.contains("client.7.3") && e.contains("totals"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_dump_is_an_error_an_empty_exit_file_is_a_live_process() {
+        for name in ["client.7.3", "server.7.2-05", "server.7-01"] {
+            let dir = tempfile::tempdir().unwrap();
+            let tag = name.split('.').next().unwrap();
+            // A live process's exit file, empty until it exits: left alone.
+            std::fs::write(dir.path().join(format!("{tag}.7")), "").unwrap();
+            std::fs::write(dir.path().join(name), "").unwrap();
+            let e = take_totals(dir.path(), tag).unwrap_err().to_string();
+            assert!(e.contains(name) && e.contains("empty"), "{e}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("client.7"), "").unwrap();
+        std::fs::write(dir.path().join("client.7.1"), WHOLE).unwrap();
+        assert_eq!(take_totals(dir.path(), "client").unwrap(), (900, 1));
     }
 
     const PG: Attribution = Attribution::Processes {

@@ -174,6 +174,7 @@ impl CountCell<'_> {
             drop_first: spec.engine.drops_first_pair(),
             counter: by,
             functions: std::cell::Cell::new(false),
+            build: super::sink::build_of(spec),
         };
         counted.switch(true)?;
         counted.take()?;

@@ -57,16 +57,27 @@ pub use plan::count_plan;
 pub use sink::{Count, CountSink, Sizes};
 pub use starts::{ServerStart, order as start_order};
 
-/// Events of the first sizing pass of a step (then 8 times as many each round).
+/// Events per connection of the first sizing pass of a step (then 8 times as many each round).
 const SIZING_EVENTS: u64 = 4;
 /// Bounds of a short pass's events (the long one runs three times as many).
 const MIN_EVENTS: u64 = 3;
 const MAX_EVENTS: u64 = 200_000;
+/// The last sizing round is the first of this many events or more: its passes differing by
+/// less than a twentieth of the budget (over twice its events) put n above [`MAX_EVENTS`].
+const SIZING_LAST: u64 = MAX_EVENTS / 40;
+/// Before the last round, a sizing round sizes n only when its passes differ by at least its
+/// short pass's count over this: what a pass costs whatever its events (its connections) then
+/// outweighs that difference at most this many times, and its noise cannot size n.
+const FIXED_SHARE: f64 = 32.0;
 /// The fewest events of a short pass over a mix of operation types (LinkBench's requests): the
 /// passes' mixes must come close to the step's, whose rarer types have shares of 1% and less.
 const MIX_MIN_EVENTS: u64 = 1_000;
 /// How long the backends of a pass may take to exit (their counts are written at exit).
 const EXIT_WAIT: Duration = Duration::from_secs(120);
+/// Free space in the dump directory below which a dump that was not written is put down to a
+/// full file system: a write that failed left less than a block, though other cells' dumps
+/// taken meanwhile free some.
+const FULL_BELOW: u64 = 1 << 20;
 
 /// What the counting client is told first: the lab to plan the steps from, the target as the
 /// engine starts it, and where its server is.

@@ -1,16 +1,22 @@
 //! Passes and pairs: running a pass and taking its counts, sizing a part's short pass, the
-//! 1-2-5 grid, and a step's pairs of n and 3n events (widened where they disagree).
+//! 1-2-5 grid, and a step's pairs of n and 3n events (widened where they disagree). A counted
+//! pass that counted nothing (no dump, 0 instructions) fails, and so does a sizing that finds
+//! no cost per event within [`SIZING_LAST`] events: a count is never taken as 0.
 //!
 //! Must not: start processes (the cell does) or store (the sink does).
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 
 use super::client::CountClient;
 use super::counted::Counted;
 use super::sink::Sizes;
 use super::starts::ServerStart;
-use super::{Counts, MAX_EVENTS, MIN_EVENTS, MIX_MIN_EVENTS, Part, Pass, SIZING_EVENTS, StepCount};
+use super::{
+    Counts, FIXED_SHARE, MAX_EVENTS, MIN_EVENTS, MIX_MIN_EVENTS, Part, Pass, SIZING_EVENTS,
+    SIZING_LAST, StepCount,
+};
 use crate::counter::{self, Counting};
+use crate::progress::thousands;
 use crate::results::StepFunctions;
 use crate::runner::count_functions::{PairFunctions, step_functions};
 use crate::workload::StepPlan;
@@ -19,13 +25,14 @@ use crate::workload::StepPlan;
 /// meanwhile.
 pub(super) fn uncounted(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<()> {
     counted.switch(false)?;
-    let done = run_and_take(counted, client, pass);
+    let done = run_and_take(counted, client, pass, false);
     counted.switch(true)?;
     done.map(|_| ())
 }
 
-/// One pass of `events` events of `part`: what it counted. A part that follows another role
-/// (a deleter) gets as many events of that role first, uncounted.
+/// One pass of `events` events of `part`: what it counted, never 0 instructions (that is a
+/// count that was not written). A part that follows another role (a deleter) gets as many
+/// events of that role first, uncounted.
 pub(super) fn pass(
     counted: &Counted,
     client: &mut CountClient,
@@ -50,20 +57,40 @@ pub(super) fn pass(
         uncounted(counted, client, &pass)?;
     }
     pass.part = Some(*part);
-    run_and_take(counted, client, &pass)
+    let c = run_and_take(counted, client, &pass, true)?;
+    let nothing = match (c.server, c.client) {
+        (0, _) if counted.embedded => Some("the engine's statements (in the client)"),
+        (0, _) => Some("the server's statements"),
+        (_, 0) if !counted.embedded => Some("the client"),
+        _ => None,
+    };
+    if let Some(what) = nothing {
+        let e = anyhow!(
+            "a pass of {} events counted 0 instructions for {what}",
+            c.events
+        );
+        return Err(counted.cause(e));
+    }
+    Ok(c)
 }
 
-/// Run a pass and take what it counted.
-fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Result<Counts> {
+/// Run a pass and take what it counted; after a `kept` pass (one whose counts are used)
+/// every side counted under callgrind must have written a dump.
+fn run_and_take(
+    counted: &Counted,
+    client: &mut CountClient,
+    pass: &Pass,
+    kept: bool,
+) -> Result<Counts> {
     let before = counted.children();
     let unfinished = counted.unfinished()?;
     let done = client.pass(pass)?;
     counted.settle(&before, &unfinished)?;
     let mut fns = counter::SplitFunctions::default();
     let (server, client_instr) = match (counted.functions.get(), counted.embedded) {
-        (false, _) => counted.take()?,
-        (true, true) => counted.take_functions(None, Some(&mut fns))?,
-        (true, false) => counted.take_functions(Some(&mut fns), None)?,
+        (false, _) => counted.take_dumps((None, None), kept)?,
+        (true, true) => counted.take_dumps((None, Some(&mut fns)), kept)?,
+        (true, false) => counted.take_dumps((Some(&mut fns), None), kept)?,
     };
     if let Some(e) = done.error {
         bail!("{e}");
@@ -102,34 +129,89 @@ fn run_and_take(counted: &Counted, client: &mut CountClient, pass: &Pass) -> Res
     })
 }
 
-/// The marginal instructions of one event of `step`, from pairs of small passes of k and 3k
-/// events (k = 4, 32, 256, ...) until their difference is a twentieth of `budget`; they also
-/// warm the caches. A pass's fixed cost (its connections and statements) cancels in the
-/// difference; when it does not (a negative difference), the long pass's mean is taken.
+/// The marginal instructions of one event of `step`, from sizing rounds of two small passes
+/// of k and 3k events ([`per_event`]); they also warm the caches. k starts at
+/// [`SIZING_EVENTS`] per connection and grows eightfold, so that every connection runs events
+/// in both passes and a pass's fixed cost (its connections: 307 million instructions over 16
+/// of SQLite's) cancels in their difference: from 4 and 12 events over 16 connections, both
+/// passes ran one event a connection, and the difference was only that cost's noise. Without
+/// a cost per event by [`SIZING_LAST`] events a pass would need more than [`MAX_EVENTS`]: an
+/// error.
 pub(super) fn size(
     counted: &Counted,
     client: &mut CountClient,
     step: &StepPlan,
     part: &Part,
-    budget: u64,
+    (clients, budget): (u32, u64),
 ) -> Result<f64> {
-    // The statements' own work and the client's: the background's, which follows the clock,
-    // would size the same step of two identical targets differently.
-    let total = |c: &Counts| (c.server + c.client) as f64;
-    let mut k = SIZING_EVENTS;
+    let mut k = SIZING_EVENTS * u64::from(step.clients_at(clients).max(1));
     loop {
         let a = pass(counted, client, step, part, k, 998)?;
         let b = pass(counted, client, step, part, 3 * k, 999)?;
-        let diff = total(&b) - total(&a);
-        let events = (b.events as f64 - a.events as f64).max(1.0);
-        if diff >= budget as f64 / 20.0 || k >= MAX_EVENTS / 8 {
-            return Ok(match diff > 0.0 {
-                true => diff / events,
-                false => total(&b) / b.events.max(1) as f64,
-            });
+        if let Some(v) = per_event((&a, &b), k, budget) {
+            return Ok(v);
+        }
+        if k >= SIZING_LAST {
+            let e = anyhow!(
+                "sizing the passes: {} events counted {} instructions more than {} (at least {} \
+                 were needed), so a pass would need more than {} events",
+                b.events,
+                thousands(total(&b) - total(&a)),
+                a.events,
+                thousands(budget as f64 / 20.0),
+                thousands(MAX_EVENTS as f64)
+            );
+            return Err(counted.cause(e));
         }
         k *= 8;
     }
+}
+
+/// The statements' own work and the client's in a pass: the background's, which follows the
+/// clock, would size the same step of two identical targets differently.
+fn total(c: &Counts) -> f64 {
+    (c.server + c.client) as f64
+}
+
+/// The instructions of one event from a sizing round of `a` (k events) and `b` (3k): their
+/// difference over the events between them, once it is a twentieth of `budget` and, before
+/// the last round, a [`FIXED_SHARE`]th of `a`'s count; `None`: a larger round is needed.
+pub(super) fn per_event((a, b): (&Counts, &Counts), k: u64, budget: u64) -> Option<f64> {
+    let diff = total(b) - total(a);
+    let events = b.events.saturating_sub(a.events);
+    let measured = diff >= budget as f64 / 20.0 && events > 0;
+    let over_fixed = diff >= total(a) / FIXED_SHARE || k >= SIZING_LAST;
+    (measured && over_fixed).then(|| diff / events as f64)
+}
+
+/// The events of `part`'s short pass: sized ([`size`]) to the budget, on the 1-2-5 grid, at
+/// least a mix's share ([`MIX_MIN_EVENTS`]) and one per connection, then agreed with the run's
+/// other targets ([`Sizes::agree`]). More than [`MAX_EVENTS`] is an error, not the maximum.
+fn short_events(
+    counted: &Counted,
+    client: &mut CountClient,
+    step: &StepPlan,
+    part: &Part,
+    (clients, budget): (u32, u64),
+    (sizes, key): (&Sizes, String),
+) -> Result<u64> {
+    let per_event = size(counted, client, step, part, (clients, budget))?;
+    let n = (budget as f64 / per_event.max(1.0)) as u64;
+    if n > MAX_EVENTS {
+        let e = anyhow!(
+            "sizing the passes: an event counted {per_event:.1} instructions, so a pass would \
+             need {} events, more than {}",
+            thousands(n as f64),
+            thousands(MAX_EVENTS as f64)
+        );
+        return Err(counted.cause(e));
+    }
+    let mix = part.op.is_none() && step.roles[part.role].ops.len() > 1;
+    let least = if mix { MIX_MIN_EVENTS } else { MIN_EVENTS };
+    let own = on_grid(n.max(MIN_EVENTS))
+        .max(least)
+        .max(u64::from(clients));
+    Ok(sizes.agree(key, &counted.build, own))
 }
 
 /// `n` rounded down to 1, 2 or 5 times a power of ten: targets whose events cost within about
@@ -180,11 +262,14 @@ pub(super) fn count_step(
     counting: Counting,
     (sizes, key): (&Sizes, String),
 ) -> Result<StepCount> {
-    let per_event = size(counted, client, step, part, counting.budget)?;
-    let n = ((counting.budget as f64 / per_event.max(1.0)) as u64).clamp(MIN_EVENTS, MAX_EVENTS);
-    let mix = part.op.is_none() && step.roles[part.role].ops.len() > 1;
-    let least = if mix { MIX_MIN_EVENTS } else { MIN_EVENTS };
-    let n = sizes.agree(key, on_grid(n).max(least).max(u64::from(clients)));
+    let n = short_events(
+        counted,
+        client,
+        step,
+        part,
+        (clients, counting.budget),
+        (sizes, key),
+    )?;
     let mut out = StepCount {
         server: Vec::new(),
         background: Vec::new(),

@@ -1,10 +1,14 @@
 //! Where counted values go: what one counted part stores, the sink that takes it (the store,
-//! or the thread owning it), and the pass sizes shared by one run's counting cells.
+//! or the thread owning it), and the pass sizes shared by one run's counting cells (each
+//! build's the same for all its targets).
 //!
 //! Must not: run passes or start processes.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 
+use crate::engine::TargetSpec;
 use crate::results::{InstructionPairs, Metric, OpInstructions, StepFunctions};
 use crate::store::{CellKey, Store};
 
@@ -59,27 +63,60 @@ impl CountSink for Store {
 }
 
 /// The events of each part's short pass, shared by the counting cells of one run: the first
-/// cell to size a part sets its n, and every other target whose own n is within a factor of
-/// [`SHARED_WITHIN`] runs the same, so that their k-th pairs of passes touch the same rows and
-/// the report can pair them. Each cell sizing alone on a 1-2-5 grid still put near costs on
-/// either side of a grid line: PostgreSQL 16 vs 17 ran 5 of 32 steps, MySQL 5.6 vs 8.0 11 of
-/// 32, with different n (e.g. 500 and 200 events), and those could not be paired.
+/// cell to size a part sets its n; every other target of a build that already ran the part
+/// runs that build's n, and a target of a new build runs the first n when its own is within a
+/// factor of [`SHARED_WITHIN`] of it, so that their k-th pairs of passes touch the same rows
+/// and the report can pair them. Each cell sizing alone on a 1-2-5 grid still put near costs
+/// on either side of a grid line: PostgreSQL 16 vs 17 ran 5 of 32 steps, MySQL 5.6 vs 8.0 11 of
+/// 32, with different n (e.g. 500 and 200 events), and those could not be paired. Targets of
+/// one build always pair, whatever their settings cost: at 16 clients, two targets of one
+/// SQLite build were sized 16 and 500 events, further apart than the factor, when one's
+/// sizing took the noise of its connections' cost for the cost of its events.
 #[derive(Debug, Default)]
-pub struct Sizes(std::sync::Mutex<std::collections::HashMap<String, u64>>);
+pub struct Sizes(std::sync::Mutex<HashMap<String, PartSizes>>);
+
+/// One part's shared sizes: the first n, and each build's.
+#[derive(Debug)]
+struct PartSizes {
+    first: u64,
+    builds: HashMap<String, u64>,
+}
 
 /// How far a target's own n may be from the shared one and still run it.
 const SHARED_WITHIN: f64 = 4.0;
 
 impl Sizes {
-    /// The n to run for `key`, given this cell's own.
-    pub(super) fn agree(&self, key: String, own: u64) -> u64 {
+    /// The n to run for `key`, given this cell's own and its `build` ([`build_of`]).
+    pub(super) fn agree(&self, key: String, build: &str, own: u64) -> u64 {
         let mut sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        let shared = *sizes.entry(key).or_insert(own);
-        let apart = (shared as f64 / own.max(1) as f64).ln().abs();
-        if apart <= SHARED_WITHIN.ln() {
-            shared
+        let part = sizes.entry(key).or_insert_with(|| PartSizes {
+            first: own,
+            builds: HashMap::new(),
+        });
+        if let Some(&n) = part.builds.get(build) {
+            return n;
+        }
+        let apart = (part.first as f64 / own.max(1) as f64).ln().abs();
+        let n = if apart <= SHARED_WITHIN.ln() {
+            part.first
         } else {
             own
-        }
+        };
+        part.builds.insert(build.to_string(), n);
+        n
     }
+}
+
+/// What makes targets one build for [`Sizes`]: the engine, its binaries (`bin`: a fetched or
+/// built version's directory; none: Debian's install), SQLite's library, the version fetched
+/// and the tables' storage engine (MyRocks or InnoDB in one binary), not the settings.
+pub(super) fn build_of(spec: &TargetSpec) -> String {
+    format!(
+        "{} {:?} {:?} {:?} {:?}",
+        spec.engine.name(),
+        spec.bin,
+        spec.library,
+        spec.version,
+        spec.tables.engine
+    )
 }

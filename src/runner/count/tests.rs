@@ -1,6 +1,6 @@
 //! Tests of the counting pass's plan, sizes and pairs.
 
-use super::passes::{WIDE_PAIRS, on_grid, widened};
+use super::passes::{WIDE_PAIRS, on_grid, per_event, widened};
 use super::plan::{count_plan, pass_step};
 use super::sink::Sizes;
 use crate::workload::Pacer;
@@ -101,22 +101,39 @@ fn a_deleter_is_refilled_by_the_role_it_follows() {
 #[test]
 fn targets_run_the_first_ones_n_unless_far_from_their_own() {
     let sizes = Sizes::default();
+    let agree = |key: &str, build: &str, own| sizes.agree(key.into(), build, own);
+    assert_eq!(agree("update-index", "pg16", 500), 500, "the first sets it");
     assert_eq!(
-        sizes.agree("update-index".into(), 500),
-        500,
-        "the first sets it"
-    );
-    assert_eq!(
-        sizes.agree("update-index".into(), 200),
+        agree("update-index", "pg17", 200),
         500,
         "near: the same rows"
     );
     assert_eq!(
-        sizes.agree("update-index".into(), 100),
+        agree("update-index", "pg18", 100),
         100,
         "5 times apart: its own"
     );
-    assert_eq!(sizes.agree("insert".into(), 200), 200, "per part");
+    assert_eq!(agree("insert", "pg17", 200), 200, "per part");
+}
+
+#[test]
+fn targets_of_one_build_run_its_first_n_however_far_their_own() {
+    let sizes = Sizes::default();
+    let agree = |build: &str, own| sizes.agree("update-index c=16".into(), build, own);
+    assert_eq!(agree("sqlite", 500), 500);
+    assert_eq!(
+        agree("sqlite", 20),
+        500,
+        "25 times apart, one build: the first n"
+    );
+    assert_eq!(agree("sqlite", 5_000), 500);
+    // Another build sized far from the first runs its own n, and so do its other targets.
+    assert_eq!(agree("pg", 50), 50);
+    assert_eq!(
+        agree("pg", 200),
+        50,
+        "the build's first n, though near the part's first"
+    );
 }
 
 #[test]
@@ -126,4 +143,38 @@ fn pass_sizes_snap_to_a_grid_that_near_costs_share() {
         .map(on_grid)
         .collect();
     assert_eq!(grid, [1, 2, 5, 10, 10, 20, 20, 50, 100, 200, 1000, 200_000]);
+}
+
+/// A sizing pass's counts: `events` events and `instructions` of the statements.
+fn counts(events: u64, instructions: u64) -> Counts {
+    Counts {
+        units: events,
+        events,
+        server: instructions,
+        background: 0,
+        client: 0,
+        functions: Default::default(),
+    }
+}
+
+#[test]
+fn sizing_takes_a_cost_per_event_only_from_events_above_the_fixed_costs_noise() {
+    let budget = 40_000_000;
+    // 16 connections, SQLite's point-query: 307 million instructions whatever the events.
+    // 4 and 12 events both ran one a connection: 2.5 million apart is noise, not one event.
+    let round = |a: (u64, u64), b: (u64, u64), k| {
+        per_event((&counts(a.0, a.1), &counts(b.0, b.1)), k, budget)
+    };
+    assert_eq!(round((16, 307_000_000), (16, 309_500_000), 4), None);
+    // 64 and 192 events: 1.8 million more is under a twentieth of the budget.
+    assert_eq!(round((64, 308_000_000), (192, 309_800_000), 64), None);
+    // 512 and 1,536: 14 million more, 4.5% of the short pass: 14,000 an event.
+    assert_eq!(
+        round((512, 314_000_000), (1536, 328_336_000), 512),
+        Some(14_000.0)
+    );
+    // A cost per event that stays within the passes' noise is taken at the last round only.
+    let (a, b) = ((5_000, 400_000_000), (15_000, 403_000_000));
+    assert_eq!(round(a, b, 5_000 / 8), None);
+    assert_eq!(round(a, b, 5_000), Some(300.0));
 }
