@@ -1,7 +1,7 @@
 //! `dbdelta calibrate LAB`: each step's floor for the build of one of the lab's targets (the
 //! base by default): the target and a twin of it (`T-again`, the same spec) are counted by
-//! instructions alone in a run of their own (kind `calibrate`, `runner::Cells::CountedOnly`),
-//! each over its server starts, and the A/A's report gives per step how far two identical
+//! instructions alone in a run of their own (kind `calibrate`, `runner::Grown::add_counted`),
+//! together, each over its server starts in the order A B B A, and the A/A's report gives per step how far two identical
 //! servers of the build moved: the farthest end of the ratio's range from 1, on the log scale.
 //! The floors are stored per build (engine, server version, dbdelta's build key), replacing an
 //! older calibration's, and every report of a run with that build judges by them.
@@ -18,7 +18,7 @@ use crate::plan::RunPlan;
 use crate::progress::Progress;
 use crate::results::Metric;
 use crate::results::floors::build_key;
-use crate::runner::{Cells, Grown};
+use crate::runner::Grown;
 use crate::store::{RunLabel, Store};
 
 /// One step's outcome of a calibration.
@@ -73,27 +73,13 @@ pub fn calibrate(
     let start = crate::remote::start;
     let mut run = Grown::begin(&grown_plan, store, progress, options, &label, start)?;
     let run_id = run.run_id().to_string();
-    let mut failed = None;
-    for t in [base.clone(), twin] {
-        let name = t.name.clone();
-        grown_plan.targets.push(t);
-        let i = grown_plan.targets.len() - 1;
-        let outcome = run.add(
-            &grown_plan,
-            (i, Cells::CountedOnly),
-            store,
-            progress,
-            interrupt,
-        )?;
-        if outcome.interrupted {
-            failed = Some(anyhow!("interrupted while counting {name}"));
-        } else if let Some(f) = outcome.failures.first() {
-            failed = Some(anyhow!("{f}"));
-        }
-        if failed.is_some() {
-            break;
-        }
-    }
+    grown_plan.targets = vec![base.clone(), twin];
+    let outcome = run.add_counted(&grown_plan, store, progress, interrupt)?;
+    let failed = match (outcome.interrupted, outcome.failures.first()) {
+        (true, _) => Some(anyhow!("interrupted while counting")),
+        (false, Some(f)) => Some(anyhow!("{f}")),
+        (false, None) => None,
+    };
     run.finish(&grown_plan, store, failed.is_none())?;
     if let Some(e) = failed {
         return Err(e.context(format!(

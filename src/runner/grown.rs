@@ -112,6 +112,43 @@ impl Grown {
         Ok(outcome)
     }
 
+    /// Add every target of `plan` (all prepared, none recorded yet) and count them together,
+    /// by instructions only: their server starts in the counting cells' order (A B B A),
+    /// `count_jobs` at once, as one run counts its targets (`dbdelta calibrate`'s A/A).
+    pub fn add_counted(
+        &mut self,
+        plan: &RunPlan,
+        store: &mut Store,
+        progress: &Progress,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<Outcome> {
+        let mut outcome = Outcome {
+            run_id: self.begun.run_id.clone(),
+            failures: Vec::new(),
+            interrupted: false,
+        };
+        for (target, info) in target_infos(plan).into_iter().enumerate() {
+            store.add_target(&self.begun.run_id, target, &info)?;
+            if let Some(b) = &plan.targets[target].broken {
+                let log = b.log.as_ref().map(|l| l.display().to_string());
+                store.fail_target(&self.begun.run_id, &info.name, &b.error, log.as_deref())?;
+                (outcome.failures).push(format!("target {}: {}", info.name, b.error));
+                return Ok(outcome);
+            }
+            counted_rows(plan, target, store, &self.begun.run_id)?;
+        }
+        let work = self.begun.work(self.start);
+        let ctx = Ctx {
+            plan,
+            progress,
+            interrupt,
+            work: &work,
+            clock: run_clock(plan, store, &work, None, progress),
+        };
+        count_cells(plan, store, &ctx, None, &mut outcome)?;
+        Ok(outcome)
+    }
+
     /// Finish the run: complete unless it was interrupted.
     pub fn finish(self, plan: &RunPlan, store: &mut Store, complete: bool) -> Result<()> {
         end_run(plan, store, &self.begun.work(self.start), complete)
