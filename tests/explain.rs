@@ -413,7 +413,13 @@ fn count_logs(work: &std::path::Path) -> Vec<std::path::PathBuf> {
     (runs.iter())
         .filter_map(|run| std::fs::read_dir(run.path()).ok())
         .flat_map(|r| r.flatten().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".count.log"))
+        .filter(|p| {
+            // `….count.log`, and the later server starts' `….count2.log`
+            let name = p.to_string_lossy();
+            let stem = name.strip_suffix(".log").unwrap_or("");
+            stem.trim_end_matches(|c: char| c.is_ascii_digit())
+                .ends_with(".count")
+        })
         .collect()
 }
 

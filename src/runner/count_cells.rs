@@ -99,9 +99,7 @@ pub(super) fn count_cells(
     let mut starts_left = StartsLeft::of(&jobs);
     count_pool::run(jobs, &shared, store, |store, job, end, secs| {
         let Some(secs) = starts_left.ended(job, &end, secs) else {
-            if !plan.keep && matches!(end, Ok(cell::CellEnd::Done)) {
-                let _ = std::fs::remove_file(&job.log);
-            }
+            drop_log(ctx, job, &end);
             return Ok(true);
         };
         let phases = count_phases(plan, job, counting, secs);
@@ -114,6 +112,18 @@ pub(super) fn count_cells(
         started.elapsed().as_secs_f64()
     ));
     Ok(())
+}
+
+/// Remove `job`'s log unless it failed (an interrupted cell runs again whole) or the run keeps
+/// its directories; whether it failed.
+fn drop_log(ctx: &Ctx<'_>, job: &count_pool::Job<'_>, end: &Result<cell::CellEnd>) -> bool {
+    // Ended because dbdelta was signalled: interrupted, not failed.
+    let interrupted = ctx.interrupt.load(std::sync::atomic::Ordering::Relaxed);
+    let failed = end.is_err() && !interrupted;
+    if !ctx.plan.keep && !failed {
+        let _ = std::fs::remove_file(&job.log);
+    }
+    failed
 }
 
 /// The server starts of each counting cell still counting: a cell is recorded once, when its
@@ -207,15 +217,9 @@ fn record_count(
     outcome: &mut Outcome,
 ) -> Result<std::ops::ControlFlow<()>> {
     use std::ops::ControlFlow::{Break, Continue};
-    let (plan, progress, interrupt, work) = (ctx.plan, ctx.progress, ctx.interrupt, ctx.work);
+    let (plan, progress, work) = (ctx.plan, ctx.progress, ctx.work);
     let target = &plan.targets[job.target];
-    // Ended because dbdelta was signalled: interrupted, not failed.
-    let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
-    // Only a failed cell's log is kept (and named): an interrupted one runs again whole.
-    let failed = end.is_err() && !interrupted;
-    if !plan.keep && !failed {
-        let _ = std::fs::remove_file(&job.log);
-    }
+    let failed = drop_log(ctx, job, &end);
     match (end, failed) {
         (Ok(cell::CellEnd::Done), _) => {
             store.finish_cell(work.run_id, &job.key, work.invocation, phases)?;
