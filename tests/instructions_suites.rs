@@ -20,6 +20,9 @@ name = "suites counted"
 repeats = 1
 instructions = true
 instruction_passes = 2
+# One server start: this test is about counting each role and type apart; the starts are
+# tests/instructions.rs's, and a second start here would add a third to its time.
+instruction_starts = 1
 only = ["l.i0", "l.x", "qr100", "linkbench.load", "linkbench.index", "linkbench.request.P1"]
 
 [suite.insert]
@@ -46,6 +49,9 @@ name = "insert benchmark counted"
 repeats = 1
 instructions = true
 instruction_passes = 2
+# One server start: this test is about counting each role and type apart; the starts are
+# tests/instructions.rs's, and a second start here would add a third to its time.
+instruction_starts = 1
 only = ["l.i0", "l.x", "qr100"]
 
 [suite.insert]
