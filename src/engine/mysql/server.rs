@@ -64,6 +64,8 @@ pub struct MysqlServer {
     /// A private directory outside the data directory holding the socket (long paths), removed
     /// at stop.
     outside_dir: Option<PathBuf>,
+    /// The server's own temporary directory (`<data_dir>.tmp`), removed at stop when it made it.
+    tmp_dir: Option<PathBuf>,
     storage: Storage,
     /// `dbdelta.cnf` as recorded with the run (`<basedir>` for the build's directory).
     config: String,
@@ -170,6 +172,7 @@ impl MysqlServer {
             mut admin,
             socket,
             outside_dir,
+            tmp_dir,
             port,
         } = launched;
         let (version, backslash_escapes, settings) =
@@ -195,6 +198,7 @@ impl MysqlServer {
             driver,
             socket,
             outside_dir,
+            tmp_dir,
             storage,
             config: recorded,
             tcp: target.listen.as_ref().map(|_| crate::engine::TcpEndpoint {
@@ -387,6 +391,8 @@ struct Launched {
     socket: PathBuf,
     /// A private directory outside the data directory holding the socket (long paths).
     outside_dir: Option<PathBuf>,
+    /// The server's own temporary directory, when this start made it.
+    tmp_dir: Option<PathBuf>,
     port: u16,
 }
 
@@ -444,6 +450,27 @@ fn socket_path(place: &Place<'_>, port: u16) -> anyhow::Result<(PathBuf, Option<
     Ok((dir.join(SOCKET_NAME), Some(dir)))
 }
 
+/// The server's own temporary directory, `<data_dir>.tmp` (0700, the server account's), and
+/// whether this start made it (then it is removed at stop). A server at its start deletes the
+/// temporary-table files (`#sql…`) it finds in its temporary directory: in a shared `/tmp`, a
+/// MariaDB 10.11 counting cell starting beside another deleted that one's, whose load then
+/// failed (`Error on delete of '/tmp/#sql-temptable-…MAI' (Errcode: 2)`).
+fn own_tmpdir(place: &Place<'_>) -> anyhow::Result<(PathBuf, Option<PathBuf>)> {
+    let dir = PathBuf::from(format!("{}.tmp", place.data_dir.display()));
+    match std::fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {
+            return Ok((dir, None));
+        }
+        Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+    }
+    secret::private_dir(&dir)?;
+    if let Some(u) = place.user {
+        process::chown_tree(&dir, u)?;
+    }
+    Ok((dir.clone(), Some(dir)))
+}
+
 /// Start the server on a unix socket and a loopback port, `root`'s password set by an
 /// `--init-file` (a 0600 file removed once the server is up), and wait until it accepts
 /// `root` with it.
@@ -452,6 +479,28 @@ fn launch(
     build: &Build,
     place: &Place<'_>,
     password: &str,
+) -> anyhow::Result<Launched> {
+    let (tmp, made) = own_tmpdir(place)?;
+    match launch_in(target, build, place, (password, &tmp)) {
+        Ok(launched) => Ok(Launched {
+            tmp_dir: made,
+            ..launched
+        }),
+        Err(e) => {
+            if let Some(d) = made {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// [`launch`] with the server's temporary directory `tmp` made.
+fn launch_in(
+    target: &TargetSpec,
+    build: &Build,
+    place: &Place<'_>,
+    (password, tmp): (&str, &Path),
 ) -> anyhow::Result<Launched> {
     let port = match target.port {
         Some(p) => {
@@ -472,6 +521,7 @@ fn launch(
         .arg(format!("--socket={}", socket.display()))
         .arg(format!("--port={port}"))
         .arg(format!("--init-file={}", init.path().display()))
+        .arg(format!("--tmpdir={}", tmp.display()))
         .arg(match &target.listen {
             // One address: MySQL before 8.0.13 and MariaDB before 10.11 take no list.
             Some(l) => format!("--bind-address={}", l.address),
@@ -514,6 +564,7 @@ fn launch(
         admin,
         socket,
         outside_dir,
+        tmp_dir: None,
         port,
     })
 }
@@ -635,7 +686,7 @@ impl Server for MysqlServer {
         // Close our connection first, so the server has no client left.
         drop(lock(&self.admin).take());
         let result = lock(&self.process).stop(libc::SIGTERM, STOP_TIMEOUT);
-        if let Some(d) = &self.outside_dir {
+        for d in [&self.outside_dir, &self.tmp_dir].into_iter().flatten() {
             let _ = std::fs::remove_dir_all(d);
         }
         result
