@@ -282,7 +282,8 @@ impl Settings {
     }
 
     /// Statements each loader runs: a nodes statement per `batch` nodes, links and counts
-    /// packed `batch` rows per statement, the last of each partial.
+    /// packed `batch` rows per statement, the last of each partial. Reads every id's degree:
+    /// for tests and checks, never for planning (see [`Settings::load_statement_bound`]).
     pub fn load_statements(&self) -> Vec<u64> {
         let b = u64::from(self.batch);
         (0..self.loaders)
@@ -294,14 +295,26 @@ impl Settings {
             .collect()
     }
 
+    /// At least as many statements as any loader runs, in constant time: every node at the
+    /// largest degree. The load role's quota: a loader ends when its range is written
+    /// (`Executor::finished`), so the quota only has to be reached never before that; the
+    /// exact count ([`Settings::load_statements`]) reads every id, minutes at a billion nodes,
+    /// and a plan or `--dry-run` must not wait for it.
+    pub fn load_statement_bound(&self) -> u64 {
+        let b = u64::from(self.batch);
+        let n = self.maxid1.div_ceil(u64::from(self.loaders.max(1)));
+        let most = u64::from(DEGREES[DEGREES.len() - 1].0);
+        n.div_ceil(b) + (n * most).div_ceil(b) + (n * LINK_TYPES).div_ceil(b)
+    }
+
     fn roles(&self, kind: Kind, index: u32) -> Vec<Role> {
         match kind {
             Kind::Load => vec![Role {
                 name: "loader",
                 pacer: Pacer::Closed,
-                // The largest loader's statement count; each loader finishes once its own
-                // range is written (`Executor::finished`).
-                quota: self.load_statements().into_iter().max(),
+                // Each loader finishes once its own range is written (`Executor::finished`);
+                // the quota is a bound no loader reaches first.
+                quota: Some(self.load_statement_bound()),
                 ops: vec!["nodes", "links", "counts"],
                 executor: Arc::new(LoadFactory {
                     settings: self.clone(),
