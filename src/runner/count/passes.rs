@@ -241,15 +241,20 @@ const SPREAD_GOAL: f64 = 0.01;
 pub(super) fn widened(values: &[f64], passes: u32) -> u32 {
     match StepCount::summary(values) {
         Some((mean, half)) if passes >= 2 && mean > 0.0 && half / mean > SPREAD_GOAL => {
-            passes.max(WIDE_PAIRS)
+            widened_to(passes)
         }
         _ => passes,
     }
 }
 
+/// The kept pairs of a widened step of `passes` pairs.
+fn widened_to(passes: u32) -> u32 {
+    passes.max(WIDE_PAIRS)
+}
+
 /// Size the passes, then this server start's share of `passes` pairs of n and 3n events
-/// ([`WIDE_PAIRS`] where its pairs disagree by more than [`SPREAD_GOAL`]; see
-/// [`ServerStart::seeds`]); where the engine says so, one pair more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
+/// ([`WIDE_PAIRS`] where its pairs disagree by more than [`SPREAD_GOAL`], or where an earlier
+/// cell of the run widened the part, [`Sizes::wide`]; see [`ServerStart::seeds`]); where the engine says so, one pair more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
 /// `update-index`: 54,555 then 89,084 and 88,683 instructions/op (5.6), 91,550 then 105,969 and
 /// 107,526 (8.0); the Insert Benchmark's `qp100` on 5.6: 121,107 then 165,155 and 165,282. An
 /// uncounted pass of n events before the first pair did not change that.
@@ -268,7 +273,7 @@ pub(super) fn count_step(
         step,
         part,
         (clients, counting.budget),
-        (sizes, key),
+        (sizes, key.clone()),
     )?;
     let mut out = StepCount {
         server: Vec::new(),
@@ -285,7 +290,14 @@ pub(super) fn count_step(
         pass(counted, client, step, part, n, 1001)?;
         pass(counted, client, step, part, 3 * n, 1002)?;
     }
-    let mut seeds = start.seeds(counting.passes);
+    // Widened by an earlier cell of the run (another target, or this one's other start): this
+    // cell counts its share of as many pairs.
+    let shared_wide = sizes.wide(&key);
+    let mut seeds = start.seeds(match shared_wide {
+        true => widened_to(counting.passes),
+        false => counting.passes,
+    });
+    let mut may_widen = !shared_wide;
     let mut i = 0;
     while let Some(&k) = seeds.get(i) {
         counted.functions.set(true);
@@ -311,8 +323,13 @@ pub(super) fn count_step(
             short: short.functions,
             long: long.functions,
         });
-        if i == seeds.len() && seeds == start.seeds(counting.passes) {
-            seeds = start.seeds(widened(&out.server, counting.passes));
+        if i == seeds.len() && may_widen {
+            may_widen = false;
+            let wide = widened(&out.server, counting.passes);
+            if wide > counting.passes {
+                sizes.widen(&key);
+                seeds = start.seeds(wide);
+            }
         }
     }
     counted.functions.set(false);

@@ -1,6 +1,6 @@
 //! Where counted values go: what one counted part stores, the sink that takes it (the store,
 //! or the thread owning it), and the pass sizes shared by one run's counting cells (each
-//! build's the same for all its targets).
+//! build's the same for all its targets, and the widening of a step to more pairs).
 //!
 //! Must not: run passes or start processes.
 
@@ -75,11 +75,12 @@ impl CountSink for Store {
 #[derive(Debug, Default)]
 pub struct Sizes(std::sync::Mutex<HashMap<String, PartSizes>>);
 
-/// One part's shared sizes: the first n, and each build's.
+/// One part's shared sizes: the first n, each build's, and whether some cell widened it.
 #[derive(Debug)]
 struct PartSizes {
     first: u64,
     builds: HashMap<String, u64>,
+    wide: bool,
 }
 
 /// How far a target's own n may be from the shared one and still run it.
@@ -92,6 +93,7 @@ impl Sizes {
         let part = sizes.entry(key).or_insert_with(|| PartSizes {
             first: own,
             builds: HashMap::new(),
+            wide: false,
         });
         if let Some(&n) = part.builds.get(build) {
             return n;
@@ -104,6 +106,22 @@ impl Sizes {
         };
         part.builds.insert(build.to_string(), n);
         n
+    }
+
+    /// Whether a cell of this run already widened `key` to more pairs: every later cell, of any
+    /// target and start, counts its share of as many, so that the pairs stay paired and a start
+    /// with one pair of its own (which cannot see a spread) gets its share of the extra ones.
+    pub(super) fn wide(&self, key: &str) -> bool {
+        let sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        sizes.get(key).is_some_and(|p| p.wide)
+    }
+
+    /// A cell widened `key` ([`Sizes::wide`]).
+    pub(super) fn widen(&self, key: &str) {
+        let mut sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = sizes.get_mut(key) {
+            p.wide = true;
+        }
     }
 }
 

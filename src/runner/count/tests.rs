@@ -116,6 +116,29 @@ fn targets_run_the_first_ones_n_unless_far_from_their_own() {
     assert_eq!(agree("insert", "pg17", 200), 200, "per part");
 }
 
+/// A part one cell widened is wide for every later cell of the run (any target, any start),
+/// and only that part: a second start with one pair of its own cannot see a spread, and
+/// PostgreSQL 16 vs 17's `update-index` counted seeds 1, 3, 5, 7 on the first start and only
+/// 2 on the second before.
+#[test]
+fn a_part_widened_once_is_wide_for_every_later_cell() {
+    let sizes = Sizes::default();
+    assert!(!sizes.wide("update-index c=1"), "nothing sized yet");
+    sizes.widen("update-index c=1");
+    assert!(
+        !sizes.wide("update-index c=1"),
+        "only a sized part is widened"
+    );
+    sizes.agree("update-index c=1".into(), "pg16", 500);
+    sizes.agree("insert c=1".into(), "pg16", 500);
+    assert!(!sizes.wide("update-index c=1"));
+    sizes.widen("update-index c=1");
+    assert!(sizes.wide("update-index c=1"));
+    assert!(!sizes.wide("insert c=1"), "per part");
+    let start2 = super::starts::ServerStart { number: 2, of: 2 };
+    assert_eq!(start2.seeds(super::passes::WIDE_PAIRS), [2, 4, 6]);
+}
+
 #[test]
 fn targets_of_one_build_run_its_first_n_however_far_their_own() {
     let sizes = Sizes::default();
