@@ -2,6 +2,7 @@
 //! distribution, the mix and the id draws.
 
 use super::*;
+use rand::SeedableRng;
 
 fn settings() -> Settings {
     Settings {
