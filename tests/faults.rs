@@ -283,27 +283,21 @@ fn sqlite_faults() {
     );
 }
 
-#[test]
-fn postgres_faults() {
-    if !postgres_installed() {
-        return;
+/// PostgreSQL's matrix in two tests that run side by side; each needs Debian's PostgreSQL.
+fn postgres_matrix(faults: &[Fault]) {
+    if postgres_installed() {
+        matrix("postgres", faults);
     }
-    matrix(
-        "postgres",
-        &[Fault::Kill9, Fault::Sigint, Fault::ServerKilled],
-    );
 }
 
-/// PostgreSQL's other half of the matrix, a test of its own so that it runs beside the first.
+#[test]
+fn postgres_faults() {
+    postgres_matrix(&[Fault::Kill9, Fault::Sigint, Fault::ServerKilled]);
+}
+
 #[test]
 fn postgres_stopped_server_and_full_disks() {
-    if !postgres_installed() {
-        return;
-    }
-    matrix(
-        "postgres",
-        &[Fault::ServerStopped, Fault::WorkdirFull, Fault::StoreFull],
-    );
+    postgres_matrix(&[Fault::ServerStopped, Fault::WorkdirFull, Fault::StoreFull]);
 }
 
 /// Counting on a full work directory (a 2 MB tmpfs: SQLite's load fits, its `ANALYZE` does
