@@ -111,3 +111,19 @@ fn error_lines_lose_their_timestamps() {
         ]
     );
 }
+
+#[test]
+fn a_server_under_valgrind_keeps_its_pool_and_does_not_spin_on_redo_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("my.cnf");
+    std::fs::write(&cnf, "[mysqld]\ninnodb-buffer-pool-size = 1G\n").unwrap();
+    assert!(super::server::under_valgrind(&[], &cnf).is_empty());
+    let args = super::server::under_valgrind(&["valgrind".into()], &cnf);
+    for want in [
+        "--loose-innodb-buffer-pool-size-max=1G",
+        "--loose-innodb-log-spin-cpu-pct-hwm=0",
+        "--innodb-use-native-aio=0",
+    ] {
+        assert!(args.iter().any(|a| a == want), "{want} in {args:?}");
+    }
+}
