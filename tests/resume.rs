@@ -193,3 +193,39 @@ fn a_lab_file_that_changes_the_plan_is_refused_and_clean_removes_what_a_dead_run
         text(&again.stderr)
     );
 }
+
+/// A `config =` file edited after the run started would make the resumed cells run other
+/// settings than the finished ones under the same target: the resume is refused with one line
+/// naming the file, the line and the fix, and with the file restored it resumes.
+#[test]
+fn a_config_file_edited_since_the_run_started_is_refused_until_restored() {
+    let _lock = measuring();
+    let dir = scratch();
+    let lab = two_target_lab(dir.path(), "sqlite");
+    let body = std::fs::read_to_string(&lab).unwrap();
+    let setting = "settings = [\"synchronous = OFF\"]";
+    assert!(body.contains(setting));
+    std::fs::write(&lab, body.replace(setting, "config = \"b.conf\"")).unwrap();
+    let conf = dir.path().join("b.conf");
+    std::fs::write(&conf, "synchronous = OFF\n").unwrap();
+    let run_id = killed_run(dir.path(), &lab);
+
+    std::fs::write(&conf, "synchronous = NORMAL\n").unwrap();
+    let out = resume(dir.path(), "killed.db", Some(&run_id));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("config file b.conf (")
+            && err.contains("of target b differs from what run")
+            && err.contains("now `synchronous = NORMAL`")
+            && err.contains("restore it")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+
+    std::fs::write(&conf, "synchronous = OFF\n").unwrap();
+    let out = resume(dir.path(), "killed.db", Some(&run_id));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["run"]["complete"], true);
+}

@@ -485,10 +485,15 @@ pub(super) fn resume(
         &data.run.lab_text,
         &stored,
         args.lab.as_deref(),
-        args.how.keep,
+        (args.how.keep, crate::plan::lab::GoneConfig::Fail),
     )?;
     check_report_args(&plan, args)?;
     refuse_twins(&run_id, &data, &plan)?;
+    let settings: Vec<(&str, &str)> = (data.targets.iter())
+        .map(|t| (t.name.as_str(), t.config_text.as_str()))
+        .collect();
+    let lab = args.lab.as_deref().or(stored.lab_path.as_deref());
+    crate::plan::resume::refuse_changed_settings(&run_id, &plan, &settings, lab)?;
     // One owner per run: the work directory's lock on this host, the store's across hosts.
     crate::runner::workdir::refuse_if_owned(&plan.workdir, &run_id)?;
     if !store.hold_run(&run_id)? {

@@ -342,8 +342,13 @@ fn twin_plan(
     if let Some(dir) = &args.workdir {
         stored.options.workdir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
     }
-    let mut plan =
-        crate::plan::resume::rebuild_plan(run_id, &data.run.lab_text, &stored, None, args.keep)?;
+    let mut plan = crate::plan::resume::rebuild_plan(
+        run_id,
+        &data.run.lab_text,
+        &stored,
+        None,
+        (args.keep, crate::plan::lab::GoneConfig::Empty),
+    )?;
     let info = (data.targets.iter()).find(|t| t.name == asked.target);
     let planned = (plan.targets.iter_mut()).find(|t| t.name == asked.target);
     if let (Some(info), Some(t)) = (info, planned) {

@@ -17,6 +17,7 @@ pub mod lab;
 pub mod preflight;
 mod prepare;
 pub mod resume;
+pub mod stored_settings;
 pub mod sweep;
 pub mod template;
 

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::connect::{holds_redacted, redact_secrets};
 use crate::error::InputError;
+use crate::plan::lab::GoneConfig;
 use crate::plan::{self, RunOptions, RunPlan, TargetPlan};
 
 /// The options that shaped a run's plan, as stored with the run (`runs.options_json`).
@@ -62,12 +63,14 @@ impl StoredOptions {
 /// stored one in a way that changes the plan, that is bad input naming the difference. The
 /// stored text keeps no password (the store redacts it): a lab that held one is planned from
 /// the file, compared without its passwords; without the file, that is bad input asking for it.
+/// `gone`: what a `config =` file that is gone does (bad input for a resume; `explain` takes the
+/// target's stored lines instead).
 pub fn rebuild_plan(
     run_id: &str,
     lab_text: &str,
     stored: &StoredOptions,
     lab_file: Option<&Path>,
-    keep: bool,
+    (keep, gone): (bool, GoneConfig),
 ) -> Result<RunPlan, InputError> {
     let opts = stored.run_options(keep);
     let (origin, base) = match &stored.lab_path {
@@ -77,7 +80,7 @@ pub fn rebuild_plan(
         ),
         None => ("<built-in demo>".to_string(), PathBuf::from(".")),
     };
-    let lab = crate::plan::lab::parse(lab_text, &origin, &base)
+    let lab = crate::plan::lab::parse_with(lab_text, &origin, &base, gone)
         .map_err(|e| InputError::new(format!("run {run_id}'s stored lab: {e}")))?;
     let stored_plan = plan::plan(lab, &opts)?;
     let redacted = holds_redacted(lab_text);
@@ -100,15 +103,40 @@ pub fn rebuild_plan(
     }
     let shown = file.display().to_string();
     let file_base = file.parent().unwrap_or(Path::new("."));
-    let lab = crate::plan::lab::parse(&redact_secrets(&text), &shown, file_base)?;
+    let parse = |text: &str| crate::plan::lab::parse_with(text, &shown, file_base, gone);
+    let lab = parse(&redact_secrets(&text))?;
     match plan_difference(&stored_plan, &plan::plan(lab, &opts)?) {
-        None if redacted => plan::plan(crate::plan::lab::parse(&text, &shown, file_base)?, &opts),
+        None if redacted => plan::plan(parse(&text)?, &opts),
         None => Ok(stored_plan),
         Some(what) => Err(InputError::new(format!(
             "--resume {run_id}: lab file {shown} changed since the run started ({what}); restore it, \
              or start a new run"
         ))),
     }
+}
+
+/// Bad input when a target's settings lines now differ from those the run stored for it
+/// (`stored`: each target's name and stored `config_text`): a `config =` file edited, or gone,
+/// since the run started would make the resumed cells run other settings than the finished
+/// ones under the same target. `lab` is the lab file, whose folder a relative path starts at.
+pub fn refuse_changed_settings(
+    run_id: &str,
+    plan: &RunPlan,
+    stored: &[(&str, &str)],
+    lab: Option<&Path>,
+) -> Result<(), InputError> {
+    for t in &plan.targets {
+        let Some((_, text)) = stored.iter().find(|(name, _)| *name == t.name) else {
+            continue;
+        };
+        if let Some(diff) = super::stored_settings::difference(t, text, lab) {
+            return Err(InputError::new(format!(
+                "--resume {run_id}: {}; restore it, or start a new run",
+                diff.sentence(&t.name, run_id)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The first way `now` differs from `before` that changes what runs, in words; `None` when
@@ -232,28 +260,70 @@ mod tests {
         }
     }
 
+    /// A `config =` file edited after the run refuses its resume, naming the file and the
+    /// line; one that is gone is bad input to a resume and no lines to `explain`'s plan, whose
+    /// stored lines then stand in.
+    #[test]
+    fn a_config_file_edited_or_gone_since_the_run_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = stored(dir.path());
+        let lab = LAB.replace("settings = [\"synchronous = FULL\"]", "config = \"a.conf\"");
+        std::fs::write(dir.path().join("lab.toml"), &lab).unwrap();
+        std::fs::write(dir.path().join("a.conf"), "synchronous = FULL\n").unwrap();
+        let ran = "synchronous = FULL";
+        let file = opts.lab_path.as_deref();
+        let p = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Fail)).unwrap();
+        let stored = [("a", ran), ("b", "")];
+        refuse_changed_settings("r", &p, &stored, file).expect("the lines the run used");
+
+        std::fs::write(dir.path().join("a.conf"), "synchronous = OFF\n").unwrap();
+        let p = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Fail)).unwrap();
+        let e = refuse_changed_settings("r", &p, &stored, file).unwrap_err().0;
+        assert_eq!(
+            e,
+            format!(
+                "--resume r: config file a.conf ({}) of target a differs from what run r used \
+                 (line 1: `synchronous = FULL`, now `synchronous = OFF`); restore it, or start a \
+                 new run",
+                dir.path().join("a.conf").display()
+            )
+        );
+
+        std::fs::remove_file(dir.path().join("a.conf")).unwrap();
+        let e = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Fail)).unwrap_err();
+        assert!(e.0.contains("cannot read config file \"a.conf\""), "{}", e.0);
+        let p = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Empty)).unwrap();
+        let a = &p.targets[0];
+        assert!(a.settings.is_empty() && a.config_name.as_deref() == Some("a.conf"));
+        let diff = crate::plan::stored_settings::difference(a, ran, file).unwrap();
+        assert!(diff.what.contains("a.conf, which is gone"), "{diff:?}");
+    }
+
     #[test]
     fn the_same_plan_or_a_comment_resumes_and_a_changed_setting_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let opts = stored(dir.path());
         let file = dir.path().join("lab.toml");
         std::fs::write(&file, LAB).unwrap();
-        let p = rebuild_plan("r", LAB, &opts, None, false).unwrap();
+        let p = rebuild_plan("r", LAB, &opts, None, (false, GoneConfig::Fail)).unwrap();
         assert_eq!(p.targets.len(), 2);
         assert!(p.quick);
 
         std::fs::write(&file, format!("# a comment\n{LAB}")).unwrap();
-        rebuild_plan("r", LAB, &opts, None, false).expect("a comment changes no plan");
+        rebuild_plan("r", LAB, &opts, None, (false, GoneConfig::Fail))
+            .expect("a comment changes no plan");
 
         std::fs::write(&file, LAB.replace("FULL", "OFF")).unwrap();
-        let e = rebuild_plan("r", LAB, &opts, None, false).unwrap_err().0;
+        let e = rebuild_plan("r", LAB, &opts, None, (false, GoneConfig::Fail))
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("target a: settings") && e.contains("OFF") && e.contains("lab.toml"),
             "{e}"
         );
 
         std::fs::write(&file, LAB.replace("rows = 1000", "rows = 2000")).unwrap();
-        let e = rebuild_plan("r", LAB, &opts, Some(&file), false)
+        let e = rebuild_plan("r", LAB, &opts, Some(&file), (false, GoneConfig::Fail))
             .unwrap_err()
             .0;
         assert!(
@@ -263,7 +333,8 @@ mod tests {
         assert_eq!(e.lines().count(), 1, "{e}");
 
         std::fs::remove_file(&file).unwrap();
-        rebuild_plan("r", LAB, &opts, None, false).expect("the stored text when the file is gone");
+        rebuild_plan("r", LAB, &opts, None, (false, GoneConfig::Fail))
+            .expect("the stored text when the file is gone");
     }
 
     #[test]
@@ -278,19 +349,23 @@ mod tests {
         let kept = redact_secrets(&lab).into_owned();
         assert!(kept.contains("u:***@") && holds_redacted(&kept));
         std::fs::write(&file, &lab).unwrap();
-        let p = rebuild_plan("r", &kept, &opts, None, false).unwrap();
+        let p = rebuild_plan("r", &kept, &opts, None, (false, GoneConfig::Fail)).unwrap();
         let url = p.targets[2].connect.as_ref().unwrap();
         assert_eq!(url.password.as_deref(), Some("pw"), "the file's password");
 
         std::fs::write(&file, lab.replace("FULL", "OFF")).unwrap();
-        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        let e = rebuild_plan("r", &kept, &opts, None, (false, GoneConfig::Fail))
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("target a: settings") && !e.contains("pw@"),
             "{e}"
         );
 
         std::fs::remove_file(&file).unwrap();
-        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        let e = rebuild_plan("r", &kept, &opts, None, (false, GoneConfig::Fail))
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("password") && e.ends_with("dbdelta run LAB --resume r"),
             "{e}"
@@ -311,7 +386,7 @@ mod tests {
         let kept = redact_secrets(&lab).into_owned();
         assert!(!kept.contains("pw1") && !kept.contains("pw2") && holds_redacted(&kept));
         std::fs::write(&file, &lab).unwrap();
-        let p = rebuild_plan("r", &kept, &opts, None, false).unwrap();
+        let p = rebuild_plan("r", &kept, &opts, None, (false, GoneConfig::Fail)).unwrap();
         let env = &p.targets[2].env;
         assert_eq!(
             (env["PGPASSWORD"].as_str(), env["CRED"].as_str()),
@@ -319,7 +394,9 @@ mod tests {
         );
 
         std::fs::write(&file, lab.replace("UTC", "CET")).unwrap();
-        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        let e = rebuild_plan("r", &kept, &opts, None, (false, GoneConfig::Fail))
+            .unwrap_err()
+            .0;
         // (Not "pw": the temporary directory's random name may hold it.)
         assert!(
             e.contains("target c: env") && !e.contains("pw1") && !e.contains("pw2"),
@@ -327,7 +404,9 @@ mod tests {
         );
 
         std::fs::remove_file(&file).unwrap();
-        let e = rebuild_plan("r", &kept, &opts, None, false).unwrap_err().0;
+        let e = rebuild_plan("r", &kept, &opts, None, (false, GoneConfig::Fail))
+            .unwrap_err()
+            .0;
         assert!(
             e.contains("secret env value") && e.ends_with("dbdelta run LAB --resume r"),
             "{e}"
@@ -355,7 +434,7 @@ mod tests {
         opts.options.time = Some(0.2);
         let back: StoredOptions = serde_json::from_str(&opts.to_json()).unwrap();
         assert_eq!(back, opts);
-        let p = rebuild_plan("r", LAB, &back, None, false).unwrap();
+        let p = rebuild_plan("r", LAB, &back, None, (false, GoneConfig::Fail)).unwrap();
         let d = p.describe();
         assert!(
             d.contains("2 table(s) × 500 rows") && d.contains("reads 0.2 s"),

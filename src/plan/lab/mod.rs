@@ -37,6 +37,7 @@ use keys::{
     suite_sections,
 };
 use raw::RawLab;
+pub use target::GoneConfig;
 use target::targets;
 
 /// `repeats = "auto"`: the first rounds every step runs, and the most rounds an undecided step
@@ -153,6 +154,17 @@ pub struct Lab {
 
 /// Parse and validate a lab. `base_dir` resolves relative `config` paths (the lab file's folder).
 pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputError> {
+    parse_with(text, origin, base_dir, GoneConfig::Fail)
+}
+
+/// [`parse`], where a `config =` file that is gone is read as empty (`GoneConfig::Empty`): a
+/// stored run's lab planned again by `explain`, which takes the target's stored lines instead.
+pub fn parse_with(
+    text: &str,
+    origin: &str,
+    base_dir: &Path,
+    gone: GoneConfig,
+) -> Result<Lab, InputError> {
     let src = Source::new(text, origin);
     unknown_keys(&src)?;
     let raw: RawLab = toml::from_str(text).map_err(|e| {
@@ -175,7 +187,7 @@ pub fn parse(text: &str, origin: &str, base_dir: &Path) -> Result<Lab, InputErro
     let profile = profile(&src, &lab)?;
     let (instructions, counting_keys) = instructions(&src, &lab)?;
     let placement = placement(&src, lab.placement, lab.server_cpus, lab.client_cpus)?;
-    let targets = targets(&src, raw.targets, base_dir)?;
+    let targets = targets(&src, raw.targets, (base_dir, gone))?;
     let suites = suite_sections(&src)?;
     Ok(Lab {
         placement,

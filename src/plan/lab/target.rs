@@ -16,11 +16,20 @@ use crate::engine::{EngineKind, TableDdl};
 use crate::error::InputError;
 use crate::suites::LabText as Source;
 
+/// What a `config =` file that cannot be found does to a parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoneConfig {
+    /// Bad input naming the path (a lab planned to run).
+    Fail,
+    /// No lines from it (a stored run's lab planned again, whose stored lines stand in).
+    Empty,
+}
+
 /// Every `[[target]]`, each checked on its own and names checked for uniqueness.
 pub(super) fn targets(
     src: &Source<'_>,
     raw: Vec<RawTarget>,
-    base_dir: &Path,
+    (base_dir, gone): (&Path, GoneConfig),
 ) -> Result<Vec<LabTarget>, InputError> {
     if raw.is_empty() {
         return Err(src.error(
@@ -31,7 +40,7 @@ pub(super) fn targets(
     raw.into_iter()
         .map(|t| {
             let name = target_name(src, &t.name, &mut seen)?;
-            target(src, t, name, base_dir)
+            target(src, t, name, (base_dir, gone))
         })
         .collect()
 }
@@ -72,7 +81,7 @@ pub(super) fn target(
     src: &Source<'_>,
     t: RawTarget,
     name: String,
-    base_dir: &Path,
+    (base_dir, gone): (&Path, GoneConfig),
 ) -> Result<LabTarget, InputError> {
     let engine = EngineKind::parse(t.engine.get_ref()).ok_or_else(|| {
         src.error_at(
@@ -91,7 +100,7 @@ pub(super) fn target(
     let embedded = engine.embedded();
     let connect = connect(src, &t, engine)?;
     let remote = remote(src, &t, engine, base_dir)?;
-    let (mut settings, config_name) = config_settings(src, t.config.as_ref(), base_dir)?;
+    let (mut settings, config_name) = config_settings(src, t.config.as_ref(), (base_dir, gone))?;
     settings.extend(t.settings.iter().cloned());
     one_statement_each(src, &name, engine, &settings)?;
     let bin = bin_dir(src, t.bin.as_ref(), embedded, remote.is_some(), base_dir)?;
@@ -194,11 +203,11 @@ fn one_statement_each(
 }
 
 /// The lines of a target's `config` file (relative paths start at the lab's folder) and the
-/// name it was given.
+/// name it was given; none from a file that is gone where `gone` says so.
 fn config_settings(
     src: &Source<'_>,
     config: Option<&Spanned<String>>,
-    base_dir: &Path,
+    (base_dir, gone): (&Path, GoneConfig),
 ) -> Result<(Vec<String>, Option<String>), InputError> {
     let Some(c) = config else {
         return Ok((Vec::new(), None));
@@ -210,7 +219,14 @@ fn config_settings(
         base_dir.join(&rel)
     };
     let path = std::path::absolute(&path).unwrap_or(path);
-    let body = std::fs::read_to_string(&path).map_err(|e| {
+    let read = std::fs::read_to_string(&path);
+    if gone == GoneConfig::Empty
+        && let Err(e) = &read
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        return Ok((Vec::new(), Some(c.get_ref().clone())));
+    }
+    let body = read.map_err(|e| {
         src.error_at(
             c.span(),
             format!(
