@@ -302,7 +302,8 @@ fn postgres_stopped_server_and_full_disks() {
 
 /// Counting on a full work directory (a 2 MB tmpfs: SQLite's load fits, its `ANALYZE` does
 /// not): the counting cell's failure names no log that is not there (SQLite's engine runs in
-/// dbdelta and writes none), and nothing is left in the work directory. Needs valgrind.
+/// dbdelta and writes none), its second server start is not started once the first failed
+/// (one cell at a time), and nothing is left in the work directory. Needs valgrind.
 #[test]
 fn a_count_on_a_full_disk_names_only_a_log_that_exists() {
     if !valgrind_installed() {
@@ -310,7 +311,7 @@ fn a_count_on_a_full_disk_names_only_a_log_that_exists() {
     }
     let dir = scratch();
     let d = dir.path();
-    let lab = "[lab]\nname = \"full\"\nrepeats = 1\ninstructions = true\n\n\
+    let lab = "[lab]\nname = \"full\"\nrepeats = 1\ninstructions = true\ncount_jobs = 1\n\n\
                [[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
     std::fs::write(d.join("lab.toml"), lab).unwrap();
     let work = d.join("dbdelta-work");
@@ -323,6 +324,10 @@ fn a_count_on_a_full_disk_names_only_a_log_that_exists() {
         .find(|l| l.contains("counting instructions:"))
         .expect(&said);
     assert!(line.contains("full"), "the full disk is the cause: {line}");
+    assert!(
+        said.contains("target a: counting start 2/2 not started: another start of the cell failed"),
+        "{said}"
+    );
     if let Some((_, log)) = line.split_once("(log: ") {
         let log = log.trim_end_matches(')');
         assert!(d.join(log).exists(), "{line} names a log that is not there");

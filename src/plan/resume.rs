@@ -278,7 +278,9 @@ mod tests {
 
         std::fs::write(dir.path().join("a.conf"), "synchronous = OFF\n").unwrap();
         let p = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Fail)).unwrap();
-        let e = refuse_changed_settings("r", &p, &stored, file).unwrap_err().0;
+        let e = refuse_changed_settings("r", &p, &stored, file)
+            .unwrap_err()
+            .0;
         assert_eq!(
             e,
             format!(
@@ -291,7 +293,11 @@ mod tests {
 
         std::fs::remove_file(dir.path().join("a.conf")).unwrap();
         let e = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Fail)).unwrap_err();
-        assert!(e.0.contains("cannot read config file \"a.conf\""), "{}", e.0);
+        assert!(
+            e.0.contains("cannot read config file \"a.conf\""),
+            "{}",
+            e.0
+        );
         let p = rebuild_plan("r", &lab, &opts, None, (false, GoneConfig::Empty)).unwrap();
         let a = &p.targets[0];
         assert!(a.settings.is_empty() && a.config_name.as_deref() == Some("a.conf"));

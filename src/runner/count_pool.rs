@@ -6,11 +6,13 @@
 //! shared queue and runs its [`CountCell`]; every counted step's values go over a channel to
 //! the thread that owns the store, which writes them at once (a step is in the store as soon as
 //! it is counted, as with one job) and answers; a finished cell goes back the same way, to be
-//! recorded by the caller with its wall time (what the plan's estimate calibrates from). Must
+//! recorded by the caller with its wall time (what the plan's estimate calibrates from). A
+//! cell one of whose server starts failed starts no other: its count is lost either way, and
+//! a start that is not run costs nothing (one line says so). Must
 //! not: run beside a timed cell (it is only called after them), time anything but whole
 //! cells, or touch the store from a worker.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -96,10 +98,11 @@ pub(super) fn run(
     let stop = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<Msg>();
     let sizes = Sizes::default();
+    let failed = Mutex::new(HashSet::new());
     std::thread::scope(|s| -> Result<()> {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (queue, stop, jobs, sizes) = (&queue, &stop, &jobs, &sizes);
+            let (queue, stop, jobs, sizes) = (&queue, (&stop, &failed), &jobs, &sizes);
             s.spawn(move || worker(jobs, queue, stop, (shared, sizes), tx));
         }
         drop(tx);
@@ -130,13 +133,17 @@ pub(super) fn run(
 }
 
 /// Take jobs until none is left or the run stops; each cell's steps go to the store's thread.
+/// A job whose cell failed on another start (`failed`) ends at once, not run.
 fn worker(
     jobs: &[Job<'_>],
     queue: &Mutex<VecDeque<usize>>,
-    stop: &AtomicBool,
+    (stop, failed): (&AtomicBool, &Mutex<HashSet<CellKey>>),
     (shared, sizes): (&Shared<'_>, &Sizes),
     tx: mpsc::Sender<Msg>,
 ) {
+    fn lock(m: &Mutex<HashSet<CellKey>>) -> std::sync::MutexGuard<'_, HashSet<CellKey>> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
     loop {
         if stop.load(Ordering::Relaxed) || shared.interrupt.load(Ordering::Relaxed) {
             return;
@@ -145,14 +152,37 @@ fn worker(
             return;
         };
         let job = &jobs[i];
-        let mut sink = ToStore(tx.clone());
-        let began = std::time::Instant::now();
-        let end = run_job(job, (shared, sizes), &mut sink);
-        let secs = began.elapsed().as_secs_f64();
+        let (end, secs) = match lock(failed).contains(&job.key) {
+            true => (Err(not_started(job, shared)), 0.0),
+            false => {
+                let mut sink = ToStore(tx.clone());
+                let began = std::time::Instant::now();
+                let end = run_job(job, (shared, sizes), &mut sink);
+                (end, began.elapsed().as_secs_f64())
+            }
+        };
+        let failing = end.is_err();
         if tx.send(Msg::Ended(i, end, secs)).is_err() {
             return;
         }
+        // After its end is sent: the cell is recorded with this start's error, not a sibling's.
+        if failing {
+            lock(failed).insert(job.key.clone());
+        }
     }
+}
+
+/// A start not run because another start of its cell failed, said on the terminal.
+fn not_started(job: &Job<'_>, shared: &Shared<'_>) -> anyhow::Error {
+    let what = format!(
+        "counting start {}/{} not started: another start of the cell failed",
+        job.start.number, job.start.of
+    );
+    (shared.progress).line(&format!(
+        "target {}: {what}",
+        shared.plan.targets[job.target].name
+    ));
+    anyhow::anyhow!(what)
 }
 
 fn run_job(
