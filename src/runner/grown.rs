@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 
 use super::begin_end::{Begun, end_run, target_infos};
-use super::count_cells::{count_cells, counting_cells};
+use super::count::cells::{count_cells, counting_cells};
 use super::server::StartServer;
 use super::{Ctx, Outcome, run_clock, timed_cells};
 use crate::plan::RunPlan;

@@ -10,7 +10,7 @@
 //!
 //! This file keeps what callers use (`execute`, `resume`, `plan_keys`, the client-bound rule,
 //! the timed load) and the order of a run's timed cells; `begin_end` (a run's record and
-//! directory as it begins, and its end), `cell/` (one cell), `count_cells` (the counting cells
+//! directory as it begins, and its end), `cell/` (one cell), `count/cells` (the counting cells
 //! after the timed ones) and the files below hold the rest.
 
 mod auto;
@@ -18,9 +18,6 @@ mod begin_end;
 pub mod bisect;
 mod cell;
 pub mod count;
-mod count_cells;
-mod count_functions;
-mod count_pool;
 mod grown;
 pub mod pacer;
 pub mod recorder;
@@ -47,7 +44,7 @@ use crate::progress::{Progress, RunClock};
 use crate::store::{CellKey, Store};
 use crate::workload::Suite;
 use begin_end::{Begun, check_perf, end_run, make_run_dir, record_broken, run_info, target_infos};
-use count_cells::{count_cells, counting_cells};
+use count::cells::{count_cells, counting_cells};
 
 pub use grown::{Cells, Grown};
 pub use server::{ClientsThere, StartServer, TargetServer};

@@ -8,7 +8,7 @@
 //! The server's count is split by the engine's [`counter::Attribution`]: the pass's own
 //! statements (foreground: `server_instructions_per_op`, the verdict's basis) and the server's
 //! background work during the pass (`server_background_instructions_per_op`, with its spread).
-//! The same pairs give each step's per-function instructions/op (`count_functions`), stored
+//! The same pairs give each step's per-function instructions/op (`functions`), stored
 //! beside it.
 //!
 //! One counting cell per target × suite (after the timed cells): a fresh data directory, the
@@ -27,15 +27,20 @@
 //! Must not: time database work (the client's passes are counted by events, and their timing is
 //! the runner's `step::run`'s), or judge (the report's verdicts compare the spreads).
 //!
-//! This file keeps the shared types (what goes over the pipe, a step's counts); `plan` (what
-//! a step's passes run), `sink` (where counts go, shared sizes), `counting_cell` (the cell),
-//! `passes` (passes and pairs) and `client` (the count client process) hold the rest.
+//! This file keeps the shared types (what goes over the pipe, a step's counts); `cells` (which
+//! cells count, each recorded as it ends), `pool` (up to `count_jobs` cells at once),
+//! `plan` (what a step's passes run), `sink` (where counts go, shared sizes), `counting_cell`
+//! (the cell), `passes` (passes and pairs), `functions` (per-function costs of a step's
+//! pairs) and `client` (the count client process) hold the rest.
 
+pub(super) mod cells;
 mod client;
 mod counted;
 mod counting_cell;
+mod functions;
 mod passes;
 mod plan;
+mod pool;
 mod sink;
 mod starts;
 #[cfg(test)]

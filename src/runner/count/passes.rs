@@ -18,7 +18,7 @@ use super::{
 use crate::counter::{self, Counting};
 use crate::progress::thousands;
 use crate::results::StepFunctions;
-use crate::runner::count_functions::{PairFunctions, step_functions};
+use super::functions::{PairFunctions, step_functions};
 use crate::workload::StepPlan;
 
 /// Run `pass` with the server's counting off, and take away what the client counted

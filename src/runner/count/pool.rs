@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use anyhow::Result;
 
-use super::cell::CellEnd;
-use super::count::{Count, CountCell, CountSink, ServerStart, Sizes};
-use super::server::StartServer;
+use super::{Count, CountCell, CountSink, ServerStart, Sizes};
+use crate::runner::cell::CellEnd;
+use crate::runner::server::StartServer;
 use crate::counter::Counting;
 use crate::plan::RunPlan;
 use crate::progress::Progress;

@@ -1,7 +1,7 @@
 //! The counting cells of a run that counts instructions (`instructions = true`): which cells
 //! count (one per target, not on another host or a running server, at the first client
 //! count, as repeat 0), the run's counter chosen and recorded, every target × suite handed to
-//! `count_pool` after the timed cells (up to `count_jobs` at once), and each that ends recorded
+//! `pool` after the timed cells (up to `count_jobs` at once), and each that ends recorded
 //! as finished (with the phases the estimate calibrates from) or as its target's failure.
 //!
 //! Must not: run beside a timed cell, or count anything itself (`count/` does).
@@ -11,16 +11,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::cell;
-use super::count::{ServerStart, start_order};
-use super::{Ctx, Outcome, cell_key, clock_name, count_pool, data_dir_for, log_path_for};
+use super::pool as count_pool;
+use super::{ServerStart, start_order};
+use crate::runner::cell;
+use crate::runner::{Ctx, Outcome, cell_key, clock_name, data_dir_for, log_path_for};
 use crate::plan::{Cell, RunPlan};
 use crate::progress::Progress;
 use crate::store::{CellKey, Store};
 
 /// The counting cells of a run that counts instructions: one per target (not one on another
 /// host or a running server) at the first client count, as repeat 0.
-pub(super) fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
+pub(in crate::runner) fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
     if plan.instructions.is_none() {
         return Vec::new();
     }
@@ -43,7 +44,7 @@ pub(super) fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
 /// The counting cells (`instructions = true`), after every timed cell: each target × suite,
 /// up to `count_jobs` at once (counts do not depend on the host's load); each step stored as it
 /// is counted, each cell recorded as it ends.
-pub(super) fn count_cells(
+pub(in crate::runner) fn count_cells(
     plan: &RunPlan,
     store: &mut Store,
     ctx: &Ctx<'_>,
