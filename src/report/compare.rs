@@ -345,8 +345,8 @@ fn combined(a: &RunData, b: &RunData, p: &Pairing) -> (RunData, Labels, Labels) 
     (data, pairs, runs)
 }
 
-/// Appends `run`'s loads, measurements and series of the common targets to `data`, labelled
-/// as side `side`: measurements of paired steps (and warm ones), series of paired steps.
+/// Appends `run`'s loads, measurements, step floors and series of the common targets to `data`,
+/// labelled as side `side`: measurements of paired steps (and warm ones), series of paired steps.
 fn relabelled_records(run: &RunData, side: char, p: &Pairing, data: &mut RunData) {
     let keep = |t: &str| p.common.contains(&t);
     data.loads
@@ -368,6 +368,14 @@ fn relabelled_records(run: &RunData, side: char, p: &Pairing, data: &mut RunData
                 ..m.clone()
             }),
     );
+    // A step's floor belongs to the target's build, whichever run it was read with.
+    data.floors
+        .extend(run.floors.iter().filter(|f| keep(&f.target)).map(|f| {
+            crate::results::floors::StepFloor {
+                target: label(&f.target, side),
+                ..f.clone()
+            }
+        }));
     data.series.extend(
         run.series
             .iter()

@@ -432,3 +432,42 @@ fn a_change_must_clear_the_steps_floor() {
         row("point-query")
     );
 }
+
+/// `compare` judges a counted step across two runs against the floor of the target's build,
+/// read with either run: pg17's update-index costs 4% more in run B, a regression without a
+/// floor and `within noise` against pg17's ±5%.
+#[test]
+fn compare_holds_a_change_to_the_builds_floor() {
+    let mut a = run_with_instructions();
+    set_pass_pairs(&mut a);
+    let mut b = a.clone();
+    b.run.id = "20261207-b".into();
+    for m in (b.measurements.iter_mut())
+        .filter(|m| m.target == "pg17" && m.step == "update-index" && m.clients == 1)
+    {
+        for metric in [Metric::ServerInstr, Metric::ServerInstrSpread] {
+            let v = m.values.get(metric);
+            m.values.set(metric, v.map(|v| v * 1.04));
+        }
+        let pairs = m.instruction_pairs.as_mut().unwrap();
+        pairs.per_op.iter_mut().for_each(|v| *v *= 1.04);
+    }
+    let judged = |a: &crate::results::RunData| {
+        let model = crate::report::compare(a, &b).unwrap();
+        let r = (model.relative.iter())
+            .find(|r| r.target == "pg17@B" && r.step == "update-index" && r.clients == 1)
+            .unwrap();
+        let t = r.tests.spread(Metric::ServerInstr).unwrap().clone();
+        (t.verdict, t.floor)
+    };
+    assert_eq!(judged(&a), ("regression".to_string(), None));
+    a.floors.push(crate::results::floors::StepFloor {
+        target: "pg17".into(),
+        suite: "sysbench".into(),
+        step: "update-index".into(),
+        clients: 1,
+        floor: 0.05,
+        run_id: "20261207-aa".into(),
+    });
+    assert_eq!(judged(&a), ("within noise".to_string(), Some(0.05)));
+}

@@ -13,10 +13,10 @@ use anyhow::Result;
 
 use super::pool as count_pool;
 use super::{ServerStart, start_order};
-use crate::runner::cell;
-use crate::runner::{Ctx, Outcome, cell_key, clock_name, data_dir_for, log_path_for};
 use crate::plan::{Cell, RunPlan};
 use crate::progress::Progress;
+use crate::runner::cell;
+use crate::runner::{Ctx, Outcome, cell_key, clock_name, data_dir_for, log_path_for};
 use crate::store::{CellKey, Store};
 
 /// The counting cells of a run that counts instructions: one per target (not one on another

@@ -9,6 +9,7 @@ use anyhow::{Result, anyhow, bail};
 
 use super::client::CountClient;
 use super::counted::Counted;
+use super::functions::{PairFunctions, step_functions};
 use super::sink::Sizes;
 use super::starts::ServerStart;
 use super::{
@@ -18,7 +19,6 @@ use super::{
 use crate::counter::{self, Counting};
 use crate::progress::thousands;
 use crate::results::StepFunctions;
-use super::functions::{PairFunctions, step_functions};
 use crate::workload::StepPlan;
 
 /// Run `pass` with the server's counting off, and take away what the client counted

@@ -19,11 +19,11 @@ use std::sync::{Arc, Mutex, mpsc};
 use anyhow::Result;
 
 use super::{Count, CountCell, CountSink, ServerStart, Sizes};
-use crate::runner::cell::CellEnd;
-use crate::runner::server::StartServer;
 use crate::counter::Counting;
 use crate::plan::RunPlan;
 use crate::progress::Progress;
+use crate::runner::cell::CellEnd;
+use crate::runner::server::StartServer;
 use crate::store::{CellKey, Store};
 use crate::workload::SuitePlan;
 
