@@ -9,32 +9,34 @@
 //! suite compiled in, [`crate::suites::all`], so that a stored run reads the same whatever the
 //! environment).
 
-mod answer;
+// The stages, in the order a report is made.
+/// The model from a run's records, or from two runs' (`compare`).
 mod build;
-mod by_version;
-mod call_tree;
-mod charts;
-mod compare;
-mod crossover;
-pub mod csv;
-mod doc;
-mod first_screen;
-mod flame;
-pub mod fmt;
-mod html;
-mod instructions;
-mod json;
+/// Format-independent blocks every human-readable format draws.
 mod layout;
-mod markdown;
+/// What a report says: every number, verdict and note a format shows.
 pub mod model;
-pub mod profile;
-mod resolution;
-mod settings;
+/// The formats: text, Markdown, CSV, JSON, HTML, charts and flame graphs.
+pub mod render;
+/// Sections computed from the model and laid out: the answer, the first screen, by version,
+/// the crossover, instructions, why, profiles.
+pub mod sections;
+/// The suites' own report sections.
 mod suites;
-mod text;
-mod verdict;
-mod why;
-mod why_model;
+/// The tests, ranges and floors applied to the model's relative rows.
+mod verdicts;
+
+// Each file by its name, as the stages' files name each other.
+use build::compare;
+use model::why_model;
+use render::{charts, doc, flame, html, json, markdown, text};
+pub use render::{csv, fmt};
+pub use sections::profile;
+use sections::{
+    answer, by_version, call_tree, crossover, first_screen, instructions, settings, why,
+};
+use verdicts as verdict;
+use verdicts::resolution;
 
 pub use why::{
     FlameListing, flame_files as instruction_flame_files,

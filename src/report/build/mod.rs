@@ -9,6 +9,7 @@
 //! and `targets` (per-target summaries, loads, series) compute the rest.
 
 mod aggregate;
+pub(super) mod compare;
 mod notes;
 mod summary;
 mod targets;

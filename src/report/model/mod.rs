@@ -21,6 +21,7 @@ mod suite_tables;
 mod summary;
 mod sweeps;
 mod verdicts;
+pub(super) mod why_model;
 
 pub use profiles::{
     FunctionChange, FunctionCost, ProfileDiff, ProfileReport, StepProfiles, TargetProfile,

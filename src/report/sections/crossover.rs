@@ -9,15 +9,17 @@
 
 use std::collections::BTreeMap;
 
-use super::fmt::{plural, two};
-use super::model::{Crossover, CrossoverPoint, GroupQps, MetricTest, ReportModel, StepGroup};
-use super::verdict::metric_test;
+use super::super::fmt::{plural, two};
+use super::super::model::{
+    Crossover, CrossoverPoint, GroupQps, MetricTest, ReportModel, StepGroup,
+};
+use super::super::verdict::metric_test;
 use crate::results::Measurement;
 use crate::stats::{self, Change};
 
 /// Fills `group_qps` and `crossovers` and puts the crossover sentences first in the tl;dr and
 /// the method in the notes. Does nothing with fewer than 2 client counts.
-pub(super) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
+pub(in crate::report) fn apply(model: &mut ReportModel, ms: &[Measurement]) {
     if model.clients.len() < 2 {
         return;
     }

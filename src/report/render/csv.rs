@@ -6,7 +6,9 @@
 //! value that was not measured or cannot be computed, booleans as `true`/`false`, quoting by
 //! the `csv` crate (RFC 4180). It must not compute numbers (that is `build`'s job) or do I/O.
 
-use super::model::{Aggregate, MeasurementRow, MetricTest, Relative, ReportModel, TargetSummary};
+use super::super::model::{
+    Aggregate, MeasurementRow, MetricTest, Relative, ReportModel, TargetSummary,
+};
 use crate::results::metrics::{METRICS, Part};
 
 /// What a fixed column holds: text, `true`/`false`, or a number (or empty). The metric columns
@@ -519,7 +521,7 @@ fn concurrency(m: &ReportModel, name: &str, group: Option<&str>, clients: u32) -
 /// rate, quartile mark, and for query steps the background insert rate against its target and
 /// `sla` = `met` or `failed`.
 fn insert(m: &ReportModel, name: &str, step: &str, clients: u32) -> [String; 6] {
-    let cell = (super::suites::insert_summaries(m).iter())
+    let cell = (super::super::suites::insert_summaries(m).iter())
         .filter(|s| s.clients == clients)
         .flat_map(|s| s.rows.iter().filter(|r| r.target == name))
         .flat_map(|r| r.cells.iter().filter(|c| c.step == step))
@@ -584,8 +586,10 @@ pub fn render(m: &ReportModel) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{run_pre_post, run_sweep, run_three_repeats, run_two_clients};
-    use super::super::{Format, build, render};
+    use super::super::super::fixture::{
+        run_pre_post, run_sweep, run_three_repeats, run_two_clients,
+    };
+    use super::super::super::{Format, build, render};
     use super::*;
 
     /// Every record of `out`, parsed back by the `csv` crate (header checked).

@@ -3,7 +3,7 @@
 //!
 //! Owns only serialization. It must not compute numbers (that is `build`'s job) or do I/O.
 
-use super::ReportModel;
+use super::super::ReportModel;
 
 /// Pretty-printed JSON with a trailing newline.
 pub fn render(model: &ReportModel) -> String {

@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::doc::{Block, Cell, ChartRef, Grid, Tone};
-use super::flame;
-use super::model::{
+use super::super::doc::{Block, Cell, ChartRef, Grid, Tone};
+use super::super::flame;
+use super::super::model::{
     FunctionChange, FunctionCost, ProfileDiff, ProfileReport, ReportModel, StepProfiles,
     TargetProfile, TargetSummary,
 };
@@ -538,13 +538,13 @@ pub fn files(
 
 /// The SVGs [`files`] writes for `step` (every target), with their titles and what each shows,
 /// without drawing them; empty when the run has no profile of it.
-pub fn svg_listing(m: &ReportModel, step: &str) -> Vec<super::why::FlameListing> {
+pub fn svg_listing(m: &ReportModel, step: &str) -> Vec<super::super::why::FlameListing> {
     let steps = (m.profiles.iter().flat_map(|p| &p.steps)).filter(|s| s.step == step);
     let mut out = Vec::new();
     for s in steps {
         let stem = |t: &str| file_name(&format!("{}-c{}-{t}", s.step, s.clients));
         for t in s.targets.iter().filter(|t| !t.stacks.is_empty()) {
-            out.push(super::why::FlameListing {
+            out.push(super::super::why::FlameListing {
                 file: format!("{}.svg", stem(&t.target)),
                 title: plain_title(&t.target, &s.step),
                 shows: format!("where {} spends its CPU per operation", t.target),
@@ -553,7 +553,7 @@ pub fn svg_listing(m: &ReportModel, step: &str) -> Vec<super::why::FlameListing>
         for d in &s.diffs {
             let has = |n: &str| s.targets.iter().any(|t| t.target == n);
             if has(&d.base) && has(&d.target) {
-                out.push(super::why::FlameListing {
+                out.push(super::super::why::FlameListing {
                     file: format!("{}.diff.svg", stem(&format!("{}-vs-{}", d.target, d.base))),
                     title: diff_title(&d.target, &d.base, &s.step),
                     shows: format!("in {}'s widths, coloured by the change", d.target),
@@ -565,7 +565,7 @@ pub fn svg_listing(m: &ReportModel, step: &str) -> Vec<super::why::FlameListing>
 }
 
 /// Only letters, digits, `.`, `_`, `-` and `@`.
-pub(super) fn file_name(raw: &str) -> String {
+pub(in crate::report) fn file_name(raw: &str) -> String {
     raw.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-@".contains(c) {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::model::WithinStep;
+use super::super::model::WithinStep;
 use crate::results::metrics::{METRICS, Resolution};
 use crate::results::{Measurement, Metric, SecondSample};
 use crate::stats::{self, CLOCK_TICK_US, MIN_STEP_SECONDS, RESOLUTION_UNITS};
@@ -16,9 +16,9 @@ use crate::stats::{self, CLOCK_TICK_US, MIN_STEP_SECONDS, RESOLUTION_UNITS};
 type SeriesKey = (String, String, u32, u32);
 
 /// Per-second ops of every stored series, by (target, step, clients, repeat), in second order.
-pub(super) type SeriesIndex = BTreeMap<SeriesKey, Vec<f64>>;
+pub(in crate::report) type SeriesIndex = BTreeMap<SeriesKey, Vec<f64>>;
 
-pub(super) fn series_index(series: &[SecondSample]) -> SeriesIndex {
+pub(in crate::report) fn series_index(series: &[SecondSample]) -> SeriesIndex {
     let mut points: BTreeMap<SeriesKey, Vec<(u32, f64)>> = BTreeMap::new();
     for s in series {
         points
@@ -36,7 +36,7 @@ pub(super) fn series_index(series: &[SecondSample]) -> SeriesIndex {
 }
 
 /// The per-second ops of measurement `m` (empty when none was stored: a step under a second).
-pub(super) fn series_of<'a>(index: &'a SeriesIndex, m: &Measurement) -> &'a [f64] {
+pub(in crate::report) fn series_of<'a>(index: &'a SeriesIndex, m: &Measurement) -> &'a [f64] {
     index
         .get(&(m.target.clone(), m.step.clone(), m.clients, m.repeat))
         .map_or(&[], Vec::as_slice)
@@ -63,7 +63,7 @@ fn judged(seconds: usize, cv: Option<f64>, precision: Option<f64>, min_effect: f
 }
 
 /// Within-step noise of one repeat from its per-second ops.
-pub(super) fn within_step(ops: &[f64], min_effect: f64) -> WithinStep {
+pub(in crate::report) fn within_step(ops: &[f64], min_effect: f64) -> WithinStep {
     let (cv, precision) = precision_of(ops);
     judged(ops.len(), cv, precision, min_effect)
 }
@@ -71,7 +71,10 @@ pub(super) fn within_step(ops: &[f64], min_effect: f64) -> WithinStep {
 /// Within-step noise over repeats (each repeat's per-second ops): the fewest seconds, the
 /// median CV and the median precision (a repeat whose precision cannot be bounded counts as
 /// infinitely wide); flagged from those. `None` without repeats.
-pub(super) fn within_step_over(repeats: &[&[f64]], min_effect: f64) -> Option<WithinStep> {
+pub(in crate::report) fn within_step_over(
+    repeats: &[&[f64]],
+    min_effect: f64,
+) -> Option<WithinStep> {
     let seconds = repeats.iter().map(|r| r.len()).min()?;
     let (mut cvs, mut precisions) = (Vec::new(), Vec::new());
     for ops in repeats {
@@ -92,7 +95,9 @@ pub(super) fn within_step_over(repeats: &[&[f64]], min_effect: f64) -> Option<Wi
 /// engine's (SQLite: dbdelta's own process) from `getrusage`, in µs.
 fn unit_of(rule: Resolution, engine: &str) -> f64 {
     match rule {
-        Resolution::Cpu { ticks: true } if !super::model::in_process(engine) => CLOCK_TICK_US,
+        Resolution::Cpu { ticks: true } if !super::super::model::in_process(engine) => {
+            CLOCK_TICK_US
+        }
         _ => 1.0,
     }
 }
@@ -117,7 +122,7 @@ fn total_units(ms: &[&Measurement], per_op: Metric, unit: f64) -> Option<f64> {
 
 /// Whether `metric` of measurement `m` was stored below resolution: its step's counters could
 /// not cover it (`sampler::CpuWindow`), so it holds no number.
-pub(super) fn unresolved(m: &Measurement, metric: Metric) -> bool {
+pub(in crate::report) fn unresolved(m: &Measurement, metric: Metric) -> bool {
     m.below_resolution.iter().any(|id| id == metric.id())
 }
 
@@ -129,7 +134,7 @@ fn none_resolved(side: &Side, metric: Metric) -> bool {
 }
 
 /// One side of a ratio: the non-failed repeats of a target × step × clients, and its engine.
-pub(super) struct Side<'a> {
+pub(in crate::report) struct Side<'a> {
     pub repeats: Vec<&'a Measurement>,
     pub engine: &'a str,
 }
@@ -137,7 +142,7 @@ pub(super) struct Side<'a> {
 /// Metrics with a ratio that cannot have one: their totals are below [`RESOLUTION_UNITS`] on
 /// both sides (the ratio is counting noise), or a side has no repeat whose sample covered its
 /// step (every value there was below resolution when measured).
-pub(super) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
+pub(in crate::report) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
     METRICS
         .iter()
         .filter(|d| d.relative)
@@ -158,7 +163,7 @@ pub(super) fn below_resolution(target: &Side, base: &Side) -> Vec<String> {
 
 /// Whether the engine's own IO confirms the device's: both known and within a factor of 2 of
 /// each other (both 0 agrees).
-pub(super) fn confirmed(device_kb: Option<f64>, engine_kb: Option<f64>) -> Option<bool> {
+pub(in crate::report) fn confirmed(device_kb: Option<f64>, engine_kb: Option<f64>) -> Option<bool> {
     let (d, e) = (device_kb?, engine_kb?);
     Some(if d <= 0.0 || e <= 0.0 {
         d <= 0.0 && e <= 0.0

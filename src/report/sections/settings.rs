@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use super::model::Difference;
+use super::super::model::Difference;
 
 /// Setting name fragments that shape performance, most telling first (after normalising `-` to
 /// `_` and lower case): memory, WAL/redo and durability, IO, planner costs, parallelism,
@@ -150,7 +150,7 @@ pub fn is_place(key: &str) -> bool {
 
 /// The keys named in config or settings lines (`key = value`, `key=value`, `--key=value`,
 /// `PRAGMA key = value`), normalised.
-pub(super) fn keys_set(config_text: &str) -> BTreeSet<String> {
+pub(in crate::report) fn keys_set(config_text: &str) -> BTreeSet<String> {
     config_text
         .lines()
         .map(str::trim)
@@ -191,7 +191,7 @@ fn rank(key: &str, set: &BTreeSet<String>) -> usize {
 }
 
 /// Sorts `diffs` as the module doc says: set by the lab, then performance, then by name.
-pub(super) fn order(diffs: &mut [Difference], set: &BTreeSet<String>) {
+pub(in crate::report) fn order(diffs: &mut [Difference], set: &BTreeSet<String>) {
     diffs.sort_by(|a, b| (rank(&a.key, set), &a.key).cmp(&(rank(&b.key, set), &b.key)));
 }
 

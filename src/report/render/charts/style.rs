@@ -15,7 +15,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 /// DejaVu Sans (Bitstream Vera licence, `assets/fonts/LICENSE-DejaVu.txt`).
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../../assets/fonts/DejaVuSans.ttf");
 
 /// Every chart's text is in this family: SVG viewers map it to any sans-serif font, and the
 /// PNG rasterizer finds the embedded font registered under the same name.

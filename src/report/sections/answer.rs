@@ -6,14 +6,14 @@
 //! (`Relative::deciding`, the one place a step's verdict comes from) and must not compute a
 //! test, format a table or do I/O; the lab text it reads is data, never a path.
 
-use super::fmt::{percent, plural, rough_percent};
-use super::model::{
+use super::super::fmt::{percent, plural, rough_percent};
+use super::super::model::{
     ChangedStep, Disagreement, Provenance, Relative, ReportModel, Summary, is_decided,
 };
 use crate::results::{Metric, RunData};
 
 /// The summary of a built model; `data` gives the lab text (where each build came from).
-pub(super) fn summary(model: &ReportModel, data: &RunData) -> Summary {
+pub(in crate::report) fn summary(model: &ReportModel, data: &RunData) -> Summary {
     let lab: Option<toml::Table> = data.run.lab_text.parse().ok();
     let targets = (model.targets.iter())
         .map(|t| provenance(t, lab.as_ref()))
@@ -68,7 +68,7 @@ fn disagree(model: &ReportModel) -> Vec<Disagreement> {
 /// A target's build: its whole version string, the compiler (from `dbdelta build`, else the
 /// binary's ELF `.comment` read at run time, else the version string's "compiled by"), its
 /// program's version line, and where it came from (the lab's keys for it).
-fn provenance(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> Provenance {
+fn provenance(t: &super::super::model::TargetSummary, lab: Option<&toml::Table>) -> Provenance {
     let read = t.provenance.as_ref();
     let compiler = match &t.build {
         Some(b) if !b.compiler.is_empty() => Some(b.compiler.clone()),
@@ -90,14 +90,14 @@ fn provenance(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> Pro
 }
 
 /// `gcc (Debian 12.2.0-14) 12.2.0` from PostgreSQL's `version()`: `… compiled by X, 64-bit`.
-pub(super) fn compiled_by(version: &str) -> Option<String> {
+pub(in crate::report) fn compiled_by(version: &str) -> Option<String> {
     let rest = version.split_once("compiled by ")?.1;
     let end = rest.rfind(", ").unwrap_or(rest.len());
     Some(rest[..end].trim().to_string()).filter(|c| !c.is_empty())
 }
 
 /// Where a target's server came from, in a few words.
-fn source(t: &super::model::TargetSummary, lab: Option<&toml::Table>) -> String {
+fn source(t: &super::super::model::TargetSummary, lab: Option<&toml::Table>) -> String {
     if let Some(b) = &t.build {
         return format!("built here by dbdelta build ({}, {})", b.variant, b.source);
     }
@@ -189,7 +189,7 @@ fn to_decide(m: &ReportModel, undecided: &[&Relative]) -> Vec<String> {
                 .into(),
         );
     }
-    let aggregates = |f: fn(&super::model::Aggregate) -> bool| {
+    let aggregates = |f: fn(&super::super::model::Aggregate) -> bool| {
         (timed.iter())
             .filter(|r| {
                 [&r.base, &r.target]
@@ -326,7 +326,7 @@ mod tests {
                 .parse()
                 .unwrap();
         for name in ["pg17", "pg17-again", "pg17-twin3"] {
-            let t = super::super::model::TargetSummary {
+            let t = super::super::super::model::TargetSummary {
                 name: name.into(),
                 engine: "postgres".into(),
                 ..Default::default()
@@ -337,7 +337,7 @@ mod tests {
                 "{name}"
             );
         }
-        let other = super::super::model::TargetSummary {
+        let other = super::super::super::model::TargetSummary {
             name: "pg17-twinx".into(),
             engine: "postgres".into(),
             ..Default::default()

@@ -8,9 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::Options;
-use super::build::{build_with, run_summary};
-use super::model::{CompareRuns, ReportModel};
+use super::super::Options;
+use super::super::build::{build_with, run_summary};
+use super::super::model::{CompareRuns, ReportModel};
 use crate::results::{Measurement, RunData, RunInfo, TargetInfo};
 
 /// Why two runs cannot be compared. Each message names both values and the fix.
@@ -417,8 +417,8 @@ fn combined_run(a: &RunInfo, b: &RunInfo) -> RunInfo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::run_two_clients;
-    use super::super::{Format, compare, render};
+    use super::super::super::fixture::run_two_clients;
+    use super::super::super::{Format, compare, render};
     use super::*;
     use crate::results::Metric;
 

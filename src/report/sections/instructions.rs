@@ -5,9 +5,9 @@
 //! Owns that table's layout and its explanation. Must not: compute verdicts (`verdict` does,
 //! into the model's `SpreadTest`s), or format for a particular output.
 
-use super::doc::{Block, Cell, Grid, NA, Tone, rel_cell, thousands};
-use super::fmt::percent;
-use super::model::{OpSpreadTest, Relative, ReportModel, SpreadTest};
+use super::super::doc::{Block, Cell, Grid, NA, Tone, rel_cell, thousands};
+use super::super::fmt::percent;
+use super::super::model::{OpSpreadTest, Relative, ReportModel, SpreadTest};
 use crate::results::Metric;
 
 /// `41,518 ±0.25%`: instructions/op and its half-range.
@@ -182,7 +182,7 @@ fn counted_by(m: &ReportModel, base: &str, target: &str, clients: u32) -> String
 }
 
 /// One table per compared target with counted steps at `clients`.
-pub(super) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+pub(in crate::report) fn tables(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     for target in &m.compared {
         let rows: Vec<(&Relative, &SpreadTest)> = (m.relative.iter())
             .filter(|r| r.clients == clients && r.target == *target)

@@ -10,7 +10,7 @@ use comfy_table::{
     TableStyle,
 };
 
-use super::doc::{Block, Grid, Tone};
+use super::super::doc::{Block, Grid, Tone};
 
 /// Width paragraphs and bullets are wrapped to.
 const WIDTH: usize = 100;

@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use super::charts;
-use super::doc::{Block, ChartRef, Grid, Tone};
-use super::layout;
-use super::model::ReportModel;
+use super::super::charts;
+use super::super::doc::{Block, ChartRef, Grid, Tone};
+use super::super::layout;
+use super::super::model::ReportModel;
 
 /// Inline stylesheet. Colours: Okabe–Ito bluish green and vermillion, lightened for cell
 /// backgrounds, with dark text of the same hue (contrast above 7:1); grey for "within 5%".
@@ -215,8 +215,12 @@ fn figures(model: &ReportModel, charts: &[ChartRef]) -> String {
                     "Differential flame graph: instructions per operation of {target} on {step} at {clients} client(s) against its base, in {}'s widths",
                     if *base_widths { "the base" } else { target }
                 );
-                let svg =
-                    super::why::flame_svg(model, (step, *clients, target), *base_widths, false);
+                let svg = super::super::why::flame_svg(
+                    model,
+                    (step, *clients, target),
+                    *base_widths,
+                    false,
+                );
                 out.push_str(&flame_of(svg, &label, &charts::file_stem(chart)));
                 continue;
             }
@@ -260,7 +264,7 @@ fn flame_figure(
             let b = s.targets.iter().find(|t| t.target == target)?;
             let base = s.diffs.iter().find(|d| d.target == target)?;
             let a = s.targets.iter().find(|t| t.target == base.base)?;
-            Some(super::profile::diff_svg(a, b, step, false))
+            Some(super::super::profile::diff_svg(a, b, step, false))
         });
     flame_of(svg, label, id)
 }
@@ -408,12 +412,12 @@ impl Ids {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{run_sweep, run_three_repeats, run_two_clients};
+    use super::super::super::fixture::{run_sweep, run_three_repeats, run_two_clients};
     use super::*;
     use crate::results::RunData;
 
     fn page(data: &RunData) -> String {
-        render(&super::super::build(data, None).unwrap())
+        render(&super::super::super::build(data, None).unwrap())
     }
 
     /// Every `<tag` opens as often as `</tag>` closes.

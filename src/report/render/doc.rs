@@ -5,7 +5,7 @@
 //! from these, and the renderers (`text`, `markdown`, `html`) read them. It must not read the
 //! model, choose sections or render a format.
 
-use super::fmt::two;
+use super::super::fmt::two;
 
 /// One piece of a report.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,18 +97,18 @@ impl Cell {
     }
 }
 
-pub(super) const NA: &str = "n/a";
+pub(in crate::report) const NA: &str = "n/a";
 /// A ratio of two values both below the resolution of their counter.
-pub(super) const COARSE: &str = "~";
+pub(in crate::report) const COARSE: &str = "~";
 /// Within-step flags: fewer whole seconds than the minimum; precision wider than the min effect.
-pub(super) const SHORT: &str = " [short]";
-pub(super) const NOISY: &str = " [noisy]";
+pub(in crate::report) const SHORT: &str = " [short]";
+pub(in crate::report) const NOISY: &str = " [noisy]";
 /// An adaptive step that ran to its maximum without reaching the target precision.
-pub(super) const MAX: &str = " [max]";
+pub(in crate::report) const MAX: &str = " [max]";
 /// Marks a step flagged client-bound in a table's step column.
-pub(super) const CB: &str = " [cb]";
+pub(in crate::report) const CB: &str = " [cb]";
 /// After a step: a side's server was still settling before its steps (the settling guard).
-pub(super) const SETTLING: &str = " [settling]";
+pub(in crate::report) const SETTLING: &str = " [settling]";
 
 /// A relative value: coloured, with a `+` (above 1) or `-` (below 1) mark, only where the
 /// statistics called a change for its metric (`verdict` is `improvement` or `regression`);

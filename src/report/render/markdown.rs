@@ -6,7 +6,7 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::ASCII_MARKDOWN};
 
-use super::doc::{Block, Grid};
+use super::super::doc::{Block, Grid};
 
 pub fn render(doc: &[Block]) -> String {
     let mut parts: Vec<String> = Vec::new();

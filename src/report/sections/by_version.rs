@@ -9,14 +9,14 @@
 //! than half of its steps share), and the section's blocks (text and Markdown tables, HTML charts). Must not:
 //! compute statistics, or draw (the charts module does).
 
-use super::doc::{Block, Cell, ChartRef, Grid, NA, rel_cell};
-use super::fmt::of;
-use super::model::{FirstChange, Relative, ReportModel, VersionSeries, VersionSweep};
+use super::super::doc::{Block, Cell, ChartRef, Grid, NA, rel_cell};
+use super::super::fmt::of;
+use super::super::model::{FirstChange, Relative, ReportModel, VersionSeries, VersionSweep};
 use crate::results::Metric;
 
 /// Every sweep × client count of the model, for `model.by_version` (after the verdicts and
 /// the group summaries are in).
-pub(super) fn sweeps(model: &ReportModel) -> Vec<VersionSweep> {
+pub(in crate::report) fn sweeps(model: &ReportModel) -> Vec<VersionSweep> {
     if model.compare.is_some() {
         return Vec::new();
     }
@@ -71,7 +71,7 @@ fn at<T>(model: &ReportModel, release: &str, one: T, value: impl FnOnce() -> T) 
 fn step_series(
     model: &ReportModel,
     releases: &[String],
-    group: &super::model::StepGroup,
+    group: &super::super::model::StepGroup,
     step: &str,
     clients: u32,
 ) -> VersionSeries {
@@ -206,7 +206,7 @@ fn marked(v: Option<f64>, verdict: Option<&str>, first: bool) -> Cell {
 
 /// The section: per sweep × clients, the groups' table (releases as rows), the steps' QPS
 /// and CPU/op tables (steps as rows) and, in HTML, one chart per group.
-pub(super) fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
+pub(in crate::report) fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
     for v in &m.by_version {
         doc.push(Block::Heading(format!(
             "By version: {} ({} releases), clients = {}",
@@ -350,8 +350,8 @@ fn steps_table(v: &VersionSweep, verdicts: bool, m: Measure) -> Grid {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::{run_two_clients, run_version_sweep};
-    use super::super::{Format, build, render};
+    use super::super::super::fixture::{run_two_clients, run_version_sweep};
+    use super::super::super::{Format, build, render};
     use super::*;
 
     fn section(format: Format, data: &crate::results::RunData) -> String {
@@ -470,7 +470,7 @@ mod tests {
                 group: group.into(),
                 clients: 1,
             };
-            super::super::charts::svg(&m, &chart)
+            super::super::super::charts::svg(&m, &chart)
                 .unwrap()
                 .expect("drawn")
         };

@@ -13,14 +13,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::doc::{Block, Cell, ChartRef, Grid, thousands};
-use super::fmt::plural;
-use super::model::{Relative, ReportModel};
-pub use super::why_model::{
+use super::super::doc::{Block, Cell, ChartRef, Grid, thousands};
+use super::super::fmt::plural;
+use super::super::model::{Relative, ReportModel};
+pub use super::super::why_model::{
     CallTrees, FunctionDiff, FunctionDiffs, GroupFunction, GroupFunctionDiff, StepConfiguration,
     StepFunctionDiff,
 };
-use super::{call_tree, flame};
+use super::super::{call_tree, flame};
 use crate::results::{FunctionCost, Measurement, Metric, StepExplanation, StepFunctions};
 
 /// Functions shown per step in text and Markdown.
@@ -346,7 +346,7 @@ fn decided(r: &Relative) -> bool {
 
 /// The "Why" section at `clients`: per compared target, the top functions of each step
 /// decided from instructions, and the functions that explain most of each group's change.
-pub(super) fn section(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
+pub(in crate::report) fn section(m: &ReportModel, clients: u32, doc: &mut Vec<Block>) {
     let Some(diffs) = &m.functions else {
         return;
     };
@@ -387,7 +387,7 @@ fn functions_part(
          A function under {} of a step's instructions on one side (`*`) counts 0 there. Under the \
          table, each group's mean relative change and the functions' parts of it. The JSON \
          report has every function, and the background's.",
-        super::fmt::percent(StepFunctions::SHARE)
+        super::super::fmt::percent(StepFunctions::SHARE)
     )));
     let header = [
         "step (change/op)",
@@ -606,7 +606,7 @@ fn flame_steps<'a>(
     (m.functions.iter().flat_map(|f| f.steps.iter()))
         .filter(move |s| s.step == step && target.is_none_or(|want| want == s.target))
         .filter_map(|s| {
-            let stem = super::profile::file_name(&format!(
+            let stem = super::super::profile::file_name(&format!(
                 "{}-c{}-{}-vs-{}.instructions",
                 s.step, s.clients, s.target, s.base
             ));

@@ -12,8 +12,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::doc::ChartRef;
-use super::model::ReportModel;
+use super::super::doc::ChartRef;
+use super::super::model::ReportModel;
 
 mod axis;
 mod bars;
@@ -169,7 +169,7 @@ pub fn png(model: &ReportModel, chart: &ChartRef) -> Result<Option<Vec<u8>>, Str
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::run_two_clients;
+    use super::super::super::fixture::run_two_clients;
     use super::bars::{REFERENCE, TRUNCATED};
     use super::style::{BASE_COLOUR, target_colour};
     use super::*;
@@ -177,7 +177,7 @@ mod tests {
     /// The two-clients fixture with every relative QPS at 1 client replaced by `values`, in
     /// turn.
     fn model_with(values: &[f64]) -> ReportModel {
-        let mut m = super::super::build(&run_two_clients(), None).unwrap();
+        let mut m = super::super::super::build(&run_two_clients(), None).unwrap();
         let mut it = values.iter().cycle();
         for r in m.relative.iter_mut().filter(|r| r.clients == 1) {
             r.qps = Some(*it.next().unwrap());
@@ -309,8 +309,8 @@ mod tests {
 
     #[test]
     fn clients_chart_has_a_line_per_target_on_a_log2_axis() {
-        use super::super::fixture::{SWEEP_CLIENTS, run_sweep};
-        let m = super::super::build(&run_sweep(), None).unwrap();
+        use super::super::super::fixture::{SWEEP_CLIENTS, run_sweep};
+        let m = super::super::super::build(&run_sweep(), None).unwrap();
         let c = scaling(&m, "point").expect("the sweep has group QPS");
         assert_eq!(c.clients, SWEEP_CLIENTS);
         let names: Vec<&str> = c.series.iter().map(|s| s.0.name.as_str()).collect();
@@ -378,7 +378,9 @@ mod tests {
             )
         );
         // No chart without a sweep.
-        let one = super::super::build(&super::super::fixture::run_three_repeats(), None).unwrap();
+        let one =
+            super::super::super::build(&super::super::super::fixture::run_three_repeats(), None)
+                .unwrap();
         assert!(scaling(&one, "point").is_none());
         assert_eq!(file_stem(&chart), "qps-by-clients-point");
     }

@@ -5,6 +5,8 @@
 //! Owns which ratios form a family and how a `stats::Verdict` becomes a [`MetricTest`]. The
 //! arithmetic lives in `stats`; this module must not format anything or do I/O.
 
+pub(super) mod resolution;
+
 use std::collections::BTreeMap;
 
 use super::model::{MetricTest, OpSpreadTest, Relative, ReportModel, SpreadTest};

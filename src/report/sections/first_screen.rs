@@ -7,12 +7,12 @@
 //! Owns the wording and order of those blocks. It must not decide anything: every fact is
 //! `ReportModel::summary` (`answer`), every verdict `Relative::deciding`.
 
-use super::doc::Block;
-use super::fmt::{interval, plural, two};
-use super::model::{ChangedStep, Deciding, Disagreement, Provenance, ReportModel};
+use super::super::doc::Block;
+use super::super::fmt::{interval, plural, two};
+use super::super::model::{ChangedStep, Deciding, Disagreement, Provenance, ReportModel};
 
 /// The answer's blocks, right under the title.
-pub(super) fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
+pub(in crate::report) fn blocks(m: &ReportModel, doc: &mut Vec<Block>) {
     let s = &m.summary;
     doc.push(Block::Heading("Answer".into()));
     doc.push(Block::Para("Compared:".into()));
