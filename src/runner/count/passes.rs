@@ -253,8 +253,9 @@ fn widened_to(passes: u32) -> u32 {
 }
 
 /// Size the passes, then this server start's share of `passes` pairs of n and 3n events
-/// ([`WIDE_PAIRS`] where its pairs disagree by more than [`SPREAD_GOAL`], or where an earlier
-/// cell of the run widened the part, [`Sizes::wide`]; see [`ServerStart::seeds`]); where the engine says so, one pair more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
+/// ([`WIDE_PAIRS`] where its pairs disagree by more than [`SPREAD_GOAL`], as the first cell of
+/// this start number to settle it found, or where a cell of another start widened the part:
+/// [`Sizes::begin`], [`Sizes::settle`]; see [`ServerStart::seeds`]); where the engine says so, one pair more first, dropped: it differs from the ones after it, which agree. MySQL 5.6.24 and 8.0.31, 1 × 100,000 rows,
 /// `update-index`: 54,555 then 89,084 and 88,683 instructions/op (5.6), 91,550 then 105,969 and
 /// 107,526 (8.0); the Insert Benchmark's `qp100` on 5.6: 121,107 then 165,155 and 165,282. An
 /// uncounted pass of n events before the first pair did not change that.
@@ -290,14 +291,14 @@ pub(super) fn count_step(
         pass(counted, client, step, part, n, 1001)?;
         pass(counted, client, step, part, 3 * n, 1002)?;
     }
-    // Widened by an earlier cell of the run (another target, or this one's other start): this
-    // cell counts its share of as many pairs.
-    let shared_wide = sizes.wide(&key);
-    let mut seeds = start.seeds(match shared_wide {
-        true => widened_to(counting.passes),
-        false => counting.passes,
+    // Settled for this start by another cell (or widened on another start): this cell counts
+    // its share of as many pairs; otherwise its own first pairs settle it.
+    let settled = sizes.begin(&key, start.number);
+    let mut seeds = start.seeds(match settled {
+        Some(true) => widened_to(counting.passes),
+        _ => counting.passes,
     });
-    let mut may_widen = !shared_wide;
+    let mut may_widen = settled.is_none();
     let mut i = 0;
     while let Some(&k) = seeds.get(i) {
         counted.functions.set(true);
@@ -325,10 +326,9 @@ pub(super) fn count_step(
         });
         if i == seeds.len() && may_widen {
             may_widen = false;
-            let wide = widened(&out.server, counting.passes);
-            if wide > counting.passes {
-                sizes.widen(&key);
-                seeds = start.seeds(wide);
+            let disagree = widened(&out.server, counting.passes) > counting.passes;
+            if sizes.settle(&key, start.number, disagree) {
+                seeds = start.seeds(widened_to(counting.passes));
             }
         }
     }

@@ -75,12 +75,14 @@ impl CountSink for Store {
 #[derive(Debug, Default)]
 pub struct Sizes(std::sync::Mutex<HashMap<String, PartSizes>>);
 
-/// One part's shared sizes: the first n, each build's, and whether some cell widened it.
+/// One part's shared sizes: the first n, each build's, whether some cell widened it, and what
+/// each server start's cells settled (wide or not, by start number).
 #[derive(Debug)]
 struct PartSizes {
     first: u64,
     builds: HashMap<String, u64>,
     wide: bool,
+    settled: HashMap<u32, bool>,
 }
 
 /// How far a target's own n may be from the shared one and still run it.
@@ -94,6 +96,7 @@ impl Sizes {
             first: own,
             builds: HashMap::new(),
             wide: false,
+            settled: HashMap::new(),
         });
         if let Some(&n) = part.builds.get(build) {
             return n;
@@ -108,20 +111,40 @@ impl Sizes {
         n
     }
 
-    /// Whether a cell of this run already widened `key` to more pairs: every later cell, of any
-    /// target and start, counts its share of as many, so that the pairs stay paired and a start
-    /// with one pair of its own (which cannot see a spread) gets its share of the extra ones.
-    pub(super) fn wide(&self, key: &str) -> bool {
-        let sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        sizes.get(key).is_some_and(|p| p.wide)
+    /// Whether start `start`'s cells count `key` widened, as far as it is settled when a cell
+    /// begins the part: `Some` when a cell of that start number settled it, or when a cell of
+    /// another start widened it (then settled wide for this start now: a start with one pair
+    /// of its own cannot see a spread, and PostgreSQL 16 vs 17's `update-index` counted seeds
+    /// 1, 3, 5, 7 on the first start and only 2 on the second before); `None`: the cell settles
+    /// it from its own pairs ([`Sizes::settle`]).
+    pub(super) fn begin(&self, key: &str, start: u32) -> Option<bool> {
+        let mut sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let part = sizes.get_mut(key)?;
+        if let Some(&wide) = part.settled.get(&start) {
+            return Some(wide);
+        }
+        part.wide.then(|| {
+            part.settled.insert(start, true);
+            true
+        })
     }
 
-    /// A cell widened `key` ([`Sizes::wide`]).
-    pub(super) fn widen(&self, key: &str) {
+    /// Settle whether start `start`'s cells count `key` widened, from a cell whose own pairs
+    /// say `disagree`: what a cell of that start settled first stands, so that every target's
+    /// cell of one start counts the same seeds of every step. Writes change the tables: a
+    /// target that counted more pairs of a step than another on the same start left its
+    /// tables further along, and their later steps' pairs no longer touched the same state
+    /// (PostgreSQL 16 vs 17: 17's first start counted four pairs of `update-zipf` against 16's
+    /// two, and `write-only`'s pairs there then read 0.91–0.92 against 1.03 on the second start
+    /// and 0.98 on a run with one start).
+    pub(super) fn settle(&self, key: &str, start: u32, disagree: bool) -> bool {
         let mut sizes = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = sizes.get_mut(key) {
-            p.wide = true;
-        }
+        let Some(part) = sizes.get_mut(key) else {
+            return disagree;
+        };
+        let wide = *part.settled.entry(start).or_insert(disagree);
+        part.wide |= wide;
+        wide
     }
 }
 

@@ -116,25 +116,29 @@ fn targets_run_the_first_ones_n_unless_far_from_their_own() {
     assert_eq!(agree("insert", "pg17", 200), 200, "per part");
 }
 
-/// A part one cell widened is wide for every later cell of the run (any target, any start),
-/// and only that part: a second start with one pair of its own cannot see a spread, and
-/// PostgreSQL 16 vs 17's `update-index` counted seeds 1, 3, 5, 7 on the first start and only
-/// 2 on the second before.
+/// Every target's cell of one server start counts the same pairs of a part: the first cell of
+/// that start to settle it decides, whatever a later one's own pairs say, so that no target's
+/// tables run ahead of another's; a part widened on one start is wide on a start not yet
+/// settled (whose one pair of its own cannot see a spread), and only that part.
 #[test]
-fn a_part_widened_once_is_wide_for_every_later_cell() {
+fn the_first_cell_of_a_start_settles_a_parts_pairs_for_every_target() {
     let sizes = Sizes::default();
-    assert!(!sizes.wide("update-index c=1"), "nothing sized yet");
-    sizes.widen("update-index c=1");
-    assert!(
-        !sizes.wide("update-index c=1"),
-        "only a sized part is widened"
-    );
-    sizes.agree("update-index c=1".into(), "pg16", 500);
+    let key = "update-zipf c=1";
+    assert_eq!(sizes.begin(key, 1), None, "nothing sized yet");
+    sizes.agree(key.into(), "pg16", 500);
     sizes.agree("insert c=1".into(), "pg16", 500);
-    assert!(!sizes.wide("update-index c=1"));
-    sizes.widen("update-index c=1");
-    assert!(sizes.wide("update-index c=1"));
-    assert!(!sizes.wide("insert c=1"), "per part");
+    // pg16's first start settles it narrow; pg17's, whose pairs disagree, follows.
+    assert_eq!(sizes.begin(key, 1), None);
+    assert!(!sizes.settle(key, 1, false));
+    assert_eq!(sizes.begin(key, 1), Some(false));
+    assert!(!sizes.settle(key, 1, true), "settled narrow on this start");
+    // The second start: one pair each, settled wide by the first cell whose pairs disagree.
+    assert!(sizes.settle(key, 2, true));
+    assert_eq!(sizes.begin(key, 2), Some(true));
+    assert!(sizes.settle(key, 2, false), "settled wide on this start");
+    // A third start not yet settled takes the widening; another part does not.
+    assert_eq!(sizes.begin(key, 3), Some(true));
+    assert_eq!(sizes.begin("insert c=1", 3), None, "per part");
     let start2 = super::starts::ServerStart { number: 2, of: 2 };
     assert_eq!(start2.seeds(super::passes::WIDE_PAIRS), [2, 4, 6]);
 }
