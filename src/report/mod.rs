@@ -35,7 +35,6 @@ pub use sections::profile;
 use sections::{
     answer, by_version, call_tree, crossover, first_screen, instructions, settings, why,
 };
-use verdicts as verdict;
 use verdicts::resolution;
 
 pub use why::{

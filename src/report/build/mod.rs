@@ -23,7 +23,7 @@ use super::fmt::plural;
 use super::model::*;
 use super::resolution;
 use super::suites::SECTIONS;
-use super::{Options, ReportError, crossover, verdict};
+use super::{Options, ReportError, crossover, verdicts};
 use crate::results::RunData;
 use crate::stats;
 use crate::suites::SuiteKind;
@@ -250,7 +250,7 @@ fn fill_derived(model: &mut ReportModel, all: &RunData, data: &RunData) {
             model.suites.insert(section.suite().to_string(), tables);
         }
     }
-    verdict::apply(model, (&data.measurements, &data.floors));
+    verdicts::apply(model, (&data.measurements, &data.floors));
     model.groups = group_summaries(model);
     model.decided = target_decided(model);
     model.pre_post = pre_post(model);

@@ -13,7 +13,7 @@ use crate::stats::{self, ratio};
 
 /// One row per compared target × step × clients with the ratios of the aggregates (cost
 /// ratios below resolution left out, see [`resolution::below_resolution`]); verdicts are
-/// `verdict::apply`'s.
+/// `verdicts::apply`'s.
 pub(super) fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative> {
     let mut out = Vec::new();
     for target in &model.compared {

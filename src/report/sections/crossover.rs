@@ -13,7 +13,7 @@ use super::super::fmt::{plural, two};
 use super::super::model::{
     Crossover, CrossoverPoint, GroupQps, MetricTest, ReportModel, StepGroup,
 };
-use super::super::verdict::metric_test;
+use super::super::verdicts::metric_test;
 use crate::results::Measurement;
 use crate::stats::{self, Change};
 
