@@ -42,6 +42,16 @@ pub fn offer<S: AsRef<str>>(names: &[S]) -> String {
     }
 }
 
+/// `a`, `a or b`, `a, b or c` (`last` the last word: `or`, `and`).
+pub fn listed<S: AsRef<str>>(names: &[S], last: &str) -> String {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+    match names.split_last() {
+        None => String::new(),
+        Some((only, [])) => only.to_string(),
+        Some((end, rest)) => format!("{} {last} {end}", rest.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

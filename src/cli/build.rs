@@ -10,7 +10,6 @@ use super::Verbosity;
 use crate::console::outln;
 use crate::error::InputError;
 use crate::progress::Progress;
-use crate::provision::Product;
 
 #[derive(Debug, Args)]
 pub struct BuildArgs {
@@ -92,11 +91,16 @@ pub(super) fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCod
 pub(super) fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
     let parsed = what
         .split_once('@')
-        .and_then(|(p, v)| Some((Product::parse(p)?, v)))
+        .and_then(|(p, v)| Some((crate::provision::product(p)?, v)))
         .filter(|(_, v)| !v.is_empty());
     let Some((product, version)) = parsed else {
+        let forms: Vec<String> = (crate::provision::products().iter())
+            .map(|p| format!("{}@VERSION", p.id))
+            .collect();
+        let example = crate::provision::products().last().map_or("", |p| p.id);
         return crate::error::input(format!(
-            "fetch {what}: expected postgres@VERSION, mysql@VERSION or mariadb@VERSION, e.g. dbdelta fetch mysql@8.0"
+            "fetch {what}: expected {}, e.g. dbdelta fetch {example}@VERSION",
+            crate::suggest::listed(&forms, "or")
         ));
     };
     let f = crate::provision::fetch(product, version, &|line| progress.line(line))?;
@@ -106,7 +110,7 @@ pub(super) fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
     };
     outln!(
         "{} {}: {} ({how})",
-        product.title(),
+        product.title,
         crate::provision::label(product, &f.version),
         f.bin.display()
     );

@@ -11,8 +11,8 @@ use super::StoreArg;
 use super::write::write_text;
 use crate::console::errln;
 use crate::engine::EngineKind;
+use crate::engine::common::fetchable::VersionStyle;
 use crate::error::EXIT_FAILED;
-use crate::provision::Product;
 use crate::report;
 use crate::store::Store;
 
@@ -57,12 +57,14 @@ pub enum ListWhat {
 /// and what is cached. Exit 1 when a registry could not be read (what is cached is still shown).
 fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
     let products = match product {
-        None => Product::ALL.to_vec(),
-        Some(p) => match Product::parse(p) {
+        None => crate::provision::products(),
+        Some(p) => match crate::provision::product(p) {
             Some(p) => vec![p],
             None => {
+                let ids: Vec<&str> = crate::provision::products().iter().map(|p| p.id).collect();
                 return crate::error::input(format!(
-                    "list versions {p}: unknown product; use postgres, mysql or mariadb"
+                    "list versions {p}: unknown product; use {}",
+                    crate::suggest::listed(&ids, "or")
                 ));
             }
         },
@@ -71,12 +73,15 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
     for p in products {
         let cached = crate::provision::cached(p);
         let is_cached = |v: &str| cached.iter().any(|c| c.version == v);
-        out.push_str(&format!("{} ({}@VERSION):\n", p.title(), p.id()));
+        out.push_str(&format!("{} ({}@VERSION):\n", p.title, p.id));
         match crate::provision::listing(p) {
-            Ok(list) if p == Product::Postgres => {
-                // Hundreds of npm builds: one line per major; Debian's, one line each, after.
+            Ok(list) if p.versions == VersionStyle::MajorMinorPackage => {
+                // Hundreds of package builds: one line per major; Debian's, one line each, after.
                 let (debian, list): (Vec<_>, Vec<_>) = list.into_iter().partition(|(r, _)| {
-                    matches!(r.package, crate::provision::Package::Debian { .. })
+                    matches!(
+                        r.package,
+                        crate::engine::common::fetchable::Package::Debian { .. }
+                    )
                 });
                 let mut majors: Vec<(String, Vec<&str>)> = Vec::new();
                 for (r, _) in &list {

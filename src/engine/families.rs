@@ -8,6 +8,7 @@
 //! is its folder's.
 
 use super::Family;
+use super::common::fetchable::Product;
 
 /// Every engine family, in the order `dbdelta list` and messages name them. The first is the
 /// default of an empty target description.
@@ -41,4 +42,17 @@ pub fn registry() -> Vec<&'static dyn Family> {
 /// stored run reads).
 pub fn all() -> Vec<&'static dyn Family> {
     (FAMILIES.iter().chain(TEST_FAMILIES)).copied().collect()
+}
+
+/// Every product whose builds can be fetched, family by family in [`FAMILIES`]' order
+/// (`dbdelta list versions` shows them in this order).
+pub fn products() -> Vec<&'static Product> {
+    (all().into_iter())
+        .flat_map(|f| f.products().iter().copied())
+        .collect()
+}
+
+/// The fetchable product `name` names (its id or an alias: `postgresql`).
+pub fn product(name: &str) -> Option<&'static Product> {
+    products().into_iter().find(|p| p.answers_to(name))
 }

@@ -389,9 +389,10 @@ pub trait Family: Sync {
     fn table_options(&self) -> bool {
         false
     }
-    /// The engine names as written (`engine = "…"`) whose fetched builds (`version`,
-    /// `versions`) serve this family: `crate::provision::Product` ids. Empty: none are fetched.
-    fn products(&self) -> &'static [&'static str] {
+    /// The products whose fetched builds (`version`, `versions`) serve this family, each named
+    /// by its id or an alias as the lab's engine name ([`common::fetchable`]). Empty: none are
+    /// fetched.
+    fn products(&self) -> &'static [&'static common::fetchable::Product] {
         &[]
     }
     /// The product as reports name it, for families that serve several (`mariadb` for

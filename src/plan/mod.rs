@@ -163,7 +163,7 @@ impl TargetPlan {
     /// (a running server or another host: the report names it from its version), with
     /// `(myrocks)` as reports add it.
     pub fn product_name(&self) -> &'static str {
-        let fetched = self.product.map(|p| p.id());
+        let fetched = self.product.map(|p| p.id);
         (self.engine.family()).product_name(&self.spec(true), fetched, self.build.is_some())
     }
 

@@ -43,11 +43,7 @@ pub fn describe_fetches(plan: &RunPlan) -> Result<String> {
     for t in &plan.targets {
         if let (Some(v), Some(product)) = (&t.version, t.product) {
             let what = crate::provision::plan_fetch(product, v).map_err(for_target(&t.name))?;
-            s.push_str(&format!(
-                "target {}: {}@{v}: {what}\n",
-                t.name,
-                product.id()
-            ));
+            s.push_str(&format!("target {}: {}@{v}: {what}\n", t.name, product.id));
         }
     }
     Ok(s)

@@ -62,22 +62,22 @@ fn releases(
     let available = listing(product, hint).map_err(|e| {
         InputError::new(format!(
             "{at}: the list of {} builds could not be read ({e:#}); check the network or the registry settings (`dbdelta list versions {}`)",
-            product.title(),
-            product.id()
+            product.title,
+            product.id
         ))
     })?;
     let exists = || summary(&sweep::releases_in(product, &available));
     let chosen = sweep::choose(product, set, &available).map_err(|entry| {
         InputError::new(format!(
             "{at}: no {} build matches \"{entry}\" (fetchable: {}); remove it or pick one of those",
-            product.title(),
+            product.title,
             exists()
         ))
     })?;
     if chosen.is_empty() {
         return Err(InputError::new(format!(
             "{at} matches no {} build (fetchable: {}); widen the pattern",
-            product.title(),
+            product.title,
             exists()
         )));
     }
@@ -129,8 +129,8 @@ mod tests {
     }
 
     fn fake(product: Product, _hint: Option<&str>) -> Result<Vec<String>> {
-        Ok(match product {
-            Product::Postgres => [
+        Ok(match product.id {
+            "postgres" => [
                 "16.9.0-beta.1",
                 "16.10.0-beta.2",
                 "16.10.0-beta.1",

@@ -47,7 +47,7 @@ pub fn cache_dir() -> PathBuf {
 }
 
 fn product_dir(product: Product) -> PathBuf {
-    cache_dir().join("builds").join(product.id())
+    cache_dir().join("builds").join(product.id)
 }
 
 /// For a `bin` inside a cached build's tree: the entry (`builds/<product>/<version>`, relative
@@ -112,7 +112,9 @@ impl Record {
     fn unpack(&self, entry: &Path, tree: &Path) -> Result<()> {
         let archive = entry.join(&self.archive);
         match (&self.layout, self.debian_parts()) {
-            (Layout::Debian { .. }, Some(parts)) => debian_tree::unpack(&archive, &parts, tree),
+            (Layout::Debian { bin }, Some(parts)) => {
+                debian_tree::unpack(&archive, &parts, tree, bin)
+            }
             _ => unpack::unpack(&self.layout, &archive, tree),
         }
     }
@@ -189,7 +191,7 @@ fn verify(product: Product, entry: &Path, say: &dyn Fn(&str)) -> Result<Verdict>
     };
     let title = format!(
         "{} {}",
-        product.title(),
+        product.title,
         super::label(product, &record.version)
     );
     let archive = entry.join(&record.archive);
@@ -273,7 +275,7 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     let source = release.source();
     say(&format!(
         "fetching {} {} from {source} ...",
-        product.title(),
+        product.title,
         super::label(product, &release.version)
     ));
     let started = Instant::now();
@@ -295,7 +297,7 @@ pub fn ensure(release: &Release, say: &dyn Fn(&str)) -> Result<Fetched> {
     std::fs::rename(&staging, &entry)?;
     say(&format!(
         "{} {}: {:.1} MB in {:.1} s, {algorithm} verified, cached in {}",
-        product.title(),
+        product.title,
         super::label(product, &release.version),
         bytes as f64 / 1e6,
         started.elapsed().as_secs_f64(),
@@ -319,7 +321,7 @@ fn download_debian(
         bail!("{source} has no {} directory", release.layout.bin());
     }
     let record = Record {
-        product: release.product.id().into(),
+        product: release.product.id.into(),
         version: release.version.clone(),
         source: source.into(),
         url: super::debian::mirror()?,
@@ -345,7 +347,7 @@ fn download_and_unpack(
 ) -> Result<(u64, &'static str)> {
     let artifact = match &release.artifact {
         Some(a) => a.clone(),
-        None => release.package.locate(&release.package_version)?,
+        None => super::locate(&release.package, &release.package_version)?,
     };
     let name = artifact
         .url
@@ -364,7 +366,7 @@ fn download_and_unpack(
         bail!("{source} has no {} directory", release.layout.bin());
     }
     let record = Record {
-        product: release.product.id().into(),
+        product: release.product.id.into(),
         version: release.version.clone(),
         source: source.into(),
         url: artifact.url.clone(),

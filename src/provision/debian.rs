@@ -1,8 +1,8 @@
-//! Debian suites as a source of builds: `mysql@9.7` from sid, `mariadb@11.8` from trixie, and
-//! the PostgreSQL releases npm's builds lack (`postgres@18.6` from sid, `postgres@17.12` from
-//! trixie: asked for by their exact version only, so `postgres@17` stays npm's).
+//! Debian suites as a source of builds: the newest releases of a product, which its family
+//! lists ([`DebianBuild`]: suite, packages, series; a build that only fills the gaps of another
+//! registry is asked for by its exact `major.minor` only).
 //!
-//! Owns: which suite and packages hold each build ([`DEBIAN_BUILDS`]), the archive's address
+//! Owns: choosing a product's Debian builds for a version, the archive's address
 //! (the Debian mirror apt on this machine is configured with: `DBDELTA_DEBIAN_MIRROR`, else the
 //! first `deb` source of `/etc/apt/sources.list(.d)` whose URI ends in `/debian`), the chain of
 //! trust (the suite's `InRelease` checked by `gpgv` against Debian's archive keyring, the
@@ -23,81 +23,12 @@ use anyhow::{Context, Result, bail};
 use super::checksum::{self, Checksum};
 use super::unpack::Layout;
 use super::{Package, Product, Release};
-
-/// One build a Debian suite holds: the packages to unpack (the first holds the server) and the
-/// series it is asked for by (`9.7`).
-pub struct DebianBuild {
-    pub product: Product,
-    pub series: &'static str,
-    pub suite: &'static str,
-    pub packages: &'static [&'static str],
-    /// The server's directory in the tree (the engine finds its programs there).
-    pub bin: &'static str,
-    /// Asked for only by a `major.minor` no other registry's build matches (`postgres@17.12`
-    /// while npm has 17.10): `postgres@17` keeps meaning npm's newest 17.
-    pub fills_gaps: bool,
-    /// Libraries (name prefixes) the closure leaves out: LLVM, which only PostgreSQL's JIT
-    /// provider loads (`debian_tree` removes the provider when its LLVM is absent).
-    pub leave_out: &'static [&'static str],
-}
-
-/// The Debian builds. MariaDB's install script needs `my_print_defaults` (the client
-/// package) and `fill_help_tables.sql` (the server package, whose other dependencies are not
-/// followed unless they are libraries).
-pub const DEBIAN_BUILDS: &[DebianBuild] = &[
-    DebianBuild {
-        product: Product::Mysql,
-        series: "9.7",
-        suite: "sid",
-        packages: &["mysql-server-core"],
-        bin: BIN,
-        fills_gaps: false,
-        leave_out: &[],
-    },
-    DebianBuild {
-        product: Product::Mariadb,
-        series: "11.8",
-        suite: "trixie",
-        packages: &[
-            "mariadb-server-core",
-            "mariadb-client-core",
-            "mariadb-server",
-        ],
-        bin: BIN,
-        fills_gaps: false,
-        leave_out: &[],
-    },
-    // PostgreSQL: the server package only (its programs, `lib/` and `share/`); not
-    // postgresql-common (wrapper scripts and cluster tools the engine does not use).
-    DebianBuild {
-        product: Product::Postgres,
-        series: "17",
-        suite: "trixie",
-        packages: &["postgresql-17"],
-        bin: "usr/lib/postgresql/17/bin",
-        fills_gaps: true,
-        leave_out: &["libllvm"],
-    },
-    DebianBuild {
-        product: Product::Postgres,
-        series: "18",
-        suite: "sid",
-        packages: &["postgresql-18"],
-        bin: "usr/lib/postgresql/18/bin",
-        fills_gaps: true,
-        leave_out: &["libllvm"],
-    },
-];
+use crate::engine::common::fetchable::DebianBuild;
 
 /// Debian's archive keyring (the `debian-archive-keyring` package).
 const KEYRING: &str = "/usr/share/keyrings/debian-archive-keyring.gpg";
 /// The index read from each suite.
 const INDEX: &str = "main/binary-amd64/Packages.gz";
-
-/// The MySQL/MariaDB server directory inside a Debian tree: the engines find
-/// `mysqld`/`mariadbd` there, and `usr/` above it is the installation's `basedir`
-/// (`share/mysql`, `lib/mysql/plugin`).
-pub const BIN: &str = "usr/sbin";
 
 /// One package of an index: what the closure and the download need.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,32 +64,27 @@ fn selects(b: &DebianBuild, wanted: &str, covered: bool) -> bool {
 /// Could a Debian build of `product` answer `wanted` (`postgres@17.12`: yes; `postgres@17`:
 /// no, that is npm's)?
 pub fn may_answer(product: Product, wanted: &str) -> bool {
-    DEBIAN_BUILDS
-        .iter()
-        .any(|b| b.product == product && selects(b, wanted, false))
+    product.debian.iter().any(|b| selects(b, wanted, false))
 }
 
 /// The Debian builds of `product` that `wanted` may select (all of them for `None`), each as a
 /// [`Release`] with the version the suite holds now; `covered`: another registry has a build
 /// matching `wanted` (then builds that only fill gaps are not read).
 pub fn releases(product: Product, wanted: Option<&str>, covered: bool) -> Result<Vec<Release>> {
-    DEBIAN_BUILDS
-        .iter()
-        .filter(|b| b.product == product && wanted.is_none_or(|w| selects(b, w, covered)))
-        .map(|b| release_of(b, None))
+    (product.debian.iter())
+        .filter(|b| wanted.is_none_or(|w| selects(b, w, covered)))
+        .map(|b| release_of(product, b, None))
         .collect()
 }
 
 /// For `dbdelta list versions`: every Debian build of `product`, or when its suite cannot be
 /// read, its series with why.
 pub fn listing(product: Product) -> Vec<(Release, Result<bool, String>)> {
-    DEBIAN_BUILDS
-        .iter()
-        .filter(|b| b.product == product)
-        .map(|b| match release_of(b, None) {
+    (product.debian.iter())
+        .map(|b| match release_of(product, b, None) {
             Ok(r) => (r, Ok(true)),
             Err(e) => (
-                release_of(b, Some(&format!("{}.x", b.series))).expect("no index read"),
+                release_of(product, b, Some(&format!("{}.x", b.series))).expect("no index read"),
                 Err(format!("{e:#}")),
             ),
         })
@@ -166,13 +92,13 @@ pub fn listing(product: Product) -> Vec<(Release, Result<bool, String>)> {
 }
 
 /// The release of a row: the version its suite holds now, or `known` without reading it.
-fn release_of(b: &DebianBuild, known: Option<&str>) -> Result<Release> {
+fn release_of(product: Product, b: &DebianBuild, known: Option<&str>) -> Result<Release> {
     let package_version = match known {
         Some(v) => v.to_string(),
         None => Index::of(b.suite)?.get(b.packages[0])?.version.clone(),
     };
     Ok(Release {
-        product: b.product,
+        product,
         version: upstream(&package_version),
         package: Package::Debian {
             suite: b.suite,
@@ -186,10 +112,14 @@ fn release_of(b: &DebianBuild, known: Option<&str>) -> Result<Release> {
 
 /// The row of a release's suite and package.
 pub fn build_of(suite: &str, package: &str) -> Result<&'static DebianBuild> {
-    DEBIAN_BUILDS
-        .iter()
+    all_builds()
         .find(|b| b.suite == suite && b.packages[0] == package)
         .with_context(|| format!("no Debian build {package} in {suite}"))
+}
+
+/// Every Debian build of every product.
+pub fn all_builds() -> impl Iterator<Item = &'static DebianBuild> {
+    (super::products().into_iter()).flat_map(|p| p.debian.iter())
 }
 
 /// The archive's base URL, ending in `/`.
@@ -558,8 +488,7 @@ Package: tzdata\nVersion: 2025b\nSection: localization\nFilename: pool/main/t/tz
                 .map(|s| (s.package.clone(), s))
                 .collect(),
         };
-        let build = DEBIAN_BUILDS
-            .iter()
+        let build = all_builds()
             .find(|b| b.packages == ["postgresql-17"])
             .unwrap();
         let names = |leave_out: &[&str]| -> Vec<String> {
@@ -589,17 +518,17 @@ Package: tzdata\nVersion: 2025b\nSection: localization\nFilename: pool/main/t/tz
     /// `major.minor` npm has; MySQL's and MariaDB's series answer a major as before.
     #[test]
     fn postgres_builds_answer_only_a_minor_npm_lacks() {
-        assert!(may_answer(Product::Postgres, "17.12") && may_answer(Product::Postgres, "18.6"));
-        assert!(may_answer(Product::Postgres, "18.99"));
-        assert!(!may_answer(Product::Postgres, "17") && !may_answer(Product::Postgres, "16.2"));
-        assert!(may_answer(Product::Mysql, "9") && may_answer(Product::Mariadb, "11"));
-        let pg17 = DEBIAN_BUILDS
-            .iter()
+        let p = |name| super::super::product(name).unwrap();
+        assert!(may_answer(p("postgres"), "17.12") && may_answer(p("postgres"), "18.6"));
+        assert!(may_answer(p("postgres"), "18.99"));
+        assert!(!may_answer(p("postgres"), "17") && !may_answer(p("postgres"), "16.2"));
+        assert!(may_answer(p("mysql"), "9") && may_answer(p("mariadb"), "11"));
+        let pg17 = all_builds()
             .find(|b| b.packages == ["postgresql-17"])
             .unwrap();
         assert!(selects(pg17, "17.12", false) && !selects(pg17, "17.12", true));
         assert!(!selects(pg17, "17", false) && !selects(pg17, "18.6", false));
-        let mysql = &DEBIAN_BUILDS[0];
+        let mysql = &p("mysql").debian[0];
         assert!(selects(mysql, "9", true) && selects(mysql, "9.7", false));
     }
 

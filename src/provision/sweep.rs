@@ -6,6 +6,7 @@
 
 use super::Product;
 use super::version::{Version, matches, parse_version};
+use crate::engine::common::fetchable::VersionStyle;
 
 /// What `versions` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,9 +74,9 @@ fn numbers(text: &str) -> Option<Vec<u64>> {
 /// The DBMS version a build carries, as its users write it: PostgreSQL's npm packages are
 /// `MAJOR.MINOR.0-beta.N` (PostgreSQL `MAJOR.MINOR`); MySQL's and MariaDB's are theirs.
 fn release_of(product: Product, v: &Version) -> String {
-    match product {
-        Product::Postgres => format!("{}.{}", v.major, v.minor),
-        _ => format!("{}.{}.{}", v.major, v.minor, v.patch),
+    match product.versions {
+        VersionStyle::MajorMinorPackage => format!("{}.{}", v.major, v.minor),
+        VersionStyle::Release => format!("{}.{}.{}", v.major, v.minor, v.patch),
     }
 }
 
@@ -195,7 +196,7 @@ mod tests {
             "17.0.0-beta.1",
         ]);
         let set = VersionSet::parse("16.*").unwrap();
-        let got = choose(Product::Postgres, &set, &available).unwrap();
+        let got = choose(super::super::product("postgres").unwrap(), &set, &available).unwrap();
         let pairs: Vec<(&str, &str)> = got
             .iter()
             .map(|c| (c.release.as_str(), c.version.as_str()))
@@ -209,23 +210,23 @@ mod tests {
             ]
         );
         let range = VersionSet::parse("16.3..16.9").unwrap();
-        let got = choose(Product::Postgres, &range, &available).unwrap();
+        let got = choose(super::super::product("postgres").unwrap(), &range, &available).unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].release, "16.9");
         let list = VersionSet::list(npm(&["16.10", "16.2"])).unwrap();
-        let got = choose(Product::Postgres, &list, &available).unwrap();
+        let got = choose(super::super::product("postgres").unwrap(), &list, &available).unwrap();
         assert_eq!(
             got.iter().map(|c| c.release.as_str()).collect::<Vec<_>>(),
             ["16.2", "16.10"]
         );
         let missing = VersionSet::list(npm(&["16.5"])).unwrap();
         assert_eq!(
-            choose(Product::Postgres, &missing, &available),
+            choose(super::super::product("postgres").unwrap(), &missing, &available),
             Err("16.5".into())
         );
         assert!(
             choose(
-                Product::Postgres,
+                super::super::product("postgres").unwrap(),
                 &VersionSet::parse("18.*").unwrap(),
                 &available
             )
@@ -239,13 +240,13 @@ mod tests {
     fn mariadb_ranges_include_both_ends_by_prefix() {
         let available = npm(&["10.1.48", "10.2.11", "10.5.3", "10.11.5", "11.4.2"]);
         let set = VersionSet::parse("10.2..10.5").unwrap();
-        let got = choose(Product::Mariadb, &set, &available).unwrap();
+        let got = choose(super::super::product("mariadb").unwrap(), &set, &available).unwrap();
         assert_eq!(
             got.iter().map(|c| c.release.as_str()).collect::<Vec<_>>(),
             ["10.2.11", "10.5.3"]
         );
         assert_eq!(
-            releases_in(Product::Mariadb, &available),
+            releases_in(super::super::product("mariadb").unwrap(), &available),
             ["10.1.48", "10.2.11", "10.5.3", "10.11.5", "11.4.2"]
         );
     }

@@ -18,36 +18,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-/// Where the binaries are inside an archive.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Layout {
-    /// A gzipped tarball; `pg_symlinks`: recreate the links `native/pg-symlinks.json` lists.
-    Tarball { bin: String, pg_symlinks: bool },
-    /// A jar holding the gzipped tarball `entry`.
-    JarTarball { entry: String, bin: String },
-    /// A jar whose entries under `prefix` are the installation; files in the `executable`
-    /// directories get their run bits.
-    JarTree {
-        prefix: String,
-        bin: String,
-        executable: Vec<String>,
-    },
-    /// `.deb`s of a Debian suite unpacked into one root (`debian_tree`).
-    Debian { bin: String },
-}
-
-impl Layout {
-    /// The binaries' directory, relative to the tree.
-    pub fn bin(&self) -> &str {
-        match self {
-            Layout::Tarball { bin, .. }
-            | Layout::JarTarball { bin, .. }
-            | Layout::JarTree { bin, .. }
-            | Layout::Debian { bin } => bin,
-        }
-    }
-}
+pub use crate::engine::common::fetchable::Layout;
 
 /// Unpack `archive` into the empty directory `tree`.
 pub fn unpack(layout: &Layout, archive: &Path, tree: &Path) -> Result<()> {

@@ -1,12 +1,14 @@
 //! What the engine families share: running a server as a child process ([`process`]), the
 //! receive side of dbdelta's own wire clients ([`wire`]), `connect` URLs ([`connect`]), and the
 //! superuser password of a started server ([`secret`]), and what a build says of itself
-//! ([`provenance`]: its compilers and version line).
+//! ([`provenance`]: its compilers and version line), and what of a product can be fetched
+//! ([`fetchable`]: plain data the families give and `provision` reads).
 //!
 //! Must not: know a particular engine's SQL, files or protocol (the families do), or remote
 //! hosts.
 
 pub mod connect;
+pub mod fetchable;
 pub mod process;
 pub mod provenance;
 pub mod secret;

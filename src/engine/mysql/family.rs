@@ -2,6 +2,7 @@
 //! names, what the lab, the preflight and a counting pass need to know of it, its `connect`
 //! URL form and its factories. Must not: hold the engine itself (this folder's other files do).
 
+use crate::engine::common::fetchable::Product;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,8 +70,8 @@ impl Family for MysqlFamily {
         true
     }
 
-    fn products(&self) -> &'static [&'static str] {
-        &["mysql", "mariadb"]
+    fn products(&self) -> &'static [&'static Product] {
+        super::fetch::PRODUCTS
     }
 
     /// `mariadb (myrocks)` for MyRocks tables; else the fetched product, or `mariadb` for a

@@ -19,6 +19,7 @@
 mod diagnostics;
 pub mod existing;
 mod family;
+mod fetch;
 pub mod flavor;
 pub mod mywire;
 mod postwrite;

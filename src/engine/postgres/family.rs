@@ -2,6 +2,7 @@
 //! what the preflight and a counting pass need to know of it, its `connect` URL form and its
 //! factories. Must not: hold the engine itself (this folder's other files do).
 
+use crate::engine::common::fetchable::Product;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -76,8 +77,8 @@ impl Family for PgFamily {
         Ok(Some(names))
     }
 
-    fn products(&self) -> &'static [&'static str] {
-        &["postgres", "postgresql"]
+    fn products(&self) -> &'static [&'static Product] {
+        super::fetch::PRODUCTS
     }
 
     /// The reference the suites' bytes per row are measured on.

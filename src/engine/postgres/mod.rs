@@ -18,6 +18,7 @@
 mod diagnostics;
 pub mod existing;
 mod family;
+mod fetch;
 pub mod pgwire;
 mod postwrite;
 mod server;

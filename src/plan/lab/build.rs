@@ -56,9 +56,21 @@ pub(super) fn bin_dir(
 /// its family lists that name among its products.
 fn fetched_product(t: &RawTarget, engine: EngineKind) -> Option<Product> {
     let written = t.engine.get_ref().as_str();
-    (engine.family().products().contains(&written))
-        .then(|| Product::parse(written))
-        .flatten()
+    (engine.family().products().iter())
+        .find(|p| p.answers_to(written))
+        .copied()
+}
+
+/// `engine = "postgres", "mysql" (Oracle MySQL) or "mariadb"`: the engine names whose builds
+/// are fetched, with the product's full title where it is not the title.
+fn fetchable_engines() -> String {
+    let names: Vec<String> = (crate::provision::products().iter())
+        .map(|p| match p.full_title == p.title {
+            true => format!("\"{}\"", p.id),
+            false => format!("\"{}\" ({})", p.id, p.full_title),
+        })
+        .collect();
+    format!("engine = {}", crate::suggest::listed(&names, "or"))
 }
 
 /// A target's `version` to fetch and whose builds it names.
@@ -74,7 +86,15 @@ pub(super) fn version(
     if engine.embedded() {
         return Err(src.error_at(
             v.span(),
-            "version fetches server builds (postgres, mysql, mariadb); SQLite is built into dbdelta",
+            format!(
+                "version fetches server builds ({}); {} is built into dbdelta",
+                crate::provision::products()
+                    .iter()
+                    .map(|p| p.id)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                engine.family().title()
+            ),
         ));
     }
     if has_bin {
@@ -83,10 +103,10 @@ pub(super) fn version(
     let product = fetched_product(t, engine).ok_or_else(|| {
         src.error_at(
             t.engine.span(),
-            "version needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+            format!("version needs {}", fetchable_engines()),
         )
     })?;
-    let prefix = format!("{}@", product.id());
+    let prefix = format!("{}@", product.id);
     let text = v.get_ref().trim();
     Ok((
         Some(text.strip_prefix(&prefix).unwrap_or(text).to_string()),
@@ -107,7 +127,10 @@ pub(super) fn versions(
     let Some(product) = fetched_product(t, engine) else {
         return Err(src.error_at(
             v.span(),
-            "versions sweeps fetched server builds: it needs engine = \"postgres\", \"mysql\" (Oracle MySQL) or \"mariadb\"",
+            format!(
+                "versions sweeps fetched server builds: it needs {}",
+                fetchable_engines()
+            ),
         ));
     };
     let other = [
@@ -121,7 +144,7 @@ pub(super) fn versions(
             format!("set either versions or {key}, not both: versions makes one target per fetched build"),
         ));
     }
-    let prefix = format!("{}@", product.id());
+    let prefix = format!("{}@", product.id);
     let bare = |s: &str| {
         s.trim()
             .strip_prefix(&prefix)

@@ -8,7 +8,6 @@ use super::{AutoRepeats, LabTarget, Order, parse, utf8};
 use crate::cpus::Shorthand;
 use crate::engine::EngineKind;
 use crate::profiler::{CallGraph, ProfileSettings};
-use crate::provision::Product;
 use crate::suites::sysbench::SysbenchConfig;
 
 #[test]
@@ -188,14 +187,14 @@ fn target(lines: &str) -> Result<LabTarget, String> {
 fn versions_fetch_postgres_mysql_and_mariadb() {
     let t = target("engine = \"mysql\"\nversion = \"mysql@8.0\"").unwrap();
     assert_eq!(t.version.as_deref(), Some("8.0"));
-    assert_eq!(t.product, Some(Product::Mysql));
+    assert_eq!(t.product, crate::provision::product("mysql"));
     let t = target("engine = \"mariadb\"\nversion = \"10.2\"").unwrap();
-    assert_eq!(t.product, Some(Product::Mariadb));
+    assert_eq!(t.product, crate::provision::product("mariadb"));
     assert_eq!(t.engine.name(), "mysql");
     let t = target("engine = \"postgres\"\nversion = \"postgres@17\"").unwrap();
     assert_eq!(
         (t.version.as_deref(), t.product),
-        (Some("17"), Some(Product::Postgres))
+        (Some("17"), crate::provision::product("postgres"))
     );
     let e = target("engine = \"sqlite\"\nversion = \"3\"").unwrap_err();
     assert!(e.contains("SQLite is built into dbdelta"), "{e}");
@@ -207,13 +206,13 @@ fn versions_take_a_pattern_a_range_or_a_list_and_exclude_version_bin_and_build()
     use crate::provision::sweep::VersionSet;
     let t = target("engine = \"postgres\"\nversions = \"postgres@16.*\"").unwrap();
     assert_eq!(t.versions, Some(VersionSet::Prefix("16".into())));
-    assert_eq!((t.product, t.version), (Some(Product::Postgres), None));
+    assert_eq!((t.product, t.version), (crate::provision::product("postgres"), None));
     let t = target("engine = \"mariadb\"\nversions = \"10.2..10.5\"").unwrap();
     assert_eq!(
         t.versions,
         Some(VersionSet::Range("10.2".into(), "10.5".into()))
     );
-    assert_eq!(t.product, Some(Product::Mariadb));
+    assert_eq!(t.product, crate::provision::product("mariadb"));
     let t = target("engine = \"mysql\"\nversions = [\"5.7\", \"8.0.31\"]").unwrap();
     assert_eq!(
         t.versions,
