@@ -302,10 +302,14 @@ fn graph_of(src: &Path) -> Graph {
         .collect();
     let mut graph = Graph::new();
     for (file, kept) in &code {
+        // A test module's file, and its submodules' files: beside it in the folder named
+        // after it (`x.rs` → `x/`), or in its own folder when it is a `mod.rs`.
         let in_test_module = test_only.iter().any(|t| {
-            file == t
-                || t.file_stem()
-                    .is_some_and(|s| file.starts_with(t.with_file_name(s)))
+            let folder = match t.file_name().is_some_and(|n| n == "mod.rs") {
+                true => t.parent().map(Path::to_path_buf),
+                false => t.file_stem().map(|s| t.with_file_name(s)),
+            };
+            file == t || folder.is_some_and(|d| file.starts_with(d))
         });
         if in_test_module {
             continue;

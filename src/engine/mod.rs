@@ -36,6 +36,24 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpus::CpuSet;
 
+/// What a stored target's engine is to a reader, from its family ([`EngineKind::stored`]): its
+/// title, whether it runs in dbdelta's process, and the product the record names. An engine
+/// this binary does not know is a server, named as stored.
+pub fn facts(t: &crate::results::TargetInfo) -> crate::results::EngineFacts {
+    match EngineKind::stored(&t.engine) {
+        Some(k) => crate::results::EngineFacts {
+            title: k.family().title().to_string(),
+            embedded: k.embedded(),
+            product: (k.family()).stored_product(t.server_version.as_deref(), &t.config_text),
+        },
+        None => crate::results::EngineFacts {
+            title: t.engine.clone(),
+            embedded: false,
+            product: t.engine.clone(),
+        },
+    }
+}
+
 /// SQL dialects: the workloads keep one SQL text per dialect for every statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -406,6 +424,12 @@ pub trait Family: Sync {
         _built: bool,
     ) -> &'static str {
         self.name()
+    }
+    /// The product as a reader names it, from a stored record alone: the server's own version
+    /// line and the target's settings as stored (`mariadb`, `mariadb (myrocks)`); the
+    /// family's name by default.
+    fn stored_product(&self, _server_version: Option<&str>, _settings: &str) -> String {
+        self.name().to_string()
     }
     /// For the disk preflight: what the family stores per row, in percent of PostgreSQL's.
     fn disk_percent(&self, _tables: &TableDdl) -> u64 {

@@ -210,18 +210,32 @@ mod tests {
             ]
         );
         let range = VersionSet::parse("16.3..16.9").unwrap();
-        let got = choose(super::super::product("postgres").unwrap(), &range, &available).unwrap();
+        let got = choose(
+            super::super::product("postgres").unwrap(),
+            &range,
+            &available,
+        )
+        .unwrap();
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].release, "16.9");
         let list = VersionSet::list(npm(&["16.10", "16.2"])).unwrap();
-        let got = choose(super::super::product("postgres").unwrap(), &list, &available).unwrap();
+        let got = choose(
+            super::super::product("postgres").unwrap(),
+            &list,
+            &available,
+        )
+        .unwrap();
         assert_eq!(
             got.iter().map(|c| c.release.as_str()).collect::<Vec<_>>(),
             ["16.2", "16.10"]
         );
         let missing = VersionSet::list(npm(&["16.5"])).unwrap();
         assert_eq!(
-            choose(super::super::product("postgres").unwrap(), &missing, &available),
+            choose(
+                super::super::product("postgres").unwrap(),
+                &missing,
+                &available
+            ),
             Err("16.5".into())
         );
         assert!(

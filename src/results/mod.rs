@@ -202,6 +202,22 @@ pub struct TargetInfo {
     /// a run stored before, a running server, another host's).
     #[serde(default)]
     pub provenance: Option<BinaryProvenance>,
+    /// What a reader needs to know of the target's engine, from its family: filled when the
+    /// record is read from the store or made for a run (`engine::facts`), never by a report.
+    #[serde(skip)]
+    pub facts: EngineFacts,
+}
+
+/// What a report needs to know of a target's engine, which only its family can say: how it is
+/// named, and whether it runs inside dbdelta's own process.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EngineFacts {
+    /// The family's title (`SQLite`, `PostgreSQL`).
+    pub title: String,
+    /// The engine runs inside dbdelta's own process (its CPU is dbdelta's).
+    pub embedded: bool,
+    /// The product as a reader names it (`mariadb`, `mariadb (myrocks)`, `postgres`).
+    pub product: String,
 }
 
 /// The load phase of one target × clients × repeat.

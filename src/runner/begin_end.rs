@@ -189,6 +189,10 @@ pub(super) fn target_infos(plan: &RunPlan) -> Vec<TargetInfo> {
             sweep: t.sweep.clone(),
             ..Default::default()
         })
+        .map(|mut info| {
+            info.facts = crate::engine::facts(&info);
+            info
+        })
         .collect()
 }
 

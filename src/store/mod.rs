@@ -538,6 +538,10 @@ mod tests {
         assert_eq!(a.push_run("r1", &b).unwrap(), 1 + 1 + 1 + 2);
         let (loaded, pushed) = (a.load_run("r1").unwrap(), b.load_run("r1").unwrap());
         assert_eq!(loaded, pushed);
+        let t = TargetInfo {
+            facts: crate::engine::facts(&t),
+            ..t
+        };
         assert_eq!(loaded.targets, [t], "the sweep is stored and read back");
         assert_eq!(pushed.series[0].second, 1, "insertion order kept");
         let e = a.push_run("r1", &b).unwrap_err();
@@ -958,7 +962,11 @@ mod tests {
             "the lab's min_effect is kept"
         );
         assert_eq!(data.measurements, vec![m, warm]);
-        assert_eq!(data.targets, vec![t]);
+        let t = TargetInfo {
+            facts: crate::engine::facts(&t),
+            ..t
+        };
+        assert_eq!(data.targets, vec![t], "read back with its engine's facts");
         assert_eq!(data.run.host, run().host);
         assert_eq!(s.resolve_run(None).unwrap(), "r1");
         assert!(s.resolve_run(Some("nope")).is_err());

@@ -79,7 +79,7 @@ fn run_info(db: &mut dyn Db, run_id: &str) -> Result<RunInfo> {
 /// The run's targets in lab order.
 fn targets_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<TargetInfo>> {
     let sql = "SELECT * FROM targets WHERE run_id = ?1 ORDER BY position";
-    rows_of(db, sql, run_id, |r| {
+    let mut targets = rows_of(db, sql, run_id, |r| {
         Ok(TargetInfo {
             name: r.col("name")?,
             engine: r.col("engine")?,
@@ -99,8 +99,14 @@ fn targets_of(db: &mut dyn Db, run_id: &str) -> Result<Vec<TargetInfo>> {
             unobserved: r.col("unobserved")?,
             sweep: r.col("sweep")?,
             provenance: json(r, "provenance_json")?,
+            facts: Default::default(),
         })
-    })
+    })?;
+    // What a reader needs of each engine, from its family (the report knows no engine).
+    for t in &mut targets {
+        t.facts = crate::engine::facts(t);
+    }
+    Ok(targets)
 }
 
 /// The run's loads in execution order.

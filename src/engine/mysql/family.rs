@@ -74,6 +74,23 @@ impl Family for MysqlFamily {
         super::fetch::PRODUCTS
     }
 
+    /// From the stored record alone: a server whose own version line says `MariaDB` is
+    /// `mariadb` (the stored engine is the family, `mysql`, for both), and a target whose
+    /// tables dbdelta created with `ENGINE=ROCKSDB` (its stored `table-options` line) adds
+    /// ` (myrocks)`.
+    fn stored_product(&self, server_version: Option<&str>, settings: &str) -> String {
+        let mariadb = server_version.is_some_and(|v| v.contains("MariaDB"));
+        let product = if mariadb { "mariadb" } else { self.name() };
+        let rocksdb = settings.lines().any(|l| {
+            let l = l.trim().to_ascii_lowercase().replace(' ', "");
+            l.starts_with("table-options=") && l.contains("engine=rocksdb")
+        });
+        match rocksdb {
+            true => format!("{product} (myrocks)"),
+            false => product.to_string(),
+        }
+    }
+
     /// `mariadb (myrocks)` for MyRocks tables; else the fetched product, or `mariadb` for a
     /// build (dbdelta builds MariaDB only) or Debian's install (MariaDB's `mariadbd`); `mysql`
     /// when none tells (a running server or another host: the report names it from its

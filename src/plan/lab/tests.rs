@@ -206,7 +206,10 @@ fn versions_take_a_pattern_a_range_or_a_list_and_exclude_version_bin_and_build()
     use crate::provision::sweep::VersionSet;
     let t = target("engine = \"postgres\"\nversions = \"postgres@16.*\"").unwrap();
     assert_eq!(t.versions, Some(VersionSet::Prefix("16".into())));
-    assert_eq!((t.product, t.version), (crate::provision::product("postgres"), None));
+    assert_eq!(
+        (t.product, t.version),
+        (crate::provision::product("postgres"), None)
+    );
     let t = target("engine = \"mariadb\"\nversions = \"10.2..10.5\"").unwrap();
     assert_eq!(
         t.versions,

@@ -70,24 +70,23 @@ pub(super) fn notes(model: &ReportModel, data: &RunData) -> Vec<String> {
 
 /// One note per engine family that runs inside dbdelta (SQLite), naming its targets.
 fn in_process_notes(data: &RunData) -> Vec<String> {
-    let mut families: Vec<&str> = Vec::new();
-    for t in data.targets.iter().filter(|t| in_process(&t.engine)) {
-        if !families.contains(&t.engine.as_str()) {
-            families.push(&t.engine);
+    let mut titles: Vec<&str> = Vec::new();
+    for t in data.targets.iter().filter(|t| t.facts.embedded) {
+        if !titles.contains(&t.facts.title.as_str()) {
+            titles.push(&t.facts.title);
         }
     }
-    (families.into_iter())
-        .filter_map(|engine| {
-            let title = crate::engine::EngineKind::stored(engine)?.family().title();
+    (titles.into_iter())
+        .map(|title| {
             let names: Vec<&str> = (data.targets.iter())
-                .filter(|t| t.engine == engine)
+                .filter(|t| t.facts.embedded && t.facts.title == title)
                 .map(|t| t.name.as_str())
                 .collect();
-            Some(format!(
+            format!(
                 "{title} runs inside dbdelta: server CPU is dbdelta's own process CPU (engine + client); client CPU cannot be \
                  separated, so no {title} step is flagged client-bound ({}).",
                 names.join(", ")
-            ))
+            )
         })
         .collect()
 }

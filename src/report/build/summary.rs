@@ -28,11 +28,9 @@ pub(super) fn relative(model: &ReportModel, ms: &[Measurement]) -> Vec<Relative>
                     }
                     let side = |name: &str| resolution::Side {
                         repeats: repeats_of(ms, name, step, clients),
-                        engine: model
-                            .targets
-                            .iter()
+                        in_process: (model.targets.iter())
                             .find(|t| t.name == name)
-                            .map_or("", |t| t.engine.as_str()),
+                            .is_some_and(|t| t.in_process),
                     };
                     let coarse = resolution::below_resolution(&side(target), &side(base));
                     let mut ratios = Values::default();

@@ -11,28 +11,12 @@ use crate::stats::{self, mean_known};
 
 /// `t` with its differences from `base` (none when `base` is `None`: `t` is a base or not
 /// compared). `is_base`, `relative_to` and `run_id` are the caller's to set.
-/// The engine as a reader names it, from the stored data alone: the stored engine is the
-/// family (`mysql` for MySQL and MariaDB alike), so a server whose own version string says
-/// `MariaDB` is named `mariadb`, and a target whose tables dbdelta created with
-/// `ENGINE=ROCKSDB` (its recorded `table-options` line) says so.
+/// The engine as a reader names it: the product its family names from the stored record
+/// ([`crate::results::EngineFacts::product`]; `mariadb (myrocks)`), else the stored family.
 pub fn engine_label(t: &TargetInfo) -> String {
-    let mariadb = t
-        .server_version
-        .as_deref()
-        .is_some_and(|v| v.contains("MariaDB"));
-    let product = if mariadb {
-        "mariadb"
-    } else {
-        t.engine.as_str()
-    };
-    let rocksdb = t.config_text.lines().any(|l| {
-        let l = l.trim().to_ascii_lowercase().replace(' ', "");
-        l.starts_with("table-options=") && l.contains("engine=rocksdb")
-    });
-    if rocksdb {
-        format!("{product} (myrocks)")
-    } else {
-        product.to_string()
+    match t.facts.product.is_empty() {
+        true => t.engine.clone(),
+        false => t.facts.product.clone(),
     }
 }
 
@@ -68,6 +52,8 @@ pub(super) fn target_summary(t: &TargetInfo, base: Option<&TargetInfo>) -> Targe
     TargetSummary {
         name: t.name.clone(),
         engine: engine_label(t),
+        engine_title: t.facts.title.clone(),
+        in_process: t.facts.embedded,
         server_version: t.server_version.clone(),
         provenance: t.provenance.clone(),
         config_name: t.config_name.clone(),

@@ -53,11 +53,15 @@ fn a_log_tail_is_condensed_to_its_last_lines() {
 
 #[test]
 fn mariadb_and_myrocks_are_named_in_the_engine_column() {
-    let t = |engine: &str, version: &str, config: &str| TargetInfo {
-        engine: engine.into(),
-        server_version: Some(version.into()),
-        config_text: config.into(),
-        ..Default::default()
+    let t = |engine: &str, version: &str, config: &str| {
+        let mut t = TargetInfo {
+            engine: engine.into(),
+            server_version: Some(version.into()),
+            config_text: config.into(),
+            ..Default::default()
+        };
+        t.facts = crate::engine::facts(&t);
+        t
     };
     assert_eq!(engine_label(&t("mysql", "MySQL 8.0.31", "")), "mysql");
     assert_eq!(engine_label(&t("mysql", "11.4.5-MariaDB", "")), "mariadb");

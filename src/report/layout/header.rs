@@ -317,7 +317,7 @@ pub(super) fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
     for t in &m.targets {
         let server = match &t.server_cpus {
             Some(s) => s.clone(),
-            None if crate::report::model::in_process(&t.engine) => "none (in-process)".into(),
+            None if t.in_process => "none (in-process)".into(),
             None => "not pinned".into(),
         };
         grid.rows.push(vec![

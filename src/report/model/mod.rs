@@ -251,9 +251,3 @@ impl ReportModel {
         out
     }
 }
-
-/// Whether a stored engine (its family's name) runs inside dbdelta's own process, as its family
-/// says ([`crate::engine::Family::embedded`]); an engine this binary does not know is a server.
-pub fn in_process(engine: &str) -> bool {
-    crate::engine::EngineKind::stored(engine).is_some_and(|k| k.embedded())
-}

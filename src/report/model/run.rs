@@ -57,6 +57,12 @@ pub struct Difference {
 pub struct TargetSummary {
     pub name: String,
     pub engine: String,
+    /// The engine's family title (`SQLite`), from the record.
+    #[serde(skip)]
+    pub engine_title: String,
+    /// The engine runs inside dbdelta's own process (from the record).
+    #[serde(skip)]
+    pub in_process: bool,
     pub server_version: Option<String>,
     pub config_name: Option<String>,
     pub failed: bool,

@@ -104,8 +104,8 @@ fn source(t: &super::super::model::TargetSummary, lab: Option<&toml::Table>) -> 
     if let Some(url) = &t.connect {
         return format!("a running server (connect {url})");
     }
-    if t.engine == "sqlite" {
-        return "the SQLite library compiled into dbdelta".into();
+    if t.in_process {
+        return format!("the {} library compiled into dbdelta", t.engine_title);
     }
     // A compare names targets NAME@A: the lab's target is NAME.
     // An explanation's twin runs the build of the target it copies.

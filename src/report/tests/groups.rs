@@ -112,6 +112,7 @@ fn an_in_process_engine_is_known_by_its_family_not_its_name() {
     let mut data = run_two_clients();
     for t in data.targets.iter_mut().filter(|t| t.engine == "sqlite") {
         t.engine = "fake".into();
+        t.facts = crate::engine::facts(t);
     }
     let m = build(&data, None).unwrap();
     assert!(

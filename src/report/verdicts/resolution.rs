@@ -93,11 +93,9 @@ pub(in crate::report) fn within_step_over(
 /// The size of one unit of the counter behind `rule`'s metric (µs, or 1 for counts), given the
 /// target's engine: a server's CPU comes from `/proc/PID/stat` in clock ticks, an in-process
 /// engine's (SQLite: dbdelta's own process) from `getrusage`, in µs.
-fn unit_of(rule: Resolution, engine: &str) -> f64 {
+fn unit_of(rule: Resolution, in_process: bool) -> f64 {
     match rule {
-        Resolution::Cpu { ticks: true } if !super::super::model::in_process(engine) => {
-            CLOCK_TICK_US
-        }
+        Resolution::Cpu { ticks: true } if !in_process => CLOCK_TICK_US,
         _ => 1.0,
     }
 }
@@ -136,7 +134,8 @@ fn none_resolved(side: &Side, metric: Metric) -> bool {
 /// One side of a ratio: the non-failed repeats of a target × step × clients, and its engine.
 pub(in crate::report) struct Side<'a> {
     pub repeats: Vec<&'a Measurement>,
-    pub engine: &'a str,
+    /// The target's engine runs inside dbdelta's process (its CPU comes from `getrusage`).
+    pub in_process: bool,
 }
 
 /// Metrics with a ratio that cannot have one: their totals are below [`RESOLUTION_UNITS`] on
@@ -150,7 +149,7 @@ pub(in crate::report) fn below_resolution(target: &Side, base: &Side) -> Vec<Str
             let coarse = |side: &Side| {
                 d.resolution.is_some_and(|rule| {
                     let counter = counter_of(d.metric, rule);
-                    total_units(&side.repeats, counter, unit_of(rule, side.engine))
+                    total_units(&side.repeats, counter, unit_of(rule, side.in_process))
                         .is_some_and(|t| t < RESOLUTION_UNITS)
                 })
             };
@@ -231,7 +230,7 @@ mod tests {
     fn side<'a>(repeats: &[&'a Measurement]) -> Side<'a> {
         Side {
             repeats: repeats.to_vec(),
-            engine: "postgres",
+            in_process: false,
         }
     }
 
@@ -264,7 +263,7 @@ mod tests {
         assert!(!coarse.contains(&"server_cpu_us_per_op".into()));
         // SQLite's CPU is dbdelta's getrusage, in µs: 9 ms is 9,000 units, not 0.9 ticks.
         let lite = |ms| Side {
-            engine: "sqlite",
+            in_process: true,
             ..side(ms)
         };
         let coarse = below_resolution(&lite(&[&t2]), &lite(&[&b2]));
