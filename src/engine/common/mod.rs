@@ -1,7 +1,8 @@
 //! What the engine families share: running a server as a child process ([`process`]), the
 //! receive side of dbdelta's own wire clients ([`wire`]), `connect` URLs ([`connect`]), and the
-//! superuser password of a started server ([`secret`]), and what a build says of itself
-//! ([`provenance`]: its compilers and version line).
+//! superuser password of a started server ([`secret`]), what a build says of itself
+//! ([`provenance`]: its compilers and version line), and what a build from source is
+//! ([`recipe`]: the steps a family's recipe gives, as data, which `provision` runs).
 //!
 //! Must not: know a particular engine's SQL, files or protocol (the families do), or remote
 //! hosts.
@@ -9,6 +10,7 @@
 pub mod connect;
 pub mod process;
 pub mod provenance;
+pub mod recipe;
 pub mod secret;
 pub mod secret_env;
 pub mod wire;
