@@ -1,7 +1,8 @@
 //! "Did you mean" for a name the user mistyped: a step, a lab key, an engine, a flag.
 //!
 //! Owns the one rule for which known names are near a typed one (edit similarity, or one
-//! being the start of the other) and the clause that offers them. Must not: know any list of
+//! being the start of the other), the clause that offers them, and how a message lists names
+//! (`a, b or c`). Must not: know any list of
 //! names (callers pass theirs) or decide that a name is wrong (callers did).
 
 /// How similar (Jaro-Winkler, 0..=1) a known name must be to count as near.
@@ -35,20 +36,19 @@ pub fn did_you_mean<'a>(typed: &str, known: impl IntoIterator<Item = &'a str>) -
 /// `; did you mean `a`?` (or `` `a`, `b` or `c` ``) for names already chosen, or nothing.
 pub fn offer<S: AsRef<str>>(names: &[S]) -> String {
     let names: Vec<String> = names.iter().map(|n| format!("`{}`", n.as_ref())).collect();
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => format!("; did you mean {last}?"),
-        Some((last, rest)) => format!("; did you mean {} or {last}?", rest.join(", ")),
+    match names.is_empty() {
+        true => String::new(),
+        false => format!("; did you mean {}?", join(&names, "or")),
     }
 }
 
-/// `a`, `a or b`, `a, b or c` (`last` the last word: `or`, `and`).
-pub fn listed<S: AsRef<str>>(names: &[S], last: &str) -> String {
+/// `a`, `a or b`, `a, b or c` (with `word` between the last two), for a message's list.
+pub fn join<S: AsRef<str>>(names: &[S], word: &str) -> String {
     let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     match names.split_last() {
         None => String::new(),
-        Some((only, [])) => only.to_string(),
-        Some((end, rest)) => format!("{} {last} {end}", rest.join(", ")),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} {word} {last}", rest.join(", ")),
     }
 }
 
@@ -84,5 +84,13 @@ mod tests {
             two.contains("`point-query`") && two.contains(" or "),
             "{two}"
         );
+    }
+
+    #[test]
+    fn lists_join_their_last_two_with_the_word() {
+        assert_eq!(join(&["a", "b", "c"], "and"), "a, b and c");
+        assert_eq!(join(&["a", "b"], "or"), "a or b");
+        assert_eq!(join(&["a"], "or"), "a");
+        assert_eq!(join::<&str>(&[], "or"), "");
     }
 }

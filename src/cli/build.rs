@@ -50,12 +50,14 @@ pub struct FetchArgs {
 
 /// `dbdelta build`: compile (or find in the cache) and print where the result is.
 pub(super) fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCode> {
-    use crate::provision::build::{self, BuildEngine, Flags, Training};
-    let engine = BuildEngine::parse(&args.engine).ok_or_else(|| {
+    use crate::provision::build::{self, Flags, Training};
+    let engine = crate::engine::recipe(&args.engine).ok_or_else(|| {
+        let names = crate::engine::recipe_names();
         InputError::new(format!(
-            "build {}: unknown engine{}; dbdelta builds postgres, sqlite or mariadb",
+            "build {}: unknown engine{}; dbdelta builds {}",
             args.engine,
-            crate::suggest::did_you_mean(&args.engine, ["postgres", "sqlite", "mariadb"])
+            crate::suggest::did_you_mean(&args.engine, names.iter().copied()),
+            crate::suggest::join(&names, "or")
         ))
     })?;
     let req = build::BuildRequest::new(
@@ -100,7 +102,7 @@ pub(super) fn fetch_cmd(what: &str, progress: &Progress) -> Result<ExitCode> {
         let example = crate::provision::products().last().map_or("", |p| p.id);
         return crate::error::input(format!(
             "fetch {what}: expected {}, e.g. dbdelta fetch {example}@VERSION",
-            crate::suggest::listed(&forms, "or")
+            crate::suggest::join(&forms, "or")
         ));
     };
     let f = crate::provision::fetch(product, version, &|line| progress.line(line))?;

@@ -64,7 +64,7 @@ fn list_versions(product: Option<&str>, out: &mut String) -> Result<bool> {
                 let ids: Vec<&str> = crate::provision::products().iter().map(|p| p.id).collect();
                 return crate::error::input(format!(
                     "list versions {p}: unknown product; use {}",
-                    crate::suggest::listed(&ids, "or")
+                    crate::suggest::join(&ids, "or")
                 ));
             }
         },

@@ -11,8 +11,8 @@
 //! (retryable, reconnect, fatal).
 //!
 //! [`Family`] is what an engine family is to the rest of dbdelta (names, dialect, lab keys,
-//! preflight, start, connect, remote start, fetched builds); the list of families is
-//! [`families`], beside this file. [`start`] starts a target's server on this host through its
+//! preflight, start, connect, remote start, fetched builds, the recipes of builds from source:
+//! [`recipe`] finds one by name); the list of families is [`families`], beside this file. [`start`] starts a target's server on this host through its
 //! family. Must not: name a family outside the registry, or know remote hosts beyond the
 //! target's description of one ([`remote`], plain data): a server on another host is
 //! `crate::remote`'s, which decides above the engines which server a target gets.
@@ -451,6 +451,11 @@ pub trait Family: Sync {
     /// The file that is the target's engine build (a saved load is keyed by its path and
     /// contents); `None`: the build inside dbdelta.
     fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>>;
+    /// How `dbdelta build` and a lab's `build` compile its engines from source (the recipes'
+    /// names are the cache's engine ids); empty: it builds none.
+    fn recipes(&self) -> &'static [&'static dyn common::recipe::Recipe] {
+        &[]
+    }
     /// What the target's build says of itself (compilers, version line), read on this host:
     /// by default the `.comment` of [`Family::build_file`] and, for a server, its `--version`
     /// run with the target's `env`. Called only for a server this host started.
@@ -719,6 +724,34 @@ pub fn start(target: &TargetSpec, data_dir: &Path, log: &Path) -> anyhow::Result
 /// keyed by its path and contents.
 pub fn build_file(target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
     target.engine.family().build_file(target)
+}
+
+/// The recipe `dbdelta build NAME` compiles (its name or an alias), among the recipes of the
+/// families this process knows ([`families::registry`]); a recipe's own name wins over another's
+/// alias.
+pub fn recipe(name: &str) -> Option<&'static dyn common::recipe::Recipe> {
+    let recipes = recipes();
+    (recipes.iter().find(|r| r.name() == name))
+        .or_else(|| recipes.iter().find(|r| r.aliases().contains(&name)))
+        .copied()
+}
+
+/// The recipe a lab's `build` compiles for a target of `engine = "NAME"`: as [`recipe`], less
+/// an alias that names another product the recipe only stands in for on the command line
+/// ([`common::recipe::Recipe::stand_in_for`]: a lab's `mysql` target is Oracle MySQL).
+pub fn lab_recipe(name: &str) -> Option<&'static dyn common::recipe::Recipe> {
+    recipe(name).filter(|r| !r.stand_in_for().contains(&name))
+}
+
+/// The names of every recipe, in registry order, for messages.
+pub fn recipe_names() -> Vec<&'static str> {
+    recipes().iter().map(|r| r.name()).collect()
+}
+
+fn recipes() -> Vec<&'static dyn common::recipe::Recipe> {
+    (families::registry().into_iter())
+        .flat_map(|f| f.recipes().iter().copied())
+        .collect()
 }
 
 /// The server program a target of `engine` starts here, found in `bin` (`None`: the

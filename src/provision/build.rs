@@ -10,8 +10,9 @@
 //! `dbdelta run` in a child process (the instrumented code writes its profile when the process
 //! that ran it exits), so this module never imports the runner.
 //! Must not: start servers itself or know a suite's steps (the training lab names a suite and a
-//! scale; the child run does the rest). Getting and unpacking sources is `build_source`; the
-//! per-engine configure/compile/install commands are `build_recipe`.
+//! scale; the child run does the rest), or name an engine: what is compiled, and how, is the
+//! request's recipe, a family's (`crate::engine::recipe`). Getting and unpacking sources is
+//! `build_source`; running the recipe's configure/compile/install steps is `build_recipe`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -19,10 +20,11 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use sha2::Digest;
 
-use super::build_recipe::{self, Recipe};
+use super::build_recipe::{self, Builder};
 use super::build_source::{self, Source};
-pub use super::build_spec::{BuildEngine, BuildFailed, Flags, Training};
+pub use super::build_spec::{BuildFailed, Flags, Training};
 use super::cache_dir;
+use crate::engine::common::recipe::Recipe;
 use crate::results::BuildInfo;
 
 /// Bumped when the recipes change what a key produces.
@@ -106,9 +108,11 @@ impl Variant {
 /// One build to make (or find in the cache).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BuildRequest {
-    pub engine: BuildEngine,
-    /// A Debian source package (`postgresql-15`, optionally `=VERSION`), a source directory or
-    /// a tarball.
+    /// What is compiled, and how: a family's recipe (`crate::engine::recipe`), whose name is
+    /// the cache's engine id.
+    pub engine: &'static dyn Recipe,
+    /// A Debian source package (a name `apt-get source` takes, optionally `=VERSION`), a source
+    /// directory or a tarball.
     pub source: String,
     pub variant: Variant,
     /// Appended to the variant's flags.
@@ -126,10 +130,10 @@ pub struct RequestError {
 }
 
 impl BuildRequest {
-    /// Check a request's parts as typed: the variant's name, a source (SQLite's defaults to
-    /// Debian's `sqlite3`), and PGO's training suite and scale.
+    /// Check a request's parts as typed: the variant's name, a source (the recipe's
+    /// [`Recipe::default_source`] when none is named), and PGO's training suite and scale.
     pub fn new(
-        engine: BuildEngine,
+        engine: &'static dyn Recipe,
         source: Option<String>,
         variant: &str,
         extra: Flags,
@@ -151,8 +155,8 @@ impl BuildRequest {
                 err(
                     "source",
                     format!(
-                        "building {} needs a source: a Debian source package (e.g. postgresql-15), a directory or a tarball",
-                        engine.id()
+                        "building {} needs a source: a Debian source package (a name `apt-get source` takes), a directory or a tarball",
+                        engine.name()
                     ),
                 )
             })?;
@@ -171,11 +175,11 @@ impl BuildRequest {
         })
     }
 
-    /// `postgres postgresql-15 lto` for messages.
+    /// `ENGINE SOURCE VARIANT`, then any extra flags and the training, for messages.
     pub fn describe(&self) -> String {
         let mut s = format!(
             "{} {} {}",
-            self.engine.id(),
+            self.engine.name(),
             self.source,
             self.variant.name()
         );
@@ -198,7 +202,7 @@ pub struct Built {
     pub info: BuildInfo,
     /// The directory of server binaries (servers), or the directory holding the library.
     pub bin: PathBuf,
-    /// SQLite: the shared library a target loads.
+    /// An embedded engine's shared library, which a target loads.
     pub library: Option<PathBuf>,
 }
 
@@ -209,7 +213,7 @@ pub fn compiled_dir() -> PathBuf {
 
 /// Build `req` unless the cache holds it already. `say` receives progress lines.
 pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
-    let compiler = build_recipe::compiler_version(req.engine)?;
+    let compiler = build_recipe::compiler_version()?;
     let source = build_source::resolve(&req.source, req.engine, say)?;
     let profile = if req.variant.pgo() {
         Some(instrumented(req, &source, &compiler, say)?)
@@ -234,20 +238,20 @@ pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
         return Ok(done);
     }
     let work = work_dir(profile.as_ref().map_or(&key, |p| &p.work_key));
-    let recipe = Recipe::new(req.engine, &work, &entry);
+    let builder = Builder::new(req.engine, &work, &entry);
     say(&format!(
         "build {}: compiling (log: {})",
         req.describe(),
-        recipe.log.display()
+        builder.log.display()
     ));
-    build_source::unpack(&source, &recipe.src, &recipe.log)?;
-    recipe.compile(&flags, say)?;
+    build_source::unpack(&source, &builder.src, &builder.log)?;
+    builder.compile(&flags, say)?;
     let mut secs = started.elapsed().as_secs_f64();
     if let Some(p) = &profile {
         secs += p.build_secs;
     }
     let info = BuildInfo {
-        engine: req.engine.id().into(),
+        engine: req.engine.name().into(),
         source: source.label.clone(),
         source_version: source.version.clone(),
         variant: req.variant.name().into(),
@@ -255,7 +259,7 @@ pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
         ldflags: flags.ldflags.clone(),
         compiler,
         build_secs: secs,
-        text_bytes: build_recipe::text_bytes(&recipe.main_binary()),
+        text_bytes: build_recipe::text_bytes(&builder.main_binary()),
         training: profile.as_ref().map(|p| p.describe.clone()),
         key,
         dir: entry.display().to_string(),
@@ -274,7 +278,7 @@ pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
 /// The cached build for `req`, if there is one (for `--dry-run`; nothing is fetched or built).
 /// `Err` carries why the answer is unknown (e.g. the source is not downloaded yet).
 pub fn lookup(req: &BuildRequest) -> Result<Option<Built>> {
-    let compiler = build_recipe::compiler_version(req.engine)?;
+    let compiler = build_recipe::compiler_version()?;
     let source = build_source::peek(&req.source, req.engine)?;
     let profile = req.variant.pgo().then(|| {
         let flags = instrumented_flags(req, Path::new("/"));
@@ -294,7 +298,7 @@ pub fn estimate_secs(req: &BuildRequest) -> f64 {
         .flatten()
         .flatten()
         .filter_map(|e| load_record(&e.path(), req.engine).ok().flatten())
-        .filter(|b| b.info.engine == req.engine.id() && b.info.training.is_none())
+        .filter(|b| b.info.engine == req.engine.name() && b.info.training.is_none())
         .map(|b| b.info.build_secs)
         .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
     let stage = earlier.unwrap_or_else(|| req.engine.default_stage_secs());
@@ -305,8 +309,8 @@ pub fn estimate_secs(req: &BuildRequest) -> f64 {
     }
 }
 
-fn built(info: BuildInfo, engine: BuildEngine, entry: &Path) -> Built {
-    let (bin, library) = build_recipe::installed(engine, entry);
+fn built(info: BuildInfo, engine: &dyn Recipe, entry: &Path) -> Built {
+    let (bin, library) = engine.installed(entry);
     Built { info, bin, library }
 }
 
@@ -333,7 +337,7 @@ fn instrumented_flags(req: &BuildRequest, dir: &Path) -> Flags {
 fn instrumented_entry(req: &BuildRequest, source: &Source, key: &str) -> PathBuf {
     compiled_dir().join(format!(
         "{}-{}-pgo-instrumented-{}",
-        req.engine.id(),
+        req.engine.name(),
         source.version,
         &key[..12]
     ))
@@ -377,17 +381,17 @@ fn instrumented(
     }
     let started = Instant::now();
     let work = work_dir(&key0);
-    let recipe = Recipe::new(req.engine, &work, &entry);
+    let builder = Builder::new(req.engine, &work, &entry);
     say(&format!(
         "build {}: instrumented build (log: {})",
         req.describe(),
-        recipe.log.display()
+        builder.log.display()
     ));
-    build_source::unpack(source, &recipe.src, &recipe.log)?;
+    build_source::unpack(source, &builder.src, &builder.log)?;
     let flags = instrumented_flags(req, &profile);
-    recipe.compile(&flags, say)?;
+    builder.compile(&flags, say)?;
     build_recipe::open_profile_dir(&profile)?;
-    let (bin, library) = build_recipe::installed(req.engine, &entry);
+    let (bin, library) = req.engine.installed(&entry);
     say(&format!(
         "build {}: training on {} (log: {})",
         req.describe(),
@@ -396,7 +400,7 @@ fn instrumented(
     ));
     super::build_train::train(req.engine, &req.training, &bin, library.as_deref(), &entry)?;
     let info = BuildInfo {
-        engine: req.engine.id().into(),
+        engine: req.engine.name().into(),
         source: source.label.clone(),
         source_version: source.version.clone(),
         variant: "pgo-instrumented".into(),
@@ -404,7 +408,7 @@ fn instrumented(
         ldflags: flags.ldflags,
         compiler: compiler.to_string(),
         build_secs: started.elapsed().as_secs_f64(),
-        text_bytes: build_recipe::text_bytes(&recipe.main_binary()),
+        text_bytes: build_recipe::text_bytes(&builder.main_binary()),
         training: Some(describe.clone()),
         key: key0.clone(),
         dir: entry.display().to_string(),
@@ -435,7 +439,7 @@ fn key(
     let mut h = sha2::Sha256::new();
     for part in [
         RECIPE_VERSION,
-        req.engine.id(),
+        req.engine.name(),
         &source.identity,
         variant,
         &flags.cflags,
@@ -456,7 +460,7 @@ fn key(
 fn entry_dir(req: &BuildRequest, source: &Source, key: &str) -> PathBuf {
     compiled_dir().join(format!(
         "{}-{}-{}-{}",
-        req.engine.id(),
+        req.engine.name(),
         source.version,
         req.variant.name().replace('+', "-"),
         &key[..12]
@@ -469,7 +473,7 @@ fn work_dir(key: &str) -> PathBuf {
     compiled_dir().join("work").join(&key[..16])
 }
 
-fn load_record(entry: &Path, engine: BuildEngine) -> Result<Option<Built>> {
+fn load_record(entry: &Path, engine: &dyn Recipe) -> Result<Option<Built>> {
     let path = entry.join(RECORD);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -478,7 +482,7 @@ fn load_record(entry: &Path, engine: BuildEngine) -> Result<Option<Built>> {
     };
     let info: BuildInfo = serde_json::from_str(&text)
         .with_context(|| format!("{} is damaged; delete {}", path.display(), entry.display()))?;
-    if info.engine != engine.id() {
+    if info.engine != engine.name() {
         return Ok(None);
     }
     let b = built(info, engine, entry);
@@ -537,7 +541,7 @@ mod tests {
     #[test]
     fn key_covers_flags_compiler_source_and_training() {
         let req = BuildRequest {
-            engine: BuildEngine::Sqlite,
+            engine: crate::engine::recipe("sqlite").unwrap(),
             source: "sqlite3".into(),
             variant: Variant::Pgo,
             extra: Flags::default(),

@@ -1,14 +1,13 @@
-//! How each engine is configured, compiled and installed from an unpacked source tree, with
-//! given flags, every command's output appended to the entry's `build.log`.
+//! How a family's recipe is run: its [`BuildStep`]s in order in the unpacked source tree, with
+//! the flags of one compile, every command's output appended to the entry's `build.log`.
 //!
-//! Owns the per-engine commands: PostgreSQL (`configure`, `make`, `make install`; no readline,
-//! zlib, ICU or LLVM, so only a compiler and make are needed), SQLite (the amalgamation
-//! `sqlite3.c`, generated with `make sqlite3.c` from a full source tree when missing, compiled
-//! into `lib/libsqlite3.so`), MariaDB (CMake, `Release`, the optional storage engines off); the
-//! compiler's version; the `.text` size of the main binary. A failing command becomes a
-//! [`BuildFailed`] carrying the log's last lines (for `configure`, `config.log`'s, where the
-//! compiler's own message is).
-//! Must not: choose flags or know about the cache key (`build`).
+//! Owns running the steps (each one's progress line, directory and environment); the
+//! compiler's version; the `.text` size of the main binary; the profile directory of an
+//! instrumented build. A failing command becomes a [`BuildFailed`] carrying the log's last
+//! lines (and, when the step names one, the end of the failed check in a file of the tree such
+//! as `config.log`, where the compiler's own message is).
+//! Must not: name an engine or hold any engine's commands (the families' recipes do, in
+//! `crate::engine`), choose flags or know about the cache key (`build`).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -17,175 +16,80 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 
-use super::build_spec::{BuildEngine, BuildFailed, Flags};
+use super::build_spec::{BuildFailed, Flags};
+use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
 
 /// Lines of the log a failure carries.
 const TAIL_LINES: usize = 15;
-/// SQLite's compile-time options of every built library (the variants differ only in flags).
-const SQLITE_DEFINES: &[&str] = &["-DSQLITE_THREADSAFE=1", "-DHAVE_USLEEP=1"];
 
-/// One build: its private tree and the cache entry it installs into.
-pub struct Recipe {
-    engine: BuildEngine,
+/// One build: its recipe, its private tree and the cache entry it installs into.
+pub struct Builder {
+    recipe: &'static dyn Recipe,
     /// The unpacked source.
     pub src: PathBuf,
     entry: PathBuf,
     pub log: PathBuf,
 }
 
-impl Recipe {
-    pub fn new(engine: BuildEngine, work: &Path, entry: &Path) -> Recipe {
-        Recipe {
-            engine,
+impl Builder {
+    pub fn new(recipe: &'static dyn Recipe, work: &Path, entry: &Path) -> Builder {
+        Builder {
+            recipe,
             src: work.join("src"),
             entry: entry.to_path_buf(),
             log: entry.join("build.log"),
         }
     }
 
-    /// Configure, compile and install with `flags`.
+    /// Configure, compile and install with `flags`: the recipe's steps for this tree, in order.
     pub fn compile(&self, flags: &Flags, say: &dyn Fn(&str)) -> Result<()> {
         std::fs::create_dir_all(&self.entry)?;
-        match self.engine {
-            BuildEngine::Postgres => self.postgres(flags, say),
-            BuildEngine::Sqlite => self.sqlite(flags, say),
-            BuildEngine::Mariadb => self.mariadb(flags, say),
+        let compiler = compiler();
+        let inputs = BuildInputs {
+            src: &self.src,
+            entry: &self.entry,
+            cflags: &flags.cflags,
+            ldflags: &flags.ldflags,
+            jobs: jobs(),
+            compiler: &compiler,
+        };
+        for step in self.recipe.steps(&inputs) {
+            if let Some(line) = &step.say {
+                say(line);
+            }
+            for dir in &step.make_dirs {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            self.run(&step)?;
         }
+        Ok(())
     }
 
     /// The binary whose text size reports show.
     pub fn main_binary(&self) -> PathBuf {
-        main_binary(self.engine, &self.entry)
+        self.recipe.main_binary(&self.entry)
     }
 
-    fn postgres(&self, flags: &Flags, say: &dyn Fn(&str)) -> Result<()> {
-        let prefix = self.entry.join("install");
-        say("  configure");
-        let mut c = Command::new("./configure");
-        c.arg(format!("--prefix={}", prefix.display()))
-            .args([
-                "--without-readline",
-                "--without-zlib",
-                "--without-icu",
-                "--without-llvm",
-            ])
-            .arg(format!("CFLAGS={}", flags.cflags))
-            .arg(format!("LDFLAGS={}", flags.ldflags));
-        lto_tools(&mut c, flags);
-        self.run(c, "configure", Some("config.log"))?;
-        // libpq's build refuses a library that references exit(), which an instrumented
-        // build's profiling runtime does; PostgreSQL skips that check for coverage builds.
-        let instrumented = flags.cflags.contains("-fprofile-generate");
-        let coverage = instrumented.then_some("enable_coverage=yes");
-        say(&format!("  make -j{}", jobs()));
-        let mut m = Command::new("make");
-        m.arg(format!("-j{}", jobs())).args(coverage);
-        self.run(m, "make", None)?;
-        say("  make install");
-        let mut i = Command::new("make");
-        i.arg("install").args(coverage);
-        self.run(i, "make install", None)
-    }
-
-    fn sqlite(&self, flags: &Flags, say: &dyn Fn(&str)) -> Result<()> {
-        let amalgamation = match find_file(&self.src, "sqlite3.c", 3) {
-            Some(f) => f,
-            None => {
-                say("  generating the amalgamation (configure; make sqlite3.c)");
-                self.run(Command::new("./configure"), "configure", Some("config.log"))?;
-                let mut m = Command::new("make");
-                m.arg("sqlite3.c");
-                self.run(m, "make sqlite3.c", None)?;
-                self.src.join("sqlite3.c")
-            }
-        };
-        let dir = amalgamation.parent().unwrap_or(&self.src).to_path_buf();
-        let lib = self.entry.join("lib");
-        std::fs::create_dir_all(&lib)?;
-        say("  compile sqlite3.c");
-        let mut cc = Command::new(compiler());
-        cc.args(flags.cflags.split_whitespace())
-            .args(["-fPIC", "-c", "sqlite3.c", "-o", "sqlite3.o"])
-            .args(SQLITE_DEFINES)
-            .current_dir(&dir);
-        self.run(cc, "compile sqlite3.c", None)?;
-        say("  link libsqlite3.so");
-        let mut ld = Command::new(compiler());
-        ld.args(flags.cflags.split_whitespace())
-            .args(["-shared", "-o"])
-            .arg(lib.join("libsqlite3.so"))
-            .arg("sqlite3.o")
-            .args(flags.ldflags.split_whitespace())
-            .args(["-lpthread", "-lm", "-ldl"])
-            .current_dir(&dir);
-        self.run(ld, "link libsqlite3.so", None)
-    }
-
-    fn mariadb(&self, flags: &Flags, say: &dyn Fn(&str)) -> Result<()> {
-        let build = self.src.join("_build");
-        let release = format!("{} -DNDEBUG", flags.cflags);
-        say("  cmake");
-        let mut c = Command::new("cmake");
-        c.arg("-S").arg(&self.src).arg("-B").arg(&build);
-        c.arg("-DCMAKE_BUILD_TYPE=Release")
-            .arg(format!("-DCMAKE_C_FLAGS_RELEASE={release}"))
-            .arg(format!("-DCMAKE_CXX_FLAGS_RELEASE={release}"))
-            .arg(format!("-DCMAKE_EXE_LINKER_FLAGS={}", flags.ldflags))
-            .arg(format!("-DCMAKE_SHARED_LINKER_FLAGS={}", flags.ldflags))
-            .arg(format!(
-                "-DCMAKE_INSTALL_PREFIX={}",
-                self.entry.join("install").display()
-            ))
-            .args([
-                "-DWITH_UNIT_TESTS=OFF",
-                "-DWITH_EMBEDDED_SERVER=OFF",
-                "-DPLUGIN_ROCKSDB=NO",
-                "-DPLUGIN_MROONGA=NO",
-                "-DPLUGIN_SPIDER=NO",
-                "-DPLUGIN_OQGRAPH=NO",
-                "-DPLUGIN_CONNECT=NO",
-                "-DPLUGIN_COLUMNSTORE=NO",
-                "-DPLUGIN_S3=NO",
-                "-DPLUGIN_TOKUDB=NO",
-                // The system's libraries: the bundled ones are downloaded at build time, and
-                // only the package registries are reachable here.
-                "-DWITH_PCRE=system",
-                "-DWITH_LIBFMT=system",
-            ]);
-        if flags.cflags.contains("-flto") {
-            c.args([
-                "-DCMAKE_AR=/usr/bin/gcc-ar",
-                "-DCMAKE_RANLIB=/usr/bin/gcc-ranlib",
-            ]);
-        }
-        self.run(c, "cmake", None)?;
-        say(&format!("  cmake --build -j{}", jobs()));
-        let mut b = Command::new("cmake");
-        b.arg("--build").arg(&build).arg(format!("-j{}", jobs()));
-        self.run(b, "cmake --build", None)?;
-        say("  cmake --install");
-        let mut i = Command::new("cmake");
-        i.arg("--install").arg(&build);
-        self.run(i, "cmake --install", None)
-    }
-
-    /// Run one command in the source tree (unless it set its own directory), its output
-    /// appended to the log. `extra_log`: a file of the tree whose end is appended on failure.
-    fn run(&self, mut cmd: Command, stage: &str, extra_log: Option<&str>) -> Result<()> {
+    /// Run one step in its directory (the source tree unless it names one), its output
+    /// appended to the log; on failure, the end of its `extra_log` file too.
+    fn run(&self, step: &BuildStep) -> Result<()> {
         let out = File::options().create(true).append(true).open(&self.log)?;
-        if cmd.get_current_dir().is_none() {
-            cmd.current_dir(&self.src);
-        }
-        cmd.stdin(Stdio::null())
+        let mut cmd = Command::new(&step.program);
+        cmd.args(&step.args)
+            .envs(step.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(step.dir.as_deref().unwrap_or(&self.src))
+            .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out);
+        let stage = &step.stage;
         let status = cmd
             .status()
             .with_context(|| format!("{stage}: cannot start {:?}", cmd.get_program()))?;
         if status.success() {
             return Ok(());
         }
-        if let Some(name) = extra_log {
+        if let Some(name) = step.extra_log {
             let text = std::fs::read_to_string(self.src.join(name)).unwrap_or_default();
             let note = format!(
                 "\n==== the failed check in {name} ====\n{}\n",
@@ -197,21 +101,12 @@ impl Recipe {
                 .and_then(|mut f| std::io::Write::write_all(&mut f, note.as_bytes()));
         }
         Err(BuildFailed {
-            what: format!("{} ({status})", self.engine.id()),
+            what: format!("{} ({status})", self.recipe.name()),
             stage: stage.to_string(),
             tail: tail(&self.log, TAIL_LINES),
             log: self.log.clone(),
         }
         .into())
-    }
-}
-
-/// `gcc-ar`/`gcc-ranlib` for archives of LTO objects.
-fn lto_tools(cmd: &mut Command, flags: &Flags) {
-    if flags.cflags.contains("-flto") {
-        cmd.env("AR", "gcc-ar")
-            .env("RANLIB", "gcc-ranlib")
-            .env("NM", "gcc-nm");
     }
 }
 
@@ -226,7 +121,7 @@ fn jobs() -> usize {
 }
 
 /// The compiler's own first line of `--version` (part of the cache key).
-pub fn compiler_version(_engine: BuildEngine) -> Result<String> {
+pub fn compiler_version() -> Result<String> {
     let cc = compiler();
     let out = Command::new(&cc)
         .arg("--version")
@@ -241,30 +136,6 @@ pub fn compiler_version(_engine: BuildEngine) -> Result<String> {
         .next()
         .unwrap_or(&cc)
         .to_string())
-}
-
-/// Where an entry's binaries are: the `bin` directory, and SQLite's library.
-pub fn installed(engine: BuildEngine, entry: &Path) -> (PathBuf, Option<PathBuf>) {
-    match engine {
-        BuildEngine::Sqlite => (
-            entry.join("lib"),
-            Some(entry.join("lib").join("libsqlite3.so")),
-        ),
-        _ => (entry.join("install").join("bin"), None),
-    }
-}
-
-fn main_binary(engine: BuildEngine, entry: &Path) -> PathBuf {
-    let (bin, library) = installed(engine, entry);
-    match engine {
-        BuildEngine::Sqlite => library.unwrap_or(bin),
-        BuildEngine::Postgres => bin.join("postgres"),
-        BuildEngine::Mariadb => ["mariadbd", "mysqld"]
-            .iter()
-            .map(|n| bin.join(n))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| bin.join("mariadbd")),
-    }
 }
 
 /// A directory the instrumented server (running as another user) can write its profile into,
@@ -285,29 +156,6 @@ pub fn open_profile_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The first file called `name` under `dir`, at most `depth` levels down (breadth first).
-pub fn find_file(dir: &Path, name: &str, depth: usize) -> Option<PathBuf> {
-    let mut level = vec![dir.to_path_buf()];
-    for _ in 0..=depth {
-        let mut next = Vec::new();
-        for d in &level {
-            let candidate = d.join(name);
-            if candidate.is_file() {
-                return Some(candidate);
-            }
-            for e in std::fs::read_dir(d).into_iter().flatten().flatten() {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    next.push(e.path());
-                }
-            }
-        }
-        next.sort();
-        level = next;
-    }
-    None
-}
-
-/// The last `n` lines of a text file.
 /// The end of an autoconf `config.log`'s checks: the command of the check that failed and
 /// the compiler's message, without the test program (`| ` lines) and before the cache
 /// variables and `confdefs.h` that close the file.
@@ -323,6 +171,7 @@ fn failed_check(config_log: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
+/// The last `n` lines of a text file.
 fn tail(path: &Path, n: usize) -> String {
     crate::sys::log_tail(path, n)
 }

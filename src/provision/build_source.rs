@@ -13,12 +13,12 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use sha2::Digest;
 
-use super::build_spec::BuildEngine;
+use crate::engine::common::recipe::Recipe;
 
 /// A located source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Source {
-    /// As reports name it: `postgresql-15 (Debian)`, a path.
+    /// As reports name it: `NAME (Debian source VERSION)`, a path.
     pub label: String,
     pub version: String,
     /// What the cache key covers.
@@ -49,22 +49,24 @@ impl Source {
 
 /// Locate `text` (a path, or a Debian source package `name[=version]`), downloading a Debian
 /// package's source when the cache does not have it.
-pub fn resolve(text: &str, engine: BuildEngine, say: &dyn Fn(&str)) -> Result<Source> {
-    locate(text, engine, Some(say))
+pub fn resolve(text: &str, recipe: &dyn Recipe, say: &dyn Fn(&str)) -> Result<Source> {
+    locate(text, recipe, Some(say))
 }
 
 /// Like [`resolve`], without downloading (for `--dry-run`).
-pub fn peek(text: &str, engine: BuildEngine) -> Result<Source> {
-    locate(text, engine, None)
+pub fn peek(text: &str, recipe: &dyn Recipe) -> Result<Source> {
+    locate(text, recipe, None)
 }
 
-fn locate(text: &str, engine: BuildEngine, say: Option<&dyn Fn(&str)>) -> Result<Source> {
+fn locate(text: &str, recipe: &dyn Recipe, say: Option<&dyn Fn(&str)>) -> Result<Source> {
     let path = Path::new(text);
     if path.is_dir() {
         let dir = path.canonicalize()?;
         return Ok(Source {
             label: dir.display().to_string(),
-            version: tree_version(&dir, engine).unwrap_or_else(|| "unknown".into()),
+            version: recipe
+                .tree_version(&dir)
+                .unwrap_or_else(|| "unknown".into()),
             identity: format!("dir:{}:{}", dir.display(), fingerprint(&dir)?),
             kind: Kind::Dir(dir),
         });
@@ -80,7 +82,7 @@ fn locate(text: &str, engine: BuildEngine, say: Option<&dyn Fn(&str)>) -> Result
     }
     if text.contains('/') {
         bail!(
-            "source {text}: no such file or directory; name a source directory, a tarball or a Debian source package (e.g. postgresql-15)"
+            "source {text}: no such file or directory; name a source directory, a tarball or a Debian source package (a name `apt-get source` takes)"
         );
     }
     debian(text, say)
@@ -280,45 +282,7 @@ fn fingerprint(dir: &Path) -> Result<String> {
     Ok(super::unpack::hex(&h.finalize())[..16].to_string())
 }
 
-/// What a source tree says its version is.
-fn tree_version(dir: &Path, engine: BuildEngine) -> Option<String> {
-    let read = |p: &str| std::fs::read_to_string(dir.join(p)).ok();
-    match engine {
-        BuildEngine::Postgres => read("configure")?
-            .lines()
-            .find_map(|l| l.strip_prefix("PACKAGE_VERSION='"))
-            .map(|v| v.trim_end_matches('\'').to_string()),
-        BuildEngine::Sqlite => read("VERSION")
-            .map(|v| v.trim().to_string())
-            .or_else(|| amalgamation_version(dir)),
-        BuildEngine::Mariadb => {
-            let body = read("VERSION")?;
-            let part = |k: &str| {
-                body.lines()
-                    .find_map(|l| l.strip_prefix(k))
-                    .map(|v| v.trim_start_matches('=').trim().to_string())
-            };
-            Some(format!(
-                "{}.{}.{}",
-                part("MYSQL_VERSION_MAJOR")?,
-                part("MYSQL_VERSION_MINOR")?,
-                part("MYSQL_VERSION_PATCH")?
-            ))
-        }
-    }
-}
-
-/// `#define SQLITE_VERSION "3.46.0"` in an amalgamation's header, wherever it sits.
-fn amalgamation_version(dir: &Path) -> Option<String> {
-    let header = super::build_recipe::find_file(dir, "sqlite3.h", 3)?;
-    std::fs::read_to_string(header)
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("#define SQLITE_VERSION "))
-        .map(|v| v.trim().trim_matches('"').to_string())
-}
-
-/// `postgresql-15.18.tar.bz2` → `15.18`; `libsqlite3-sys-0.35.0.crate` → `0.35.0`: the last
+/// `server-15.18.tar.bz2` → `15.18`; `lib3-sys-0.35.0.crate` → `0.35.0`: the last
 /// `-`/`_`-separated part that starts with a digit.
 fn name_version(file: &Path) -> Option<String> {
     let name = file.file_name()?.to_str()?;

@@ -1,57 +1,10 @@
-//! What a build is, as the build modules share it: the engine compiled ([`BuildEngine`]), one
-//! compile's flags, what a PGO build trains on, and how a failed build is reported. `build`
-//! re-exports them; `build_recipe`, `build_source` and `build_train` take them from here, so no
-//! two of those files import each other in a loop. Must not: build, fetch or run anything.
+//! What a build is, as the build modules share it: one compile's flags, what a PGO build trains
+//! on, and how a failed build is reported (what is compiled, and how, is a family's recipe:
+//! `crate::engine::common::recipe`). `build` re-exports them; `build_recipe`, `build_source` and
+//! `build_train` take them from here, so no two of those files import each other in a loop.
+//! Must not: build, fetch or run anything.
 
 use std::path::PathBuf;
-
-/// What can be built from source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BuildEngine {
-    Postgres,
-    Sqlite,
-    /// MariaDB (and Oracle MySQL) with CMake.
-    Mariadb,
-}
-
-impl BuildEngine {
-    /// A lab's or the command line's engine name: `postgres`, `sqlite`, `mariadb` or `mysql`.
-    pub fn parse(name: &str) -> Option<BuildEngine> {
-        match name {
-            "postgres" | "postgresql" => Some(BuildEngine::Postgres),
-            "sqlite" => Some(BuildEngine::Sqlite),
-            "mariadb" | "mysql" => Some(BuildEngine::Mariadb),
-            _ => None,
-        }
-    }
-
-    pub fn id(self) -> &'static str {
-        match self {
-            BuildEngine::Postgres => "postgres",
-            BuildEngine::Sqlite => "sqlite",
-            BuildEngine::Mariadb => "mariadb",
-        }
-    }
-
-    /// The Debian source package used when no source is named (SQLite only: a server's major
-    /// version is the user's choice).
-    pub fn default_source(self) -> Option<&'static str> {
-        match self {
-            BuildEngine::Sqlite => Some("sqlite3"),
-            _ => None,
-        }
-    }
-
-    /// Rough wall-clock seconds of one compile stage on a 2-CPU machine, for `--dry-run` when
-    /// the cache holds no earlier build of this engine.
-    pub(super) fn default_stage_secs(self) -> f64 {
-        match self {
-            BuildEngine::Postgres => 360.0,
-            BuildEngine::Sqlite => 60.0,
-            BuildEngine::Mariadb => 5400.0,
-        }
-    }
-}
 
 /// Flags for one compile.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

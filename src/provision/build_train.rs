@@ -1,7 +1,7 @@
 //! The training run of a PGO build: a lab with one target (the instrumented build) and one
 //! suite at a named scale, run by `dbdelta run` in a child process, so the instrumented code
 //! writes its profile when the processes that ran it exit (the server's processes at shutdown;
-//! dbdelta's own process for a SQLite library).
+//! dbdelta's own process for an embedded engine's library).
 //!
 //! Owns the training lab's text and running it; the lab, its results store and the run's log
 //! stay in the build's `training/` directory, named in reports. Must not: run a suite in this
@@ -12,11 +12,12 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use super::build_spec::{BuildEngine, Training};
+use super::build_spec::Training;
+use crate::engine::common::recipe::Recipe;
 
 /// Write the training lab under `entry/training/` and run it against the instrumented build.
 pub fn train(
-    engine: BuildEngine,
+    recipe: &dyn Recipe,
     training: &Training,
     bin: &Path,
     library: Option<&Path>,
@@ -25,7 +26,7 @@ pub fn train(
     let dir = entry.join("training");
     std::fs::create_dir_all(&dir)?;
     let lab = dir.join("lab.toml");
-    std::fs::write(&lab, lab_text(engine, training, bin, library))?;
+    std::fs::write(&lab, lab_text(recipe, training, bin, library))?;
     let log = dir.join("run.log");
     let out = std::fs::File::create(&log)?;
     let exe = std::env::current_exe().context("cannot find dbdelta's own binary")?;
@@ -41,7 +42,7 @@ pub fn train(
         cmd.arg("--quick");
     }
     // The profile files are shared by every process that runs the instrumented code: dbdelta
-    // itself (root, e.g. `postgres --version`) and the server user. The first to exit creates
+    // itself (root, e.g. the server program's `--version`) and the server user. The first to exit creates
     // each file; with root's umask it would be read-only to the server user, whose counts
     // would then be lost ("profiling: … Cannot open"). No umask: anyone may update them.
     // SAFETY: umask is async-signal-safe and touches only the child.
@@ -70,14 +71,9 @@ pub fn train(
 }
 
 /// One target, one suite: the suite's training table, which `small` sizes to finish in a few
-/// minutes on two CPUs.
-fn lab_text(engine: BuildEngine, t: &Training, bin: &Path, library: Option<&Path>) -> String {
-    let target = match (engine, library) {
-        (BuildEngine::Sqlite, Some(lib)) => {
-            format!("engine = \"sqlite\"\nlibrary = \"{}\"", lib.display())
-        }
-        _ => format!("engine = \"{}\"\nbin = \"{}\"", engine.id(), bin.display()),
-    };
+/// minutes on two CPUs. The target's lines are the recipe's ([`Recipe::training_target`]).
+fn lab_text(recipe: &dyn Recipe, t: &Training, bin: &Path, library: Option<&Path>) -> String {
+    let target = recipe.training_target(bin, library);
     let suite = &t.section;
     format!(
         "# PGO training run written by `dbdelta build`.\n[lab]\nname = \"PGO training: {}\"\nrepeats = 1\nclients = [1]\n\n[[target]]\nname = \"instrumented\"\n{target}\n\n{suite}",
@@ -98,7 +94,12 @@ mod tests {
                     scale: scale.into(),
                     section: crate::suites::pgo_training(suite, scale).unwrap(),
                 };
-                let text = lab_text(BuildEngine::Postgres, &t, Path::new("/tmp"), None);
+                let text = lab_text(
+                    crate::engine::recipe("postgres").unwrap(),
+                    &t,
+                    Path::new("/tmp"),
+                    None,
+                );
                 crate::plan::lab::parse(&text, "training", Path::new("."))
                     .unwrap_or_else(|e| panic!("{suite}/{scale}: {e}\n{text}"));
             }

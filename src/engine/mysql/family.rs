@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::counter::Attribution;
+use crate::engine::common::recipe::Recipe;
 use crate::engine::connect::{ConnectUrl, UrlForm};
 use crate::engine::{Dialect, Driver, Family, Server, TableDdl, TargetSpec, TcpEndpoint};
 
@@ -141,6 +142,11 @@ impl Family for MysqlFamily {
     fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
         let bin = target.bin.as_deref().map(std::path::absolute).transpose()?;
         Ok(Some(super::flavor::find_binaries(bin.as_deref())?.server))
+    }
+
+    /// MariaDB's (`recipe`); Oracle MySQL has none yet.
+    fn recipes(&self) -> &'static [&'static dyn Recipe] {
+        super::recipe::RECIPES
     }
 
     /// The option table of `mysqld --no-defaults --verbose --help`, run with the libraries a

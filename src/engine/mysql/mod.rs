@@ -14,7 +14,8 @@
 //!
 //! The folder: `session` (the client side), `server` (the lifecycle), `postwrite`,
 //! `diagnostics` (logs, version, settings, background work), `flavor` (binaries and config),
-//! `mywire` (the wire client), `existing` (a running server), `family` (its registry entry).
+//! `mywire` (the wire client), `existing` (a running server), `family` (its registry entry),
+//! `recipe` (MariaDB's build from source).
 
 mod diagnostics;
 pub mod existing;
@@ -23,6 +24,7 @@ mod fetch;
 pub mod flavor;
 pub mod mywire;
 mod postwrite;
+mod recipe;
 mod server;
 mod session;
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::counter::Attribution;
+use crate::engine::common::recipe::Recipe;
 use crate::engine::connect::{ConnectUrl, UrlForm};
 use crate::engine::{Dialect, Driver, Family, Server, TableDdl, TargetSpec, TcpEndpoint};
 
@@ -102,6 +103,10 @@ impl Family for PgFamily {
 
     fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
         super::server_binary(target.bin.as_deref()).map(Some)
+    }
+
+    fn recipes(&self) -> &'static [&'static dyn Recipe] {
+        &[&super::recipe::PgRecipe]
     }
 
     fn start(

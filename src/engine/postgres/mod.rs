@@ -13,7 +13,7 @@
 //!
 //! The folder: `session` (the client side), `server` (the lifecycle), `postwrite`,
 //! `diagnostics` (version, settings, size, background work), `pgwire` (the wire client),
-//! `existing` (a running server), `family` (its registry entry).
+//! `existing` (a running server), `family` (its registry entry), `recipe` (its build from source).
 
 mod diagnostics;
 pub mod existing;
@@ -21,6 +21,7 @@ mod family;
 mod fetch;
 pub mod pgwire;
 mod postwrite;
+mod recipe;
 mod server;
 mod session;
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::engine::common::recipe::Recipe;
 use crate::engine::{Dialect, Family, Server, TargetSpec};
 
 /// The registry's entry for `engine = "sqlite"`.
@@ -29,6 +30,10 @@ impl Family for SqliteFamily {
 
     fn build_file(&self, target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
         Ok(target.library.clone())
+    }
+
+    fn recipes(&self) -> &'static [&'static dyn Recipe] {
+        &[&super::recipe::SqliteRecipe]
     }
 
     /// The library's own version and source id, and the compilers of its file: the

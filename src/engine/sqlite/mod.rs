@@ -11,6 +11,7 @@
 
 pub mod api;
 mod family;
+mod recipe;
 pub use family::SqliteFamily;
 
 use std::collections::BTreeMap;

@@ -10,7 +10,7 @@ use super::raw::{RawTarget, RawVersions};
 use crate::engine::EngineKind;
 use crate::error::InputError;
 use crate::provision::Product;
-use crate::provision::build::{BuildEngine, BuildRequest, Flags, Training};
+use crate::provision::build::{BuildRequest, Flags, Training};
 use crate::provision::sweep::{self, VersionSet};
 use crate::suites::LabText as Source;
 
@@ -70,7 +70,7 @@ fn fetchable_engines() -> String {
             false => format!("\"{}\" ({})", p.id, p.full_title),
         })
         .collect();
-    format!("engine = {}", crate::suggest::listed(&names, "or"))
+    format!("engine = {}", crate::suggest::join(&names, "or"))
 }
 
 /// A target's `version` to fetch and whose builds it names.
@@ -212,14 +212,15 @@ pub(super) fn build(
             "build compiles the target's binaries: remove bin, version and library from it".into(),
         ));
     }
-    let engine = BuildEngine::parse(t.engine.get_ref())
-        .filter(|_| t.engine.get_ref() != "mysql")
-        .ok_or_else(|| {
-            err(format!(
-                "build: dbdelta builds postgres, sqlite and mariadb from source, not {}",
-                t.engine.get_ref()
-            ))
-        })?;
+    // A recipe by its name or alias, less one that only stands in for another product on the
+    // command line (`mysql`: Oracle MySQL has no recipe yet; MariaDB's is `mariadb`).
+    let engine = crate::engine::lab_recipe(t.engine.get_ref()).ok_or_else(|| {
+        err(format!(
+            "build: dbdelta builds {} from source, not {}",
+            crate::suggest::join(&crate::engine::recipe_names(), "and"),
+            t.engine.get_ref()
+        ))
+    })?;
     let raw = b.get_ref();
     let source = raw.source.as_ref().map(|s| match s.contains('/') {
         true => base_dir.join(s).display().to_string(),

@@ -526,3 +526,22 @@ fn placement_keys_in_lab_and_targets() {
         "{e}"
     );
 }
+
+#[test]
+fn a_build_is_refused_for_oracle_mysql_and_taken_for_mariadb_and_postgresql() {
+    let lab = |engine: &str| {
+        format!(
+            "[lab]\nname = \"t\"\n[[target]]\nname = \"a\"\nengine = \"{engine}\"\n\
+             build = {{ source = \"src.tar.gz\" }}\n[suite.sysbench]\n"
+        )
+    };
+    assert_eq!(
+        err(&lab("mysql")),
+        "lab.toml:6: [[target]] build: build: dbdelta builds sqlite, postgres and mariadb from source, not mysql"
+    );
+    for (engine, recipe) in [("mariadb", "mariadb"), ("postgresql", "postgres")] {
+        let parsed = parse(&lab(engine), "lab.toml", Path::new(".")).unwrap();
+        let build = parsed.targets[0].build.as_ref().unwrap();
+        assert_eq!(build.engine.name(), recipe);
+    }
+}
