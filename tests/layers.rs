@@ -15,6 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 /// `from` → `to` → one place (`file:line`) where `from` names `to`.
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
@@ -279,9 +281,7 @@ fn a_cycle_is_found_and_test_code_is_not_counted() {
 
 /// The top-level modules of the library under `src` and what each names of the others.
 fn graph_of(src: &Path) -> Graph {
-    let mut files = Vec::new();
-    walk(src, &mut files);
-    files.sort();
+    let files = common::source::rust_files(src);
     let mut test_only = BTreeSet::new();
     let mut code = BTreeMap::new();
     for file in &files {
@@ -326,17 +326,6 @@ fn graph_of(src: &Path) -> Graph {
         }
     }
     graph
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            walk(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// `a.rs` and `a/mod.rs` → `[a]`; `a/b.rs` → `[a, b]`.

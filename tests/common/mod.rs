@@ -13,6 +13,7 @@ pub mod chromium;
 pub mod faults;
 pub mod netns;
 pub mod serve;
+pub mod source;
 
 static MEASURING: Mutex<()> = Mutex::new(());
 
