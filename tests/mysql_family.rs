@@ -465,7 +465,7 @@ fn a_remote_client_logs_in_to_mysql80_over_tcp_with_the_password() {
         port: tcp.port,
         database: tcp.database.clone(),
     };
-    use dbdelta::engine::mysql::mywire::MyConn;
+    use dbdelta::engine::common::mywire::MyConn;
     for login in ["full authentication (RSA)", "fast path"] {
         let mut c = MyConn::connect_url(&url).unwrap_or_else(|e| panic!("{login}: {e}"));
         let plugin = c

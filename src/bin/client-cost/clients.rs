@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use dbdelta::engine::common::pgwire::PgConn;
 use dbdelta::engine::common::wire::Wait;
-use dbdelta::engine::postgres::pgwire::PgConn;
 use dbdelta::engine::{self, Param};
 use dbdelta::progress::{Mode, Progress};
 use dbdelta::results::Metric;

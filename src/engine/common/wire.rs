@@ -1,5 +1,5 @@
 //! The receive side shared by dbdelta's own wire clients
-//! ([`pgwire`](crate::engine::postgres::pgwire) and [`mywire`](crate::engine::mysql::mywire)):
+//! ([`pgwire`](crate::engine::common::pgwire) and [`mywire`](crate::engine::common::mywire)):
 //! one reusable byte buffer filled from a blocking unix socket.
 //!
 //! Owns: compacting and growing the buffer so a whole message fits, and how a client waits for

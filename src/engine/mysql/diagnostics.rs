@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::mywire::MyConn;
 use crate::engine::Background;
+use crate::engine::common::mywire::MyConn;
 
 /// Total bytes of the files under `dir` (MyRocks' size: the reference's `du -bs .rocksdb`).
 pub(super) fn dir_bytes(dir: &Path) -> Option<u64> {

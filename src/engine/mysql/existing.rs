@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use procfs::process::Process;
 
-use super::mywire::MyConn;
 use super::{MyEndpoint, MysqlDriver, version_label};
 use crate::engine::common::connect::ConnectUrl;
+use crate::engine::common::mywire::MyConn;
 use crate::engine::{Driver, Observed, Server, Started, TargetSpec};
 
 pub struct MyExisting {

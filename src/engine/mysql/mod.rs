@@ -22,7 +22,6 @@ pub mod existing;
 mod family;
 mod fetch;
 pub mod flavor;
-pub mod mywire;
 mod postwrite;
 mod recipe;
 mod server;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::mywire::MyConn;
+use crate::engine::common::mywire::MyConn;
 
 /// How often postwrite polls the number of dirty pages.
 pub(super) const FLUSH_POLL: Duration = Duration::from_millis(100);

@@ -17,10 +17,10 @@ use super::diagnostics::{
     cause_lines, dir_bytes, effective_settings, innodb_background, read_from, version_label,
 };
 use super::flavor::{Build, Init, Storage, find_binaries, render_config};
-use super::mywire::MyConn;
 use super::postwrite::{innodb_postwrite, rocksdb_postwrite};
 use super::session::{MyEndpoint, MysqlDriver};
 use super::{DB_NAME, USER};
+use crate::engine::common::mywire::MyConn;
 use crate::engine::common::process::{self, ServerProcess, ServerUser};
 use crate::engine::common::secret;
 use crate::engine::{Background, Driver, Observed, Server, Started, TargetSpec};

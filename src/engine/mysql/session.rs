@@ -7,8 +7,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::mywire::{MyConn, Stmt};
-use super::{DB_NAME, USER, mywire};
+use super::{DB_NAME, USER};
+use crate::engine::common::mywire;
+use crate::engine::common::mywire::{MyConn, Stmt};
 use crate::engine::{DbError, Dialect, Driver, Param, RowSink, RowSource, Session, StmtId};
 
 /// Bulk load without local files: rows per multi-row INSERT, INSERTs per transaction.

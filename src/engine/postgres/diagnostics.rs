@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 
-use super::pgwire::PgConn;
 use crate::engine::Background;
+use crate::engine::common::pgwire::PgConn;
 
 /// Settings that name this cell's own files, socket or port: they differ between any two runs,
 /// so recording them would only hide the differences that matter.

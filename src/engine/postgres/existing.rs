@@ -16,9 +16,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use procfs::process::Process;
 
-use super::pgwire::PgConn;
 use super::{Connect, PgDriver, db_size, postwrite, read_back};
 use crate::engine::common::connect::ConnectUrl;
+use crate::engine::common::pgwire::PgConn;
 use crate::engine::{Driver, Observed, Server, Started, TargetSpec};
 
 pub struct PgExisting {

@@ -19,7 +19,6 @@ mod diagnostics;
 pub mod existing;
 mod family;
 mod fetch;
-pub mod pgwire;
 mod postwrite;
 mod recipe;
 mod server;

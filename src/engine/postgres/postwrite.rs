@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::diagnostics::server_version_num;
-use super::pgwire::PgConn;
+use crate::engine::common::pgwire::PgConn;
 
 /// The postwrite's `VACUUM` options for a server of `server_version_num` `version`:
 /// INDEX_CLEANUP is PostgreSQL 12's; 10 and 11 know no such option (and clean up anyway).

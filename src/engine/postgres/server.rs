@@ -12,9 +12,9 @@ use anyhow::{Context, Result, bail};
 
 use super::PgFamily;
 use super::diagnostics::{build_flags, db_size, pg_background, read_back};
-use super::pgwire::PgConn;
 use super::postwrite::postwrite;
 use super::session::{Connect, Endpoint, PgDriver};
+use crate::engine::common::pgwire::PgConn;
 use crate::engine::common::process::{self, ServerProcess};
 use crate::engine::common::secret;
 use crate::engine::{Background, Driver, Observed, Server, Started, TargetSpec};

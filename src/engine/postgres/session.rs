@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::pgwire::PgConn;
+use crate::engine::common::pgwire::PgConn;
 use crate::engine::{DbError, Dialect, Driver, Param, RowSink, RowSource, Session, StmtId};
 
 /// A driver for a server reached over TCP by `url` (one this process did not start).
