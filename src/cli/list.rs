@@ -152,7 +152,9 @@ fn list_steps(args: &ListArgs) -> Result<String> {
     if !args.sql {
         return Ok(suites.iter().map(|s| s.list_steps()).collect());
     }
-    let name = args.engine.as_deref().unwrap_or("sqlite");
+    // The registry's first family is the default engine, as in a lab.
+    let first = EngineKind::names().first().copied().unwrap_or_default();
+    let name = args.engine.as_deref().unwrap_or(first);
     let Some(engine) = EngineKind::parse(name) else {
         return crate::error::input(format!(
             "--engine {name}: unknown engine{}; use one of {}",

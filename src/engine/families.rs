@@ -56,3 +56,27 @@ pub fn products() -> Vec<&'static Product> {
 pub fn product(name: &str) -> Option<&'static Product> {
     products().into_iter().find(|p| p.answers_to(name))
 }
+
+/// The names a lab gives a server engine (each family that is not embedded, then its other
+/// products: `mariadb`), for messages: `postgres, mysql, mariadb`.
+pub fn server_names() -> Vec<&'static str> {
+    (registry().into_iter())
+        .filter(|f| !f.embedded())
+        .flat_map(|f| std::iter::once(f.name()).chain(other_products(f)))
+        .collect()
+}
+
+/// The products of `f` a lab names by an alias of the family (`mariadb` of `mysql`).
+pub fn other_products(f: &dyn Family) -> impl Iterator<Item = &'static str> + '_ {
+    (f.products().iter())
+        .map(|p| p.id)
+        .filter(move |id| *id != f.name() && f.aliases().contains(id))
+}
+
+/// The titles of the families that run inside dbdelta (`SQLite`).
+pub fn embedded_titles() -> Vec<&'static str> {
+    (registry().into_iter())
+        .filter(|f| f.embedded())
+        .map(|f| f.title())
+        .collect()
+}

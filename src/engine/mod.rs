@@ -36,6 +36,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpus::CpuSet;
 
+/// What a phase of a run costs on an engine when the store has not measured it on this host
+/// (`plan`'s time estimate asks [`Family::pace`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    /// Starting and stopping a fresh server (PostgreSQL's initdb, MySQL's initialize).
+    pub server_secs: f64,
+    /// Rows loaded (and indexed) per second.
+    pub load_rows_per_sec: f64,
+    /// A postwrite's cleanup beyond its budget's wait (VACUUM and CHECKPOINT that outlast it).
+    pub postwrite_extra_secs: f64,
+    /// What a step costs beyond its warm-up and measured time (connecting, sampling, storing).
+    pub step_extra_secs: f64,
+    /// A counting cell's server start and stop under callgrind.
+    pub count_server_secs: f64,
+    /// How much slower the load runs under callgrind.
+    pub count_load_factor: f64,
+    /// One pair of counting passes of one step (with its share of the sizing passes).
+    pub count_pair_secs: f64,
+}
+
+impl Pace {
+    /// The slowest server's (MySQL's): counting from a release build's run of 8.0 vs 9.7 (two
+    /// steps, 72 s for two cells: about 25 s to start, load and stop under callgrind, 4–6 s per
+    /// pair), the rest guesses (docs/commands.md, Time estimate). `release`: dbdelta itself is
+    /// a release build.
+    pub fn slow_server(release: bool) -> Pace {
+        Pace {
+            server_secs: 10.0,
+            load_rows_per_sec: 8_000.0,
+            postwrite_extra_secs: 1.0,
+            step_extra_secs: 0.4,
+            count_server_secs: if release { 25.0 } else { 40.0 },
+            count_load_factor: 3.0,
+            count_pair_secs: if release { 8.0 } else { 40.0 },
+        }
+    }
+}
+
 /// What a stored target's engine is to a reader, from its family ([`EngineKind::stored`]): its
 /// title, whether it runs in dbdelta's process, and the product the record names. An engine
 /// this binary does not know is a server, named as stored.
@@ -407,6 +445,18 @@ pub trait Family: Sync {
     fn table_options(&self) -> bool {
         false
     }
+    /// The `ENGINE=` name of a target's `storage_engine` as written (`rocksdb` → `ROCKSDB`),
+    /// for a build of `fetched` (the product a `version` names) or any; `Err` says why not.
+    fn storage_engine(
+        &self,
+        written: &str,
+        _fetched: Option<&'static common::fetchable::Product>,
+    ) -> Result<&'static str, String> {
+        Err(format!(
+            "{} has no storage engine \"{written}\" to choose",
+            self.title()
+        ))
+    }
     /// The products whose fetched builds (`version`, `versions`) serve this family, each named
     /// by its id or an alias as the lab's engine name ([`common::fetchable`]). Empty: none are
     /// fetched.
@@ -430,6 +480,11 @@ pub trait Family: Sync {
     /// family's name by default.
     fn stored_product(&self, _server_version: Option<&str>, _settings: &str) -> String {
         self.name().to_string()
+    }
+    /// What a run's phases cost on this family before the store has measured them here (`plan`'s
+    /// estimate); `release`: dbdelta is a release build. The slowest server's by default.
+    fn pace(&self, release: bool) -> Pace {
+        Pace::slow_server(release)
     }
     /// For the disk preflight: what the family stores per row, in percent of PostgreSQL's.
     fn disk_percent(&self, _tables: &TableDdl) -> u64 {
@@ -455,6 +510,11 @@ pub trait Family: Sync {
     /// names are the cache's engine ids); empty: it builds none.
     fn recipes(&self) -> &'static [&'static dyn common::recipe::Recipe] {
         &[]
+    }
+    /// The build inside dbdelta, as a saved load names it when [`Family::build_file`] is `None`
+    /// (`bundled SQLite 3.46.0`).
+    fn built_in(&self) -> String {
+        format!("{} built into dbdelta", self.title())
     }
     /// What the target's build says of itself (compilers, version line), read on this host:
     /// by default the `.comment` of [`Family::build_file`] and, for a server, its `--version`

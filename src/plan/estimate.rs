@@ -1,9 +1,9 @@
 //! How long a run of a plan takes: every cell's server start, load, postwrite settles, idle
 //! probe and steps, and the counting cells of `--instructions`, each phase from what this host
 //! measured before ([`Calibration`], built from the store's `cells.phases_json`) or else from
-//! the defaults below (docs/commands.md, `plan`).
+//! its family's defaults (docs/commands.md, `plan`).
 //!
-//! Owns the arithmetic and the defaults. Must not: open the store (the caller hands it the
+//! Owns the arithmetic. Must not: open the store (the caller hands it the
 //! stored phases), time anything, or know a suite (steps, loads and budgets come from the
 //! [`SuitePlan`]s).
 
@@ -18,67 +18,14 @@ use crate::workload::SuitePlan;
 /// The newest stored cells an estimate is calibrated from.
 pub const CALIBRATION_CELLS: u32 = 500;
 
-/// What a phase costs on an engine when the store has not measured it on this host.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Defaults {
-    /// Starting and stopping a fresh server (PostgreSQL's initdb, MySQL's initialize).
-    pub server_secs: f64,
-    /// Rows loaded (and indexed) per second.
-    pub load_rows_per_sec: f64,
-    /// A postwrite's cleanup beyond its budget's wait (VACUUM and CHECKPOINT that outlast it).
-    pub postwrite_extra_secs: f64,
-    /// What a step costs beyond its warm-up and measured time (connecting, sampling, storing).
-    pub step_extra_secs: f64,
-    /// A counting cell's server start and stop under callgrind.
-    pub count_server_secs: f64,
-    /// How much slower the load runs under callgrind.
-    pub count_load_factor: f64,
-    /// One pair of counting passes of one step (with its share of the sizing passes).
-    pub count_pair_secs: f64,
-}
+/// What a phase costs on an engine when the store has not measured it on this host: its
+/// family's guess ([`crate::engine::Family::pace`]).
+pub type Defaults = crate::engine::Pace;
 
-/// The defaults of an engine: PostgreSQL's measured with a debug build on a loaded 2-core
-/// host (a 5 s-step lab, two counting cells at once), its counting pairs with a release build
-/// too (PostgreSQL 15 vs 17, the whole catalog `--quick --instructions`, load 3: 1,184 s for
-/// two cells of 32 steps, about 12 s per pair where the debug build's client took 25);
-/// MySQL's counting from a release build's run of 8.0 vs 9.7 (two steps, 72 s for two cells:
-/// about 25 s to start, load and stop under callgrind, 4–6 s per pair); SQLite's loads and steps from the demo
-/// there (a release build's from the demo at load 10: 55,000–154,000 rows/s with the index,
-/// 146 s in all, where the debug build's defaults said 189 s: SQLite runs in this process, so
-/// its load is as fast as the build) and its counting from one `--quick` step; MySQL's
-/// guesses (docs/commands.md, Time estimate). A family without its own (a new one) gets
-/// MySQL's, the slowest server's, until the store has measured it on this host.
+/// The defaults of `engine`, from its family (measured on a loaded 2-core host; a family
+/// without its own gets the slowest server's until the store has measured it here).
 pub fn defaults(engine: EngineKind) -> Defaults {
-    let release = !cfg!(debug_assertions);
-    match engine.name() {
-        "sqlite" => Defaults {
-            server_secs: 0.05,
-            load_rows_per_sec: if release { 60_000.0 } else { 15_000.0 },
-            postwrite_extra_secs: 0.0,
-            step_extra_secs: if release { 0.1 } else { 0.25 },
-            count_server_secs: 0.5,
-            count_load_factor: 3.0,
-            count_pair_secs: 20.0,
-        },
-        "postgres" => Defaults {
-            server_secs: 3.0,
-            load_rows_per_sec: 10_000.0,
-            postwrite_extra_secs: 0.5,
-            step_extra_secs: 0.4,
-            count_server_secs: 10.0,
-            count_load_factor: 3.0,
-            count_pair_secs: if release { 12.0 } else { 25.0 },
-        },
-        _ => Defaults {
-            server_secs: 10.0,
-            load_rows_per_sec: 8_000.0,
-            postwrite_extra_secs: 1.0,
-            step_extra_secs: 0.4,
-            count_server_secs: if release { 25.0 } else { 40.0 },
-            count_load_factor: 3.0,
-            count_pair_secs: if release { 8.0 } else { 40.0 },
-        },
-    }
+    engine.family().pace(!cfg!(debug_assertions))
 }
 
 /// What the store measured on this host, per engine (and suite, for loads and counting).

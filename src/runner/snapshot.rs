@@ -105,10 +105,7 @@ pub fn wanted(
     })?;
     let file = engine::build_file(target).map_err(|e| format!("{e:#}"))?;
     let (build, build_sha256) = match file {
-        None => (
-            format!("bundled SQLite {}", rusqlite::version()),
-            String::new(),
-        ),
+        None => (target.engine.family().built_in(), String::new()),
         Some(f) => {
             let f = f.canonicalize().unwrap_or(f);
             let sum = sha256_file(&f).map_err(|e| format!("{e:#}"))?;

@@ -71,6 +71,25 @@ impl Family for MysqlFamily {
         true
     }
 
+    /// InnoDB, or MyRocks (`ROCKSDB`), which Oracle MySQL's builds lack.
+    fn storage_engine(
+        &self,
+        written: &str,
+        fetched: Option<&'static Product>,
+    ) -> Result<&'static str, String> {
+        match written.to_ascii_lowercase().as_str() {
+            "innodb" => Ok("InnoDB"),
+            "rocksdb" if fetched.is_some_and(|p| *p == super::fetch::MYSQL) => Err(
+                "Oracle MySQL builds have no MyRocks; use engine = \"mariadb\" (Debian's MariaDB with mariadb-plugin-rocksdb)"
+                    .into(),
+            ),
+            "rocksdb" => Ok("ROCKSDB"),
+            other => Err(format!(
+                "unknown storage_engine \"{other}\"; use \"innodb\" or \"rocksdb\""
+            )),
+        }
+    }
+
     fn products(&self) -> &'static [&'static Product] {
         super::fetch::PRODUCTS
     }

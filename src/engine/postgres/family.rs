@@ -82,6 +82,22 @@ impl Family for PgFamily {
         super::fetch::PRODUCTS
     }
 
+    /// Measured with a debug build on a loaded 2-core host (a 5 s-step lab, two counting cells at
+    /// once); the counting pairs with a release build too (PostgreSQL 15 vs 17, the whole
+    /// catalog `--quick --instructions`, load 3: 1,184 s for two cells of 32 steps, about 12 s
+    /// per pair where the debug build's client took 25).
+    fn pace(&self, release: bool) -> crate::engine::Pace {
+        crate::engine::Pace {
+            server_secs: 3.0,
+            load_rows_per_sec: 10_000.0,
+            postwrite_extra_secs: 0.5,
+            step_extra_secs: 0.4,
+            count_server_secs: 10.0,
+            count_load_factor: 3.0,
+            count_pair_secs: if release { 12.0 } else { 25.0 },
+        }
+    }
+
     /// The reference the suites' bytes per row are measured on.
     fn disk_percent(&self, _tables: &TableDdl) -> u64 {
         100

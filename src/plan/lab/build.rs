@@ -18,15 +18,18 @@ use crate::suites::LabText as Source;
 pub(super) fn bin_dir(
     src: &Source<'_>,
     bin: Option<&Spanned<String>>,
-    embedded: bool,
+    engine: EngineKind,
     remote: bool,
     base_dir: &Path,
 ) -> Result<Option<PathBuf>, InputError> {
     let Some(b) = bin else { return Ok(None) };
-    if embedded {
+    if engine.embedded() {
         return Err(src.error_at(
             b.span(),
-            "bin is for server engines; SQLite is the library built into dbdelta",
+            format!(
+                "bin is for server engines; {} is the library built into dbdelta",
+                engine.family().title()
+            ),
         ));
     }
     if remote {
@@ -171,18 +174,21 @@ pub(super) fn versions(
     Ok(Some((set, product)))
 }
 
-/// A SQLite target's `library`, which must exist.
+/// An embedded engine's `library` (SQLite's), which must exist.
 pub(super) fn library(
     src: &Source<'_>,
     t: &RawTarget,
-    embedded: bool,
+    engine: EngineKind,
     base_dir: &Path,
 ) -> Result<Option<PathBuf>, InputError> {
     let Some(l) = &t.library else { return Ok(None) };
-    if !embedded {
+    if !engine.embedded() {
         return Err(src.error_at(
             l.span(),
-            "library is for SQLite targets (a libsqlite3.so to load); a server target takes bin",
+            format!(
+                "library is for {} targets (a libsqlite3.so to load); a server target takes bin",
+                crate::engine::families::embedded_titles().join(" or ")
+            ),
         ));
     }
     let path = base_dir.join(l.get_ref());
@@ -190,9 +196,10 @@ pub(super) fn library(
         return Err(src.error_at(
             l.span(),
             format!(
-                "library \"{}\" ({}) does not exist; give the path of a libsqlite3.so (`dbdelta build sqlite` prints one)",
+                "library \"{}\" ({}) does not exist; give the path of a libsqlite3.so (`dbdelta build {}` prints one)",
                 l.get_ref(),
-                path.display()
+                path.display(),
+                engine.name()
             ),
         ));
     }

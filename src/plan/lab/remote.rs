@@ -25,10 +25,10 @@ pub(super) fn connect(
         return Err(src.error_at(
             c.span(),
             format!(
-                "connect: a {} URL on an engine = \"{}\" target; use postgres:// for postgres, \
-                 mysql:// for mysql and mariadb (SQLite has no server to connect to)",
+                "connect: a {} URL on an engine = \"{}\" target; use {}",
                 c.get_ref().split("://").next().unwrap_or(""),
-                t.engine.get_ref()
+                t.engine.get_ref(),
+                url_forms()
             ),
         ));
     }
@@ -85,7 +85,11 @@ pub(super) fn remote(
     if engine.embedded() {
         return Err(src.error_at(
             h.span(),
-            "host: SQLite runs inside dbdelta's own process; a remote host needs a server engine (postgres, mysql, mariadb)",
+            format!(
+                "host: {} runs inside dbdelta's own process; a remote host needs a server engine ({})",
+                engine.family().title(),
+                crate::engine::families::server_names().join(", ")
+            ),
         ));
     }
     let client_remote = match t.client.as_ref().map(|c| (c, c.get_ref().as_str())) {
@@ -164,4 +168,27 @@ pub fn for_agent(text: &str, target: &str, engine: EngineKind) -> Result<String,
     t.insert("engine".into(), engine.name().into());
     doc.insert("target".into(), toml::Value::Array(vec![t.into()]));
     toml::to_string(&doc).map_err(|e| format!("{e}"))
+}
+
+/// `postgres:// for postgres, mysql:// for mysql and mariadb (SQLite has no server to connect
+/// to)`: each family's `connect` scheme and the names a lab gives it.
+fn url_forms() -> String {
+    use crate::engine::families;
+    let forms: Vec<String> = (families::registry().into_iter())
+        .filter_map(|f| {
+            let scheme = f.url()?.schemes.first()?;
+            let names: Vec<&str> = std::iter::once(f.name())
+                .chain(families::other_products(f))
+                .collect();
+            Some(format!(
+                "{scheme}:// for {}",
+                crate::suggest::join(&names, "and")
+            ))
+        })
+        .collect();
+    let mut out = forms.join(", ");
+    for title in families::embedded_titles() {
+        out.push_str(&format!(" ({title} has no server to connect to)"));
+    }
+    out
 }

@@ -33,7 +33,10 @@ pub(super) fn targets(
 ) -> Result<Vec<LabTarget>, InputError> {
     if raw.is_empty() {
         return Err(src.error(
-            "the lab has no [[target]]; add at least one, e.g. [[target]] name = \"a\" engine = \"sqlite\"",
+            format!(
+                "the lab has no [[target]]; add at least one, e.g. [[target]] name = \"a\" engine = \"{}\"",
+                EngineKind::names().first().copied().unwrap_or_default()
+            ),
         ));
     }
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
@@ -87,13 +90,21 @@ pub(super) fn target(
         src.error_at(
             t.engine.span(),
             format!(
-                "unknown engine \"{}\"{}; this version supports: {}, mariadb (an alias of mysql: the same family)",
+                "unknown engine \"{}\"{}; this version supports: {}",
                 t.engine.get_ref(),
                 crate::suggest::did_you_mean(
                     t.engine.get_ref(),
-                    EngineKind::names().into_iter().chain(["mariadb"])
+                    EngineKind::names()
+                        .into_iter()
+                        .chain(product_aliases().map(|(p, _)| p))
                 ),
-                EngineKind::names().join(", ")
+                (EngineKind::names().into_iter().map(String::from))
+                    .chain(
+                        product_aliases()
+                            .map(|(p, f)| format!("{p} (an alias of {f}: the same family)"))
+                    )
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )
     })?;
@@ -103,24 +114,26 @@ pub(super) fn target(
     let (mut settings, config_name) = config_settings(src, t.config.as_ref(), (base_dir, gone))?;
     settings.extend(t.settings.iter().cloned());
     one_statement_each(src, &name, engine, &settings)?;
-    let bin = bin_dir(src, t.bin.as_ref(), embedded, remote.is_some(), base_dir)?;
-    let oracle = t.version.is_some() && t.engine.get_ref() == "mysql";
-    let tables = table_ddl(src, &t, engine, oracle)?;
+    let bin = bin_dir(src, t.bin.as_ref(), engine, remote.is_some(), base_dir)?;
     let (version, product) = version(src, &t, engine, bin.is_some())?;
     let (versions, product) = match versions(src, &t, engine)? {
         Some((set, p)) => (Some(set), Some(p)),
         None => (None, product),
     };
-    let library = library(src, &t, embedded, base_dir)?;
+    let tables = table_ddl(src, &t, engine, product)?;
+    let library = library(src, &t, engine, base_dir)?;
     let build = build(src, &t, base_dir)?;
-    let env = server_env(src, t.env, t.malloc.as_ref(), embedded)?;
+    let env = server_env(src, t.env, t.malloc.as_ref(), engine)?;
     let port = port(src, t.port.as_ref(), embedded)?;
     if let Some(s) = &t.server_cpus
         && embedded
     {
         return Err(src.error_at(
             s.span(),
-            "SQLite has no server process: its engine runs in the client threads; use client_cpus",
+            format!(
+                "{} has no server process: its engine runs in the client threads; use client_cpus",
+                engine.family().title()
+            ),
         ));
     }
     let own = placement(src, t.placement, t.server_cpus, t.client_cpus)?;
@@ -152,13 +165,14 @@ fn server_env(
     src: &Source<'_>,
     env: Option<Spanned<BTreeMap<String, String>>>,
     malloc: Option<&Spanned<String>>,
-    embedded: bool,
+    engine: EngineKind,
 ) -> Result<BTreeMap<String, String>, InputError> {
+    let (embedded, title) = (engine.embedded(), engine.family().title());
     let mut env = match env {
         Some(e) if embedded => {
             return Err(src.error_at(
                 e.span(),
-                "env is for server engines; SQLite runs inside dbdelta's own process",
+                format!("env is for server engines; {title} runs inside dbdelta's own process"),
             ));
         }
         Some(e) => e.into_inner(),
@@ -168,7 +182,7 @@ fn server_env(
         if embedded {
             return Err(src.error_at(
                 m.span(),
-                "malloc preloads an allocator into a server; SQLite runs inside dbdelta",
+                format!("malloc preloads an allocator into a server; {title} runs inside dbdelta"),
             ));
         }
         let lib = malloc_library(m.get_ref()).map_err(|e| src.error_at(m.span(), e))?;
@@ -194,8 +208,9 @@ fn one_statement_each(
         }
         if engine.embedded() && s.contains(';') {
             return Err(src.error(format!(
-                "[[target]] {name}: the SQLite setting {s:?} holds a ';': each setting is one \
-                 PRAGMA (e.g. \"cache_size = -65536\"); put a second one in its own list item"
+                "[[target]] {name}: the {} setting {s:?} holds a ';': each setting is one \
+                 PRAGMA (e.g. \"cache_size = -65536\"); put a second one in its own list item",
+                engine.family().title()
             )));
         }
     }
@@ -264,7 +279,7 @@ fn table_ddl(
     src: &Source<'_>,
     t: &RawTarget,
     engine: EngineKind,
-    oracle: bool,
+    fetched: Option<crate::provision::Product>,
 ) -> Result<TableDdl, InputError> {
     let keys = [
         ("storage_engine", &t.storage_engine),
@@ -275,10 +290,7 @@ fn table_ddl(
     for (key, value) in keys {
         let Some(v) = value else { continue };
         if !engine.family().table_options() {
-            return Err(src.error_at(
-                v.span(),
-                format!("{key} is for MySQL/MariaDB targets (engine = \"mysql\" or \"mariadb\")"),
-            ));
+            return Err(src.error_at(v.span(), format!("{key} is for {}", with_table_options())));
         }
         let text = v.get_ref().trim();
         if text.is_empty() || text.contains(';') || text.contains('\n') {
@@ -296,24 +308,9 @@ fn table_ddl(
         }
         match key {
             "storage_engine" => {
-                let name = match text.to_ascii_lowercase().as_str() {
-                    "innodb" => "InnoDB",
-                    "rocksdb" if oracle => {
-                        return Err(src.error_at(
-                            v.span(),
-                            "Oracle MySQL builds have no MyRocks; use engine = \"mariadb\" (Debian's MariaDB with mariadb-plugin-rocksdb)",
-                        ));
-                    }
-                    "rocksdb" => "ROCKSDB",
-                    other => {
-                        return Err(src.error_at(
-                            v.span(),
-                            format!(
-                                "unknown storage_engine \"{other}\"; use \"innodb\" or \"rocksdb\""
-                            ),
-                        ));
-                    }
-                };
+                let name = (engine.family())
+                    .storage_engine(text, fetched)
+                    .map_err(|e| src.error_at(v.span(), e))?;
                 out.engine = Some(name.to_string());
             }
             "table_options" => out.table_options = Some(text.to_string()),
@@ -321,6 +318,40 @@ fn table_ddl(
         }
     }
     Ok(out)
+}
+
+/// The aliases a lab may write that name another product of their family (`mariadb`), each
+/// with its family's name.
+fn product_aliases() -> impl Iterator<Item = (&'static str, &'static str)> {
+    (crate::engine::families::registry().into_iter()).flat_map(|f| {
+        let name = f.name();
+        crate::engine::families::other_products(f)
+            .map(move |p| (p, name))
+            .collect::<Vec<_>>()
+    })
+}
+
+/// `MySQL/MariaDB targets (engine = "mysql" or "mariadb")`: the families whose targets may
+/// set table options, by their products' titles and the names a lab gives them.
+fn with_table_options() -> String {
+    let families: Vec<_> = (crate::engine::families::registry().into_iter())
+        .filter(|f| f.table_options())
+        .collect();
+    let titles: Vec<&str> = (families.iter())
+        .flat_map(|f| match f.products() {
+            [] => vec![f.title()],
+            ps => ps.iter().map(|p| p.title).collect(),
+        })
+        .collect();
+    let names: Vec<String> = (families.iter())
+        .flat_map(|f| std::iter::once(f.name()).chain(crate::engine::families::other_products(*f)))
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    format!(
+        "{} targets (engine = {})",
+        titles.join("/"),
+        crate::suggest::join(&names, "or")
+    )
 }
 
 /// The Debian library behind `malloc = "jemalloc" | "tcmalloc" | "mimalloc"`.

@@ -19,6 +19,19 @@ use crate::runner::cell;
 use crate::runner::{Ctx, Outcome, cell_key, clock_name, data_dir_for, log_path_for};
 use crate::store::{CellKey, Store};
 
+/// The products (or families) that only callgrind counts: their sessions do not name the
+/// server task serving them (`MySQL and MariaDB`).
+fn callgrind_only() -> String {
+    let names: Vec<&str> = (crate::engine::families::registry().into_iter())
+        .filter(|f| !f.server_tasks())
+        .flat_map(|f| match f.products() {
+            [] => vec![f.title()],
+            products => products.iter().map(|p| p.title).collect(),
+        })
+        .collect();
+    crate::suggest::join(&names, "and")
+}
+
 /// The counting cells of a run that counts instructions: one per target (not one on another
 /// host or a running server) at the first client count, as repeat 0.
 pub(in crate::runner) fn counting_cells(plan: &RunPlan) -> Vec<Cell> {
@@ -265,14 +278,16 @@ fn counter_ready(
         }
         (Counter::Callgrind, Ok(c)) => format!("callgrind ({}); {why}", c.version),
         (Counter::Perf { .. }, Ok(c)) => format!(
-            "{} ({why}); callgrind ({}) for MySQL and MariaDB",
+            "{} ({why}); callgrind ({}) for {}",
             counter.name(),
-            c.version
+            c.version,
+            callgrind_only()
         ),
         (Counter::Perf { .. }, Err(no)) => {
             format!(
-                "{} ({why}); MySQL and MariaDB cannot be counted: {no}",
-                counter.name()
+                "{} ({why}); {} cannot be counted: {no}",
+                counter.name(),
+                callgrind_only()
             )
         }
     };
