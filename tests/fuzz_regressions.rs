@@ -156,7 +156,7 @@ fn huge_repeats_and_client_lists_are_refused_before_the_plan_allocates() {
     let e = dbdelta::cli::parse_from(["dbdelta", "run", "--repeats", "4294967295", "--dry-run"])
         .unwrap_err();
     assert!(dbdelta::cli::usage_error(&e).contains("4294967295 is not in 1..=1000"));
-    let lab = dbdelta::plan::lab::parse(dbdelta::plan::DEMO_LAB, "demo", Path::new(".")).unwrap();
+    let lab = dbdelta::plan::lab::parse(dbdelta::plan::demo_lab(), "demo", Path::new(".")).unwrap();
     let opts = dbdelta::plan::RunOptions {
         repeats: Some(1000),
         clients: Some(

@@ -280,7 +280,7 @@ pub struct RunArgs {
 pub(super) fn load_lab(path: Option<&Path>) -> Result<crate::plan::lab::Lab> {
     Ok(match path {
         Some(path) => crate::plan::lab::load(path)?,
-        None => crate::plan::lab::parse(plan::DEMO_LAB, "<built-in demo>", Path::new("."))?,
+        None => crate::plan::lab::parse(plan::demo_lab(), "<built-in demo>", Path::new("."))?,
     })
 }
 

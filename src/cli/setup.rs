@@ -19,8 +19,8 @@ pub struct InitArgs {
     pub file: PathBuf,
     /// The targets' engine: sqlite (default: runs anywhere, nothing to install), postgres,
     /// mysql or mariadb (Debian's packages unless you add `version` or `bin`).
-    #[arg(long, value_enum, default_value_t = crate::plan::template::Engine::Sqlite)]
-    pub engine: crate::plan::template::Engine,
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -44,8 +44,22 @@ pub struct CleanArgs {
 
 /// `dbdelta init [FILE]`: the commented lab, written only when FILE does not exist yet.
 pub(super) fn init_cmd(args: &InitArgs) -> Result<ExitCode> {
+    use crate::plan::template;
     let path = &args.file;
-    let text = crate::plan::template::lab(args.engine, &path.display().to_string());
+    let starter = match &args.engine {
+        None => template::starters().first().copied(),
+        Some(name) => template::starter(name),
+    };
+    let Some(starter) = starter else {
+        let names: Vec<&str> = template::starters().iter().map(|s| s.engine).collect();
+        let name = args.engine.as_deref().unwrap_or_default();
+        return crate::error::input(format!(
+            "init --engine {name}: no starter lab for it; use {}{}",
+            crate::suggest::join(&names, "or"),
+            crate::suggest::did_you_mean(name, names.iter().copied())
+        ));
+    };
+    let text = template::lab(starter, &path.display().to_string());
     crate::output::create_new(path, text.as_bytes()).map_err(|e| match e {
         crate::output::OutputError::Exists { .. } => crate::error::InputError::new(format!(
             "init {}: the file exists and is kept; name another file, e.g. dbdelta init lab2.toml",

@@ -17,12 +17,15 @@
 //! target's description of one ([`remote`], plain data): a server on another host is
 //! `crate::remote`'s, which decides above the engines which server a target gets.
 
+pub mod about;
 pub mod common;
 pub mod families;
 pub mod mysql;
 pub mod postgres;
 pub mod remote;
 pub mod sqlite;
+
+pub use about::{Pace, Starter, facts};
 
 /// `connect` URLs, under the path `lab`, `plan` and `store` name.
 pub use common::connect;
@@ -35,62 +38,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cpus::CpuSet;
-
-/// What a phase of a run costs on an engine when the store has not measured it on this host
-/// (`plan`'s time estimate asks [`Family::pace`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pace {
-    /// Starting and stopping a fresh server (PostgreSQL's initdb, MySQL's initialize).
-    pub server_secs: f64,
-    /// Rows loaded (and indexed) per second.
-    pub load_rows_per_sec: f64,
-    /// A postwrite's cleanup beyond its budget's wait (VACUUM and CHECKPOINT that outlast it).
-    pub postwrite_extra_secs: f64,
-    /// What a step costs beyond its warm-up and measured time (connecting, sampling, storing).
-    pub step_extra_secs: f64,
-    /// A counting cell's server start and stop under callgrind.
-    pub count_server_secs: f64,
-    /// How much slower the load runs under callgrind.
-    pub count_load_factor: f64,
-    /// One pair of counting passes of one step (with its share of the sizing passes).
-    pub count_pair_secs: f64,
-}
-
-impl Pace {
-    /// The slowest server's (MySQL's): counting from a release build's run of 8.0 vs 9.7 (two
-    /// steps, 72 s for two cells: about 25 s to start, load and stop under callgrind, 4–6 s per
-    /// pair), the rest guesses (docs/commands.md, Time estimate). `release`: dbdelta itself is
-    /// a release build.
-    pub fn slow_server(release: bool) -> Pace {
-        Pace {
-            server_secs: 10.0,
-            load_rows_per_sec: 8_000.0,
-            postwrite_extra_secs: 1.0,
-            step_extra_secs: 0.4,
-            count_server_secs: if release { 25.0 } else { 40.0 },
-            count_load_factor: 3.0,
-            count_pair_secs: if release { 8.0 } else { 40.0 },
-        }
-    }
-}
-
-/// What a stored target's engine is to a reader, from its family ([`EngineKind::stored`]): its
-/// title, whether it runs in dbdelta's process, and the product the record names. An engine
-/// this binary does not know is a server, named as stored.
-pub fn facts(t: &crate::results::TargetInfo) -> crate::results::EngineFacts {
-    match EngineKind::stored(&t.engine) {
-        Some(k) => crate::results::EngineFacts {
-            title: k.family().title().to_string(),
-            embedded: k.embedded(),
-            product: (k.family()).stored_product(t.server_version.as_deref(), &t.config_text),
-        },
-        None => crate::results::EngineFacts {
-            title: t.engine.clone(),
-            embedded: false,
-            product: t.engine.clone(),
-        },
-    }
-}
 
 /// SQL dialects: the workloads keep one SQL text per dialect for every statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -485,6 +432,14 @@ pub trait Family: Sync {
     /// estimate); `release`: dbdelta is a release build. The slowest server's by default.
     fn pace(&self, release: bool) -> Pace {
         Pace::slow_server(release)
+    }
+    /// The labs `dbdelta init` writes for this family, one per engine name a lab gives it.
+    fn starters(&self) -> &'static [Starter] {
+        &[]
+    }
+    /// The lab `dbdelta run` runs when given none (the registry's first family's that has one).
+    fn demo_lab(&self) -> Option<&'static str> {
+        None
     }
     /// For the disk preflight: what the family stores per row, in percent of PostgreSQL's.
     fn disk_percent(&self, _tables: &TableDdl) -> u64 {

@@ -428,7 +428,7 @@ pub fn pool_wall(secs: &[f64], jobs: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{DEMO_LAB, RunOptions, plan};
+    use crate::plan::{RunOptions, demo_lab, plan};
 
     /// The plan of `lab` (with `--instructions` when asked).
     fn planned(lab: &str, instructions: bool) -> RunPlan {
@@ -503,7 +503,7 @@ warmup_secs = 1
         }
         assert!((e.parts.total() - 4.0 * cell).abs() < 1e-9);
         assert!(e.parts.settles > 4.0 * 60.0, "{:?}", e.parts);
-        let demo = estimate(&planned(DEMO_LAB, false), &Calibration::default());
+        let demo = estimate(&planned(demo_lab(), false), &Calibration::default());
         assert_eq!(demo.parts.settles, 0.0);
         assert!(demo.parts.servers < 1.0, "{:?}", demo.parts);
         assert_eq!(demo.cells.len(), 6);

@@ -37,42 +37,13 @@ use crate::range;
 use crate::suites::{Selection, SuiteSettings};
 use crate::workload::{StepPlan, SuitePlan};
 
-/// The lab `dbdelta run` uses when given none: embedded SQLite, two targets that differ by one
-/// setting, 3 interleaved repeats of 14 steps of the catalog (point and range reads before the
-/// writes, then writes), sized to finish with verdicts in about two minutes.
-pub const DEMO_LAB: &str = r#"# dbdelta's built-in demo: what does synchronous=NORMAL buy over FULL in WAL mode?
-# 3 interleaved repeats give verdicts: the writes (a commit no longer waits for fsync) change,
-# the reads cannot. A representative subset of the catalog keeps it to about two minutes; the
-# reads are the .pre steps, which run before the writes, on the same data for both targets.
-[lab]
-name = "demo: SQLite WAL, synchronous=FULL vs NORMAL"
-repeats = 3
-order = "interleaved"
-clients = [1]
-only = [
-  "point-query.pre", "random-points.pre_range=10", "points-covered-pk.pre", "points-covered-si.pre",
-  "range-covered-pk.pre", "range-notcovered-pk.pre", "range-covered-si.pre", "range-notcovered-si.pre",
-  "update-index", "update-nonindex", "update-one", "update-zipf", "delete", "insert",
-]
-
-[[target]]
-name = "sqlite.sync-full"
-engine = "sqlite"
-settings = ["journal_mode = WAL", "synchronous = FULL"]
-
-[[target]]
-name = "sqlite.sync-normal"
-engine = "sqlite"
-settings = ["journal_mode = WAL", "synchronous = NORMAL"]
-
-[suite.sysbench]
-tables = 1
-rows = 100_000
-read_secs = 1
-write_secs = 1.5
-warmup_secs = 0.3
-pre = true
-"#;
+/// The lab `dbdelta run` uses when given none: the registry's first family's demo
+/// ([`crate::engine::Family::demo_lab`]).
+pub fn demo_lab() -> &'static str {
+    (crate::engine::families::registry().into_iter())
+        .find_map(|f| f.demo_lab())
+        .unwrap_or_default()
+}
 
 /// Command-line choices that shape a run (stored with it as JSON, so `--resume` plans again
 /// with the same ones).
@@ -755,7 +726,7 @@ mod tests {
     use std::path::Path;
 
     fn demo() -> Lab {
-        crate::plan::lab::parse(DEMO_LAB, "<built-in demo>", Path::new(".")).unwrap()
+        crate::plan::lab::parse(demo_lab(), "<built-in demo>", Path::new(".")).unwrap()
     }
 
     /// The demo without its `only` and `pre`: the whole catalog.
@@ -1203,7 +1174,7 @@ mod tests {
             e.starts_with("--only hot-point: matches no step; did you mean `hot-points`?"),
             "{e}"
         );
-        let lab = DEMO_LAB.replace("\"insert\",\n]", "\"insert\", \"nope\",\n]");
+        let lab = demo_lab().replace("\"insert\",\n]", "\"insert\", \"nope\",\n]");
         let lab = crate::plan::lab::parse(&lab, "lab.toml", Path::new(".")).unwrap();
         let e = plan(lab, &RunOptions::default()).unwrap_err().0;
         assert!(
@@ -1216,7 +1187,7 @@ mod tests {
     /// with either, and are refused (at their line) with neither.
     #[test]
     fn counting_keys_apply_with_the_flag_and_are_refused_without_counting() {
-        let text = DEMO_LAB.replace(
+        let text = demo_lab().replace(
             "clients = [1]",
             "clients = [1]\ninstruction_passes = 2\ncount_jobs = 1",
         );
@@ -1237,7 +1208,7 @@ mod tests {
     }
 
     fn with_placement(lab_keys: &str, target_keys: &str) -> Lab {
-        let text = DEMO_LAB
+        let text = demo_lab()
             .replace("clients = [1]", &format!("clients = [1]\n{lab_keys}"))
             .replace(
                 "name = \"sqlite.sync-normal\"",

@@ -1,71 +1,27 @@
 //! The lab `dbdelta init` writes: a commented starting point that parses and plans as is.
 //!
-//! Owns the template's text per engine. Must not: write files (the CLI does), or name a key
-//! `plan::lab` does not accept (the tests parse and plan every variant).
+//! Owns the template's text; what differs per engine is its family's [`Starter`]. Must not:
+//! write files (the CLI does), or name a key `plan::lab` does not accept (the tests parse and
+//! plan every starter).
 
 use std::fmt::Write;
 
-/// The engine `dbdelta init --engine` puts in the template's targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Engine {
-    Sqlite,
-    Postgres,
-    Mysql,
-    Mariadb,
+use crate::engine::Starter;
+
+/// Every starter the families offer, in registry order (the first is `init`'s default).
+pub fn starters() -> Vec<&'static Starter> {
+    (crate::engine::families::registry().into_iter())
+        .flat_map(|f| f.starters().iter())
+        .collect()
 }
 
-/// Per engine: the lab's title, where the build comes from (a commented note and the target
-/// lines), and the one setting both targets differ by (base first).
-struct Variant {
-    title: &'static str,
-    engine: &'static str,
-    source: &'static str,
-    setting: [&'static str; 2],
+/// The starter for `engine = "NAME"`.
+pub fn starter(name: &str) -> Option<&'static Starter> {
+    starters().into_iter().find(|s| s.engine == name)
 }
 
-fn variant(engine: Engine) -> Variant {
-    match engine {
-        Engine::Sqlite => Variant {
-            title: "sqlite: synchronous FULL vs OFF",
-            engine: "sqlite",
-            source: "# embedded SQLite, built into dbdelta: nothing to install\n",
-            setting: ["synchronous = FULL", "synchronous = OFF"],
-        },
-        Engine::Postgres => Variant {
-            title: "postgres: synchronous_commit on vs off",
-            engine: "postgres",
-            source: "# Debian's postgresql package (apt-get install postgresql-15); or one of:\n\
-                     # bin = \"/usr/lib/postgresql/15/bin\"   # a directory of server binaries\n\
-                     # version = \"17\"                       # fetch a build (dbdelta list versions)\n",
-            setting: ["synchronous_commit = on", "synchronous_commit = off"],
-        },
-        Engine::Mysql => Variant {
-            title: "mysql 8.0: innodb_flush_log_at_trx_commit 1 vs 2",
-            engine: "mysql",
-            source: "# Oracle MySQL, fetched and cached on first use (dbdelta list versions mysql)\n\
-                     version = \"8.0\"\n",
-            setting: [
-                "innodb_flush_log_at_trx_commit = 1",
-                "innodb_flush_log_at_trx_commit = 2",
-            ],
-        },
-        Engine::Mariadb => Variant {
-            title: "mariadb: innodb_flush_log_at_trx_commit 1 vs 2",
-            engine: "mariadb",
-            source: "# Debian's MariaDB (apt-get install mariadb-server); or one of:\n\
-                     # version = \"11.4\"   # fetch a build (dbdelta list versions mariadb)\n\
-                     # bin = \"/opt/mariadb/bin\"\n",
-            setting: [
-                "innodb_flush_log_at_trx_commit = 1",
-                "innodb_flush_log_at_trx_commit = 2",
-            ],
-        },
-    }
-}
-
-/// The commented lab for `engine`, as the file `file` (named in its comments).
-pub fn lab(engine: Engine, file: &str) -> String {
-    let v = variant(engine);
+/// The commented lab of starter `v`, as the file `file` (named in its comments).
+pub fn lab(v: &Starter, file: &str) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -118,29 +74,27 @@ warmup_secs = 2          # unmeasured warm-up before every step
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::ValueEnum;
     use std::path::Path;
 
-    /// Every engine's template parses and plans as written, with two targets of that engine
-    /// and the scale the comments state.
+    /// Every starter parses and plans as written, with two targets of its engine and the
+    /// scale the comments state.
     #[test]
     fn every_template_parses_and_plans() {
-        for engine in Engine::value_variants() {
-            let text = lab(*engine, "lab.toml");
+        let all = starters();
+        assert!(all.len() >= 4, "{all:?}");
+        for s in all {
+            let text = lab(s, "lab.toml");
             let lab = crate::plan::lab::parse(&text, "lab.toml", Path::new("."))
-                .unwrap_or_else(|e| panic!("{engine:?}: {e}\n{text}"));
+                .unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.engine));
             let plan = crate::plan::plan(lab, &crate::plan::RunOptions::default())
-                .unwrap_or_else(|e| panic!("{engine:?}: {e}"));
+                .unwrap_or_else(|e| panic!("{}: {e}", s.engine));
             assert_eq!(plan.targets.len(), 2);
             assert_eq!(plan.repeats, 3);
-            let want = match engine {
-                Engine::Sqlite => "sqlite",
-                Engine::Postgres => "postgres",
-                Engine::Mysql | Engine::Mariadb => "mysql",
-            };
+            let want = crate::engine::EngineKind::parse(s.engine).unwrap();
             assert!(
-                plan.targets.iter().all(|t| t.engine.name() == want),
-                "{engine:?}"
+                plan.targets.iter().all(|t| t.engine == want),
+                "{}",
+                s.engine
             );
             assert!(text.contains("docs/lab.md"));
         }

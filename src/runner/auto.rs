@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn a_narrowed_suite_keeps_warm_and_named_steps_in_order() {
-        let lab = crate::plan::lab::parse(crate::plan::DEMO_LAB, "demo", ".".as_ref()).unwrap();
+        let lab = crate::plan::lab::parse(crate::plan::demo_lab(), "demo", ".".as_ref()).unwrap();
         let quick = crate::plan::RunOptions {
             quick: true,
             ..Default::default()

@@ -90,6 +90,10 @@ impl Family for MysqlFamily {
         }
     }
 
+    fn starters(&self) -> &'static [crate::engine::Starter] {
+        STARTERS
+    }
+
     fn products(&self) -> &'static [&'static Product] {
         super::fetch::PRODUCTS
     }
@@ -247,6 +251,31 @@ fn help_variables(help: &str) -> BTreeSet<String> {
         false => BTreeSet::new(),
     }
 }
+
+/// `dbdelta init --engine NAME`'s labs of the family.
+static STARTERS: &[crate::engine::Starter] = &[
+    crate::engine::Starter {
+        title: "mysql 8.0: innodb_flush_log_at_trx_commit 1 vs 2",
+        engine: "mysql",
+        source: "# Oracle MySQL, fetched and cached on first use (dbdelta list versions mysql)\n\
+                 version = \"8.0\"\n",
+        setting: [
+            "innodb_flush_log_at_trx_commit = 1",
+            "innodb_flush_log_at_trx_commit = 2",
+        ],
+    },
+    crate::engine::Starter {
+        title: "mariadb: innodb_flush_log_at_trx_commit 1 vs 2",
+        engine: "mariadb",
+        source: "# Debian's MariaDB (apt-get install mariadb-server); or one of:\n\
+                 # version = \"11.4\"   # fetch a build (dbdelta list versions mariadb)\n\
+                 # bin = \"/opt/mariadb/bin\"\n",
+        setting: [
+            "innodb_flush_log_at_trx_commit = 1",
+            "innodb_flush_log_at_trx_commit = 2",
+        ],
+    },
+];
 
 #[cfg(test)]
 mod help_tests {

@@ -78,6 +78,10 @@ impl Family for PgFamily {
         Ok(Some(names))
     }
 
+    fn starters(&self) -> &'static [crate::engine::Starter] {
+        STARTERS
+    }
+
     fn products(&self) -> &'static [&'static Product] {
         super::fetch::PRODUCTS
     }
@@ -163,6 +167,16 @@ fn settable(described: &str) -> BTreeSet<String> {
         })
         .collect()
 }
+
+/// `dbdelta init --engine NAME`'s labs of the family.
+static STARTERS: &[crate::engine::Starter] = &[crate::engine::Starter {
+    title: "postgres: synchronous_commit on vs off",
+    engine: "postgres",
+    source: "# Debian's postgresql package (apt-get install postgresql-15); or one of:\n\
+                 # bin = \"/usr/lib/postgresql/15/bin\"   # a directory of server binaries\n\
+                 # version = \"17\"                       # fetch a build (dbdelta list versions)\n",
+    setting: ["synchronous_commit = on", "synchronous_commit = off"],
+}];
 
 #[cfg(test)]
 mod describe_tests {

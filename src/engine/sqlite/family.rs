@@ -32,6 +32,14 @@ impl Family for SqliteFamily {
         Ok(target.library.clone())
     }
 
+    fn starters(&self) -> &'static [crate::engine::Starter] {
+        super::labs::STARTERS
+    }
+
+    fn demo_lab(&self) -> Option<&'static str> {
+        Some(super::labs::DEMO_LAB)
+    }
+
     fn built_in(&self) -> String {
         format!("bundled SQLite {}", rusqlite::version())
     }

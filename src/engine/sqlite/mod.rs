@@ -11,6 +11,7 @@
 
 pub mod api;
 mod family;
+mod labs;
 mod recipe;
 pub use family::SqliteFamily;
 
