@@ -99,3 +99,53 @@ fn a_test_only_engine_family_runs_end_to_end() {
     let report = runs_the_probe(dir.path(), &lab);
     assert!(report.contains("fake 1"), "{report}");
 }
+
+/// A family brings what it offers in its own folder: with the switch, the fake's starter lab is
+/// `init`'s and plans as written, and `dbdelta build fake` compiles its source with the fake's
+/// own recipe through provision's build driver, which names no engine; without the switch
+/// neither is offered.
+#[test]
+fn a_test_only_family_brings_its_starter_lab_and_its_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_switch = |args: &[&str]| {
+        dbdelta(dir.path())
+            .env("DBDELTA_TEST_SUITES", "1")
+            .env("DBDELTA_CACHE", dir.path().join("cache"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(dir.path(), &["init", "plain.toml", "--engine", "fake"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("no starter lab"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = with_switch(&["init", "lab.toml", "--engine", "fake"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lab = std::fs::read_to_string(dir.path().join("lab.toml")).unwrap();
+    assert!(
+        lab.contains("engine = \"fake\"") && lab.contains("mode = b"),
+        "{lab}"
+    );
+    let out = with_switch(&["plan", "lab.toml", "--quick"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let src = dir.path().join("fake-src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("fake.c"), "int main(void) { return 0; }\n").unwrap();
+    std::fs::write(src.join("VERSION"), "1.2.3\n").unwrap();
+    let source = src.to_str().unwrap();
+    let out = with_switch(&["build", "fake", "--source", source, "--variant", "o2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bin = PathBuf::from(text(&out.stdout).trim());
+    assert!(bin.join("fake").is_file(), "{}", bin.display());
+    assert!(
+        bin.starts_with(dir.path().join("cache")),
+        "{}",
+        bin.display()
+    );
+    let out = run(dir.path(), &["build", "fake", "--source", source]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

@@ -1,8 +1,10 @@
 //! A test-only engine family that checks the plug-in seam: `engine = "fake"` keeps nothing and
 //! answers every statement at once (one row each), in dbdelta's own process.
 //!
-//! Owns all of the fake: its registry entry, its server, driver and sessions. It speaks
-//! SQLite's dialect, so the suites' SQL serves it as it is. It is registered in
+//! Owns all of the fake: its registry entry, its server, driver and sessions, its starter lab
+//! (`dbdelta init --engine fake`) and its build from source (`dbdelta build fake`: one C file,
+//! `fake.c`, compiled into `install/bin/fake`). It speaks SQLite's dialect, so the suites' SQL
+//! serves it as it is. It is registered in
 //! [`crate::engine::families::TEST_FAMILIES`] only, so it exists for a lab only when
 //! `DBDELTA_TEST_SUITES` is set (`tests/suites.rs`). Must not: be needed by anything else;
 //! adding it touched this folder and the registry's lines only.
@@ -10,10 +12,52 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
 use crate::engine::{
     DbError, Dialect, Driver, Family, Observed, RowSink, RowSource, Server, Session, Started,
     StmtId, TargetSpec,
 };
+
+/// The fake's build from source: `fake.c` compiled with the variant's flags into
+/// `install/bin/fake`; the tree's version is its `VERSION` file.
+struct FakeRecipe;
+
+impl Recipe for FakeRecipe {
+    fn name(&self) -> &'static str {
+        "fake"
+    }
+
+    fn steps(&self, inputs: &BuildInputs) -> Vec<BuildStep> {
+        let (bin, _) = self.installed(inputs.entry);
+        vec![
+            BuildStep::new("compile fake.c", inputs.compiler)
+                .say("  compile fake.c")
+                .make_dir(bin.clone())
+                .args(inputs.cflags.split_whitespace())
+                .arg("fake.c")
+                .arg("-o")
+                .arg(bin.join("fake"))
+                .args(inputs.ldflags.split_whitespace()),
+        ]
+    }
+
+    fn installed(&self, entry: &Path) -> (PathBuf, Option<PathBuf>) {
+        (entry.join("install").join("bin"), None)
+    }
+
+    fn main_binary(&self, entry: &Path) -> PathBuf {
+        self.installed(entry).0.join("fake")
+    }
+
+    fn tree_version(&self, dir: &Path) -> Option<String> {
+        let v = std::fs::read_to_string(dir.join("VERSION")).ok()?;
+        Some(v.trim().to_string())
+    }
+
+    fn default_stage_secs(&self) -> f64 {
+        1.0
+    }
+}
 
 /// The registry's entry for `engine = "fake"`.
 pub struct FakeFamily;
@@ -33,6 +77,19 @@ impl Family for FakeFamily {
 
     fn build_file(&self, _target: &TargetSpec) -> anyhow::Result<Option<PathBuf>> {
         Ok(None)
+    }
+
+    fn starters(&self) -> &'static [crate::engine::Starter] {
+        &[crate::engine::Starter {
+            engine: "fake",
+            title: "fake: mode a vs b",
+            source: "# the test-only fake engine: nothing to install\n",
+            setting: ["mode = a", "mode = b"],
+        }]
+    }
+
+    fn recipes(&self) -> &'static [&'static dyn Recipe] {
+        &[&FakeRecipe]
     }
 
     fn start(
