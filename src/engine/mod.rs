@@ -19,6 +19,7 @@
 
 pub mod about;
 pub mod common;
+pub mod dialect;
 pub mod families;
 pub mod mysql;
 pub mod postgres;
@@ -26,6 +27,7 @@ pub mod remote;
 pub mod sqlite;
 
 pub use about::{Pace, Starter, facts};
+pub use dialect::{Dialect, TableDdl};
 
 /// `connect` URLs, under the path `lab`, `plan` and `store` name.
 pub use common::connect;
@@ -38,36 +40,6 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cpus::CpuSet;
-
-/// SQL dialects: the workloads keep one SQL text per dialect for every statement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-    Mysql,
-}
-
-/// What a target adds to the suite's `CREATE TABLE` and `CREATE INDEX` statements (MySQL and
-/// MariaDB; the other dialects take none).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TableDdl {
-    /// `ENGINE=` of every table (`InnoDB`, `ROCKSDB`); `None`: the server's default.
-    pub engine: Option<String>,
-    /// Table options after the column list, e.g. `ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8`.
-    pub table_options: Option<String>,
-    /// Index options after each index's key list, e.g. `COMMENT 'cfname=cf1'` (a MyRocks column
-    /// family).
-    pub index_options: Option<String>,
-}
-
-impl TableDdl {
-    /// True when the tables are MyRocks tables.
-    pub fn rocksdb(&self) -> bool {
-        self.engine
-            .as_deref()
-            .is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"))
-    }
-}
 
 /// A statement parameter. Borrowed, so binding one allocates nothing.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,13 +3,12 @@
 //! Owns the runtime face of a suite ([`Suite`]: tables, load; [`SuitePlan`]: a suite with its
 //! planned steps), the shape of a step as the runner executes it ([`StepPlan`]: roles with
 //! pacers, operation types and executors), why a step is in a catalog ([`StepKind`]), the
-//! scale, step seeds, the Zipf sampler, and the SQL helpers every suite's statements share
-//! ([`sql`]: placeholders, MySQL table options). Each suite's catalog, executors and SQL live
+//! scale, step seeds and the Zipf sampler (what every suite's SQL shares, placeholders and a
+//! target's table options, is `engine::dialect`'s). Each suite's catalog, executors and SQL live
 //! in its folder under `crate::suites`. Must not: know a particular suite, time anything,
 //! count QPS, or sleep; the runner calls [`Executor::run`] and does all of that around it.
 
 pub mod role;
-pub mod sql;
 pub mod suite;
 
 pub use role::{Counted, Done, Executor, ExecutorFactory, Opening, Pacer, Role, StepPlan};

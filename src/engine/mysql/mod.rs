@@ -10,7 +10,7 @@
 //! sessions over the unix socket with server-side prepared statements (or SQL text with escaped
 //! literals when `prepared = false`), multi-row-insert bulk loads, error classification.
 //! Must not: time anything or count operations (the runner does), or invent suite SQL
-//! (`workload/sql.rs` does).
+//! (each suite's `sql.rs` does).
 //!
 //! The folder: `session` (the client side), `server` (the lifecycle), `postwrite`,
 //! `diagnostics` (logs, version, settings, background work), `flavor` (binaries and config),

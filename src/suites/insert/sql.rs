@@ -4,11 +4,11 @@
 //! Benchmark), with each dialect's placeholders and types: the `piN` tables, the three secondary
 //! indexes of `l.x`, the multi-row insert, the delete of the oldest rows, the three covering-index
 //! range queries (`FORCE INDEX` on MySQL) and the 10-id point query. Shared helpers (placeholders,
-//! MySQL table options) are `crate::workload::sql`'s. The suite's executors (`steps.rs`) send
+//! a target's table options) are `engine::dialect`'s; what differs between dialects is one
+//! table, `DIALECTS`. The suite's executors (`steps.rs`) send
 //! these. Must not: execute anything.
 
 use crate::engine::{Dialect, TableDdl};
-use crate::workload::sql::{mark, mysql_table, suffix};
 
 /// Rows a range query returns at most (`rows_per_query` of the reference).
 pub const RANGE_LIMIT: u32 = 10;
@@ -56,34 +56,92 @@ pub const RANGES: [(&str, &str, &str, &str, u32); 3] = [
     ("pdc", "price, dateandtime, customerid", "price", ">=", 500),
 ];
 
+/// How a dialect adds the secondary indexes after the load.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AddIndexes {
+    /// One `CREATE INDEX` per index.
+    CreateEach,
+    /// `ALTER TABLE ... ADD INDEX` with the target's index options: all three in one
+    /// statement (InnoDB), or one statement per index when the tables are MyRocks'.
+    Alter,
+}
+
+/// What differs between the dialects in this suite's SQL, one row each.
+struct DialectSql {
+    dialect: Dialect,
+    /// The statements that create the table, from its name, the columns after `dateandtime`
+    /// and the target's DDL.
+    create_table: fn(&str, &str, &TableDdl) -> Vec<String>,
+    add_indexes: AddIndexes,
+    /// `DELETE ... ORDER BY ... LIMIT` is SQL the dialect takes (else `IN` over a limited
+    /// subquery).
+    delete_limit: bool,
+    /// Range queries name their index (`FORCE INDEX`).
+    force_index: bool,
+}
+
+/// The suite's dialect table.
+const DIALECTS: [DialectSql; 3] = [
+    // AUTOINCREMENT: ids never reused, as MySQL's auto-increment and PostgreSQL's sequence
+    // (without it SQLite restarts at 1 once the deleter empties the table).
+    DialectSql {
+        dialect: Dialect::Sqlite,
+        create_table: |tab, cols, _| {
+            vec![format!(
+                "CREATE TABLE {tab} (transactionid INTEGER PRIMARY KEY AUTOINCREMENT, \
+                 dateandtime DATETIME, {cols})"
+            )]
+        },
+        add_indexes: AddIndexes::CreateEach,
+        delete_limit: false,
+        force_index: false,
+    },
+    // The reference's sequence cache.
+    DialectSql {
+        dialect: Dialect::Postgres,
+        create_table: |tab, cols, _| {
+            vec![
+                format!(
+                    "CREATE TABLE {tab} (transactionid BIGSERIAL PRIMARY KEY, \
+                     dateandtime TIMESTAMP WITHOUT TIME ZONE, {cols})"
+                ),
+                format!("ALTER SEQUENCE {tab}_transactionid_seq CACHE 1000"),
+            ]
+        },
+        add_indexes: AddIndexes::CreateEach,
+        delete_limit: false,
+        force_index: false,
+    },
+    DialectSql {
+        dialect: Dialect::Mysql,
+        create_table: |tab, cols, ddl| {
+            vec![ddl.create_table(
+                tab,
+                &format!(
+                    "transactionid BIGINT NOT NULL AUTO_INCREMENT, dateandtime DATETIME, {cols}"
+                ),
+                "transactionid",
+            )]
+        },
+        add_indexes: AddIndexes::Alter,
+        delete_limit: true,
+        force_index: true,
+    },
+];
+
+fn dialect_sql(dialect: Dialect) -> &'static DialectSql {
+    (DIALECTS.iter())
+        .find(|d| d.dialect == dialect)
+        .expect("the dialect table has a row per dialect")
+}
+
 /// The statements that create table `t` (docs/workloads.md, The Insert Benchmark), with a MySQL
 /// target's storage engine, table options and index options. PostgreSQL gets the reference's
 /// sequence cache.
 pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
-    let tab = table(t);
     let cols = "cashregisterid INT NOT NULL, customerid INT NOT NULL, productid INT NOT NULL, \
                 price INT NOT NULL, data VARCHAR(4000)";
-    match dialect {
-        // AUTOINCREMENT: ids never reused, as MySQL's auto-increment and PostgreSQL's sequence
-        // (without it SQLite restarts at 1 once the deleter empties the table).
-        Dialect::Sqlite => vec![format!(
-            "CREATE TABLE {tab} (transactionid INTEGER PRIMARY KEY AUTOINCREMENT, \
-             dateandtime DATETIME, {cols})"
-        )],
-        Dialect::Postgres => vec![
-            format!(
-                "CREATE TABLE {tab} (transactionid BIGSERIAL PRIMARY KEY, \
-                 dateandtime TIMESTAMP WITHOUT TIME ZONE, {cols})"
-            ),
-            format!("ALTER SEQUENCE {tab}_transactionid_seq CACHE 1000"),
-        ],
-        Dialect::Mysql => vec![mysql_table(
-            &tab,
-            &format!("transactionid BIGINT NOT NULL AUTO_INCREMENT, dateandtime DATETIME, {cols}"),
-            "transactionid",
-            ddl,
-        )],
-    }
+    (dialect_sql(dialect).create_table)(&table(t), cols, ddl)
 }
 
 /// The statements of `l.x` on table `t`: InnoDB adds the three indexes in one `ALTER TABLE`,
@@ -92,17 +150,14 @@ pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
 pub fn create_indexes(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
     let tab = table(t);
     let add = |(name, cols): (&str, &str)| {
-        format!(
-            "ADD INDEX {tab}_{name} ({cols}){}",
-            suffix(ddl.index_options.as_deref())
-        )
+        format!("ADD INDEX {tab}_{name} ({cols}){}", ddl.index_suffix())
     };
-    match dialect {
-        Dialect::Mysql if ddl.rocksdb() => INDEXES
+    match dialect_sql(dialect).add_indexes {
+        AddIndexes::Alter if ddl.rocksdb() => INDEXES
             .iter()
             .map(|i| format!("ALTER TABLE {tab} {}", add(*i)))
             .collect(),
-        Dialect::Mysql => vec![format!(
+        AddIndexes::Alter => vec![format!(
             "ALTER TABLE {tab} {}",
             INDEXES
                 .iter()
@@ -110,7 +165,7 @@ pub fn create_indexes(dialect: Dialect, t: u32, ddl: &TableDdl) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         )],
-        Dialect::Sqlite | Dialect::Postgres => INDEXES
+        AddIndexes::CreateEach => INDEXES
             .iter()
             .map(|(name, cols)| format!("CREATE INDEX {tab}_{name} ON {tab} ({cols})"))
             .collect(),
@@ -123,7 +178,9 @@ pub fn insert(dialect: Dialect, t: u32, rows: u32) -> String {
     let per = INSERT_COLUMNS.len();
     let values: Vec<String> = (0..rows as usize)
         .map(|r| {
-            let marks: Vec<String> = (1..=per).map(|c| mark(dialect, r * per + c)).collect();
+            let marks: Vec<String> = (1..=per)
+                .map(|c| dialect.placeholder(r * per + c))
+                .collect();
             format!("({})", marks.join(", "))
         })
         .collect();
@@ -140,12 +197,12 @@ pub fn insert(dialect: Dialect, t: u32, rows: u32) -> String {
 /// `IN` over a limited subquery.
 pub fn delete(dialect: Dialect, t: u32, rows: u32) -> String {
     let tab = table(t);
-    let p = mark(dialect, 1);
-    match dialect {
-        Dialect::Mysql => format!(
+    let p = dialect.placeholder(1);
+    match dialect_sql(dialect).delete_limit {
+        true => format!(
             "DELETE FROM {tab} WHERE transactionid >= {p} ORDER BY transactionid ASC LIMIT {rows}"
         ),
-        Dialect::Sqlite | Dialect::Postgres => format!(
+        false => format!(
             "DELETE FROM {tab} WHERE transactionid IN (SELECT transactionid FROM {tab} \
              WHERE transactionid >= {p} ORDER BY transactionid ASC LIMIT {rows})"
         ),
@@ -157,19 +214,21 @@ pub fn delete(dialect: Dialect, t: u32, rows: u32) -> String {
 pub fn range_query(dialect: Dialect, t: u32, i: usize) -> String {
     let tab = table(t);
     let (index, cols, col, cmp, _) = RANGES[i];
-    let force = match dialect {
-        Dialect::Mysql => format!(" FORCE INDEX ({tab}_{index})"),
-        Dialect::Sqlite | Dialect::Postgres => String::new(),
+    let force = match dialect_sql(dialect).force_index {
+        true => format!(" FORCE INDEX ({tab}_{index})"),
+        false => String::new(),
     };
     format!(
         "SELECT {cols} FROM {tab}{force} WHERE ({col} {cmp} {}) ORDER BY {cols} LIMIT {RANGE_LIMIT}",
-        mark(dialect, 1)
+        dialect.placeholder(1)
     )
 }
 
 /// The point query of the `qp*` steps: 10 ids of the primary key.
 pub fn point_query(dialect: Dialect, t: u32) -> String {
-    let marks: Vec<String> = (1..=POINT_IDS as usize).map(|i| mark(dialect, i)).collect();
+    let marks: Vec<String> = (1..=POINT_IDS as usize)
+        .map(|i| dialect.placeholder(i))
+        .collect();
     format!(
         "SELECT transactionid, productid, data FROM {} WHERE transactionid IN ({})",
         table(t),

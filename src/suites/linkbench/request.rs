@@ -196,7 +196,7 @@ impl RequestExec {
             self.stmt(Stmt::CountUp),
             self.stmt(Stmt::LinkUpdate),
         );
-        let mysql = self.dialect == Dialect::Mysql;
+        let two_when_changed = lsql::upsert(self.dialect) == lsql::Upsert::DuplicateKey;
         let data = std::str::from_utf8(&self.data).expect("ascii");
         transaction(session, self.dialect, |s| {
             let row = [id1, id2, ty, lsql::VISIBLE].map(Param::Int);
@@ -213,9 +213,9 @@ impl RequestExec {
                     tail[1],
                 ],
             )?;
-            // MySQL: 1 inserted, 2 made visible, 0 already visible. The others: 1 inserted or
-            // made visible, 0 already visible.
-            let (counts, updates) = match (mysql, r) {
+            // ON DUPLICATE KEY (MySQL): 1 inserted, 2 made visible, 0 already visible. ON
+            // CONFLICT: 1 inserted or made visible, 0 already visible.
+            let (counts, updates) = match (two_when_changed, r) {
                 (_, 0) => (false, true),
                 (true, 2) => (true, true),
                 _ => (true, false),

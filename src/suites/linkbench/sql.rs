@@ -6,7 +6,6 @@
 //! suite's executors do).
 
 use crate::engine::{Dialect, TableDdl};
-use crate::workload::sql::{mark, suffix};
 
 /// The link type of link `j` of a node is `LINK_TYPE_BASE + j % link types` (LinkBench's
 /// default link type, 123456789, and the next one).
@@ -28,54 +27,137 @@ pub const NODE_LOAD_COLUMNS: &str = "id, type, version, time, data";
 /// The index `linkbench.index` builds (covering every column `getlinklist` reads).
 pub const ID1_TYPE: &str = "id1, link_type, visibility, time, id2, version, data";
 
+/// How a dialect inserts a row or changes the one already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upsert {
+    /// `ON DUPLICATE KEY UPDATE`: a changed row counts as 2 affected rows.
+    DuplicateKey,
+    /// `ON CONFLICT (...) DO UPDATE`: a changed row counts as 1.
+    OnConflict,
+}
+
+/// What differs between the dialects in this suite's SQL, one row each.
+struct DialectSql {
+    dialect: Dialect,
+    /// The three tables, from the target's DDL and `linktable`'s partitions.
+    create_tables: fn(&TableDdl, u32) -> Vec<String>,
+    /// Statements before `id1_type` is built (PostgreSQL moves `nodetable`'s sequence past the
+    /// loaded ids, which the load wrote explicitly).
+    before_index: &'static [&'static str],
+    /// `id1_type` takes the target's index options.
+    index_options: bool,
+    /// A write transaction's first statement.
+    begin: &'static str,
+    upsert: Upsert,
+    /// What locks the row a read inside a write transaction found (SQLite's write lock is the
+    /// transaction's already).
+    lock_read: &'static str,
+    /// `getlinklist` names `id1_type` (`FORCE INDEX`) and pages with `LIMIT offset, n`.
+    force_index: bool,
+    /// `CONCAT_WS` joins the consistency check's columns (else `||`).
+    concat_ws: bool,
+}
+
+/// The suite's dialect table.
+const DIALECTS: [DialectSql; 3] = [
+    DialectSql {
+        dialect: Dialect::Sqlite,
+        create_tables: sqlite_tables,
+        before_index: &[],
+        index_options: false,
+        // SQLite takes the write lock up front, so two writers never deadlock upgrading a
+        // read lock.
+        begin: "BEGIN IMMEDIATE",
+        upsert: Upsert::OnConflict,
+        lock_read: "",
+        force_index: false,
+        concat_ws: false,
+    },
+    DialectSql {
+        dialect: Dialect::Postgres,
+        create_tables: postgres_tables,
+        before_index: &["SELECT setval('nodetable_id_seq', (SELECT MAX(id) FROM nodetable))"],
+        index_options: false,
+        begin: "BEGIN",
+        upsert: Upsert::OnConflict,
+        lock_read: " FOR UPDATE",
+        force_index: false,
+        concat_ws: true,
+    },
+    DialectSql {
+        dialect: Dialect::Mysql,
+        create_tables: mysql_tables,
+        before_index: &[],
+        index_options: true,
+        begin: "BEGIN",
+        upsert: Upsert::DuplicateKey,
+        lock_read: " FOR UPDATE",
+        force_index: true,
+        concat_ws: true,
+    },
+];
+
+fn dialect_sql(dialect: Dialect) -> &'static DialectSql {
+    (DIALECTS.iter())
+        .find(|d| d.dialect == dialect)
+        .expect("the dialect table has a row per dialect")
+}
+
+/// How `dialect` upserts (the request phase reads its affected-row counts by it).
+pub fn upsert(dialect: Dialect) -> Upsert {
+    dialect_sql(dialect).upsert
+}
+
 /// The three tables, without `id1_type` (docs/workloads.md, LinkBench). MySQL tables get the
 /// target's engine, table and index options (compression); `partitions` > 0 partitions `linktable`
 /// by `KEY(id1)` on MySQL. Latin-1 as LinkBench's DDL declares, so `data` is one byte per character
 /// on every version.
 pub fn create_tables(dialect: Dialect, ddl: &TableDdl, partitions: u32) -> Vec<String> {
-    match dialect {
-        Dialect::Mysql => mysql_tables(ddl, partitions),
-        Dialect::Postgres => vec![
-            "CREATE TABLE linktable (id1 BIGINT NOT NULL, id2 BIGINT NOT NULL, \
+    (dialect_sql(dialect).create_tables)(ddl, partitions)
+}
+
+fn postgres_tables(_: &TableDdl, _: u32) -> Vec<String> {
+    vec![
+        "CREATE TABLE linktable (id1 BIGINT NOT NULL, id2 BIGINT NOT NULL, \
              link_type BIGINT NOT NULL, visibility SMALLINT NOT NULL, data BYTEA NOT NULL, \
              time BIGINT NOT NULL, version INT NOT NULL, PRIMARY KEY (link_type, id1, id2))"
-                .into(),
-            "CREATE TABLE counttable (id BIGINT NOT NULL, link_type BIGINT NOT NULL, \
+            .into(),
+        "CREATE TABLE counttable (id BIGINT NOT NULL, link_type BIGINT NOT NULL, \
              count INT NOT NULL, time BIGINT NOT NULL, version BIGINT NOT NULL, \
              PRIMARY KEY (id, link_type))"
-                .into(),
-            "CREATE TABLE nodetable (id BIGSERIAL PRIMARY KEY, type INT NOT NULL, \
+            .into(),
+        "CREATE TABLE nodetable (id BIGSERIAL PRIMARY KEY, type INT NOT NULL, \
              version BIGINT NOT NULL, time INT NOT NULL, data BYTEA NOT NULL)"
-                .into(),
-        ],
-        Dialect::Sqlite => vec![
-            "CREATE TABLE linktable (id1 INTEGER NOT NULL, id2 INTEGER NOT NULL, \
+            .into(),
+    ]
+}
+
+fn sqlite_tables(_: &TableDdl, _: u32) -> Vec<String> {
+    vec![
+        "CREATE TABLE linktable (id1 INTEGER NOT NULL, id2 INTEGER NOT NULL, \
              link_type INTEGER NOT NULL, visibility INTEGER NOT NULL, data TEXT NOT NULL, \
              time INTEGER NOT NULL, version INTEGER NOT NULL, \
              PRIMARY KEY (link_type, id1, id2)) WITHOUT ROWID"
-                .into(),
-            "CREATE TABLE counttable (id INTEGER NOT NULL, link_type INTEGER NOT NULL, \
+            .into(),
+        "CREATE TABLE counttable (id INTEGER NOT NULL, link_type INTEGER NOT NULL, \
              count INTEGER NOT NULL, time INTEGER NOT NULL, version INTEGER NOT NULL, \
              PRIMARY KEY (id, link_type)) WITHOUT ROWID"
-                .into(),
-            "CREATE TABLE nodetable (id INTEGER PRIMARY KEY, type INTEGER NOT NULL, \
+            .into(),
+        "CREATE TABLE nodetable (id INTEGER PRIMARY KEY, type INTEGER NOT NULL, \
              version INTEGER NOT NULL, time INTEGER NOT NULL, data TEXT NOT NULL)"
-                .into(),
-        ],
-    }
+            .into(),
+    ]
 }
 
 fn mysql_tables(ddl: &TableDdl, partitions: u32) -> Vec<String> {
     let table = |name: &str, cols: &str, pk: &str, part: &str| {
         let mut sql = format!(
             "CREATE TABLE {name} ({cols}, PRIMARY KEY ({pk}){})",
-            suffix(ddl.index_options.as_deref())
+            ddl.index_suffix()
         );
-        if let Some(e) = &ddl.engine {
-            sql.push_str(&format!(" ENGINE={e}"));
-        }
+        sql.push_str(&ddl.engine_clause());
         sql.push_str(" DEFAULT CHARSET=latin1");
-        sql.push_str(&suffix(ddl.table_options.as_deref()));
+        sql.push_str(&ddl.table_suffix());
         sql.push_str(part);
         sql
     };
@@ -118,21 +200,23 @@ fn mysql_tables(ddl: &TableDdl, partitions: u32) -> Vec<String> {
 /// writes explicit ids).
 pub fn create_index(dialect: Dialect, ddl: &TableDdl) -> Vec<String> {
     let index = format!("CREATE INDEX id1_type ON linktable ({ID1_TYPE})");
-    match dialect {
-        Dialect::Mysql => vec![index + &suffix(ddl.index_options.as_deref())],
-        Dialect::Postgres => vec![
-            "SELECT setval('nodetable_id_seq', (SELECT MAX(id) FROM nodetable))".into(),
-            index,
-        ],
-        Dialect::Sqlite => vec![index],
-    }
+    let d = dialect_sql(dialect);
+    let index = match d.index_options {
+        true => index + &ddl.index_suffix(),
+        false => index,
+    };
+    (d.before_index.iter().map(|s| s.to_string()))
+        .chain([index])
+        .collect()
 }
 
 /// Placeholder rows `(…), (…)` of `per` columns, `rows` rows.
 fn rows_of(dialect: Dialect, rows: usize, per: usize) -> String {
     (0..rows)
         .map(|r| {
-            let marks: Vec<String> = (1..=per).map(|c| mark(dialect, r * per + c)).collect();
+            let marks: Vec<String> = (1..=per)
+                .map(|c| dialect.placeholder(r * per + c))
+                .collect();
             format!("({})", marks.join(", "))
         })
         .collect::<Vec<_>>()
@@ -166,10 +250,7 @@ pub fn load_counts(dialect: Dialect, rows: usize) -> String {
 /// A write transaction's first statement (SQLite takes the write lock up front, so two
 /// writers never deadlock upgrading a read lock).
 pub fn begin(dialect: Dialect) -> &'static str {
-    match dialect {
-        Dialect::Sqlite => "BEGIN IMMEDIATE",
-        Dialect::Postgres | Dialect::Mysql => "BEGIN",
-    }
+    dialect_sql(dialect).begin
 }
 
 /// The statements of the request phase, in [`Stmt`] order.
@@ -224,7 +305,7 @@ impl Stmt {
 
 /// `?, ?, …` (or `$1, $2, …`) for `n` parameters.
 fn marks(dialect: Dialect, n: usize) -> Vec<String> {
-    (1..=n).map(|i| mark(dialect, i)).collect()
+    (1..=n).map(|i| dialect.placeholder(i)).collect()
 }
 
 const LINK_KEY: &str = "id1 = {1} AND id2 = {2} AND link_type = {3}";
@@ -232,15 +313,16 @@ const LINK_KEY: &str = "id1 = {1} AND id2 = {2} AND link_type = {3}";
 /// `LINK_KEY` with the placeholders from `first` on.
 fn link_key(dialect: Dialect, first: usize) -> String {
     LINK_KEY
-        .replace("{1}", &mark(dialect, first))
-        .replace("{2}", &mark(dialect, first + 1))
-        .replace("{3}", &mark(dialect, first + 2))
+        .replace("{1}", &dialect.placeholder(first))
+        .replace("{2}", &dialect.placeholder(first + 1))
+        .replace("{3}", &dialect.placeholder(first + 2))
 }
 
 /// The SQL of `stmt` for `dialect` (docs/workloads.md, LinkBench: LinkBench's MySQL store).
 pub fn text(stmt: Stmt, dialect: Dialect) -> String {
     let m = marks(dialect, 7);
-    let my = dialect == Dialect::Mysql;
+    let d = dialect_sql(dialect);
+    let my = d.upsert == Upsert::DuplicateKey;
     match stmt {
         Stmt::LinkUpsert if my => format!(
             "INSERT INTO linktable ({LINK_COLUMNS}) VALUES ({}) \
@@ -265,11 +347,7 @@ pub fn text(stmt: Stmt, dialect: Dialect) -> String {
         Stmt::LinkVisible => format!(
             "SELECT visibility FROM linktable WHERE {} AND visibility = {VISIBLE}{}",
             link_key(dialect, 1),
-            if dialect == Dialect::Sqlite {
-                ""
-            } else {
-                " FOR UPDATE"
-            }
+            d.lock_read
         ),
         Stmt::LinkHide => format!(
             "UPDATE linktable SET visibility = {HIDDEN} WHERE {}",
@@ -308,12 +386,12 @@ fn count_change(up: bool, dialect: Dialect) -> String {
         "INSERT INTO counttable ({COUNT_COLUMNS}) VALUES ({}, {}, {start}, {}, 0)",
         m[0], m[1], m[2]
     );
-    match (dialect, up) {
-        (Dialect::Mysql, true) => format!(
+    match (dialect_sql(dialect).upsert, up) {
+        (Upsert::DuplicateKey, true) => format!(
             "{insert} ON DUPLICATE KEY UPDATE count = count + 1, version = version + 1, \
              time = VALUES(time)"
         ),
-        (Dialect::Mysql, false) => format!(
+        (Upsert::DuplicateKey, false) => format!(
             "{insert} ON DUPLICATE KEY UPDATE count = IF(count = 0, 0, count - 1), \
              version = version + 1, time = VALUES(time)"
         ),
@@ -339,24 +417,22 @@ fn get_link_list(dialect: Dialect) -> String {
          ORDER BY time DESC",
         m[0], m[1], m[2], m[3]
     );
-    match dialect {
-        Dialect::Mysql => format!(
+    match dialect_sql(dialect).force_index {
+        true => format!(
             "{head} FORCE INDEX (id1_type) {filter} LIMIT {}, {RANGE_LIMIT}",
             m[4]
         ),
-        Dialect::Postgres | Dialect::Sqlite => {
-            format!("{head} {filter} LIMIT {RANGE_LIMIT} OFFSET {}", m[4])
-        }
+        false => format!("{head} {filter} LIMIT {RANGE_LIMIT} OFFSET {}", m[4]),
     }
 }
 
 /// getlink (multiget): the links of (id1, link_type) among `n` id2s.
 pub fn get_links(dialect: Dialect, n: usize) -> String {
-    let m: Vec<String> = (3..3 + n).map(|i| mark(dialect, i)).collect();
+    let m: Vec<String> = (3..3 + n).map(|i| dialect.placeholder(i)).collect();
     format!(
         "SELECT {LINK_COLUMNS} FROM linktable WHERE id1 = {} AND link_type = {} AND id2 IN ({})",
-        mark(dialect, 1),
-        mark(dialect, 2),
+        dialect.placeholder(1),
+        dialect.placeholder(2),
         m.join(", ")
     )
 }
@@ -374,9 +450,9 @@ pub fn count_mismatches(dialect: Dialect, limit: u32) -> String {
         "SELECT id1, link_type, COUNT(*) AS n FROM linktable WHERE visibility = {VISIBLE} \
          GROUP BY id1, link_type"
     );
-    let row = |id: &str, lt: &str, c: &str, n: &str| match dialect {
-        Dialect::Sqlite => format!("{id} || ',' || {lt} || ',' || {c} || ',' || {n}"),
-        Dialect::Mysql | Dialect::Postgres => format!("CONCAT_WS(',', {id}, {lt}, {c}, {n})"),
+    let row = |id: &str, lt: &str, c: &str, n: &str| match dialect_sql(dialect).concat_ws {
+        false => format!("{id} || ',' || {lt} || ',' || {c} || ',' || {n}"),
+        true => format!("CONCAT_WS(',', {id}, {lt}, {c}, {n})"),
     };
     format!(
         "SELECT k FROM (\

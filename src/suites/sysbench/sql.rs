@@ -2,15 +2,14 @@
 //!
 //! A reader who wants to know exactly what an engine receives reads this file (and `dbdelta list
 //! steps --sql --engine E` prints it). Statements are shapes ([`Stmt`]); [`text`] renders a shape
-//! for a dialect and a table. The texts are the reference's (mdcallag's sysbench Lua scripts;
-//! docs/workloads.md, The catalog: Statements), with each dialect's placeholders. Also owns the
-//! schema DDL and the `c`/`pad` value format (the same section: Tables and rows). Must not: execute
-//! anything.
+//! for a dialect and a table; what differs between dialects is one table, `DIALECTS`. The texts
+//! are the reference's (mdcallag's sysbench Lua scripts; docs/workloads.md, The catalog:
+//! Statements), with each dialect's placeholders. Also owns the schema DDL and the `c`/`pad`
+//! value format (the same section: Tables and rows). Must not: execute anything.
 
 use rand::RngExt;
 
 use crate::engine::{Dialect, TableDdl};
-use crate::workload::sql::{mark, mysql_table, suffix};
 
 /// Length of the `c` column value: 10 groups of 11 digits joined by `-`.
 pub const C_LEN: usize = 119;
@@ -157,14 +156,6 @@ pub fn table(t: u32) -> String {
     format!("sbtest{t}")
 }
 
-/// Placeholders `first ..= first + n - 1`, comma-separated.
-fn marks_from(dialect: Dialect, first: usize, n: usize) -> String {
-    (first..first + n)
-        .map(|i| mark(dialect, i))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The select list of `cols` for `key`.
 fn select_list(key: Key, cols: Cols) -> String {
     match cols {
@@ -177,7 +168,7 @@ fn select_list(key: Key, cols: Cols) -> String {
 /// The SQL text of `stmt` for `dialect` on table `t`.
 pub fn text(stmt: Stmt, dialect: Dialect, t: u32) -> String {
     let tab = table(t);
-    let (p1, p2) = (mark(dialect, 1), mark(dialect, 2));
+    let (p1, p2) = (dialect.placeholder(1), dialect.placeholder(2));
     match stmt {
         Stmt::Begin => "BEGIN".into(),
         Stmt::Commit => "COMMIT".into(),
@@ -186,7 +177,7 @@ pub fn text(stmt: Stmt, dialect: Dialect, t: u32) -> String {
             "SELECT {} FROM {tab} WHERE {} IN ({})",
             select_list(key, cols),
             key.column(),
-            marks_from(dialect, 1, n as usize)
+            dialect.placeholders(1, n as usize)
         ),
         Stmt::Range { kind, .. } => {
             let between = format!("id BETWEEN {p1} AND {p2}");
@@ -210,50 +201,88 @@ pub fn text(stmt: Stmt, dialect: Dialect, t: u32) -> String {
         Stmt::UpdateNonIndex => format!("UPDATE {tab} SET c={p1} WHERE id={p2}"),
         Stmt::UpdateInList { n } => format!(
             "UPDATE {tab} set c={p1} WHERE id IN ({})",
-            marks_from(dialect, 2, n as usize)
+            dialect.placeholders(2, n as usize)
         ),
         Stmt::Delete => format!("DELETE FROM {tab} WHERE id={p1}"),
-        Stmt::Insert => match dialect {
-            Dialect::Mysql => format!(
-                "INSERT INTO {tab} (id, k, c, pad) VALUES (0, {})",
-                marks_from(dialect, 1, 3)
-            ),
-            Dialect::Sqlite | Dialect::Postgres => format!(
-                "INSERT INTO {tab} (k, c, pad) VALUES ({})",
-                marks_from(dialect, 1, 3)
-            ),
-        },
+        Stmt::Insert => {
+            let (cols, first) = dialect_sql(dialect).insert;
+            format!(
+                "INSERT INTO {tab} ({cols}) VALUES ({first}{})",
+                dialect.placeholders(1, 3)
+            )
+        }
         Stmt::Reinsert => format!(
             "INSERT INTO {tab} (id, k, c, pad) VALUES ({})",
-            marks_from(dialect, 1, 4)
+            dialect.placeholders(1, 4)
         ),
     }
+}
+
+/// What differs between the dialects in this suite's SQL, one row each; every other statement
+/// is the same text with the dialect's placeholders.
+struct DialectSql {
+    dialect: Dialect,
+    /// `CREATE TABLE` of the table, from its name, the columns after `id` and the target's DDL.
+    create_table: fn(&str, &str, &TableDdl) -> String,
+    /// `INSERT`'s columns and what the values start with before the placeholders (MySQL's id
+    /// `0`: the next auto-increment value).
+    insert: (&'static str, &'static str),
+    /// The secondary index takes the target's index options.
+    index_options: bool,
+}
+
+/// The suite's dialect table.
+const DIALECTS: [DialectSql; 3] = [
+    DialectSql {
+        dialect: Dialect::Sqlite,
+        create_table: |tab, cols, _| {
+            format!("CREATE TABLE {tab} (id INTEGER NOT NULL PRIMARY KEY, {cols})")
+        },
+        insert: ("k, c, pad", ""),
+        index_options: false,
+    },
+    DialectSql {
+        dialect: Dialect::Postgres,
+        create_table: |tab, cols, _| {
+            format!("CREATE TABLE {tab} (id SERIAL, {cols}, PRIMARY KEY (id))")
+        },
+        insert: ("k, c, pad", ""),
+        index_options: false,
+    },
+    DialectSql {
+        dialect: Dialect::Mysql,
+        create_table: |tab, cols, ddl| {
+            ddl.create_table(
+                tab,
+                &format!("id INTEGER NOT NULL AUTO_INCREMENT, {cols}"),
+                "id",
+            )
+        },
+        insert: ("id, k, c, pad", "0, "),
+        index_options: true,
+    },
+];
+
+fn dialect_sql(dialect: Dialect) -> &'static DialectSql {
+    (DIALECTS.iter())
+        .find(|d| d.dialect == dialect)
+        .expect("the dialect table has a row per dialect")
 }
 
 /// `CREATE TABLE sbtestN` (docs/workloads.md, The catalog: Tables and rows), with a MySQL target's
 /// storage engine, table options and index options.
 pub fn create_table(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
-    let tab = table(t);
     let cols = "k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, \
                 pad CHAR(60) DEFAULT '' NOT NULL";
-    match dialect {
-        Dialect::Sqlite => format!("CREATE TABLE {tab} (id INTEGER NOT NULL PRIMARY KEY, {cols})"),
-        Dialect::Postgres => format!("CREATE TABLE {tab} (id SERIAL, {cols}, PRIMARY KEY (id))"),
-        Dialect::Mysql => mysql_table(
-            &tab,
-            &format!("id INTEGER NOT NULL AUTO_INCREMENT, {cols}"),
-            "id",
-            ddl,
-        ),
-    }
+    (dialect_sql(dialect).create_table)(&table(t), cols, ddl)
 }
 
 /// The secondary index, built after the load (with a MySQL target's index options).
 pub fn create_index(dialect: Dialect, t: u32, ddl: &TableDdl) -> String {
     let sql = format!("CREATE INDEX k_{t} ON {} (k)", table(t));
-    match dialect {
-        Dialect::Mysql => sql + &suffix(ddl.index_options.as_deref()),
-        Dialect::Sqlite | Dialect::Postgres => sql,
+    match dialect_sql(dialect).index_options {
+        true => sql + &ddl.index_suffix(),
+        false => sql,
     }
 }
 
