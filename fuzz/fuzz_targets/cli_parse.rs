@@ -49,7 +49,7 @@ fuzz_target!(|data: &[u8]| {
 /// The lab a command line's `LAB` argument holds as text, or the built-in demo.
 fn lab_of(arg: Option<&Path>) -> Option<Lab> {
     let text = match arg {
-        None => plan::DEMO_LAB,
+        None => plan::demo_lab(),
         Some(p) => p.to_str()?,
     };
     if !shared::configs_stay_inside(text) {
