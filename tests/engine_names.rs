@@ -131,13 +131,8 @@ fn is_test_file(rel: &str) -> bool {
 /// Does the code of `line` (before any `//` comment outside a string) name an engine as a word?
 fn names_in(line: &str, names: &[String]) -> bool {
     let code = code_of(line).to_ascii_lowercase();
-    let words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-    let mut found = false;
-    for w in words {
-        found |= names.iter().any(|n| w == n);
-    }
-    // Titles of more than one word (none today) would need a phrase match.
-    found
+    code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| names.iter().any(|n| w == n))
 }
 
 /// `line` without a trailing `//` comment (one outside a string literal).

@@ -92,6 +92,7 @@ impl ExecutorFactory for RequestFactory {
         let n = s.maxid1;
         Ok(Box::new(RequestExec {
             dialect: at.dialect,
+            two_when_changed: lsql::upsert(at.dialect) == lsql::Upsert::DuplicateKey,
             stmts,
             multiget: vec![None; lsql::MULTIGET_MAX + 1],
             mix: s.mix,
@@ -117,6 +118,9 @@ const HISTORY_CAP: usize = 128;
 
 pub(super) struct RequestExec {
     dialect: Dialect,
+    /// The upsert counts a changed row as 2 affected rows (`ON DUPLICATE KEY UPDATE`): read
+    /// once at open, not per operation.
+    two_when_changed: bool,
     /// In [`Stmt::ALL`] order.
     stmts: Vec<StmtId>,
     /// getlink's statement per id count, prepared on first use.
@@ -196,7 +200,7 @@ impl RequestExec {
             self.stmt(Stmt::CountUp),
             self.stmt(Stmt::LinkUpdate),
         );
-        let two_when_changed = lsql::upsert(self.dialect) == lsql::Upsert::DuplicateKey;
+        let two_when_changed = self.two_when_changed;
         let data = std::str::from_utf8(&self.data).expect("ascii");
         transaction(session, self.dialect, |s| {
             let row = [id1, id2, ty, lsql::VISIBLE].map(Param::Int);
