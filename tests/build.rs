@@ -267,6 +267,83 @@ fn bad_build_input_is_one_line_naming_the_key() {
     assert!(text(&out.stderr).contains("--variant: unknown variant \"o9\""));
 }
 
+/// `dbdelta build mysql` on MariaDB's source, and `build mariadb` on Oracle MySQL's (a
+/// directory, or a tarball that is only looked into once unpacked), are refused with one line
+/// naming the command that builds it, exit 2, and nothing left in the cache. The two trees are
+/// told apart by their version file (MariaDB's `VERSION`, MySQL's `MYSQL_VERSION`).
+#[test]
+fn a_source_of_the_other_product_is_refused_in_one_line() {
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let tree = |name: &str, file: &str| {
+        let root = dir.path().join(name);
+        std::fs::create_dir_all(root.join("sql")).unwrap();
+        std::fs::write(root.join("CMakeLists.txt"), "project(x)\n").unwrap();
+        std::fs::write(
+            root.join(file),
+            "MYSQL_VERSION_MAJOR=11\nMYSQL_VERSION_MINOR=4\nMYSQL_VERSION_PATCH=5\n",
+        )
+        .unwrap();
+        root
+    };
+    let mariadb = tree("mariadb-11.4.5", "VERSION");
+    let mysql = tree("mysql-9.7.2", "MYSQL_VERSION");
+    let tarball = dir.path().join("mariadb-11.4.5.tar.gz");
+    let tar = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(dir.path())
+        .arg("mariadb-11.4.5")
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let cases = [
+        (
+            "mysql",
+            mariadb.display().to_string(),
+            "is MariaDB's source (it has VERSION, not MYSQL_VERSION); build it with `dbdelta build mariadb`",
+        ),
+        (
+            "mysql",
+            tarball.display().to_string(),
+            "is MariaDB's source (it has VERSION, not MYSQL_VERSION); build it with `dbdelta build mariadb`",
+        ),
+        (
+            "mariadb",
+            mysql.display().to_string(),
+            "is Oracle MySQL's source (it has MYSQL_VERSION, not VERSION); build it with `dbdelta build mysql`",
+        ),
+    ];
+    for (engine, source, expected) in cases {
+        let out = dbdelta(dir.path())
+            .env("DBDELTA_CACHE", &cache)
+            .args(["build", engine, "--source", &source])
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{engine} {source}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("build ")).collect();
+        assert_eq!(lines.len(), 1, "one line: {err}");
+        assert!(lines[0].contains(expected), "{err}");
+        let left: Vec<_> = walk(&cache.join("compiled"));
+        assert!(left.is_empty(), "nothing cached: {left:?}");
+    }
+}
+
+/// Every file under `dir` (none when it does not exist).
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
 /// Eight SQLite targets whose build changes at position 3 (-O1, -O1,
 /// -O1, -O0, -O0, -O0, -O0, -O0: two keys, each compiled once, in about 40 s together on a
 /// loaded 2-core host; -O0 runs about twice the instructions of -O1, where o2 and os differ by

@@ -3,11 +3,11 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Verbosity;
-use crate::console::outln;
+use crate::console::{errln, outln};
 use crate::error::InputError;
 use crate::progress::Progress;
 
@@ -15,7 +15,7 @@ use crate::progress::Progress;
 pub struct BuildArgs {
     #[command(flatten)]
     pub verbosity: Verbosity,
-    /// postgres, sqlite or mariadb.
+    /// postgres, sqlite, mariadb or mysql (Oracle MySQL 8.0 and later).
     pub engine: String,
     /// A Debian source package (postgresql-15, sqlite3, mariadb; `name=VERSION` for one
     /// version), a source directory or a tarball. Default for sqlite: Debian's sqlite3.
@@ -84,7 +84,22 @@ pub(super) fn build_cmd(args: &BuildArgs, progress: &Progress) -> Result<ExitCod
         };
         InputError::new(format!("{flag}: {}", e.message))
     })?;
-    let built = build::build(&req, &|line| progress.line(line))?;
+    crate::signals::install_saying(
+        "stopping the build (its tree is kept: the same command continues it); send it again to stop at once",
+        |signal| {
+            crate::engine::common::process::kill_started();
+            std::process::exit(super::run::interrupted_code(signal).into());
+        },
+    )
+    .context("installing the handlers of SIGINT, SIGTERM, SIGHUP and SIGQUIT")?;
+    let built = match build::build(&req, &|line| progress.line(line)) {
+        Err(e) if crate::signals::interrupted() => {
+            errln!("dbdelta: {e:#}");
+            let signal = crate::signals::first().unwrap_or(libc::SIGTERM);
+            return Ok(ExitCode::from(super::run::interrupted_code(signal)));
+        }
+        built => built?,
+    };
     let path = built.library.as_ref().unwrap_or(&built.bin);
     outln!("{}", path.display());
     Ok(ExitCode::SUCCESS)

@@ -725,7 +725,8 @@ pub fn recipe(name: &str) -> Option<&'static dyn common::recipe::Recipe> {
 
 /// The recipe a lab's `build` compiles for a target of `engine = "NAME"`: as [`recipe`], less
 /// an alias that names another product the recipe only stands in for on the command line
-/// ([`common::recipe::Recipe::stand_in_for`]: a lab's `mysql` target is Oracle MySQL).
+/// ([`common::recipe::Recipe::stand_in_for`]: a lab's target of that name is the other
+/// product, which the recipe does not build).
 pub fn lab_recipe(name: &str) -> Option<&'static dyn common::recipe::Recipe> {
     recipe(name).filter(|r| !r.stand_in_for().contains(&name))
 }

@@ -24,7 +24,7 @@ use super::build_recipe::{self, Builder};
 use super::build_source::{self, Source};
 pub use super::build_spec::{BuildFailed, Flags, Training};
 use super::cache_dir;
-use crate::engine::common::recipe::Recipe;
+use crate::engine::common::recipe::{BuildInputs, Recipe};
 use crate::results::BuildInfo;
 
 /// Bumped when the recipes change what a key produces.
@@ -244,7 +244,7 @@ pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
         req.describe(),
         builder.log.display()
     ));
-    build_source::unpack(&source, &builder.src, &builder.log)?;
+    prepare_tree(req.engine, &source, &builder, &key, say)?;
     builder.compile(&flags, say)?;
     let mut secs = started.elapsed().as_secs_f64();
     if let Some(p) = &profile {
@@ -257,6 +257,7 @@ pub fn build(req: &BuildRequest, say: &dyn Fn(&str)) -> Result<Built> {
         variant: req.variant.name().into(),
         cflags: flags.cflags.clone(),
         ldflags: flags.ldflags.clone(),
+        options: options(req, &flags),
         compiler,
         build_secs: secs,
         text_bytes: build_recipe::text_bytes(&builder.main_binary()),
@@ -387,7 +388,7 @@ fn instrumented(
         req.describe(),
         builder.log.display()
     ));
-    build_source::unpack(source, &builder.src, &builder.log)?;
+    prepare_tree(req.engine, source, &builder, &key0, say)?;
     let flags = instrumented_flags(req, &profile);
     builder.compile(&flags, say)?;
     build_recipe::open_profile_dir(&profile)?;
@@ -404,6 +405,7 @@ fn instrumented(
         source: source.label.clone(),
         source_version: source.version.clone(),
         variant: "pgo-instrumented".into(),
+        options: options(req, &flags),
         cflags: flags.cflags,
         ldflags: flags.ldflags,
         compiler: compiler.to_string(),
@@ -449,12 +451,31 @@ fn key(
         h.update(part.as_bytes());
         h.update([0]);
     }
+    // The recipe's configure options choose what is built; none: the flags say it all (and
+    // keys made before recipes had options stay the same).
+    let options = options(req, flags);
+    if !options.is_empty() {
+        h.update(options.join(" ").as_bytes());
+        h.update([0]);
+    }
     if let Some(t) = training.or(req.variant.pgo().then_some(&req.training)) {
         h.update(t.suite.as_bytes());
         h.update([0]);
         h.update(t.scale.as_bytes());
     }
     super::unpack::hex(&h.finalize())
+}
+
+/// The configure options `req`'s recipe passes with `flags` (recorded and part of the key).
+fn options(req: &BuildRequest, flags: &Flags) -> Vec<String> {
+    req.engine.options(&BuildInputs {
+        src: Path::new(""),
+        entry: Path::new(""),
+        cflags: &flags.cflags,
+        ldflags: &flags.ldflags,
+        jobs: 1,
+        compiler: "",
+    })
 }
 
 fn entry_dir(req: &BuildRequest, source: &Source, key: &str) -> PathBuf {
@@ -465,6 +486,42 @@ fn entry_dir(req: &BuildRequest, source: &Source, key: &str) -> PathBuf {
         req.variant.name().replace('+', "-"),
         &key[..12]
     ))
+}
+
+/// The file of a build tree that names the key it was unpacked for, written once the tree is
+/// unpacked and checked.
+const UNPACKED: &str = "unpacked-for";
+
+/// Unpack `source` into the builder's tree, unless an earlier build of the same `key` that
+/// stopped (interrupted or failed) left it there: make and CMake then continue from the
+/// objects already compiled. A tree of another product is refused before anything is built.
+fn prepare_tree(
+    recipe: &dyn Recipe,
+    source: &Source,
+    builder: &Builder,
+    key: &str,
+    say: &dyn Fn(&str),
+) -> Result<()> {
+    let marker = builder.src.with_file_name(UNPACKED);
+    let kept = std::fs::read_to_string(&marker).is_ok_and(|k| k == key) && builder.src.is_dir();
+    if kept {
+        say(&format!(
+            "  continuing the build kept in {} (an earlier build of the same key stopped)",
+            builder.src.display()
+        ));
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(&marker);
+    build_source::unpack(source, &builder.src, &builder.log)?;
+    if let Some(why) = recipe.foreign_tree(&builder.src) {
+        // Nothing was built: the tree and the entry (its log) this build made go.
+        let _ = std::fs::remove_dir_all(builder.src.parent().unwrap_or(&builder.src));
+        let _ = std::fs::remove_dir_all(builder.log.parent().unwrap_or(&builder.log));
+        return Err(
+            crate::error::InputError::new(format!("source {}: {why}", source.label)).into(),
+        );
+    }
+    std::fs::write(&marker, key).with_context(|| format!("cannot write {}", marker.display()))
 }
 
 /// The private build tree of one key (PGO's optimised builds reuse the instrumented build's

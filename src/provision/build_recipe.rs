@@ -12,9 +12,10 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 use super::build_spec::{BuildFailed, Flags};
 use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
@@ -45,15 +46,7 @@ impl Builder {
     pub fn compile(&self, flags: &Flags, say: &dyn Fn(&str)) -> Result<()> {
         std::fs::create_dir_all(&self.entry)?;
         let compiler = compiler();
-        let inputs = BuildInputs {
-            src: &self.src,
-            entry: &self.entry,
-            cflags: &flags.cflags,
-            ldflags: &flags.ldflags,
-            jobs: jobs(),
-            compiler: &compiler,
-        };
-        for step in self.recipe.steps(&inputs) {
+        for step in self.recipe.steps(&self.inputs(flags, &compiler)) {
             if let Some(line) = &step.say {
                 say(line);
             }
@@ -61,9 +54,20 @@ impl Builder {
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
             }
-            self.run(&step)?;
+            self.run(&step, say)?;
         }
         Ok(())
+    }
+
+    fn inputs<'a>(&'a self, flags: &'a Flags, compiler: &'a str) -> BuildInputs<'a> {
+        BuildInputs {
+            src: &self.src,
+            entry: &self.entry,
+            cflags: &flags.cflags,
+            ldflags: &flags.ldflags,
+            jobs: jobs(),
+            compiler,
+        }
     }
 
     /// The binary whose text size reports show.
@@ -72,8 +76,11 @@ impl Builder {
     }
 
     /// Run one step in its directory (the source tree unless it names one), its output
-    /// appended to the log; on failure, the end of its `extra_log` file too.
-    fn run(&self, step: &BuildStep) -> Result<()> {
+    /// appended to the log, in a process group of its own (a terminating signal stops it
+    /// through [`wait`], leaving the tree to continue from); on failure, the end of its
+    /// `extra_log` file too.
+    fn run(&self, step: &BuildStep, say: &dyn Fn(&str)) -> Result<()> {
+        use std::os::unix::process::CommandExt;
         let out = File::options().create(true).append(true).open(&self.log)?;
         let mut cmd = Command::new(&step.program);
         cmd.args(&step.args)
@@ -81,11 +88,13 @@ impl Builder {
             .current_dir(step.dir.as_deref().unwrap_or(&self.src))
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
-            .stderr(out);
+            .stderr(out)
+            .process_group(0);
         let stage = &step.stage;
-        let status = cmd
-            .status()
+        let child = cmd
+            .spawn()
             .with_context(|| format!("{stage}: cannot start {:?}", cmd.get_program()))?;
+        let status = wait(child, &self.log, stage, say)?;
         if status.success() {
             return Ok(());
         }
@@ -108,6 +117,62 @@ impl Builder {
         }
         .into())
     }
+}
+
+/// How often a long step's progress is shown.
+const PROGRESS_EVERY: Duration = Duration::from_secs(60);
+
+/// Wait for a step's process, saying every [`PROGRESS_EVERY`] how far it is (the last
+/// `[ NN%]` of make or `[N/M]` of ninja in the log, else the time so far). A terminating signal
+/// stops its process group and is an error that says the tree is kept.
+fn wait(mut child: Child, log: &Path, stage: &str, say: &dyn Fn(&str)) -> Result<ExitStatus> {
+    let started = Instant::now();
+    let mut shown = started;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if crate::signals::interrupted() {
+            let group = child.id() as i32;
+            // SAFETY: kill(2) with a negative pid signals the process group we created for
+            // this child (`process_group(0)`); it touches no memory.
+            unsafe { libc::kill(-group, libc::SIGTERM) };
+            let _ = child.wait();
+            bail!(
+                "{stage} stopped by {}; the build tree is kept, so the same command continues the build (log: {})",
+                crate::signals::first().map_or("a signal", crate::signals::name),
+                log.display()
+            );
+        }
+        if shown.elapsed() >= PROGRESS_EVERY {
+            shown = Instant::now();
+            let so_far = crate::progress::duration(started.elapsed());
+            say(&match progress(&crate::sys::log_tail(log, 40)) {
+                Some(p) => format!("    {stage}: {p} after {so_far}"),
+                None => format!("    {stage}: running for {so_far}"),
+            });
+        }
+        std::thread::sleep(crate::signals::POLL);
+    }
+}
+
+/// How far a compile is, from the end of its log: make's `[ 45%]` or ninja's `[1234/5678]`
+/// (the last one), as `45%`.
+fn progress(tail: &str) -> Option<String> {
+    tail.lines().rev().find_map(|line| {
+        let inner = line
+            .trim_start()
+            .strip_prefix('[')?
+            .split_once(']')?
+            .0
+            .trim();
+        if let Some(pct) = inner.strip_suffix('%') {
+            return pct.trim().parse::<u32>().ok().map(|p| format!("{p}%"));
+        }
+        let (done, all) = inner.split_once('/')?;
+        let (done, all) = (done.parse::<f64>().ok()?, all.parse::<f64>().ok()?);
+        (all > 0.0).then(|| format!("{:.0}%", 100.0 * done / all))
+    })
 }
 
 /// The C compiler: `CC`, else `gcc`.
@@ -232,6 +297,15 @@ mod tests {
             !shown.contains("confdefs") && !shown.contains("ac_cv_env"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn progress_is_the_last_percentage_or_ninjas_count() {
+        let make = "[ 44%] Building CXX object sql/a.o\n[ 45%] Building CXX object sql/b.o\nIn file included from x.h:3,\n";
+        assert_eq!(progress(make).as_deref(), Some("45%"));
+        let ninja = "[120/480] Building CXX object sql/a.o\nwarning: unused\n";
+        assert_eq!(progress(ninja).as_deref(), Some("25%"));
+        assert_eq!(progress("checking for gcc... gcc\n[note] x\n"), None);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Sources for `dbdelta build`: a Debian source package (downloaded with `apt-get source
-//! --download-only` into the cache; its upstream `orig` tarball is built, without Debian's
-//! patches), a source directory or a tarball the user names.
+//! --download-only` into the cache, or from a newer Debian suite's index when apt here does
+//! not list it (`debian_source`); its upstream `orig` tarball is built, without Debian's
+//! patches), a source directory or a tarball the user names. A tree of another product than
+//! the recipe's is refused.
 //!
 //! Owns finding a source, its version and its identity (what the cache key covers: the Debian
 //! package version and the orig tarball's checksum, a tarball's SHA-256, or a directory's file
@@ -62,6 +64,9 @@ fn locate(text: &str, recipe: &dyn Recipe, say: Option<&dyn Fn(&str)>) -> Result
     let path = Path::new(text);
     if path.is_dir() {
         let dir = path.canonicalize()?;
+        if let Some(why) = recipe.foreign_tree(&dir) {
+            return Err(crate::error::InputError::new(format!("source {text}: {why}")).into());
+        }
         return Ok(Source {
             label: dir.display().to_string(),
             version: recipe
@@ -102,7 +107,14 @@ fn debian(text: &str, say: Option<&dyn Fn(&str)>) -> Result<Source> {
             );
         };
         say(&format!("source {text}: apt-get source --download-only"));
-        download(name, wanted, &dir)?;
+        if let Err(apt) = download(name, wanted, &dir) {
+            // A newer suite's source (e.g. one only Debian's unstable suite carries).
+            if super::debian_source::download(name, wanted, &dir, say)?.is_none() {
+                return Err(apt.context(format!(
+                    "nor does any Debian suite dbdelta fetches builds from have a source package {text}"
+                )));
+            }
+        }
     }
     let dsc = find_dsc(&dir, wanted)
         .with_context(|| format!("apt-get source {text} left no .dsc in {}", dir.display()))?;
@@ -175,7 +187,7 @@ fn source_versions(name: &str) -> Result<Vec<String>> {
 }
 
 /// Order Debian versions by their numeric parts (enough for one package's point releases).
-fn debian_order(a: &str, b: &str) -> std::cmp::Ordering {
+pub(super) fn debian_order(a: &str, b: &str) -> std::cmp::Ordering {
     let nums = |s: &str| -> Vec<u64> {
         s.split(|c: char| !c.is_ascii_digit())
             .filter_map(|p| p.parse().ok())

@@ -202,24 +202,7 @@ impl Index {
     /// `Packages.gz` (kept in the cache while `InRelease` lists the same checksum) checked
     /// against it.
     pub fn of(suite: &str) -> Result<Index> {
-        let base = mirror()?;
-        let url = format!("{base}dists/{suite}/InRelease");
-        let signed = super::get_bytes(&url, "text/plain", 16 << 20)
-            .with_context(|| format!("reading Debian {suite}'s InRelease"))?;
-        let dir = super::cache_dir().join("debian").join(suite);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("creating the cache {}", dir.display()))?;
-        let release = verify_signature(&signed, Path::new(KEYRING), &dir)
-            .with_context(|| format!("{url}: signature"))?;
-        let expected = index_checksum(&release, INDEX)
-            .with_context(|| format!("{url} lists no SHA256 of {INDEX}"))?;
-        let path = dir.join("Packages.gz");
-        let cached = path.is_file() && checksum::archive_matches(&path, &expected)?;
-        if !cached {
-            let tmp = dir.join(format!(".Packages.gz.{}", std::process::id()));
-            checksum::download(&format!("{base}dists/{suite}/{INDEX}"), &tmp, &expected)?;
-            std::fs::rename(&tmp, &path)?;
-        }
+        let path = verified_index(suite, INDEX, "Packages.gz")?;
         let mut text = String::new();
         use std::io::Read;
         flate2::read::GzDecoder::new(std::fs::File::open(&path)?)
@@ -266,6 +249,31 @@ impl Index {
         }
         Ok(out)
     }
+}
+
+/// `suite`'s index file `name` (e.g. `main/source/Sources.gz`), downloaded into the cache as
+/// `file` unless the cache holds it with the checksum the suite's signed `InRelease` lists
+/// (read from the mirror and checked by `gpgv` every time).
+pub fn verified_index(suite: &str, name: &str, file: &str) -> Result<PathBuf> {
+    let base = mirror()?;
+    let url = format!("{base}dists/{suite}/InRelease");
+    let signed = super::get_bytes(&url, "text/plain", 16 << 20)
+        .with_context(|| format!("reading Debian {suite}'s InRelease"))?;
+    let dir = super::cache_dir().join("debian").join(suite);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("creating the cache {}", dir.display()))?;
+    let release = verify_signature(&signed, Path::new(KEYRING), &dir)
+        .with_context(|| format!("{url}: signature"))?;
+    let expected = index_checksum(&release, name)
+        .with_context(|| format!("{url} lists no SHA256 of {name}"))?;
+    let path = dir.join(file);
+    let cached = path.is_file() && checksum::archive_matches(&path, &expected)?;
+    if !cached {
+        let tmp = dir.join(format!(".{file}.{}", std::process::id()));
+        checksum::download(&format!("{base}dists/{suite}/{name}"), &tmp, &expected)?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(path)
 }
 
 fn is_library(section: &str) -> bool {

@@ -23,6 +23,7 @@ mod cache;
 mod catalog;
 mod checksum;
 mod debian;
+mod debian_source;
 mod debian_tree;
 mod maven;
 mod npm;

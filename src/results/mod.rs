@@ -95,7 +95,7 @@ pub struct Invocation {
 /// user-given builds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct BuildInfo {
-    /// `postgres`, `sqlite` or `mariadb`.
+    /// The recipe's name: `postgres`, `sqlite`, `mariadb` or `mysql`.
     pub engine: String,
     /// Where the source came from: a Debian source package (`postgresql-15`), a directory or a
     /// tarball.
@@ -106,6 +106,10 @@ pub struct BuildInfo {
     pub variant: String,
     pub cflags: String,
     pub ldflags: String,
+    /// The configure options the recipe passed beside the flags (CMake's `-D…` for MySQL and
+    /// MariaDB); empty for recipes whose flags say it all, and in records made before them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
     /// The compiler's own first line of `--version`.
     pub compiler: String,
     /// Wall-clock seconds of configure + compile + install (all stages of a PGO build, the

@@ -137,6 +137,16 @@ pub trait Recipe: Sync {
     }
     /// The commands of one compile, in order: configure, compile, install.
     fn steps(&self, inputs: &BuildInputs) -> Vec<BuildStep>;
+    /// The configure options a build's provenance records beside its flags (what is built and
+    /// with which libraries); empty: none beyond the flags.
+    fn options(&self, _inputs: &BuildInputs) -> Vec<String> {
+        Vec::new()
+    }
+    /// Why the source tree `dir` is not one this recipe builds (another product's), in one
+    /// line that names the command that builds it; `None`: it may be.
+    fn foreign_tree(&self, _dir: &Path) -> Option<String> {
+        None
+    }
     /// Where an entry's result is: the directory of its binaries (servers) or of its library,
     /// and the library a target loads (an embedded engine's).
     fn installed(&self, entry: &Path) -> (PathBuf, Option<PathBuf>) {
@@ -221,22 +231,19 @@ mod tests {
 
     #[test]
     fn recipes_are_found_by_name_or_alias_and_a_lab_refuses_a_stand_in() {
-        assert_eq!(recipe_names(), ["sqlite", "postgres", "mariadb"]);
+        assert_eq!(recipe_names(), ["sqlite", "postgres", "mariadb", "mysql"]);
         for (name, id) in [
             ("sqlite", "sqlite"),
             ("postgres", "postgres"),
             ("postgresql", "postgres"),
             ("mariadb", "mariadb"),
-            ("mysql", "mariadb"),
+            ("mysql", "mysql"),
         ] {
             assert_eq!(recipe(name).map(|r| r.name()), Some(id), "{name}");
         }
         assert!(recipe("oracle").is_none());
         assert_eq!(lab_recipe("postgresql").map(|r| r.name()), Some("postgres"));
         assert_eq!(lab_recipe("mariadb").map(|r| r.name()), Some("mariadb"));
-        assert!(
-            lab_recipe("mysql").is_none(),
-            "Oracle MySQL has no recipe yet"
-        );
+        assert_eq!(lab_recipe("mysql").map(|r| r.name()), Some("mysql"));
     }
 }

@@ -15,13 +15,14 @@
 //! The folder: `session` (the client side), `server` (the lifecycle), `postwrite`,
 //! `diagnostics` (logs, version, settings, background work), `flavor` (binaries and config),
 //! `mywire` (the wire client), `existing` (a running server), `family` (its registry entry),
-//! `recipe` (MariaDB's build from source).
+//! `recipe` (the CMake steps and MariaDB's build from source), `oracle_recipe` (Oracle MySQL's).
 
 mod diagnostics;
 pub mod existing;
 mod family;
 mod fetch;
 pub mod flavor;
+mod oracle_recipe;
 mod postwrite;
 mod recipe;
 mod server;

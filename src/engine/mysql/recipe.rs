@@ -1,88 +1,145 @@
-//! MariaDB's build from source: CMake (`Release`, the optional storage engines off, the
-//! system's PCRE and fmt), `cmake --build`, `cmake --install` into the entry's `install/`; the
-//! server program it makes (`mariadbd`, or `mysqld` in older trees) and how a source tree tells
-//! its version (`VERSION`'s `MYSQL_VERSION_*`). Its name stays `mariadb`, the cache's id; it
-//! answers to `mysql` on the command line until Oracle MySQL has a recipe of its own (the
-//! family's [`RECIPES`] is the place for it).
+//! The MySQL family's builds from source: the CMake steps its two recipes share (configure
+//! into the tree's `_build/` with `Release` and the variant's flags, `cmake --build`, `cmake
+//! --install` into the entry's `install/`), and MariaDB's recipe (the optional storage engines
+//! off, the system's PCRE and fmt; its server `mariadbd`, or `mysqld` in older trees; its
+//! version from `VERSION`). Oracle MySQL's recipe is [`super::oracle_recipe`]; a tree of one
+//! is refused by the other's recipe.
 //!
 //! Owns the commands, their arguments and CMake's cache variables, as data. Must not: run
 //! anything (`provision` runs the steps), choose flags or know the cache.
 
 use std::path::{Path, PathBuf};
 
+use super::oracle_recipe::MysqlRecipe;
 use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
 
-/// The recipes of the `mysql` family, which also serves MariaDB.
-pub static RECIPES: &[&dyn Recipe] = &[&MariadbRecipe];
+/// The recipes of the `mysql` family: MariaDB's, then Oracle MySQL's.
+pub static RECIPES: &[&dyn Recipe] = &[&MariadbRecipe, &MysqlRecipe];
+
+/// The file only Oracle MySQL's trees have (MariaDB's is `VERSION`).
+pub const MYSQL_VERSION_FILE: &str = "MYSQL_VERSION";
+/// The file only MariaDB's trees have.
+const MARIADB_VERSION_FILE: &str = "VERSION";
+
+/// MariaDB's CMake options beyond the flags: the storage engines a benchmark never loads off
+/// (each is minutes of compile), the system's PCRE and fmt (the bundled ones are downloaded at
+/// build time, and only the package registries are reachable here).
+const MARIADB_OPTIONS: &[&str] = &[
+    "-DWITH_UNIT_TESTS=OFF",
+    "-DWITH_EMBEDDED_SERVER=OFF",
+    "-DPLUGIN_ROCKSDB=NO",
+    "-DPLUGIN_MROONGA=NO",
+    "-DPLUGIN_SPIDER=NO",
+    "-DPLUGIN_OQGRAPH=NO",
+    "-DPLUGIN_CONNECT=NO",
+    "-DPLUGIN_COLUMNSTORE=NO",
+    "-DPLUGIN_S3=NO",
+    "-DPLUGIN_TOKUDB=NO",
+    "-DWITH_PCRE=system",
+    "-DWITH_LIBFMT=system",
+];
+
+/// Configure, compile and install with CMake: `Release` with `cflags` (plus `-DNDEBUG`) as its
+/// flags, `ldflags` for every link, then `options`.
+pub fn cmake_steps(
+    inputs: &BuildInputs,
+    cflags: &str,
+    ldflags: &str,
+    options: &[String],
+) -> Vec<BuildStep> {
+    let build = inputs.src.join("_build");
+    let release = format!("{cflags} -DNDEBUG");
+    let cmake = BuildStep::new("cmake", "cmake")
+        .say("  cmake")
+        .arg("-S")
+        .arg(inputs.src)
+        .arg("-B")
+        .arg(&build)
+        .arg("-DCMAKE_BUILD_TYPE=Release")
+        .arg(format!("-DCMAKE_C_FLAGS_RELEASE={release}"))
+        .arg(format!("-DCMAKE_CXX_FLAGS_RELEASE={release}"))
+        .arg(format!("-DCMAKE_EXE_LINKER_FLAGS={ldflags}"))
+        .arg(format!("-DCMAKE_SHARED_LINKER_FLAGS={ldflags}"))
+        .arg(format!(
+            "-DCMAKE_INSTALL_PREFIX={}",
+            inputs.entry.join("install").display()
+        ))
+        .args(options);
+    vec![
+        cmake,
+        BuildStep::new("cmake --build", "cmake")
+            .say(format!("  cmake --build -j{}", inputs.jobs))
+            .arg("--build")
+            .arg(&build)
+            .arg(format!("-j{}", inputs.jobs)),
+        BuildStep::new("cmake --install", "cmake")
+            .say("  cmake --install")
+            .arg("--install")
+            .arg(&build),
+    ]
+}
+
+/// `MYSQL_VERSION_MAJOR=…` lines of a version file → `MAJOR.MINOR.PATCH`.
+pub fn version_file(path: &Path) -> Option<String> {
+    let body = std::fs::read_to_string(path).ok()?;
+    let part = |k: &str| {
+        body.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.trim_start_matches('=').trim().to_string())
+    };
+    Some(format!(
+        "{}.{}.{}",
+        part("MYSQL_VERSION_MAJOR")?,
+        part("MYSQL_VERSION_MINOR")?,
+        part("MYSQL_VERSION_PATCH")?
+    ))
+}
+
+/// Whether `dir` is a tree of the product whose version file is `own` and not of the one
+/// whose file is `other` (both can only be told apart by which file is there).
+pub fn tree_of(dir: &Path, own: &str, other: &str) -> bool {
+    dir.join(other).is_file() && !dir.join(own).is_file()
+}
 
 /// MariaDB with CMake.
 pub struct MariadbRecipe;
+
+impl MariadbRecipe {
+    fn options(inputs: &BuildInputs) -> Vec<String> {
+        let mut o: Vec<String> = MARIADB_OPTIONS.iter().map(|s| s.to_string()).collect();
+        if inputs.lto() {
+            o.push("-DCMAKE_AR=/usr/bin/gcc-ar".into());
+            o.push("-DCMAKE_RANLIB=/usr/bin/gcc-ranlib".into());
+        }
+        o
+    }
+}
 
 impl Recipe for MariadbRecipe {
     fn name(&self) -> &'static str {
         "mariadb"
     }
 
-    fn aliases(&self) -> &'static [&'static str] {
-        &["mysql"]
-    }
-
-    fn stand_in_for(&self) -> &'static [&'static str] {
-        &["mysql"]
-    }
-
     fn steps(&self, inputs: &BuildInputs) -> Vec<BuildStep> {
-        let build = inputs.src.join("_build");
-        let release = format!("{} -DNDEBUG", inputs.cflags);
-        let mut cmake = BuildStep::new("cmake", "cmake")
-            .say("  cmake")
-            .arg("-S")
-            .arg(inputs.src)
-            .arg("-B")
-            .arg(&build)
-            .arg("-DCMAKE_BUILD_TYPE=Release")
-            .arg(format!("-DCMAKE_C_FLAGS_RELEASE={release}"))
-            .arg(format!("-DCMAKE_CXX_FLAGS_RELEASE={release}"))
-            .arg(format!("-DCMAKE_EXE_LINKER_FLAGS={}", inputs.ldflags))
-            .arg(format!("-DCMAKE_SHARED_LINKER_FLAGS={}", inputs.ldflags))
-            .arg(format!(
-                "-DCMAKE_INSTALL_PREFIX={}",
-                inputs.entry.join("install").display()
-            ))
-            .args([
-                "-DWITH_UNIT_TESTS=OFF",
-                "-DWITH_EMBEDDED_SERVER=OFF",
-                "-DPLUGIN_ROCKSDB=NO",
-                "-DPLUGIN_MROONGA=NO",
-                "-DPLUGIN_SPIDER=NO",
-                "-DPLUGIN_OQGRAPH=NO",
-                "-DPLUGIN_CONNECT=NO",
-                "-DPLUGIN_COLUMNSTORE=NO",
-                "-DPLUGIN_S3=NO",
-                "-DPLUGIN_TOKUDB=NO",
-                // The system's libraries: the bundled ones are downloaded at build time, and
-                // only the package registries are reachable here.
-                "-DWITH_PCRE=system",
-                "-DWITH_LIBFMT=system",
-            ]);
-        if inputs.lto() {
-            cmake = cmake.args([
-                "-DCMAKE_AR=/usr/bin/gcc-ar",
-                "-DCMAKE_RANLIB=/usr/bin/gcc-ranlib",
-            ]);
-        }
-        vec![
-            cmake,
-            BuildStep::new("cmake --build", "cmake")
-                .say(format!("  cmake --build -j{}", inputs.jobs))
-                .arg("--build")
-                .arg(&build)
-                .arg(format!("-j{}", inputs.jobs)),
-            BuildStep::new("cmake --install", "cmake")
-                .say("  cmake --install")
-                .arg("--install")
-                .arg(&build),
-        ]
+        cmake_steps(
+            inputs,
+            inputs.cflags,
+            inputs.ldflags,
+            &Self::options(inputs),
+        )
+    }
+
+    fn options(&self, inputs: &BuildInputs) -> Vec<String> {
+        Self::options(inputs)
+    }
+
+    fn foreign_tree(&self, dir: &Path) -> Option<String> {
+        tree_of(dir, MARIADB_VERSION_FILE, MYSQL_VERSION_FILE).then(|| {
+            format!(
+                "{} is Oracle MySQL's source (it has {MYSQL_VERSION_FILE}, not {MARIADB_VERSION_FILE}); build it with `dbdelta build mysql`",
+                dir.display()
+            )
+        })
     }
 
     fn main_binary(&self, entry: &Path) -> PathBuf {
@@ -95,18 +152,7 @@ impl Recipe for MariadbRecipe {
     }
 
     fn tree_version(&self, dir: &Path) -> Option<String> {
-        let body = std::fs::read_to_string(dir.join("VERSION")).ok()?;
-        let part = |k: &str| {
-            body.lines()
-                .find_map(|l| l.strip_prefix(k))
-                .map(|v| v.trim_start_matches('=').trim().to_string())
-        };
-        Some(format!(
-            "{}.{}.{}",
-            part("MYSQL_VERSION_MAJOR")?,
-            part("MYSQL_VERSION_MINOR")?,
-            part("MYSQL_VERSION_PATCH")?
-        ))
+        version_file(&dir.join(MARIADB_VERSION_FILE))
     }
 
     fn default_stage_secs(&self) -> f64 {

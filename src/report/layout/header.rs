@@ -331,7 +331,8 @@ pub(super) fn placement_table(m: &ReportModel, doc: &mut Vec<Block>) {
 }
 
 /// How each compiled target was built (`build = {…}`): variant, flags, compiler, the main
-/// binary's text size, build time and, for PGO, what the profile was trained on.
+/// binary's text size, build time and, below the table, what a PGO profile was trained on and
+/// the configure options a recipe passed beside the flags (MySQL's and MariaDB's CMake).
 fn builds_table(m: &ReportModel, doc: &mut Vec<Block>) {
     let built: Vec<_> = m
         .targets
@@ -374,15 +375,15 @@ fn builds_table(m: &ReportModel, doc: &mut Vec<Block>) {
         ]);
     }
     doc.push(Block::Table(grid));
-    let trained: Vec<String> = built
-        .iter()
-        .filter_map(|(t, b)| {
-            b.training
-                .as_ref()
-                .map(|tr| format!("{}: trained on {tr}", t.name))
+    let notes: Vec<String> = (built.iter())
+        .flat_map(|(t, b)| {
+            let trained = (b.training.as_ref()).map(|tr| format!("{}: trained on {tr}", t.name));
+            let options = (!b.options.is_empty())
+                .then(|| format!("{}: configured with {}", t.name, b.options.join(" ")));
+            trained.into_iter().chain(options)
         })
         .collect();
-    if !trained.is_empty() {
-        doc.push(Block::Bullets(trained));
+    if !notes.is_empty() {
+        doc.push(Block::Bullets(notes));
     }
 }

@@ -54,6 +54,7 @@ pub(super) fn run_builds() -> crate::results::RunData {
             }
             .into(),
             ldflags: String::new(),
+            options: Vec::new(),
             compiler: "gcc (Debian 12.2.0-14+deb12u1) 12.2.0".into(),
             build_secs: if pgo { 612.4 } else { 151.2 },
             text_bytes: Some(if pgo { 7_912_345 } else { 8_123_456 }),
@@ -63,6 +64,49 @@ pub(super) fn run_builds() -> crate::results::RunData {
         });
     }
     data
+}
+
+/// Oracle MySQL's builds list the CMake options beside the flags (its `lto` is
+/// `-DWITH_LTO=ON`, so the flags alone would not tell the two builds apart).
+#[test]
+fn snapshot_cmake_options_under_the_builds_table() {
+    let mut data = run_builds();
+    for (t, lto) in data.targets.iter_mut().zip([false, true]) {
+        let b = t.build.as_mut().unwrap();
+        b.engine = "mysql".into();
+        b.source = "mysql-9.7 (Debian source 9.7.2-4)".into();
+        b.source_version = "9.7.2".into();
+        b.variant = if lto { "lto" } else { "o2" }.into();
+        b.cflags = "-O2".into();
+        b.training = None;
+        b.options = [
+            "-DWITH_UNIT_TESTS=OFF",
+            "-DWITH_ROUTER=OFF",
+            "-DWITH_SSL=system",
+        ]
+        .into_iter()
+        .chain(lto.then_some("-DWITH_LTO=ON"))
+        .map(String::from)
+        .collect();
+    }
+    let text = render(&build(&data, None).unwrap(), Format::Text, false);
+    let builds = text
+        .split_once("Builds (")
+        .and_then(|(_, rest)| rest.split_once("Differences from the base"))
+        .map(|(section, _)| section)
+        .expect("a builds section");
+    insta::assert_snapshot!("cmake_options", builds);
+    let json: Value =
+        serde_json::from_str(&render(&build(&data, None).unwrap(), Format::Json, false)).unwrap();
+    assert_eq!(
+        json["targets"][1]["build"]["options"][3], "-DWITH_LTO=ON",
+        "{json}"
+    );
+    let errors: Vec<String> = validator()
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }
 
 #[test]
