@@ -331,6 +331,87 @@ fn a_source_of_the_other_product_is_refused_in_one_line() {
     }
 }
 
+/// A build stopped by SIGTERM (exit 143) keeps its tree and writes no record; the same build
+/// asked again says it continues in that tree and finishes there. The compiler is a script
+/// (the test-only family's recipe runs `CC`) that, in a fresh tree, leaves a file and waits to
+/// be stopped, and in a tree holding that file compiles: a second sitting that unpacked the
+/// source again would find no file and fail.
+#[test]
+fn a_stopped_build_keeps_its_tree_and_the_same_build_continues_in_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let cache = dir.path().join("cache");
+    let src = dir.path().join("fake-src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("fake.c"), "int main(void) { return 0; }\n").unwrap();
+    std::fs::write(src.join("VERSION"), "1.2.3\n").unwrap();
+    let cc = dir.path().join("cc");
+    std::fs::write(
+        &cc,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo 'stopcc 1'; exit 0; }\n\
+         [ -e first-sitting ] && exec gcc \"$@\"\n\
+         [ -n \"$SECOND\" ] && { echo 'a fresh tree: the build did not continue' >&2; exit 1; }\n\
+         touch first-sitting; echo '[ 40%] Building C object fake.o'; exec sleep 120\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cc, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let build = |second: bool| {
+        let mut cmd = dbdelta(dir.path());
+        cmd.env("DBDELTA_TEST_SUITES", "1")
+            .env("DBDELTA_CACHE", &cache)
+            .env("CC", &cc)
+            .args(["build", "fake", "--source", src.to_str().unwrap()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if second {
+            cmd.env("SECOND", "1");
+        }
+        cmd.spawn().unwrap()
+    };
+    let first = build(false);
+    let started = std::time::Instant::now();
+    let marker = || {
+        walk(&cache.join("compiled").join("work"))
+            .into_iter()
+            .find(|p| p.ends_with("src/first-sitting"))
+    };
+    while marker().is_none() {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "the compile never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on the child we spawned; it touches no memory.
+    unsafe { libc::kill(first.id() as i32, libc::SIGTERM) };
+    let out = first.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("the build tree is kept, so the same command continues the build"),
+        "{err}"
+    );
+    let records = |c: &Path| {
+        walk(&c.join("compiled"))
+            .into_iter()
+            .filter(|p| p.ends_with("build.json"))
+            .count()
+    };
+    assert_eq!(
+        records(&cache),
+        0,
+        "a stopped build is never cached as finished"
+    );
+    let out = build(true).wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("continuing the build kept in"), "{err}");
+    let bin = PathBuf::from(text(&out.stdout).trim());
+    assert!(bin.join("fake").is_file(), "{}", bin.display());
+    assert_eq!(records(&cache), 1);
+    assert!(marker().is_none(), "the tree goes once the build is cached");
+}
+
 /// Every file under `dir` (none when it does not exist).
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
