@@ -270,7 +270,7 @@ fn bad_build_input_is_one_line_naming_the_key() {
 /// `dbdelta build mysql` on MariaDB's source, and `build mariadb` on Oracle MySQL's (a
 /// directory, or a tarball that is only looked into once unpacked), are refused with one line
 /// naming the command that builds it, exit 2, and nothing left in the cache. The two trees are
-/// told apart by their version file (MariaDB's `VERSION`, MySQL's `MYSQL_VERSION`).
+/// told apart by MariaDB's Aria engine (`storage/maria`), which only MariaDB's trees have.
 #[test]
 fn a_source_of_the_other_product_is_refused_in_one_line() {
     let dir = scratch();
@@ -278,6 +278,9 @@ fn a_source_of_the_other_product_is_refused_in_one_line() {
     let tree = |name: &str, file: &str| {
         let root = dir.path().join(name);
         std::fs::create_dir_all(root.join("sql")).unwrap();
+        if file == "VERSION" {
+            std::fs::create_dir_all(root.join("storage/maria")).unwrap();
+        }
         std::fs::write(root.join("CMakeLists.txt"), "project(x)\n").unwrap();
         std::fs::write(
             root.join(file),
@@ -302,17 +305,17 @@ fn a_source_of_the_other_product_is_refused_in_one_line() {
         (
             "mysql",
             mariadb.display().to_string(),
-            "is MariaDB's source (it has VERSION, not MYSQL_VERSION); build it with `dbdelta build mariadb`",
+            "is MariaDB's source (it has storage/maria, MariaDB's Aria engine); build it with `dbdelta build mariadb`",
         ),
         (
             "mysql",
             tarball.display().to_string(),
-            "is MariaDB's source (it has VERSION, not MYSQL_VERSION); build it with `dbdelta build mariadb`",
+            "is MariaDB's source (it has storage/maria, MariaDB's Aria engine); build it with `dbdelta build mariadb`",
         ),
         (
             "mariadb",
             mysql.display().to_string(),
-            "is Oracle MySQL's source (it has MYSQL_VERSION, not VERSION); build it with `dbdelta build mysql`",
+            "is Oracle MySQL's source (it has a MySQL version file and no storage/maria, MariaDB's Aria engine); build it with `dbdelta build mysql`",
         ),
     ];
     for (engine, source, expected) in cases {

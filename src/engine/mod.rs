@@ -384,13 +384,13 @@ pub trait Family: Sync {
     }
     /// The product as reports name it, for families that serve several (`mariadb` for
     /// MariaDB, which shares the `mysql` family): from the fetched build's product id
-    /// (`fetched`), whether dbdelta `built` it, or the target's server program; the family's
-    /// name by default.
+    /// (`fetched`), the recipe dbdelta `built` it with, or the target's server program; the
+    /// family's name by default.
     fn product_name(
         &self,
         _target: &TargetSpec,
         _fetched: Option<&'static str>,
-        _built: bool,
+        _built: Option<&'static str>,
     ) -> &'static str {
         self.name()
     }

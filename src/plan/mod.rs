@@ -129,13 +129,13 @@ pub struct BrokenTarget {
 
 impl TargetPlan {
     /// The product as reports name it (`mariadb` for MariaDB, which shares the `mysql`
-    /// engine): from the fetched product, the build (dbdelta builds MariaDB only), or the
-    /// server binary (Debian's install is MariaDB's `mariadbd`); `mysql` when none tells
-    /// (a running server or another host: the report names it from its version), with
-    /// `(myrocks)` as reports add it.
+    /// engine): from the fetched product, the build's recipe, or the server binary (Debian's
+    /// install is MariaDB's `mariadbd`); `mysql` when none tells (a running server or another
+    /// host: the report names it from its version), with `(myrocks)` as reports add it.
     pub fn product_name(&self) -> &'static str {
         let fetched = self.product.map(|p| p.id);
-        (self.engine.family()).product_name(&self.spec(true), fetched, self.build.is_some())
+        let built = self.build.as_ref().map(|b| b.engine.name());
+        (self.engine.family()).product_name(&self.spec(true), fetched, built)
     }
 
     /// What the engine needs to start this target, with the suite's `prepared`.

@@ -12,12 +12,13 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
 use super::build_spec::{BuildFailed, Flags};
+use crate::engine::common::process::Listed;
 use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
 
 /// Lines of the log a failure carries.
@@ -80,7 +81,6 @@ impl Builder {
     /// through [`wait`], leaving the tree to continue from); on failure, the end of its
     /// `extra_log` file too.
     fn run(&self, step: &BuildStep, say: &dyn Fn(&str)) -> Result<()> {
-        use std::os::unix::process::CommandExt;
         let out = File::options().create(true).append(true).open(&self.log)?;
         let mut cmd = Command::new(&step.program);
         cmd.args(&step.args)
@@ -88,11 +88,9 @@ impl Builder {
             .current_dir(step.dir.as_deref().unwrap_or(&self.src))
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
-            .stderr(out)
-            .process_group(0);
+            .stderr(out);
         let stage = &step.stage;
-        let child = cmd
-            .spawn()
+        let child = Listed::spawn(&mut cmd)
             .with_context(|| format!("{stage}: cannot start {:?}", cmd.get_program()))?;
         let status = wait(child, &self.log, stage, say)?;
         if status.success() {
@@ -121,23 +119,21 @@ impl Builder {
 
 /// How often a long step's progress is shown.
 const PROGRESS_EVERY: Duration = Duration::from_secs(60);
+/// How long a stopped step's processes get to exit after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// Wait for a step's process, saying every [`PROGRESS_EVERY`] how far it is (the last
 /// `[ NN%]` of make or `[N/M]` of ninja in the log, else the time so far). A terminating signal
 /// stops its process group and is an error that says the tree is kept.
-fn wait(mut child: Child, log: &Path, stage: &str, say: &dyn Fn(&str)) -> Result<ExitStatus> {
+fn wait(mut child: Listed, log: &Path, stage: &str, say: &dyn Fn(&str)) -> Result<ExitStatus> {
     let started = Instant::now();
     let mut shown = started;
     loop {
-        if let Some(status) = child.try_wait()? {
+        if let Some(status) = child.exited()? {
             return Ok(status);
         }
         if crate::signals::interrupted() {
-            let group = child.id() as i32;
-            // SAFETY: kill(2) with a negative pid signals the process group we created for
-            // this child (`process_group(0)`); it touches no memory.
-            unsafe { libc::kill(-group, libc::SIGTERM) };
-            let _ = child.wait();
+            child.stop(rustix::process::Signal::TERM, STOP_GRACE);
             bail!(
                 "{stage} stopped by {}; the build tree is kept, so the same command continues the build (log: {})",
                 crate::signals::first().map_or("a signal", crate::signals::name),

@@ -100,23 +100,18 @@ fn debian(text: &str, say: Option<&dyn Fn(&str)>) -> Result<Source> {
         None => (text, None),
     };
     let dir = super::cache_dir().join("sources").join(name);
-    if find_dsc(&dir, wanted).is_none() {
+    let mut wanted = wanted.map(str::to_string);
+    if find_dsc(&dir, wanted.as_deref()).is_none() {
         let Some(say) = say else {
             bail!(
                 "the source of {text} is not downloaded yet (the build fetches it with apt-get source)"
             );
         };
-        say(&format!("source {text}: apt-get source --download-only"));
-        if let Err(apt) = download(name, wanted, &dir) {
-            // A newer suite's source (e.g. one only Debian's unstable suite carries).
-            if super::debian_source::download(name, wanted, &dir, say)?.is_none() {
-                return Err(apt.context(format!(
-                    "nor does any Debian suite dbdelta fetches builds from have a source package {text}"
-                )));
-            }
+        if let Some(fetched) = download(name, wanted.as_deref(), &dir, say)? {
+            wanted = Some(fetched);
         }
     }
-    let dsc = find_dsc(&dir, wanted)
+    let dsc = find_dsc(&dir, wanted.as_deref())
         .with_context(|| format!("apt-get source {text} left no .dsc in {}", dir.display()))?;
     let body = std::fs::read_to_string(&dsc)?;
     let version = dsc_field(&body, "Version")
@@ -140,13 +135,31 @@ fn debian(text: &str, say: Option<&dyn Fn(&str)>) -> Result<Source> {
     })
 }
 
-/// Download a Debian source package into `dir`: the newest version the archive still serves
-/// (a security update's files can be gone from the mirror while its index lists them).
-fn download(name: &str, wanted: Option<&str>, dir: &Path) -> Result<()> {
+/// Download a Debian source package into `dir`: with apt, the newest version the archive
+/// still serves (a security update's files can be gone from the mirror while its index lists
+/// them); a package apt here does not list, from a Debian suite's index (`debian_source`),
+/// whose Debian version is returned.
+fn download(
+    name: &str,
+    wanted: Option<&str>,
+    dir: &Path,
+    say: &dyn Fn(&str),
+) -> Result<Option<String>> {
+    let listed = source_versions(name)?;
+    if listed.is_empty() {
+        // A newer suite's source (e.g. one only Debian's unstable suite carries).
+        return match super::debian_source::download(name, wanted, dir, say)? {
+            Some(version) => Ok(Some(version)),
+            None => bail!(
+                "no Debian source package {name} in this machine's apt sources nor in the Debian suites dbdelta fetches builds from; check the name, or enable source packages (add deb-src to the Types: line of /etc/apt/sources.list.d/debian.sources, then apt-get update)"
+            ),
+        };
+    }
+    say(&format!("source {name}: apt-get source --download-only"));
     std::fs::create_dir_all(dir)?;
     let versions = match wanted {
         Some(v) => vec![v.to_string()],
-        None => source_versions(name)?,
+        None => listed,
     };
     let mut last = String::new();
     for v in &versions {
@@ -157,14 +170,15 @@ fn download(name: &str, wanted: Option<&str>, dir: &Path) -> Result<()> {
             .output()
             .context("cannot run apt-get (Debian's package tool); download the source yourself and give its directory or tarball as the source")?;
         if out.status.success() {
-            return Ok(());
+            return Ok(None);
         }
         last = String::from_utf8_lossy(&out.stderr).trim().to_string();
     }
     bail!("apt-get source {name} failed: {last}")
 }
 
-/// The versions of a source package the archive lists, newest first.
+/// The versions of a source package apt's lists hold, newest first (none: apt here does not
+/// list it).
 fn source_versions(name: &str) -> Result<Vec<String>> {
     let out = Command::new("apt-cache")
         .args(["showsrc", name])
@@ -176,11 +190,6 @@ fn source_versions(name: &str) -> Result<Vec<String>> {
         .filter_map(|l| l.strip_prefix("Version: "))
         .map(str::to_string)
         .collect();
-    if versions.is_empty() {
-        bail!(
-            "no Debian source package {name}; enable source packages (add deb-src to the Types: line of /etc/apt/sources.list.d/debian.sources, then apt-get update) or check the name"
-        );
-    }
     versions.sort_by(|a, b| debian_order(b, a));
     versions.dedup();
     Ok(versions)

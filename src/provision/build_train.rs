@@ -9,10 +9,12 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
 use super::build_spec::Training;
+use crate::engine::common::process::Listed;
 use crate::engine::common::recipe::Recipe;
 
 /// Write the training lab under `entry/training/` and run it against the instrumented build.
@@ -53,12 +55,25 @@ pub fn train(
             Ok(())
         });
     }
-    let status = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(out.try_clone()?)
-        .stderr(out)
-        .status()
-        .context("cannot start the training run")?;
+        .stderr(out);
+    let mut child = Listed::spawn(&mut cmd).context("cannot start the training run")?;
+    let status = loop {
+        if let Some(status) = child.exited()? {
+            break status;
+        }
+        if crate::signals::interrupted() {
+            // The training run stops its server and exits on SIGTERM, as any run does.
+            child.stop(rustix::process::Signal::TERM, Duration::from_secs(60));
+            bail!(
+                "the PGO training run was stopped by {} (log: {}); the same build trains again",
+                crate::signals::first().map_or("a signal", crate::signals::name),
+                log.display()
+            );
+        }
+        std::thread::sleep(crate::signals::POLL);
+    };
     if !status.success() {
         bail!(
             "the PGO training run ({}) failed ({status}); last lines of {}:\n{}",

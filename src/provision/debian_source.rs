@@ -64,40 +64,42 @@ fn parse(para: &str) -> Option<SourceStanza> {
 }
 
 /// Download `name` (`wanted`: a version) from the first suite of the families' Debian builds
-/// that has it, into `dir`. `Ok(None)`: no suite has it; `Ok(Some(suite))`: where it came from.
+/// that has it and whose mirror serves its files, into `dir`. `Ok(None)`: no suite has it;
+/// `Ok(Some(version))`: the Debian version downloaded.
 pub fn download(
     name: &str,
     wanted: Option<&str>,
     dir: &Path,
     say: &dyn Fn(&str),
 ) -> Result<Option<String>> {
-    let mut suites: Vec<&str> = debian::all_builds().map(|b| b.suite).collect();
-    suites.dedup();
+    let mut seen = std::collections::BTreeSet::new();
+    let suites: Vec<&str> = (debian::all_builds().map(|b| b.suite))
+        .filter(|s| seen.insert(*s))
+        .collect();
     let base = debian::mirror()?;
+    // The newest the mirror serves: an index can list files a mirror no longer has, or not
+    // yet. The error kept is the newest version's.
+    let mut failed = None;
     for suite in suites {
         let path = debian::verified_index(suite, SOURCES, "Sources.gz")?;
         let mut text = String::new();
         flate2::read::GzDecoder::new(std::fs::File::open(&path)?)
             .read_to_string(&mut text)
             .with_context(|| format!("reading {}", path.display()))?;
-        // The newest the mirror still serves (an index can list files a mirror no longer
-        // has, or not yet).
-        let mut last = None;
         for stanza in find(&text, name, wanted) {
             say(&format!(
                 "source {name}: Debian {suite}'s {} (not in this machine's apt sources)",
                 stanza.version
             ));
             match fetch(&stanza, &base, suite, dir) {
-                Ok(()) => return Ok(Some(suite.to_string())),
-                Err(e) => last = Some(e),
+                Ok(()) => return Ok(Some(stanza.version)),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
             }
         }
-        if let Some(e) = last {
-            return Err(e);
-        }
     }
-    Ok(None)
+    failed.map_or(Ok(None), Err)
 }
 
 /// Download a stanza's files into `dir`, each checked against its SHA-256 (a file already

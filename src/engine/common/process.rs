@@ -312,6 +312,43 @@ impl Drop for Started {
     }
 }
 
+/// A child in a process group of its own that [`kill_started`] kills too (a second signal
+/// ends dbdelta at once): for a long tool whose caller waits on it and stops it itself (a
+/// build's compile, a PGO training run). Dropped while running, its group is killed.
+pub struct Listed(Started);
+
+impl Listed {
+    /// Spawn `cmd` as the leader of a new process group, listed.
+    pub fn spawn(cmd: &mut Command) -> std::io::Result<Listed> {
+        cmd.process_group(0);
+        Ok(Listed(Started::new(cmd.spawn()?)))
+    }
+
+    /// Its exit status once it exited.
+    pub fn exited(&mut self) -> Result<Option<std::process::ExitStatus>> {
+        self.0.exited()
+    }
+
+    /// Send `signal` to its group and wait up to `grace` for it to exit; then SIGKILL.
+    pub fn stop(mut self, signal: rustix::process::Signal, grace: Duration) {
+        if let Some(child) = self.0.0.as_ref() {
+            let leader = i32::try_from(child.id()).ok();
+            if let Some(group) = leader.and_then(rustix::process::Pid::from_raw) {
+                // Unreaped and listed: the group is still ours.
+                let _ = rustix::process::kill_process_group(group, signal);
+            }
+        }
+        let deadline = std::time::Instant::now() + grace;
+        while std::time::Instant::now() < deadline {
+            if !matches!(self.exited(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Dropped: SIGKILL to the group.
+    }
+}
+
 /// Whether process `pid` is stopped (state `T`: SIGSTOP, or a terminal stop).
 pub fn is_stopped(pid: u32) -> bool {
     let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {

@@ -115,29 +115,27 @@ impl Family for MysqlFamily {
         }
     }
 
-    /// `mariadb (myrocks)` for MyRocks tables; else the fetched product, or `mariadb` for a
-    /// build (dbdelta builds MariaDB only) or Debian's install (MariaDB's `mariadbd`); `mysql`
-    /// when none tells (a running server or another host: the report names it from its
-    /// version).
+    /// `mariadb (myrocks)` for MyRocks tables; else the fetched product, the recipe of a
+    /// build (`mariadb` or `mysql`), or `mariadb` for Debian's install (MariaDB's
+    /// `mariadbd`); `mysql` when none tells (a running server or another host: the report
+    /// names it from its version).
     fn product_name(
         &self,
         target: &TargetSpec,
         fetched: Option<&'static str>,
-        built: bool,
+        built: Option<&'static str>,
     ) -> &'static str {
         if target.tables.rocksdb() {
             return "mariadb (myrocks)";
         }
-        if let Some(p) = fetched {
+        if let Some(p) = fetched.or(built) {
             return p;
         }
         let server = || super::flavor::find_binaries(target.bin.as_deref());
-        let mariadbd = built
-            || (target.connect.is_none() && target.remote.is_none())
-                && server().is_ok_and(|b| {
-                    (b.server.file_name())
-                        .is_some_and(|n| n.to_string_lossy().starts_with("mariadbd"))
-                });
+        let mariadbd = (target.connect.is_none() && target.remote.is_none())
+            && server().is_ok_and(|b| {
+                (b.server.file_name()).is_some_and(|n| n.to_string_lossy().starts_with("mariadbd"))
+            });
         if mariadbd { "mariadb" } else { "mysql" }
     }
 

@@ -1,14 +1,14 @@
 //! Oracle MySQL's build from source (8.0, 8.4, 9.x): the family's CMake steps with the options
 //! a benchmark build needs and nothing that downloads; `lto` through MySQL's own
-//! `-DWITH_LTO=ON`; its server `mysqld`; its version from `MYSQL_VERSION`. A MariaDB tree is
-//! refused (MariaDB's recipe builds it).
+//! `-DWITH_LTO=ON`; its server `mysqld`; its version from `MYSQL_VERSION` (`VERSION` in
+//! earlier 8.0 trees). A MariaDB tree is refused (MariaDB's recipe builds it).
 //!
 //! Owns the options and why each is there, as data. Must not: run anything (`provision` runs
 //! the steps), choose flags or know the cache.
 
 use std::path::{Path, PathBuf};
 
-use super::recipe::{MYSQL_VERSION_FILE, cmake_steps, tree_of, version_file};
+use super::recipe::{MYSQL_VERSION_FILE, VERSION_FILE, cmake_steps, other_product, version_file};
 use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
 
 /// Oracle MySQL's CMake options beyond the flags. Off: what a benchmark never starts (the unit
@@ -82,12 +82,7 @@ impl Recipe for MysqlRecipe {
     }
 
     fn foreign_tree(&self, dir: &Path) -> Option<String> {
-        tree_of(dir, MYSQL_VERSION_FILE, "VERSION").then(|| {
-            format!(
-                "{} is MariaDB's source (it has VERSION, not {MYSQL_VERSION_FILE}); build it with `dbdelta build mariadb`",
-                dir.display()
-            )
-        })
+        other_product(dir, false)
     }
 
     fn main_binary(&self, entry: &Path) -> PathBuf {
@@ -96,6 +91,7 @@ impl Recipe for MysqlRecipe {
 
     fn tree_version(&self, dir: &Path) -> Option<String> {
         version_file(&dir.join(MYSQL_VERSION_FILE))
+            .or_else(|| version_file(&dir.join(VERSION_FILE)))
     }
 
     fn default_stage_secs(&self) -> f64 {
@@ -186,32 +182,44 @@ mod tests {
 
     #[test]
     fn a_tree_tells_its_product_and_version() {
-        let mysql = tempfile::tempdir().unwrap();
-        std::fs::write(
-            mysql.path().join("MYSQL_VERSION"),
-            "MYSQL_VERSION_MAJOR=9\nMYSQL_VERSION_MINOR=7\nMYSQL_VERSION_PATCH=2\nMYSQL_VERSION_EXTRA=\n",
-        )
-        .unwrap();
-        assert_eq!(
-            MysqlRecipe.tree_version(mysql.path()).as_deref(),
-            Some("9.7.2")
-        );
-        assert_eq!(MysqlRecipe.foreign_tree(mysql.path()), None);
-        let mariadb = tempfile::tempdir().unwrap();
-        std::fs::write(mariadb.path().join("VERSION"), "MYSQL_VERSION_MAJOR=11\n").unwrap();
+        use super::super::recipe::MariadbRecipe;
+        let tree = |file: &str, version: &str, maria: bool| {
+            let dir = tempfile::tempdir().unwrap();
+            let (major, rest) = version.split_once('.').unwrap();
+            let (minor, patch) = rest.split_once('.').unwrap();
+            let body = format!(
+                "MYSQL_VERSION_MAJOR={major}\nMYSQL_VERSION_MINOR={minor}\nMYSQL_VERSION_PATCH={patch}\n"
+            );
+            std::fs::write(dir.path().join(file), body).unwrap();
+            if maria {
+                std::fs::create_dir_all(dir.path().join("storage/maria")).unwrap();
+            }
+            dir
+        };
+        let mysql = tree("MYSQL_VERSION", "9.7.2", false);
+        let mysql_80 = tree("VERSION", "8.0.20", false);
+        let mariadb = tree("VERSION", "11.4.5", true);
+        for (dir, version) in [(&mysql, "9.7.2"), (&mysql_80, "8.0.20")] {
+            assert_eq!(
+                MysqlRecipe.tree_version(dir.path()).as_deref(),
+                Some(version)
+            );
+            assert_eq!(MysqlRecipe.foreign_tree(dir.path()), None);
+            let other = MariadbRecipe.foreign_tree(dir.path()).unwrap();
+            assert!(
+                other.ends_with("is Oracle MySQL's source (it has a MySQL version file and no storage/maria, MariaDB's Aria engine); build it with `dbdelta build mysql`"),
+                "{other}"
+            );
+        }
         let refused = MysqlRecipe.foreign_tree(mariadb.path()).unwrap();
-        assert!(refused.ends_with("is MariaDB's source (it has VERSION, not MYSQL_VERSION); build it with `dbdelta build mariadb`"), "{refused}");
-        let other = super::super::recipe::MariadbRecipe
-            .foreign_tree(mysql.path())
-            .unwrap();
         assert!(
-            other.contains("Oracle MySQL's source") && other.contains("dbdelta build mysql"),
-            "{other}"
+            refused.ends_with("is MariaDB's source (it has storage/maria, MariaDB's Aria engine); build it with `dbdelta build mariadb`"),
+            "{refused}"
         );
-        assert_eq!(
-            super::super::recipe::MariadbRecipe.foreign_tree(mariadb.path()),
-            None
-        );
+        assert_eq!(MariadbRecipe.foreign_tree(mariadb.path()), None);
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(MariadbRecipe.foreign_tree(empty.path()), None);
+        assert_eq!(MysqlRecipe.foreign_tree(empty.path()), None);
         assert_eq!(
             MysqlRecipe.main_binary(Path::new("/nonexistent/e")),
             Path::new("/nonexistent/e/install/bin/mysqld")

@@ -3,7 +3,7 @@
 //! --install` into the entry's `install/`), and MariaDB's recipe (the optional storage engines
 //! off, the system's PCRE and fmt; its server `mariadbd`, or `mysqld` in older trees; its
 //! version from `VERSION`). Oracle MySQL's recipe is [`super::oracle_recipe`]; a tree of one
-//! is refused by the other's recipe.
+//! is refused by the other's recipe (only MariaDB's trees have `storage/maria`).
 //!
 //! Owns the commands, their arguments and CMake's cache variables, as data. Must not: run
 //! anything (`provision` runs the steps), choose flags or know the cache.
@@ -16,10 +16,13 @@ use crate::engine::common::recipe::{BuildInputs, BuildStep, Recipe};
 /// The recipes of the `mysql` family: MariaDB's, then Oracle MySQL's.
 pub static RECIPES: &[&dyn Recipe] = &[&MariadbRecipe, &MysqlRecipe];
 
-/// The file only Oracle MySQL's trees have (MariaDB's is `VERSION`).
+/// Oracle MySQL's version file since 8.0's later releases (earlier trees, and MariaDB's, have
+/// [`VERSION_FILE`]).
 pub const MYSQL_VERSION_FILE: &str = "MYSQL_VERSION";
-/// The file only MariaDB's trees have.
-const MARIADB_VERSION_FILE: &str = "VERSION";
+/// MariaDB's version file, and older MySQL trees'.
+pub const VERSION_FILE: &str = "VERSION";
+/// What only MariaDB's trees have: its Aria storage engine.
+const MARIADB_ONLY: &str = "storage/maria";
 
 /// MariaDB's CMake options beyond the flags: the storage engines a benchmark never loads off
 /// (each is minutes of compile), the system's PCRE and fmt (the bundled ones are downloaded at
@@ -95,10 +98,32 @@ pub fn version_file(path: &Path) -> Option<String> {
     ))
 }
 
-/// Whether `dir` is a tree of the product whose version file is `own` and not of the one
-/// whose file is `other` (both can only be told apart by which file is there).
-pub fn tree_of(dir: &Path, own: &str, other: &str) -> bool {
-    dir.join(other).is_file() && !dir.join(own).is_file()
+/// Whether `dir` is MariaDB's tree: it has [`MARIADB_ONLY`].
+pub fn mariadb_tree(dir: &Path) -> bool {
+    dir.join(MARIADB_ONLY).is_dir()
+}
+
+/// Why `dir` is not a tree this family's recipe for `mariadb` (or Oracle MySQL's, when not)
+/// builds: a tree of the other product, told apart by [`MARIADB_ONLY`].
+pub fn other_product(dir: &Path, mariadb: bool) -> Option<String> {
+    let has_version = [MYSQL_VERSION_FILE, VERSION_FILE]
+        .iter()
+        .any(|f| dir.join(f).is_file());
+    let (other, command) = match (mariadb, mariadb_tree(dir)) {
+        (false, true) => (
+            "MariaDB's source (it has storage/maria, MariaDB's Aria engine)",
+            "mariadb",
+        ),
+        (true, false) if has_version => (
+            "Oracle MySQL's source (it has a MySQL version file and no storage/maria, MariaDB's Aria engine)",
+            "mysql",
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "{} is {other}; build it with `dbdelta build {command}`",
+        dir.display()
+    ))
 }
 
 /// MariaDB with CMake.
@@ -134,12 +159,7 @@ impl Recipe for MariadbRecipe {
     }
 
     fn foreign_tree(&self, dir: &Path) -> Option<String> {
-        tree_of(dir, MARIADB_VERSION_FILE, MYSQL_VERSION_FILE).then(|| {
-            format!(
-                "{} is Oracle MySQL's source (it has {MYSQL_VERSION_FILE}, not {MARIADB_VERSION_FILE}); build it with `dbdelta build mysql`",
-                dir.display()
-            )
-        })
+        other_product(dir, true)
     }
 
     fn main_binary(&self, entry: &Path) -> PathBuf {
@@ -152,7 +172,7 @@ impl Recipe for MariadbRecipe {
     }
 
     fn tree_version(&self, dir: &Path) -> Option<String> {
-        version_file(&dir.join(MARIADB_VERSION_FILE))
+        version_file(&dir.join(VERSION_FILE))
     }
 
     fn default_stage_secs(&self) -> f64 {

@@ -220,7 +220,7 @@ pub(super) fn build(
         ));
     }
     // A recipe by its name or alias, less one that only stands in for another product on the
-    // command line (`mysql`: Oracle MySQL has no recipe yet; MariaDB's is `mariadb`).
+    // command line (the target would be that product, which the recipe does not build).
     let engine = crate::engine::lab_recipe(t.engine.get_ref()).ok_or_else(|| {
         err(format!(
             "build: dbdelta builds {} from source, not {}",

@@ -77,7 +77,8 @@ fn snapshot_cmake_options_under_the_builds_table() {
         b.source = "mysql-9.7 (Debian source 9.7.2-4)".into();
         b.source_version = "9.7.2".into();
         b.variant = if lto { "lto" } else { "o2" }.into();
-        b.cflags = "-O2".into();
+        b.cflags = if lto { "-O2 -flto=auto" } else { "-O2" }.into();
+        b.ldflags = if lto { "-flto=auto" } else { "" }.into();
         b.training = None;
         b.options = [
             "-DWITH_UNIT_TESTS=OFF",
