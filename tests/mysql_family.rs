@@ -94,7 +94,7 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
         assert!(cnf.contains("\nperformance_schema = OFF\n"), "{cnf}");
         assert!(cnf.contains("\nbasedir = <basedir>\n"), "{cnf}");
     }
-    assert!(mysql_cnf.contains("\nmysqlx = OFF\n"), "{mysql_cnf}");
+    assert!(mysql_cnf.contains("\nloose-mysqlx = OFF\n"), "{mysql_cnf}");
     assert!(mysql_cnf.contains("init = mysqld --initialize-insecure"));
     assert!(!maria_cnf.contains("mysqlx"), "{maria_cnf}");
     assert!(maria_cnf.contains("init = mysql_install_db"), "{maria_cnf}");
@@ -125,7 +125,7 @@ fn fetched_mysql80_and_mariadb_run_a_step_and_the_cache_is_reused() {
     let report = text(&out.stdout);
     assert!(report.contains(mysql_version.as_str()), "{report}");
     assert!(report.contains(", compiled by gcc (GNU) "), "{report}");
-    assert!(report.contains("+ mysqlx = OFF"), "{report}");
+    assert!(report.contains("+ loose-mysqlx = OFF"), "{report}");
 
     // Second use: the cache answers, nothing is downloaded.
     for what in ["mysql@8.0", "mariadb@10.2"] {

@@ -144,8 +144,8 @@ pub const FLAVORS: &[Flavor] = &[
         init: Init::InitializeInsecure,
         lines: &[
             (
-                "mysqlx = OFF",
-                "the X plugin would listen on port 33060 and /tmp/mysqlx.sock, shared by every server",
+                "loose-mysqlx = OFF",
+                "the X plugin would listen on port 33060 and /tmp/mysqlx.sock, shared by every server (loose: a build without the plugin, e.g. dbdelta's, has no such option)",
             ),
             (
                 "skip-log-bin",
@@ -181,8 +181,8 @@ pub const FLAVORS: &[Flavor] = &[
                 "no TLS, as skip-ssl does for the others (8.4 removed the ssl option)",
             ),
             (
-                "mysqlx = OFF",
-                "the X plugin would listen on port 33060 and /tmp/mysqlx.sock, shared by every server",
+                "loose-mysqlx = OFF",
+                "the X plugin would listen on port 33060 and /tmp/mysqlx.sock, shared by every server (loose: a build without the plugin, e.g. dbdelta's, has no such option)",
             ),
             (
                 "skip-log-bin",
