@@ -518,7 +518,7 @@ fn prepare_tree(
         let _ = std::fs::remove_dir_all(builder.src.parent().unwrap_or(&builder.src));
         let _ = std::fs::remove_dir_all(builder.log.parent().unwrap_or(&builder.log));
         return Err(
-            crate::error::InputError::new(format!("source {}: {why}", source.label)).into(),
+            crate::error::InputError::new(format!("source {} is {why}", source.label)).into(),
         );
     }
     std::fs::write(&marker, key).with_context(|| format!("cannot write {}", marker.display()))

@@ -65,7 +65,7 @@ fn locate(text: &str, recipe: &dyn Recipe, say: Option<&dyn Fn(&str)>) -> Result
     if path.is_dir() {
         let dir = path.canonicalize()?;
         if let Some(why) = recipe.foreign_tree(&dir) {
-            return Err(crate::error::InputError::new(format!("source {text}: {why}")).into());
+            return Err(crate::error::InputError::new(format!("source {text} is {why}")).into());
         }
         return Ok(Source {
             label: dir.display().to_string(),

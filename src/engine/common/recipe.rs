@@ -142,8 +142,9 @@ pub trait Recipe: Sync {
     fn options(&self, _inputs: &BuildInputs) -> Vec<String> {
         Vec::new()
     }
-    /// Why the source tree `dir` is not one this recipe builds (another product's), in one
-    /// line that names the command that builds it; `None`: it may be.
+    /// Why the source tree `dir` is not one this recipe builds: what it is (another
+    /// product's source) and the command that builds it, to follow "source X is "; `None`: it
+    /// may be.
     fn foreign_tree(&self, _dir: &Path) -> Option<String> {
         None
     }

@@ -730,7 +730,7 @@ mod tests {
         };
         assert!(pos("[mysqld]") < pos("skip-name-resolve"));
         assert!(pos("innodb_buffer_pool_size = 128M") < pos("innodb_buffer_pool_size = 1G"));
-        assert!(pos("mysqlx = OFF") < pos("# target settings"));
+        assert!(pos("loose-mysqlx = OFF") < pos("# target settings"));
         assert!(pos("sync_binlog=0") < pos("[dbdelta]"));
         assert!(cfg.contains("basedir = /cache/8.0.31/tree\n"), "{cfg}");
         assert!(cfg.contains("init = mysqld --initialize-insecure\n"));

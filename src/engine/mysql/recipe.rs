@@ -120,10 +120,7 @@ pub fn other_product(dir: &Path, mariadb: bool) -> Option<String> {
         ),
         _ => return None,
     };
-    Some(format!(
-        "{} is {other}; build it with `dbdelta build {command}`",
-        dir.display()
-    ))
+    Some(format!("{other}; build it with `dbdelta build {command}`"))
 }
 
 /// MariaDB with CMake.
